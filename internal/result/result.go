@@ -1,0 +1,200 @@
+// Package result defines the versioned JSON result file that joins measuring
+// and reporting, and reads and writes it.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// Schema names the format; Version changes whenever a field changes meaning.
+const (
+	Schema  = "tlsbench.result"
+	Version = 1
+)
+
+// Result is one run: what was asked, where it ran and every trial measured.
+type Result struct {
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+
+	Tool    Tool      `json:"tool"`
+	Env     Env       `json:"environment"`
+	Command []string  `json:"command"` // argv with secrets removed
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// Interrupted is set when the run was stopped (Ctrl-C) before all trials
+	// ran; Error holds the error that ended a run early, if any.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Error       string `json:"error,omitempty"`
+
+	Spec     plan.Spec      `json:"spec"`
+	Variants []plan.Variant `json:"variants"`
+	Target   Target         `json:"target"`
+	// Notes are facts about how the run was done that a reader needs, e.g.
+	// how ephemeral port exhaustion was avoided.
+	Notes  []string `json:"notes,omitempty"`
+	Trials []Trial  `json:"trials"`
+}
+
+// Tool identifies the measuring side.
+type Tool struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	Go         string `json:"go"`
+	TLSLibrary string `json:"tls_library"`
+}
+
+// Env describes the client machine.
+type Env struct {
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Kernel   string `json:"kernel"`
+	CPUModel string `json:"cpu_model"`
+	Cores    int    `json:"cores"`
+	AESNI    bool   `json:"aes_ni"`
+	Hostname string `json:"hostname,omitempty"`
+}
+
+// Target describes what was measured.
+type Target struct {
+	URL  string `json:"url"`  // redacted
+	Kind string `json:"kind"` // builtin, http, https
+	// Server describes the server when tlsbench started it.
+	Server *Server `json:"server,omitempty"`
+}
+
+// Server is a server tlsbench started itself.
+type Server struct {
+	Software string `json:"software"`
+	Version  string `json:"version"`
+	// Endpoints maps a variant's key ("" for plain) to the address serving it.
+	Endpoints map[string]string `json:"endpoints"`
+	Settings  map[string]string `json:"settings,omitempty"`
+}
+
+// Trial is one timed repetition of one experiment on one variant.
+type Trial struct {
+	Experiment  plan.Experiment `json:"experiment"`
+	Variant     string          `json:"variant"` // Variant.ID
+	Concurrency int             `json:"concurrency"`
+	Round       int             `json:"round"` // 0-based trial number
+	Start       time.Time       `json:"start"`
+	Elapsed     time.Duration   `json:"elapsed_ns"`
+
+	Ops    int64            `json:"ops"`              // completed operations
+	Errors map[string]int64 `json:"errors,omitempty"` // failed operations by kind
+	// Conns is the number of connections opened (connect: one per op).
+	Conns   int64 `json:"conns"`
+	Resumed int64 `json:"resumed"` // connections that resumed a TLS session
+
+	BytesSent     int64 `json:"bytes_sent"`
+	BytesReceived int64 `json:"bytes_received"`
+
+	// ClientCPU is this process's user+system CPU over the trial; ServerCPU
+	// the server's, when tlsbench started it (else zero).
+	ClientCPU time.Duration `json:"client_cpu_ns"`
+	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
+
+	// Latency is the whole operation (connect: dial to close; pool: request).
+	Latency Hist    `json:"latency"`
+	Phases  []Phase `json:"phases,omitempty"`
+
+	Negotiated *Negotiated `json:"negotiated,omitempty"`
+}
+
+// Throughput is operations per second.
+func (t Trial) Throughput() float64 {
+	if t.Elapsed <= 0 {
+		return 0
+	}
+	return float64(t.Ops) / t.Elapsed.Seconds()
+}
+
+// Phase is one phase of a connection or operation.
+type Phase struct {
+	Name       string     `json:"name"`
+	RoundTrips RoundTrips `json:"round_trips"`
+	Latency    Hist       `json:"latency"`
+}
+
+// RoundTrips summarizes the client turns a phase took over all connections.
+type RoundTrips struct {
+	Min  int     `json:"min"`
+	Max  int     `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Hist is a latency distribution: a summary in milliseconds and the full
+// HdrHistogram (nanoseconds, V2 compressed, base64) for later analysis.
+type Hist struct {
+	Count  int64   `json:"count"`
+	Mean   float64 `json:"mean_ms"`
+	StdDev float64 `json:"stddev_ms"`
+	P50    float64 `json:"p50_ms"`
+	P95    float64 `json:"p95_ms"`
+	P99    float64 `json:"p99_ms"`
+	Max    float64 `json:"max_ms"`
+	HDR    string  `json:"hdr,omitempty"`
+}
+
+// Negotiated is what the TLS handshake settled on, as the client saw it.
+type Negotiated struct {
+	Version string `json:"version"`
+	Suite   string `json:"suite"`
+	Group   string `json:"group,omitempty"`
+	PeerKey string `json:"peer_key"` // e.g. "RSA-2048", "ECDSA-P256"
+	ALPN    string `json:"alpn,omitempty"`
+}
+
+// New returns an empty result with the schema fields set.
+func New() *Result { return &Result{Schema: Schema, Version: Version} }
+
+// Write stores r as indented JSON, atomically (temp file and rename), so an
+// interrupted write never leaves a truncated result.
+func Write(path string, r *Result) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tlsbench-*.json")
+	if err != nil {
+		return fmt.Errorf("writing result: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing result: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing result: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Read loads a result file and checks its schema and version.
+func Read(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s is not a tlsbench result file: %v", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s is not a tlsbench result file (schema %q)", path, r.Schema)
+	}
+	if r.Version != Version {
+		return nil, fmt.Errorf("%s has result version %d; this tlsbench reads version %d: re-run it or use a matching tlsbench", path, r.Version, Version)
+	}
+	return &r, nil
+}
