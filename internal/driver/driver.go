@@ -1,0 +1,121 @@
+// Package driver defines how an experiment talks to a target engine: a
+// Driver opens Sessions over netx connections; engines live in sub-packages.
+package driver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// Config is what a driver needs to reach the target for one variant.
+type Config struct {
+	Variant plan.Variant
+	Addr    string      // host:port to dial
+	Host    string      // host name for requests (HTTP Host header, SNI)
+	Path    string      // request path (HTTP)
+	TLS     *tls.Config // nil for the plain variant
+	Dialer  *netx.Dialer
+	Timeout time.Duration // bounds every operation
+	// Reuse says the session will run many operations (pool); otherwise it
+	// runs one and closes (connect), which HTTP tells the server.
+	Reuse bool
+}
+
+// Driver opens sessions to a target.
+type Driver interface {
+	// Open connects: tcp, TLS and the engine's startup, each a phase of the
+	// session's Conn.
+	Open(ctx context.Context) (Session, error)
+}
+
+// Session is one open connection.
+type Session interface {
+	// Do runs one operation (an HTTP request, a query). The first Do after
+	// Open marks its own phases on the Conn.
+	Do(ctx context.Context) error
+	// Close closes the connection, timing it as the close phase.
+	Close() error
+	Conn() *netx.Conn
+	// TLS returns the negotiated state; ok is false for plain sessions.
+	TLS() (state tls.ConnectionState, ok bool)
+}
+
+// OpError is a failed step of a session, named by its phase so that
+// failures can be counted by kind.
+type OpError struct {
+	Phase string
+	Err   error
+}
+
+func (e *OpError) Error() string { return e.Phase + ": " + e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Kind names an error for counting: the phase it happened in and its cause,
+// e.g. "tcp: refused", "request: timeout".
+func Kind(err error) string {
+	phase := "other"
+	var oe *OpError
+	if errors.As(err, &oe) {
+		phase = oe.Phase
+	}
+	return phase + ": " + cause(err)
+}
+
+func cause(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "reset"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "no free port"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "too many open files"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "closed by server"
+	}
+	var ae tls.AlertError
+	var ve *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &ve):
+		return "certificate"
+	case errors.As(err, &ae):
+		return "tls alert"
+	}
+	return "other"
+}
+
+// New makes the driver registered for a target scheme.
+func New(scheme string, cfg Config) (Driver, error) {
+	f, ok := registry[scheme]
+	if !ok {
+		return nil, fmt.Errorf("no driver for scheme %q", scheme)
+	}
+	return f(cfg)
+}
+
+var registry = map[string]func(Config) (Driver, error){}
+
+// Register makes a driver available for the schemes given; engines call it
+// from init.
+func Register(f func(Config) (Driver, error), schemes ...string) {
+	for _, s := range schemes {
+		registry[s] = f
+	}
+}

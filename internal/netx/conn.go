@@ -1,0 +1,205 @@
+// Package netx is the dialer every driver uses: it times each connection's
+// phases, counts its round trips, sees TLS records and spreads loopback
+// source addresses so that connect loops do not run out of ports.
+package netx
+
+import (
+	"net"
+	"time"
+)
+
+// Phase is one named stretch of a connection's life.
+type Phase struct {
+	Name       string
+	Start      time.Time
+	Duration   time.Duration
+	RoundTrips int
+}
+
+// Trace is what a Conn saw, from dial start to Finish.
+type Trace struct {
+	Start    time.Time
+	End      time.Time
+	Phases   []Phase
+	Sent     int64
+	Received int64
+}
+
+// Total is the time from dial start to the end of the last phase.
+func (t Trace) Total() time.Duration { return t.End.Sub(t.Start) }
+
+// Phase returns the named phase, if the trace has it.
+func (t Trace) Phase(name string) (Phase, bool) {
+	for _, p := range t.Phases {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Phase{}, false
+}
+
+// Conn is a TCP connection that records the phases a driver marks and
+// counts round trips: a round trip (a client "turn") is a read that follows
+// a write, i.e. the client spoke and now waits for the server's answer. The
+// count goes to the phase current when the answer is read.
+//
+// A Conn is used by one goroutine at a time, as drivers do.
+type Conn struct {
+	net.Conn
+	start  time.Time
+	phases []Phase
+	open   bool // the last phase has not ended
+	end    time.Time
+
+	wrote    bool      // the client has written since its last read
+	turnRead time.Time // when the answer of the latest turn arrived
+	sent     int64
+	received int64
+
+	sniff *recordSniffer // non-nil while waiting for TLS record boundaries
+}
+
+func newConn(raw net.Conn, start, connected time.Time) *Conn {
+	// The TCP handshake is one round trip: SYN, SYN-ACK.
+	c := &Conn{Conn: raw, start: start, open: true}
+	c.phases = append(c.phases, Phase{Name: PhaseTCP, Start: start, RoundTrips: 1})
+	c.mark(connected, "")
+	return c
+}
+
+// Phase names shared by drivers, so that reports can line them up.
+const (
+	PhaseTCP          = "tcp"
+	PhaseTLSHandshake = "tls-handshake"
+	PhaseClose        = "close"
+)
+
+// Mark ends the current phase now and starts the named one.
+func (c *Conn) Mark(name string) { c.mark(time.Now(), name) }
+
+// MarkAt is Mark at a time already taken, e.g. TurnRead.
+func (c *Conn) MarkAt(t time.Time, name string) { c.mark(t, name) }
+
+func (c *Conn) mark(t time.Time, name string) {
+	if n := len(c.phases); n > 0 {
+		last := &c.phases[n-1]
+		if c.open {
+			last.Duration = t.Sub(last.Start)
+		} else {
+			// Phases are contiguous: what ran between the end of the last
+			// phase and this mark (building a TLS client, say) belongs to
+			// the new one.
+			t = last.Start.Add(last.Duration)
+		}
+	}
+	c.open = name != ""
+	if c.open {
+		c.phases = append(c.phases, Phase{Name: name, Start: t})
+	}
+}
+
+// TurnRead is when the first bytes of the server's latest answer arrived.
+func (c *Conn) TurnRead() time.Time { return c.turnRead }
+
+// Read counts a round trip when it follows a write.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.received += int64(n)
+		if c.wrote {
+			c.wrote = false
+			c.turnRead = time.Now()
+			if k := len(c.phases); k > 0 {
+				c.phases[k-1].RoundTrips++
+			}
+		}
+	}
+	return n, err
+}
+
+// Write notes that the client spoke, and watches TLS record types when
+// asked to (see SniffTLS).
+func (c *Conn) Write(p []byte) (int, error) {
+	if c.sniff != nil {
+		c.sniff.scan(c, p)
+	}
+	n, err := c.Conn.Write(p)
+	if n > 0 {
+		c.sent += int64(n)
+		c.wrote = true
+	}
+	return n, err
+}
+
+// SniffTLS makes the Conn find the TLS handshake by itself, for drivers that
+// run TLS inside their own protocol (PostgreSQL's SSLRequest, MySQL's SSL
+// request): the first handshake record the client writes starts the
+// tls-handshake phase and its first application_data record (in TLS 1.3 that
+// is the encrypted Finished) starts the phase named after.
+func (c *Conn) SniffTLS(after string) { c.sniff = &recordSniffer{after: after} }
+
+// Finish ends the last phase now and returns the trace.
+func (c *Conn) Finish() Trace {
+	if c.end.IsZero() {
+		c.mark(time.Now(), "")
+		last := c.phases[len(c.phases)-1]
+		c.end = last.Start.Add(last.Duration)
+	}
+	return Trace{Start: c.start, End: c.end, Phases: c.phases, Sent: c.sent, Received: c.received}
+}
+
+// Counters returns the bytes moved so far each way.
+func (c *Conn) Counters() (sent, received int64) { return c.sent, c.received }
+
+// recordSniffer follows the TLS record layer of what the client writes.
+type recordSniffer struct {
+	after   string
+	header  [5]byte
+	have    int // header bytes collected
+	skip    int // body bytes of the current record still to pass
+	started bool
+}
+
+const (
+	recordHandshake       = 0x16
+	recordApplicationData = 0x17
+)
+
+func (s *recordSniffer) scan(c *Conn, p []byte) {
+	if !s.started {
+		// Before TLS every write is a whole message of the driver's own
+		// protocol: look only at its start.
+		s.have, s.skip = 0, 0
+	}
+	for len(p) > 0 {
+		if s.skip > 0 {
+			n := min(s.skip, len(p))
+			s.skip -= n
+			p = p[n:]
+			continue
+		}
+		n := copy(s.header[s.have:], p)
+		s.have += n
+		p = p[n:]
+		if s.have < len(s.header) {
+			return
+		}
+		s.have = 0
+		typ := s.header[0]
+		s.skip = int(s.header[3])<<8 | int(s.header[4])
+		switch {
+		case typ == recordHandshake && !s.started && s.header[1] == 3:
+			s.started = true
+			c.Mark(PhaseTLSHandshake)
+		case typ == recordApplicationData && s.started:
+			c.Mark(s.after)
+			c.sniff = nil
+			return
+		case !s.started:
+			// Not TLS (yet): the driver's own protocol; stop looking at
+			// this write and wait for the next one.
+			s.skip = 0
+			return
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package netx
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Dialer opens timed connections. The zero value dials with the kernel's
+// choice of source address.
+type Dialer struct {
+	// Sources, when set, are the local addresses connections to loopback
+	// targets are bound to, in turn (see LoopbackSources).
+	Sources []netip.Addr
+	next    atomic.Uint64
+}
+
+// LoopbackSources returns n addresses 127.0.1.1, 127.0.1.2, ...: every one
+// of them brings its own ~28,000 ephemeral ports, so a connect loop at
+// thousands of connections per second does not exhaust them with sockets in
+// TIME_WAIT.
+func LoopbackSources(n int) []netip.Addr {
+	out := make([]netip.Addr, n)
+	for i := range out {
+		out[i] = netip.AddrFrom4([4]byte{127, 0, 1 + byte(i/250), 1 + byte(i%250)})
+	}
+	return out
+}
+
+// Dial opens a TCP connection to addr and times it as the tcp phase.
+func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
+	nd := net.Dialer{}
+	if src, ok := d.source(addr); ok {
+		nd.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+		nd.Control = bindNoPort
+	}
+	start := time.Now()
+	raw, err := nd.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return newConn(raw, start, time.Now()), nil
+}
+
+// source picks the next source address if the target is IPv4 loopback.
+func (d *Dialer) source(addr string) (netip.Addr, bool) {
+	if len(d.Sources) == 0 {
+		return netip.Addr{}, false
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() || !ap.Addr().IsLoopback() {
+		return netip.Addr{}, false
+	}
+	i := d.next.Add(1)
+	return d.Sources[i%uint64(len(d.Sources))], true
+}
+
+// bindNoPort defers the choice of source port from bind to connect, so the
+// kernel picks a port free for this destination rather than one free for
+// every destination (IP_BIND_ADDRESS_NO_PORT).
+func bindNoPort(network, address string, rc syscall.RawConn) error {
+	var serr error
+	err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1)
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// Handshake runs a TLS client handshake over c as the tls-handshake phase.
+func Handshake(ctx context.Context, c *Conn, cfg *tls.Config) (*tls.Conn, error) {
+	c.Mark(PhaseTLSHandshake)
+	tc := tls.Client(c, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, err
+	}
+	return tc, nil
+}
+
+// PortNote says, for a result file, how a run avoids port exhaustion.
+func (d *Dialer) PortNote() string {
+	if len(d.Sources) == 0 {
+		return "ephemeral ports: the kernel picks the source address"
+	}
+	return fmt.Sprintf("ephemeral ports: connections to 127.0.0.0/8 are spread over %d source addresses (%s-%s, IP_BIND_ADDRESS_NO_PORT), each with the whole ephemeral port range, so TIME_WAIT cannot exhaust them",
+		len(d.Sources), d.Sources[0], d.Sources[len(d.Sources)-1])
+}
