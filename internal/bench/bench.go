@@ -1,0 +1,232 @@
+// Package bench runs the experiments (connect, pool): workers, trials and
+// the interleaving of variants, turning sessions into result.Trial figures.
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+)
+
+// Runner runs every trial of a Spec against one target.
+type Runner struct {
+	Spec     plan.Spec
+	Variants []plan.Variant
+	Scheme   string                   // driver registry key
+	Configs  map[string]driver.Config // by Variant.ID
+	// ServerCPU reads the server's CPU time, when tlsbench runs the server.
+	ServerCPU func() (time.Duration, error)
+	// Done is called after every finished trial, with the progress so far.
+	Done func(t result.Trial, done, total int)
+
+	drivers map[driverKey]driver.Driver
+}
+
+type driverKey struct {
+	variant string
+	reuse   bool
+}
+
+// Total is the number of trials Run will run.
+func (r *Runner) Total() int {
+	return r.Spec.Trials * len(r.Spec.Experiments) * len(r.Spec.Concurrency) * len(r.Variants)
+}
+
+// Run runs all trials, variants interleaved within each round (A B C A B C
+// ...) so that drift of the machine hits every variant alike. It stops at
+// the first trial that cannot run; trials already done were passed to Done.
+func (r *Runner) Run(ctx context.Context) error {
+	total, done := r.Total(), 0
+	for round := 0; round < r.Spec.Trials; round++ {
+		for _, e := range r.Spec.Experiments {
+			for _, c := range r.Spec.Concurrency {
+				for _, v := range r.Variants {
+					t, err := r.Trial(ctx, e, v, c)
+					if err != nil {
+						return err
+					}
+					t.Round = round
+					done++
+					if r.Done != nil {
+						r.Done(t, done, total)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
+	k := driverKey{v.ID, reuse}
+	if d, ok := r.drivers[k]; ok {
+		return d, nil
+	}
+	cfg, ok := r.Configs[v.ID]
+	if !ok {
+		return nil, fmt.Errorf("no connection settings for variant %s", v.ID)
+	}
+	cfg.Reuse = reuse
+	d, err := driver.New(r.Scheme, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if r.drivers == nil {
+		r.drivers = map[driverKey]driver.Driver{}
+	}
+	r.drivers[k] = d
+	return d, nil
+}
+
+// Trial runs one experiment on one variant at concurrency c.
+func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c int) (result.Trial, error) {
+	d, err := r.driver(v, e == plan.Pool)
+	if err != nil {
+		return result.Trial{}, err
+	}
+	var t result.Trial
+	switch e {
+	case plan.Connect:
+		t, err = r.connect(ctx, d, c)
+	case plan.Pool:
+		t, err = r.pool(ctx, d, c)
+	default:
+		err = fmt.Errorf("unknown experiment %q", e)
+	}
+	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
+	if err != nil {
+		if ctx.Err() != nil {
+			return t, ctx.Err()
+		}
+		return t, fmt.Errorf("%s %s c=%d: %w", e, v.ID, c, r.explain(err, v))
+	}
+	return t, nil
+}
+
+// Check opens one session per variant, runs one operation and verifies that
+// the connection is what the variant asked for (TLS version, server key), so
+// that a misconfiguration is one clear error before any figure is taken.
+func (r *Runner) Check(ctx context.Context) error {
+	for _, v := range r.Variants {
+		d, err := r.driver(v, false)
+		if err != nil {
+			return err
+		}
+		s, err := d.Open(ctx)
+		if err == nil {
+			err = s.Do(ctx)
+			if cerr := s.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %w", v.ID, r.explain(err, v))
+		}
+		if err := verify(v, s); err != nil {
+			return fmt.Errorf("%s: %w", v.ID, err)
+		}
+	}
+	return nil
+}
+
+func (r *Runner) explain(err error, v plan.Variant) error {
+	var oe *driver.OpError
+	if errors.As(err, &oe) && oe.Phase == "tcp" && errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("cannot connect to %s: connection refused (is the server running and listening there?)", r.Configs[v.ID].Addr)
+	}
+	return tlsx.Explain(err, r.Configs[v.ID].Addr, v)
+}
+
+// verify checks the negotiated facts of a session against its variant.
+func verify(v plan.Variant, s driver.Session) error {
+	state, ok := s.TLS()
+	switch {
+	case v.Plain() && ok:
+		return errors.New("the plain variant negotiated TLS")
+	case v.Plain():
+		return nil
+	case !ok:
+		return errors.New("a TLS variant connected without TLS")
+	}
+	want := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[v.TLS]
+	if want != 0 && state.Version != want {
+		return fmt.Errorf("asked for TLS %s, negotiated %s", v.TLS, tls.VersionName(state.Version))
+	}
+	if v.Key != "" && len(state.PeerCertificates) > 0 {
+		if got := tlsx.KeyTypeOf(tlsx.PeerKey(state.PeerCertificates[0])); got != v.Key {
+			return fmt.Errorf("asked for a %s server key, the server presented %s", v.Key, tlsx.PeerKey(state.PeerCertificates[0]))
+		}
+	}
+	return nil
+}
+
+// spanCPU measures client (and server) CPU over a span of a trial.
+type spanCPU struct {
+	serverCPU func() (time.Duration, error)
+	client    time.Duration
+	server    time.Duration
+}
+
+func (s *spanCPU) start() {
+	s.client = clientCPU()
+	if s.serverCPU != nil {
+		s.server, _ = s.serverCPU()
+	}
+}
+
+func (s *spanCPU) stop(t *result.Trial) {
+	t.ClientCPU = clientCPU() - s.client
+	if s.serverCPU != nil {
+		if end, err := s.serverCPU(); err == nil {
+			t.ServerCPU = end - s.server
+		}
+	}
+}
+
+func clientCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// limits decide when a worker stops: time, count, cancellation, or too
+// many failures in a row (a dead server must not be hammered for minutes).
+type limits struct {
+	ctx      context.Context
+	deadline time.Time
+	count    int64
+	mu       sync.Mutex
+	issued   int64
+}
+
+const maxConsecutiveErrors = 50
+
+func (l *limits) next() bool {
+	if l.ctx.Err() != nil || !time.Now().Before(l.deadline) {
+		return false
+	}
+	if l.count == 0 {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.issued >= l.count {
+		return false
+	}
+	l.issued++
+	return true
+}

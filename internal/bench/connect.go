@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+)
+
+// tally is what one worker counts; workers merge theirs at the end, so the
+// measuring loop takes no lock.
+type tally struct {
+	latency    *stats.Recorder
+	phases     []phaseTally
+	ops, conns int64
+	resumed    int64
+	sent, recv int64
+	errors     map[string]int64
+	errRun     int // consecutive failures
+	firstErr   error
+	negotiated *result.Negotiated
+}
+
+type phaseTally struct {
+	name           string
+	rec            *stats.Recorder
+	rtMin, rtMax   int
+	rtSum, samples int64
+}
+
+func newTally() *tally {
+	return &tally{latency: stats.NewRecorder(), errors: map[string]int64{}}
+}
+
+// fail counts an error; it reports whether the worker should stop.
+func (t *tally) fail(err error) bool {
+	t.errors[driver.Kind(err)]++
+	if t.firstErr == nil {
+		t.firstErr = err
+	}
+	t.errRun++
+	return t.errRun >= maxConsecutiveErrors
+}
+
+func (t *tally) session(s driver.Session) {
+	t.conns++
+	if state, ok := s.TLS(); ok {
+		if state.DidResume {
+			t.resumed++
+		}
+		if t.negotiated == nil {
+			n := tlsx.Describe(state)
+			t.negotiated = &n
+		}
+	}
+}
+
+func (t *tally) trace(tr netx.Trace) {
+	t.latency.Record(tr.Total())
+	t.sent += tr.Sent
+	t.recv += tr.Received
+	for _, p := range tr.Phases {
+		pt := t.phase(p.Name)
+		pt.rec.Record(p.Duration)
+		if pt.samples == 0 || p.RoundTrips < pt.rtMin {
+			pt.rtMin = p.RoundTrips
+		}
+		pt.rtMax = max(pt.rtMax, p.RoundTrips)
+		pt.rtSum += int64(p.RoundTrips)
+		pt.samples++
+	}
+}
+
+func (t *tally) phase(name string) *phaseTally {
+	for i := range t.phases {
+		if t.phases[i].name == name {
+			return &t.phases[i]
+		}
+	}
+	t.phases = append(t.phases, phaseTally{name: name, rec: stats.NewRecorder()})
+	return &t.phases[len(t.phases)-1]
+}
+
+func (t *tally) merge(o *tally) {
+	t.latency.Merge(o.latency)
+	t.ops += o.ops
+	t.conns += o.conns
+	t.resumed += o.resumed
+	t.sent += o.sent
+	t.recv += o.recv
+	for k, n := range o.errors {
+		t.errors[k] += n
+	}
+	if t.firstErr == nil {
+		t.firstErr = o.firstErr
+	}
+	if t.negotiated == nil {
+		t.negotiated = o.negotiated
+	}
+	for _, op := range o.phases {
+		pt := t.phase(op.name)
+		if pt.samples == 0 || (op.samples > 0 && op.rtMin < pt.rtMin) {
+			pt.rtMin = op.rtMin
+		}
+		pt.rtMax = max(pt.rtMax, op.rtMax)
+		pt.rtSum += op.rtSum
+		pt.samples += op.samples
+		pt.rec.Merge(op.rec)
+	}
+}
+
+// fill writes the tally into a trial; a trial with failures only is an error.
+func (t *tally) fill(tr *result.Trial) error {
+	tr.Ops, tr.Conns, tr.Resumed = t.ops, t.conns, t.resumed
+	tr.BytesSent, tr.BytesReceived = t.sent, t.recv
+	tr.Latency = t.latency.Hist()
+	tr.Negotiated = t.negotiated
+	if len(t.errors) > 0 {
+		tr.Errors = t.errors
+	}
+	for _, p := range t.phases {
+		rt := result.RoundTrips{Min: p.rtMin, Max: p.rtMax}
+		if p.samples > 0 {
+			rt.Mean = float64(p.rtSum) / float64(p.samples)
+		}
+		tr.Phases = append(tr.Phases, result.Phase{Name: p.name, RoundTrips: rt, Latency: p.rec.Hist()})
+	}
+	if t.ops == 0 && t.firstErr != nil {
+		return fmt.Errorf("every operation failed, the first with: %w", t.firstErr)
+	}
+	return nil
+}
+
+// connect runs c workers that each open a connection, run one operation and
+// close it, until the trial's time or count is used up.
+func (r *Runner) connect(ctx context.Context, d driver.Driver, c int) (result.Trial, error) {
+	lim := &limits{ctx: ctx, count: r.Spec.Count}
+	cpu := spanCPU{serverCPU: r.ServerCPU}
+	tallies := make([]*tally, c)
+	var wg sync.WaitGroup
+	start := time.Now()
+	lim.deadline = start.Add(r.Spec.Duration)
+	cpu.start()
+	for i := range tallies {
+		tl := newTally()
+		tallies[i] = tl
+		wg.Go(func() {
+			for lim.next() {
+				if err := connectOnce(ctx, d, tl); err != nil {
+					if ctx.Err() != nil || tl.fail(err) {
+						return
+					}
+					continue
+				}
+				tl.errRun = 0
+			}
+		})
+	}
+	wg.Wait()
+	t := result.Trial{Start: start, Elapsed: time.Since(start)}
+	cpu.stop(&t)
+	if err := ctx.Err(); err != nil {
+		return t, err
+	}
+	all := newTally()
+	for _, tl := range tallies {
+		all.merge(tl)
+	}
+	return t, all.fill(&t)
+}
+
+func connectOnce(ctx context.Context, d driver.Driver, tl *tally) error {
+	s, err := d.Open(ctx)
+	if err != nil {
+		return err
+	}
+	err = s.Do(ctx)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	tl.ops++
+	tl.session(s)
+	tl.trace(s.Conn().Finish())
+	return nil
+}
+
+var errPoolOpen = errors.New("opening the pool's connections")

@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// pool opens c persistent sessions, warms them up, then runs operations on
+// them for the trial's time or count; only the measured window is recorded.
+// A session that fails is counted, closed and opened again.
+func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial, error) {
+	sessions := make([]driver.Session, c)
+	var openErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Go(func() {
+			s, err := d.Open(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && openErr == nil {
+				openErr = err
+			}
+			sessions[i] = s
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, s := range sessions {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
+	if openErr != nil {
+		return result.Trial{}, fmt.Errorf("%w: %w", errPoolOpen, openErr)
+	}
+
+	warmEnd := time.Now().Add(r.Spec.Warmup)
+	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: warmEnd.Add(r.Spec.Duration)}
+	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpuStarted := make(chan struct{})
+	go func() {
+		select {
+		case <-time.After(time.Until(warmEnd)):
+		case <-ctx.Done():
+		}
+		cpu.start()
+		close(cpuStarted)
+	}()
+	tallies := make([]*tally, c)
+	ends := make([]time.Time, c)
+	for i := range sessions {
+		tl := newTally()
+		tallies[i] = tl
+		tl.session(sessions[i])
+		wg.Go(func() {
+			s := sessions[i]
+			defer func() { sessions[i] = s; ends[i] = time.Now() }()
+			for time.Now().Before(warmEnd) && ctx.Err() == nil {
+				if err := s.Do(ctx); err != nil {
+					if s = r.reopen(ctx, d, s, tl, err); s == nil {
+						return
+					}
+				}
+			}
+			// Bytes count from here: the measured window only.
+			sent0, recv0 := s.Conn().Counters()
+			bytes := func() {
+				sent, recv := s.Conn().Counters()
+				tl.sent += sent - sent0
+				tl.recv += recv - recv0
+				sent0, recv0 = 0, 0
+			}
+			defer func() {
+				if s != nil {
+					bytes()
+				}
+			}()
+			for lim.next() {
+				t0 := time.Now()
+				if err := s.Do(ctx); err != nil {
+					bytes()
+					if s = r.reopen(ctx, d, s, tl, err); s == nil {
+						return
+					}
+					continue
+				}
+				tl.latency.Record(time.Since(t0))
+				tl.ops++
+				tl.errRun = 0
+			}
+		})
+	}
+	wg.Wait()
+	<-cpuStarted
+	last := warmEnd
+	for _, e := range ends {
+		if e.After(last) {
+			last = e
+		}
+	}
+	t := result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd)}
+	cpu.stop(&t)
+	if err := ctx.Err(); err != nil {
+		return t, err
+	}
+	all := newTally()
+	for _, tl := range tallies {
+		all.merge(tl)
+	}
+	return t, all.fill(&t)
+}
+
+// reopen replaces a failed session; nil means the worker should stop.
+func (r *Runner) reopen(ctx context.Context, d driver.Driver, s driver.Session, tl *tally, err error) driver.Session {
+	s.Close()
+	if ctx.Err() != nil || tl.fail(err) {
+		return nil
+	}
+	ns, err := d.Open(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			tl.fail(err)
+		}
+		return nil
+	}
+	tl.session(ns)
+	return ns
+}

@@ -1,0 +1,145 @@
+// Package cli is tlsbench's command line: subcommands, flags into a
+// plan.Spec, signals, exit codes and the progress display.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// Version is the tool's version; release builds set it with -ldflags.
+var Version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1   // the run failed: server, network, TLS
+	exitUsage       = 2   // bad flags or arguments
+	exitInterrupted = 130 // Ctrl-C: what finished is kept
+)
+
+// usageError marks errors in what the user typed.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// errInterrupted ends a run stopped by a signal, after its results are saved.
+var errInterrupted = errors.New("interrupted")
+
+// Main runs tlsbench with args (without the program name) and returns the
+// exit code. Only Main prints errors.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// A second Ctrl-C is not caught: it ends the process at once.
+		<-ctx.Done()
+		stop()
+	}()
+	root := newRootCmd(args, stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintln(stderr, "tlsbench: interrupted")
+		return exitInterrupted
+	}
+	fmt.Fprintln(stderr, "tlsbench: "+oneLine(err.Error()))
+	var ue usageError
+	var pe *plan.Error
+	if errors.As(err, &ue) || errors.As(err, &pe) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
+	var f runFlags
+	root := &cobra.Command{
+		Use:   "tlsbench",
+		Short: "Measure what TLS costs: connections, pools, phases and round trips",
+		Long: `tlsbench measures the same workload with and without TLS, side by side, and
+reports the difference with its uncertainty, phase by phase.
+
+With no command it starts its built-in HTTPS/HTTP server and runs the default
+matrix: plain vs TLS 1.2 vs TLS 1.3, server keys rsa1024, rsa2048, rsa4096 and
+ecdsa-p256, connect and pool experiments, 3 trials each.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			raw, err := f.spec(cmd, plan.Builtin, nil)
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%v (see tlsbench --help)", err)}
+	})
+	f.register(root, defaultRun)
+	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
+		newExperimentCmd(plan.Pool, argv, stdout, stderr),
+		newServeCmd(), newReportCmd(stdout), newVersionCmd(stdout))
+	return root
+}
+
+func newExperimentCmd(e plan.Experiment, argv []string, stdout, stderr io.Writer) *cobra.Command {
+	var f runFlags
+	short := map[plan.Experiment]string{
+		plan.Connect: "Open, use once and close connections as fast as C workers can",
+		plan.Pool:    "Run requests over C persistent connections",
+	}[e]
+	cmd := &cobra.Command{
+		Use:   string(e) + " TARGET",
+		Short: short,
+		Long: short + `.
+
+TARGET is an http:// or https:// URL of any server, or "builtin" for the
+built-in server, started for the run with the keys asked for (--key).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("%s takes one TARGET (a URL or builtin), got %d arguments", e, len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw, err := f.spec(cmd, args[0], []plan.Experiment{e})
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
+		},
+	}
+	f.register(cmd, experimentDefaults)
+	return cmd
+}
+
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintln(stdout, "tlsbench", Version)
+		},
+	}
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// runFlags are the flags of every command that measures.
+type runFlags struct {
+	tls, ciphers, resume, keys []string
+	ca                         string
+	insecure                   bool
+	concurrency                []int
+	duration, warmup, timeout  time.Duration
+	count                      int64
+	trials, size               int
+	output                     string
+	defaults                   defaults
+}
+
+// defaults are the flag defaults of one command; empty means plan.New's.
+type defaults struct {
+	experiments      []plan.Experiment
+	tls, keys        []string
+	concurrency      []int
+	duration, warmup time.Duration
+}
+
+// defaultRun is the no-argument run: the whole matrix on the built-in server
+// within two minutes on two cores.
+var defaultRun = defaults{
+	experiments: []plan.Experiment{plan.Connect, plan.Pool},
+	tls:         []string{"off", "1.2", "1.3"},
+	keys:        []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256"},
+	concurrency: []int{1, 4},
+	duration:    750 * time.Millisecond,
+	warmup:      200 * time.Millisecond,
+}
+
+var experimentDefaults = defaults{
+	concurrency: []int{1},
+	duration:    plan.DefaultDuration,
+	warmup:      plan.DefaultWarmup,
+}
+
+func (f *runFlags) register(cmd *cobra.Command, d defaults) {
+	fs := cmd.Flags()
+	fs.StringSliceVar(&f.tls, "tls", d.tls, "TLS modes to compare: off, 1.2, 1.3, auto (default: off,1.2,1.3 for builtin, auto for https://, off for http://)")
+	fs.StringSliceVar(&f.ciphers, "cipher", nil, "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)")
+	fs.StringSliceVar(&f.resume, "resume", []string{"off"}, "client session resumption: off, on, or off,on to compare")
+	fs.StringSliceVar(&f.keys, "key", d.keys, "server key types (built-in server only): "+strings.Join(plan.KeyTypes, ", ")+" (default rsa2048)")
+	fs.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the server's certificate (default: system roots)")
+	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the server's certificate")
+	fs.IntSliceVarP(&f.concurrency, "concurrency", "c", d.concurrency, "workers (connect) or connections (pool); a list sweeps, e.g. 1,2,4,8,16,32")
+	fs.DurationVarP(&f.duration, "duration", "d", d.duration, "length of each trial")
+	fs.Int64VarP(&f.count, "count", "n", 0, "operations per trial (then -d only bounds it; default bound 10m)")
+	fs.DurationVar(&f.warmup, "warmup", d.warmup, "unrecorded warm-up before each pool trial")
+	fs.DurationVar(&f.timeout, "timeout", plan.DefaultTimeout, "bound on every single operation")
+	fs.IntVar(&f.trials, "trials", plan.DefaultTrials, "timed repetitions of every variant, interleaved")
+	fs.IntVar(&f.size, "size", plan.DefaultSize, "response body size of the built-in server, bytes")
+	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
+	f.defaults = d
+}
+
+// spec turns the flags into a raw plan.Spec for plan.New.
+func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experiment) (plan.Spec, error) {
+	if exps == nil {
+		exps = f.defaults.experiments
+	}
+	s := plan.Spec{
+		Experiments:  exps,
+		Target:       target,
+		TLS:          f.tls,
+		Ciphers:      f.ciphers,
+		Keys:         f.keys,
+		CAFile:       f.ca,
+		Insecure:     f.insecure,
+		Concurrency:  f.concurrency,
+		Duration:     f.duration,
+		Count:        f.count,
+		Warmup:       f.warmup,
+		Timeout:      f.timeout,
+		Trials:       f.trials,
+		ResponseSize: f.size,
+	}
+	for _, r := range f.resume {
+		switch strings.ToLower(r) {
+		case "off", "false", "no":
+			s.Resume = append(s.Resume, false)
+		case "on", "true", "yes":
+			s.Resume = append(s.Resume, true)
+		default:
+			return s, usageError{fmt.Errorf("--resume: %q is not off or on: use --resume off,on to compare", r)}
+		}
+	}
+	// An explicit -d with -n was given on purpose; the default -d must not
+	// cut a count-limited trial short.
+	if f.count > 0 && !cmd.Flags().Changed("duration") {
+		s.Duration = 0
+	}
+	if s.Duration == 0 && f.count == 0 && cmd.Flags().Changed("duration") {
+		return s, usageError{fmt.Errorf("-d/--duration: 0 is no trial: give a positive duration or -n COUNT")}
+	}
+	return s, nil
+}

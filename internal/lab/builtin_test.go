@@ -1,0 +1,373 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+)
+
+// tlsbenchExe is the real binary, built once by TestMain.
+var tlsbenchExe string
+
+func TestMain(m *testing.M) {
+	if os.Getenv("TLSBENCH_LAB_HELPER") != "" {
+		helperParent()
+		return
+	}
+	dir, err := os.MkdirTemp("", "tlsbench-labtest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	tlsbenchExe, err = buildTlsbench(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildTlsbench builds ./cmd/tlsbench of this module into dir.
+func buildTlsbench(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	exe := filepath.Join(dir, "tlsbench")
+	build := exec.Command("go", "build", "-o", exe, "./cmd/tlsbench")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building tlsbench: %v\n%s", err, out)
+	}
+	return exe, nil
+}
+
+// isolateTemp points the temp dir at a fresh one, so that a test can check
+// that nothing was left behind.
+func isolateTemp(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	return dir
+}
+
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("left behind: %s", filepath.Join(dir, e.Name()))
+	}
+}
+
+func TestBuiltin(t *testing.T) {
+	tmp := isolateTemp(t)
+	keys := []string{"rsa2048", "ecdsa-p256"}
+	const size = 3000
+	b, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: keys, ResponseSize: size, Exe: tlsbenchExe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+
+	fi, err := os.Stat(b.dir)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("temp dir %s: %v, mode %v; want 0700", b.dir, err, fi.Mode().Perm())
+	}
+	info := b.Info()
+	if info.Software != "tlsbench built-in (net/http, crypto/tls)" || info.Settings["response_size"] != "3000" || info.Settings["tls_max"] != "1.3" {
+		t.Errorf("Info = %+v", info)
+	}
+	if len(info.Endpoints) != 3 || info.Endpoints[""] != b.Endpoint("") {
+		t.Errorf("Info endpoints %v", info.Endpoints)
+	}
+
+	client := &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.RootCAs()}},
+	}
+	for _, key := range append([]string{""}, keys...) {
+		url := "http://" + b.Endpoint(key) + "/"
+		if key != "" {
+			url = "https://" + b.Endpoint(key) + "/"
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || n != size {
+			t.Errorf("GET %s: %s, %d bytes, %v; want 200 with %d bytes", url, resp.Status, n, err, size)
+		}
+		if (key == "") != (resp.TLS == nil) {
+			t.Fatalf("GET %s: TLS state %v", url, resp.TLS != nil)
+		}
+		if key != "" {
+			if got := tlsx.KeyTypeOf(tlsx.PeerKey(resp.TLS.PeerCertificates[0])); got != key {
+				t.Errorf("GET %s: presented key %s, want %s", url, got, key)
+			}
+		}
+	}
+	if b.Endpoint("ed25519") != "" {
+		t.Error("Endpoint of a key not served is not empty")
+	}
+
+	// Full RSA handshakes cost the server CPU, which CPU must show.
+	before, err := b.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{RootCAs: b.RootCAs()}
+	deadline := time.Now().Add(10 * time.Second)
+	after := before
+	for after <= before && time.Now().Before(deadline) {
+		for range 50 {
+			c, err := tls.Dial("tcp", b.Endpoint("rsa2048"), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+		}
+		if after, err = b.CPU(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after <= before {
+		t.Errorf("server CPU stayed at %v over 10 s of handshakes", before)
+	}
+
+	pid := b.cmd.Process.Pid
+	start := time.Now()
+	if err := b.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if d := time.Since(start); d > stopGrace {
+		t.Errorf("Stop took %v: the child did not exit on SIGTERM", d)
+	}
+	if err := b.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	if alive(pid) {
+		t.Errorf("server process %d still runs after Stop", pid)
+	}
+	if _, err := b.CPU(); err == nil {
+		t.Error("CPU of a stopped server succeeded")
+	}
+	assertEmpty(t, tmp)
+}
+
+// TestBuiltinTLS12 checks --tls-max reaches the child, and that a TLS 1.3
+// client gets the explained error.
+func TestBuiltinTLS12(t *testing.T) {
+	b, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"ecdsa-p256"}, MaxTLS: "1.2", Exe: tlsbenchExe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	if got := b.Info().Settings["tls_max"]; got != "1.2" {
+		t.Errorf("tls_max = %q", got)
+	}
+	addr := b.Endpoint("ecdsa-p256")
+	for _, mode := range []string{"1.2", "1.3"} {
+		v := plan.Variant{ID: "tls" + mode, TLS: mode}
+		cfg, err := tlsx.ClientConfig(v, tlsx.ClientOptions{RootCAs: b.RootCAs()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := tls.Dial("tcp", addr, cfg)
+		if mode == "1.2" {
+			if err != nil {
+				t.Fatalf("TLS 1.2: %v", err)
+			}
+			c.Close()
+			continue
+		}
+		if err == nil {
+			c.Close()
+			t.Fatal("TLS 1.3 handshake with a 1.2-only server succeeded")
+		}
+		want := addr + " does not speak TLS 1.3"
+		if got := tlsx.Explain(err, addr, v); !strings.HasPrefix(got.Error(), want) {
+			t.Errorf("Explain = %q, want %q…", got, want)
+		}
+	}
+}
+
+// script writes an executable shell script that stands in for a broken
+// tlsbench binary.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fake-tlsbench")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBuiltinStartFailures(t *testing.T) {
+	saved := readyTimeout
+	readyTimeout = 2 * time.Second
+	defer func() { readyTimeout = saved }()
+
+	tests := []struct {
+		name    string
+		exe     string
+		ctx     time.Duration // 0: no deadline
+		want    []string
+		wantErr error
+	}{
+		{"missing binary", "/nonexistent/tlsbench", 0, []string{"built-in server", "/nonexistent/tlsbench"}, nil},
+		{"exits with a message", script(t, `echo "line 1" >&2; echo "boom: unknown flag --json" >&2; exit 3`), 0,
+			[]string{"exited before it was ready (exit status 3)", "its log ends:\nline 1\nboom: unknown flag --json"}, nil},
+		{"exits silently", script(t, `exit 0`), 0, []string{"exited before it was ready", "its log is empty"}, nil},
+		{"prints something else", script(t, `echo "serving" >&2; echo hello; exec sleep 30`), 0,
+			[]string{`printed "hello" instead of its addresses`, "its log ends:\nserving"}, nil},
+		{"misses a key", script(t, `echo '{"http":"127.0.0.1:1","https":{"rsa2048":"127.0.0.1:2"}}'; exec sleep 30`), 0,
+			[]string{"reported no HTTPS address for key ecdsa-p256"}, nil},
+		{"never ready", script(t, `echo "generating keys" >&2; exec sleep 30`), 0,
+			[]string{"was not ready within 2s", "its log ends:\ngenerating keys"}, nil},
+		{"cancelled", script(t, `exec sleep 30`), 300 * time.Millisecond, []string{"start cancelled"}, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := isolateTemp(t)
+			ctx := context.Background()
+			if tt.ctx > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.ctx)
+				defer cancel()
+			}
+			start := time.Now()
+			b, err := StartBuiltin(ctx, BuiltinOptions{Keys: []string{"rsa2048", "ecdsa-p256"}, Exe: tt.exe})
+			if err == nil {
+				b.Stop()
+				t.Fatal("StartBuiltin succeeded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("error %q does not wrap %v", err, tt.wantErr)
+			}
+			// The child (sleep 30) must have been stopped, not waited for.
+			if d := time.Since(start); d > readyTimeout+2*stopGrace {
+				t.Errorf("failure took %v", d)
+			}
+			assertEmpty(t, tmp)
+		})
+	}
+
+	if _, err := StartBuiltin(context.Background(), BuiltinOptions{Exe: tlsbenchExe}); err == nil {
+		t.Error("StartBuiltin without keys succeeded")
+	}
+	if _, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"rsa2048"}, MaxTLS: "1.1", Exe: tlsbenchExe}); err == nil {
+		t.Error("StartBuiltin with --tls-max 1.1 succeeded")
+	}
+}
+
+// TestChildDiesWithParent kills a parent that started the built-in server
+// with SIGKILL, which no cleanup code sees: Pdeathsig must end the child.
+func TestChildDiesWithParent(t *testing.T) {
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), "TLSBENCH_LAB_HELPER="+tlsbenchExe, "TMPDIR="+t.TempDir())
+	out, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper.Stderr = os.Stderr
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		helper.Process.Kill()
+		helper.Wait()
+		t.Fatalf("helper: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("helper said %q", line)
+	}
+	if !alive(pid) {
+		t.Fatalf("server %d not running while its parent is", pid)
+	}
+	helper.Process.Kill()
+	helper.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("server %d outlived its killed parent", pid)
+	}
+}
+
+// helperParent is the parent process of TestChildDiesWithParent: it starts
+// the server, prints its pid and waits to be killed.
+func helperParent() {
+	b, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"ecdsa-p256"}, Exe: os.Getenv("TLSBENCH_LAB_HELPER")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(b.cmd.Process.Pid)
+	time.Sleep(time.Minute)
+	b.Stop()
+	os.Exit(1)
+}
+
+// alive reports whether pid runs: it exists and is not a zombie (which an
+// init that does not reap, as in some containers, would leave).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i < 0 || !strings.HasPrefix(strings.TrimSpace(string(data[i+1:])), "Z")
+}
+
+func TestParseStatCPU(t *testing.T) {
+	tests := []struct {
+		stat    string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 8 0 100 0 0", 3250 * time.Millisecond, false},
+		{"1234 (a) b) c) R 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", 30 * time.Millisecond, false},
+		{"1234 tlsbench S 1", 0, true},
+		{"1234 (tlsbench) S 1 2 3", 0, true},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 x 75 0", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := parseStatCPU([]byte(tt.stat))
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("parseStatCPU(%q) = %v, %v; want %v, error %v", tt.stat, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

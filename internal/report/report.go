@@ -1,0 +1,556 @@
+// Package report renders result files as text tables; it never runs anything.
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+// Text writes the seed-style tables of r to w: throughput per variant and
+// concurrency with the change against the baseline, latency, connection
+// phases, what was negotiated, CPU, and warnings drawn from the figures.
+// Output is deterministic: the same result renders byte for byte the same,
+// which is what lets `tlsbench report` re-render a run's output.
+func Text(w io.Writer, r *result.Result) error {
+	v := newView(r)
+	var b strings.Builder
+	v.header(&b)
+	for _, e := range v.experiments {
+		v.throughput(&b, e)
+		switch e {
+		case plan.Connect:
+			v.phases(&b, e)
+		case plan.Pool:
+			v.p95(&b, e)
+		}
+	}
+	v.negotiated(&b)
+	v.cpu(&b)
+	v.warnings(&b)
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+// cell identifies the trials behind one table cell.
+type cell struct {
+	exp     plan.Experiment
+	variant string
+	c       int
+}
+
+// view indexes a result's trials by cell.
+type view struct {
+	r           *result.Result
+	experiments []plan.Experiment // connect, pool, then any other, as measured
+	variants    []string          // r.Variants order, then variants only trials name
+	info        map[string]plan.Variant
+	baseline    string
+	conc        map[plan.Experiment][]int
+	trials      map[cell][]result.Trial // by round
+}
+
+func newView(r *result.Result) *view {
+	v := &view{
+		r:      r,
+		info:   map[string]plan.Variant{},
+		conc:   map[plan.Experiment][]int{},
+		trials: map[cell][]result.Trial{},
+	}
+	for _, pv := range r.Variants {
+		v.variants = append(v.variants, pv.ID)
+		v.info[pv.ID] = pv
+		if pv.Baseline && v.baseline == "" {
+			v.baseline = pv.ID
+		}
+	}
+	for _, t := range r.Trials {
+		k := cell{t.Experiment, t.Variant, t.Concurrency}
+		v.trials[k] = append(v.trials[k], t)
+		if !slices.Contains(v.experiments, t.Experiment) {
+			v.experiments = append(v.experiments, t.Experiment)
+		}
+		if !slices.Contains(v.conc[t.Experiment], t.Concurrency) {
+			v.conc[t.Experiment] = append(v.conc[t.Experiment], t.Concurrency)
+		}
+		if !slices.Contains(v.variants, t.Variant) {
+			v.variants = append(v.variants, t.Variant)
+		}
+	}
+	if v.baseline == "" && len(v.variants) > 0 {
+		v.baseline = v.variants[0]
+	}
+	for _, ts := range v.trials {
+		slices.SortStableFunc(ts, func(a, b result.Trial) int { return cmp.Compare(a.Round, b.Round) })
+	}
+	for _, cs := range v.conc {
+		slices.Sort(cs)
+	}
+	rank := func(e plan.Experiment) int {
+		switch e {
+		case plan.Connect:
+			return 0
+		case plan.Pool:
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(v.experiments, func(a, b plan.Experiment) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
+	})
+	return v
+}
+
+// cells lists the cells of an experiment that hold trials, column by column.
+func (v *view) cells(e plan.Experiment) []cell {
+	var out []cell
+	for _, c := range v.conc[e] {
+		for _, name := range v.variants {
+			if k := (cell{e, name, c}); len(v.trials[k]) > 0 {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// trialCount says over how many trials the cells of an experiment's columns
+// cs were averaged: "3 trials", or "1-3 trials" after an interrupted run.
+func (v *view) trialCount(e plan.Experiment, cs ...int) string {
+	lo, hi := math.MaxInt, 0
+	for _, c := range cs {
+		for _, name := range v.variants {
+			if n := len(v.trials[cell{e, name, c}]); n > 0 {
+				lo, hi = min(lo, n), max(hi, n)
+			}
+		}
+	}
+	if lo >= hi {
+		return plural(hi, "trial")
+	}
+	return fmt.Sprintf("%d-%d trials", lo, hi)
+}
+
+func (v *view) header(b *strings.Builder) {
+	r := v.r
+	title := "tlsbench"
+	if r.Tool.Version != "" {
+		title += " " + r.Tool.Version
+	}
+	fmt.Fprintf(b, "%s — %s (%s)\n", title, r.Target.URL, r.Target.Kind)
+	line := func(key, val string) { fmt.Fprintf(b, "%-8s%s\n", key+":", val) }
+	if !r.Started.IsZero() {
+		line("date", r.Started.UTC().Format(time.RFC3339))
+	}
+	if r.Spec.Count > 0 {
+		line("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
+	} else {
+		line("trials", fmt.Sprintf("%d × %s", r.Spec.Trials, r.Spec.Duration))
+	}
+	client := []string{r.Env.OS + "/" + r.Env.Arch}
+	if r.Env.Kernel != "" {
+		client = append(client, "kernel "+r.Env.Kernel)
+	}
+	client = append(client, plural(r.Env.Cores, "core"))
+	if r.Env.CPUModel != "" {
+		client = append(client, r.Env.CPUModel)
+	}
+	if r.Env.AESNI {
+		client = append(client, "AES-NI")
+	} else {
+		client = append(client, "no AES-NI")
+	}
+	line("client", strings.Join(client, ", "))
+	line("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
+	if s := r.Target.Server; s != nil {
+		line("server", strings.TrimSpace(s.Software+" "+s.Version))
+	}
+	if r.Interrupted {
+		if want := len(r.Spec.Experiments) * len(r.Variants) * len(r.Spec.Concurrency) * r.Spec.Trials; want > 0 {
+			fmt.Fprintf(b, "interrupted: %d of %d trials finished\n", len(r.Trials), want)
+		} else {
+			fmt.Fprintf(b, "interrupted: %s finished\n", plural(len(r.Trials), "trial"))
+		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(b, "error: %s\n", r.Error)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
+	b.WriteString("\n")
+}
+
+func unit(e plan.Experiment) string {
+	switch e {
+	case plan.Connect:
+		return "connections/s"
+	case plan.Pool:
+		return "requests/s"
+	}
+	return "operations/s"
+}
+
+const deltaLegend = "vs baseline: paired by round; ± is the half-width of the 95% confidence interval; * when it excludes 0"
+
+// throughput writes the main table of an experiment and its change against
+// the baseline: as a last column with one concurrency, as a table of its own
+// with several.
+func (v *view) throughput(b *strings.Builder, e plan.Experiment) {
+	cs := v.conc[e]
+	head := []string{"variant"}
+	for _, c := range cs {
+		head = append(head, plan.Label(c))
+	}
+	t := table{
+		title:  fmt.Sprintf("%s: %s, mean (stddev) over %s", e, unit(e), v.trialCount(e, v.conc[e]...)),
+		left:   1,
+		header: head,
+	}
+	d := table{title: fmt.Sprintf("%s: %s vs baseline, %% (95%% CI)", e, unit(e)), left: 1, header: head}
+	compare := len(v.variants) > 1
+	inline := compare && len(cs) == 1
+	if inline {
+		t.header = append(slices.Clip(head), "vs baseline")
+		t.foot = []string{deltaLegend}
+	}
+	for _, name := range v.variants {
+		row, drow := []string{name}, []string{name}
+		for _, c := range cs {
+			ts := v.trials[cell{e, name, c}]
+			row = append(row, meanStd(collect(ts, result.Trial.Throughput), rate))
+			drow = append(drow, v.delta(e, name, c))
+		}
+		if inline {
+			row = append(row, drow[1])
+		}
+		t.add(row...)
+		d.add(drow...)
+	}
+	t.write(b)
+	if compare && !inline {
+		d.foot = []string{deltaLegend}
+		d.write(b)
+	}
+}
+
+// delta is the change of a variant's throughput against the baseline's in
+// the same experiment and concurrency, trials paired by round.
+func (v *view) delta(e plan.Experiment, name string, c int) string {
+	if name == v.baseline {
+		return "baseline"
+	}
+	base := map[int]float64{}
+	for _, t := range v.trials[cell{e, v.baseline, c}] {
+		base[t.Round] = t.Throughput()
+	}
+	var bs, vs []float64
+	for _, t := range v.trials[cell{e, name, c}] {
+		if x, ok := base[t.Round]; ok {
+			bs, vs = append(bs, x), append(vs, t.Throughput())
+		}
+	}
+	return delta(stats.Paired(bs, vs))
+}
+
+// p95 writes the pool's p95 latency per variant and concurrency.
+func (v *view) p95(b *strings.Builder, e plan.Experiment) {
+	t := table{title: fmt.Sprintf("%s: p95 latency, ms, mean (stddev) over %s", e, v.trialCount(e, v.conc[e]...)), left: 1}
+	t.header = []string{"variant"}
+	for _, c := range v.conc[e] {
+		t.header = append(t.header, plan.Label(c))
+	}
+	for _, name := range v.variants {
+		row := []string{name}
+		for _, c := range v.conc[e] {
+			ts := withLatency(v.trials[cell{e, name, c}])
+			row = append(row, meanStd(collect(ts, func(t result.Trial) float64 { return t.Latency.P95 }), millis))
+		}
+		t.add(row...)
+	}
+	t.write(b)
+}
+
+// phases writes, per concurrency, where a connection's time goes: each
+// phase's mean latency with its round trips, then the whole connection's.
+func (v *view) phases(b *strings.Builder, e plan.Experiment) {
+	for _, c := range v.conc[e] {
+		var names []string
+		for _, name := range v.variants {
+			for _, t := range v.trials[cell{e, name, c}] {
+				names = mergeOrder(names, t.Phases)
+			}
+		}
+		t := table{
+			title: fmt.Sprintf("%s %s: phases, ms, mean over %s [round trips]", e, plan.Label(c), v.trialCount(e, c)),
+			left:  1,
+		}
+		t.header = append(append([]string{"variant"}, names...), "total", "p50", "p95", "p99", "max")
+		for _, name := range v.variants {
+			ts := withLatency(v.trials[cell{e, name, c}])
+			row := []string{name}
+			for _, p := range names {
+				row = append(row, phaseCell(ts, p))
+			}
+			mean := func(f func(result.Hist) float64) string {
+				if len(ts) == 0 {
+					return "-"
+				}
+				return num(stats.Summarize(collect(ts, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis)
+			}
+			row = append(row,
+				mean(func(h result.Hist) float64 { return h.Mean }),
+				mean(func(h result.Hist) float64 { return h.P50 }),
+				mean(func(h result.Hist) float64 { return h.P95 }),
+				mean(func(h result.Hist) float64 { return h.P99 }))
+			if len(ts) == 0 {
+				row = append(row, "-")
+			} else {
+				row = append(row, num(slices.Max(collect(ts, func(t result.Trial) float64 { return t.Latency.Max })), millis))
+			}
+			t.add(row...)
+		}
+		t.write(b)
+	}
+}
+
+// mergeOrder adds the phase names of one trial to names, each new one right
+// after the phase that precedes it in the trial, so that plain's tcp, request
+// and TLS's tcp, tls-handshake, request merge into tcp, tls-handshake, request.
+func mergeOrder(names []string, phases []result.Phase) []string {
+	at := 0
+	for _, p := range phases {
+		if i := slices.Index(names, p.Name); i >= 0 {
+			at = i + 1
+			continue
+		}
+		names = slices.Insert(names, at, p.Name)
+		at++
+	}
+	return names
+}
+
+// phaseCell is "0.052 [1]": the phase's mean latency over trials and its round trips.
+func phaseCell(ts []result.Trial, name string) string {
+	var ms []float64
+	lo, hi := math.MaxInt, math.MinInt
+	for _, t := range ts {
+		for _, p := range t.Phases {
+			if p.Name == name && p.Latency.Count > 0 {
+				ms = append(ms, p.Latency.Mean)
+				lo, hi = min(lo, p.RoundTrips.Min), max(hi, p.RoundTrips.Max)
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s [%s]", num(stats.Summarize(ms).Mean, millis), roundTrips(lo, hi))
+}
+
+// negotiated writes what each TLS variant's handshakes settled on.
+func (v *view) negotiated(b *strings.Builder) {
+	t := table{
+		title:  "negotiated, as the client saw it",
+		left:   5,
+		header: []string{"variant", "version", "suite", "group", "server key", "resumed"},
+	}
+	tls := false
+	for _, name := range v.variants {
+		var ts []result.Trial
+		for _, e := range v.experiments {
+			for _, c := range v.conc[e] {
+				ts = append(ts, v.trials[cell{e, name, c}]...)
+			}
+		}
+		if len(ts) == 0 {
+			continue
+		}
+		info, known := v.info[name]
+		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
+			t.add(name, "-", "-", "-", "-", "-")
+			continue
+		}
+		tls = true
+		var resumed, conns int64
+		for _, t := range ts {
+			resumed += t.Resumed
+			conns += t.Conns
+		}
+		field := func(f func(*result.Negotiated) string) string {
+			var vals []string
+			for _, t := range ts {
+				if t.Negotiated != nil && f(t.Negotiated) != "" && !slices.Contains(vals, f(t.Negotiated)) {
+					vals = append(vals, f(t.Negotiated))
+				}
+			}
+			if len(vals) == 0 {
+				return "-"
+			}
+			return strings.Join(vals, "/")
+		}
+		t.add(name,
+			field(func(n *result.Negotiated) string { return n.Version }),
+			field(func(n *result.Negotiated) string { return n.Suite }),
+			field(func(n *result.Negotiated) string { return n.Group }),
+			field(func(n *result.Negotiated) string { return n.PeerKey }),
+			percent(resumed, conns))
+	}
+	if tls {
+		t.write(b)
+	}
+}
+
+// cpu writes the CPU each operation cost the client and the server, and how
+// many cores the client kept busy.
+func (v *view) cpu(b *strings.Builder) {
+	server := slices.ContainsFunc(v.r.Trials, func(t result.Trial) bool { return t.ServerCPU > 0 })
+	t := table{title: "CPU: µs per operation, client cores in use (sums over trials)", left: 3}
+	t.header = []string{"experiment", "", "variant", "client µs/op"}
+	if server {
+		t.header = append(t.header, "server µs/op")
+	}
+	t.header = append(t.header, "client cores")
+	var last cell
+	for _, e := range v.experiments {
+		for _, k := range v.cells(e) {
+			var ops int64
+			var client, srv, elapsed time.Duration
+			for _, t := range v.trials[k] {
+				ops += t.Ops
+				client += t.ClientCPU
+				srv += t.ServerCPU
+				elapsed += t.Elapsed
+			}
+			// Name the experiment and concurrency only where they change.
+			exp, conc := string(k.exp), plan.Label(k.c)
+			if k.exp == last.exp {
+				exp = ""
+				if k.c == last.c {
+					conc = ""
+				}
+			}
+			last = k
+			row := []string{exp, conc, k.variant, perOp(client, ops)}
+			if server {
+				row = append(row, perOp(srv, ops))
+			}
+			cores := "-"
+			if elapsed > 0 {
+				cores = fmt.Sprintf("%.2f", client.Seconds()/elapsed.Seconds())
+			}
+			t.add(append(row, cores)...)
+		}
+	}
+	if len(t.rows) > 0 {
+		t.write(b)
+	}
+}
+
+func perOp(cpu time.Duration, ops int64) string {
+	if ops <= 0 || cpu <= 0 {
+		return "-"
+	}
+	return num(float64(cpu)/float64(time.Microsecond)/float64(ops), millis)
+}
+
+// warnings writes what the figures themselves say about their own limits.
+func (v *view) warnings(b *strings.Builder) {
+	r := v.r
+	if len(r.Trials) == 0 {
+		b.WriteString("warning: no trial finished: there is nothing to report\n")
+		return
+	}
+	for _, e := range v.experiments {
+		for _, name := range v.variants {
+			for _, c := range v.conc[e] {
+				// A client near its CPU limit measures itself, not the server.
+				limit := c
+				if r.Env.Cores > 0 {
+					limit = min(c, r.Env.Cores)
+				}
+				used := 0.0
+				for _, t := range v.trials[cell{e, name, c}] {
+					if t.Elapsed > 0 {
+						used = max(used, t.ClientCPU.Seconds()/t.Elapsed.Seconds())
+					}
+				}
+				if used > 0.85*float64(limit) {
+					fmt.Fprintf(b, "warning: the client used %.2f of %s in %s %s %s: the figures may be limited by tlsbench, not the server\n",
+						used, plural(limit, "core"), e, name, plan.Label(c))
+				}
+			}
+		}
+	}
+	for _, e := range v.experiments {
+		for _, name := range v.variants {
+			for _, c := range v.conc[e] {
+				errs := map[string]int64{}
+				for _, t := range v.trials[cell{e, name, c}] {
+					for kind, n := range t.Errors {
+						errs[kind] += n
+					}
+				}
+				kinds := make([]string, 0, len(errs))
+				for k := range errs {
+					kinds = append(kinds, k)
+				}
+				slices.Sort(kinds)
+				for _, k := range kinds {
+					fmt.Fprintf(b, "warning: %s %s %s: %d %s\n", e, name, plan.Label(c), errs[k], errorWord(errs[k], k))
+				}
+			}
+		}
+	}
+	single, all := 0, 0
+	for _, e := range v.experiments {
+		for _, k := range v.cells(e) {
+			all++
+			if len(v.trials[k]) < 2 {
+				single++
+			}
+		}
+	}
+	switch {
+	case single == all:
+		b.WriteString("warning: one trial: no stddev or confidence interval\n")
+	case single > 0:
+		fmt.Fprintf(b, "warning: one trial in %d of %d cells: no stddev or confidence interval there\n", single, all)
+	}
+}
+
+func errorWord(n int64, kind string) string {
+	if n == 1 {
+		return kind + " error"
+	}
+	return kind + " errors"
+}
+
+// collect maps trials to one figure each.
+func collect(ts []result.Trial, f func(result.Trial) float64) []float64 {
+	xs := make([]float64, len(ts))
+	for i, t := range ts {
+		xs[i] = f(t)
+	}
+	return xs
+}
+
+// withLatency drops trials that recorded no latency (every operation failed),
+// whose zeros would pull the means down.
+func withLatency(ts []result.Trial) []result.Trial {
+	var out []result.Trial
+	for _, t := range ts {
+		if t.Latency.Count > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}

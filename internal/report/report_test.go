@@ -1,0 +1,146 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.json from the cases below and testdata/*.golden from them")
+
+// cases are the result files of the golden test. The .json files are
+// generated from these with -update, so that they stay realistic and
+// consistent; the test renders what it reads back from the files.
+var cases = map[string]func() *result.Result{
+	"connect":     connectRun,
+	"pool":        poolRun,
+	"interrupted": interruptedRun,
+	"failed":      failedRun,
+}
+
+func TestGolden(t *testing.T) {
+	for name, build := range cases {
+		t.Run(name, func(t *testing.T) {
+			jsonPath := filepath.Join("testdata", name+".json")
+			goldenPath := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := result.Write(jsonPath, build()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := result.Read(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := Text(&got, r); err != nil {
+				t.Fatal(err)
+			}
+			if *update {
+				if err := os.WriteFile(goldenPath, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(goldenPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("Text(%s) differs from %s (go test ./internal/report -update rewrites it):\n%s", jsonPath, goldenPath, got.String())
+			}
+			// The result as measured and as read back render alike: nothing
+			// the report shows is lost in the file.
+			var direct bytes.Buffer
+			if err := Text(&direct, build()); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(direct.Bytes(), want) {
+				t.Errorf("Text of the %s case before writing it differs from %s: run -update", name, goldenPath)
+			}
+		})
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for name, build := range cases {
+		r := build()
+		var a, b bytes.Buffer
+		if err := Text(&a, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := Text(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: two renderings differ", name)
+		}
+	}
+}
+
+// TestOdd renders results that a run should not produce but a file can hold.
+func TestOdd(t *testing.T) {
+	tests := []struct {
+		name string
+		r    *result.Result
+		want []string
+	}{
+		{"empty", result.New(), []string{"warning: no trial finished"}},
+		{"unknown variant, no elapsed time", &result.Result{
+			Trials: []result.Trial{{Experiment: "stream", Variant: "mystery", Concurrency: 3, Ops: 5}},
+		}, []string{"stream: operations/s", "mystery", "warning: one trial:"}},
+		{"all operations failed", &result.Result{
+			Variants: []plan.Variant{{ID: "plain", TLS: "off", Baseline: true}},
+			Trials: []result.Trial{
+				{Experiment: plan.Connect, Variant: "plain", Concurrency: 1, Elapsed: time.Second, Errors: map[string]int64{"refused": 9}},
+				{Experiment: plan.Connect, Variant: "plain", Concurrency: 1, Round: 1, Elapsed: time.Second, Errors: map[string]int64{"refused": 1}},
+			},
+		}, []string{"0.0 (0.0)", "warning: connect plain c=1: 10 refused errors"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Text(&b, tt.r); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
+
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteError(t *testing.T) {
+	if err := Text(brokenWriter{}, connectRun()); err == nil {
+		t.Error("Text to a failing writer returned no error")
+	}
+}
+
+func TestTable(t *testing.T) {
+	tb := table{title: "t", left: 1, header: []string{"name", "x"}, foot: []string{"foot"}}
+	tb.add("a", "±1.5 *")
+	tb.add("long name", "2")
+	var b strings.Builder
+	tb.write(&b)
+	want := "t\n" +
+		"name            x\n" +
+		"a          ±1.5 *\n" +
+		"long name       2\n" +
+		"foot\n\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what tlsbench's tests and benchmarks need from Debian's packages.
+# Idempotent: packages already present are not fetched again.
+#   scripts/install.sh          test dependencies
+#   scripts/install.sh bench    also the peers bench/ compares against
+set -euo pipefail
+
+# command:package pairs
+need=(openssl:openssl)
+if [ "${1:-}" = bench ]; then
+  need+=(wrk:wrk)
+fi
+
+missing=()
+for pair in "${need[@]}"; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install.sh: need root to apt-get install ${missing[*]}: run it with sudo" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "installed: ${missing[*]}"
