@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
-	"github.com/tlsbench/tlsbench/internal/driver"
 	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv" // registers http, https, builtin
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -50,9 +48,9 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 
 	target, _ := plan.ParseTarget(raw.Target)
 	dialer := &netx.Dialer{Sources: netx.LoopbackSources(loopbackSources)}
-	runner := &bench.Runner{Spec: spec, Variants: res.Variants, Configs: map[string]driver.Config{}}
+	runner := &bench.Runner{Spec: spec, Variants: res.Variants}
 	var roots *x509.CertPool
-	var endpoint func(v plan.Variant) (addr, host string)
+	var endpoint bench.Endpoint
 	if target.Builtin {
 		srv, err := lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize})
 		if err != nil {
@@ -83,20 +81,9 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		host, _, _ := net.SplitHostPort(target.Host)
 		endpoint = func(plan.Variant) (string, string) { return target.Host, host }
 	}
-	for _, v := range res.Variants {
-		addr, host := endpoint(v)
-		cfg := driver.Config{Variant: v, Addr: addr, Host: hostHeader(host, addr), Path: spec.Path, Dialer: dialer, Timeout: spec.Timeout}
-		if !v.Plain() {
-			var sessions tls.ClientSessionCache
-			if v.Resume {
-				sessions = tls.NewLRUClientSessionCache(1024)
-			}
-			cfg.TLS, err = tlsx.ClientConfig(v, tlsx.ClientOptions{RootCAs: roots, Insecure: spec.Insecure, ServerName: host, Sessions: sessions})
-			if err != nil {
-				return err
-			}
-		}
-		runner.Configs[v.ID] = cfg
+	runner.Configs, err = bench.Configs(spec, res.Variants, endpoint, roots, dialer)
+	if err != nil {
+		return err
 	}
 	res.Notes = append(res.Notes, dialer.PortNote())
 	if target.Builtin || target.Scheme == "http" || target.Scheme == "https" {
@@ -143,12 +130,6 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		return runErr
 	}
 	return nil
-}
-
-// hostHeader is host:port for the HTTP Host header, as a browser sends it.
-func hostHeader(host, addr string) string {
-	_, port, _ := net.SplitHostPort(addr)
-	return net.JoinHostPort(host, port)
 }
 
 // redactArgs removes secrets from a command line: URL passwords.

@@ -225,6 +225,10 @@ func (b *Builtin) Endpoint(key string) string {
 // RootCAs is a pool with the CA that signed the server's certificates.
 func (b *Builtin) RootCAs() *x509.CertPool { return b.roots }
 
+// CAFile is the PEM file of that CA, for clients given --ca; it is removed
+// with the server.
+func (b *Builtin) CAFile() string { return filepath.Join(b.dir, "ca.crt") }
+
 // Info describes the server for the result file.
 func (b *Builtin) Info() result.Server {
 	eps := maps.Clone(b.ready.HTTPS)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	tlsbenchExe, err = buildTlsbench(dir)
+	tlsbenchExe, err = labtest.Build(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		fmt.Fprintln(os.Stderr, err)
@@ -43,22 +44,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// buildTlsbench builds ./cmd/tlsbench of this module into dir.
-func buildTlsbench(dir string) (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	exe := filepath.Join(dir, "tlsbench")
-	build := exec.Command("go", "build", "-o", exe, "./cmd/tlsbench")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building tlsbench: %v\n%s", err, out)
-	}
-	return exe, nil
 }
 
 // isolateTemp points the temp dir at a fresh one, so that a test can check

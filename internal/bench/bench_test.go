@@ -1,0 +1,289 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// srv is one real built-in server (a child process, as in a run) shared by
+// every test of the package.
+var (
+	srv *lab.Builtin
+	exe string // the tlsbench binary
+)
+
+func TestMain(m *testing.M) {
+	code, err := runTests(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func runTests(m *testing.M) (int, error) {
+	dir, err := os.MkdirTemp("", "tlsbench-benchtest-")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(dir)
+	exe, err = labtest.Build(dir)
+	if err != nil {
+		return 1, err
+	}
+	srv, err = lab.StartBuiltin(context.Background(), lab.BuiltinOptions{
+		Keys: []string{"rsa2048", "rsa4096", "ecdsa-p256"}, ResponseSize: 1024, Exe: exe})
+	if err != nil {
+		return 1, err
+	}
+	defer srv.Stop()
+	return m.Run(), nil
+}
+
+// runner builds a Runner as the cli does, for the variants of raw.
+func runner(t *testing.T, raw plan.Spec) *bench.Runner {
+	t.Helper()
+	raw.Target = plan.Builtin
+	spec, err := plan.New(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := spec.Variants()
+	at := func(v plan.Variant) (string, string) {
+		if v.Plain() {
+			return srv.Endpoint(""), "127.0.0.1"
+		}
+		return srv.Endpoint(v.Key), "127.0.0.1"
+	}
+	d := &netx.Dialer{Sources: netx.LoopbackSources(4)}
+	cfgs, err := bench.Configs(spec, variants, at, srv.RootCAs(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &bench.Runner{Spec: spec, Variants: variants, Scheme: "builtin", Configs: cfgs, ServerCPU: srv.CPU}
+	if err := r.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func trial(t *testing.T, r *bench.Runner, e plan.Experiment, id string, c int) result.Trial {
+	t.Helper()
+	for _, v := range r.Variants {
+		if v.ID == id {
+			tr, err := r.Trial(context.Background(), e, v, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+	}
+	t.Fatalf("no variant %q in %v", id, r.Variants)
+	return result.Trial{}
+}
+
+func phase(t *testing.T, tr result.Trial, name string) result.Phase {
+	t.Helper()
+	for _, p := range tr.Phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("%s: no phase %s in %+v", tr.Variant, name, tr.Phases)
+	return result.Phase{}
+}
+
+// TestRoundTrips checks the exact round trips of every phase: TCP connect 1,
+// TLS 1.3 full handshake 1, TLS 1.2 full 2, TLS 1.2 resumed 1, one HTTP
+// request 1, on every connection of a trial (Min and Max agree).
+func TestRoundTrips(t *testing.T) {
+	r := runner(t, plan.Spec{TLS: []string{"off", "1.2", "1.3"}, Resume: []bool{false, true}, Count: 30, Duration: time.Minute})
+	tests := []struct {
+		variant   string
+		handshake int
+		resumed   bool
+	}{
+		{"plain", 0, false},
+		{"tls1.3 rsa2048", 1, false},
+		{"tls1.2 rsa2048", 2, false},
+		{"tls1.2 rsa2048 resume", 1, true},
+		{"tls1.3 rsa2048 resume", 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.variant, func(t *testing.T) {
+			tr := trial(t, r, plan.Connect, tt.variant, 1)
+			want := map[string]int{"tcp": 1, "request": 1, "response": 0, "close": 0}
+			if tt.handshake > 0 {
+				want["tls-handshake"] = tt.handshake
+			}
+			if len(tr.Phases) != len(want) {
+				t.Errorf("phases %v, want %v", names(tr), want)
+			}
+			for name, n := range want {
+				rt := phase(t, tr, name).RoundTrips
+				if rt.Min != n || rt.Max != n {
+					t.Errorf("%s: round trips %d-%d, want %d", name, rt.Min, rt.Max, n)
+				}
+			}
+			// The cache was primed by Check, so every connection resumes.
+			if tt.resumed && tr.Resumed != tr.Conns {
+				t.Errorf("resumed %d of %d connections", tr.Resumed, tr.Conns)
+			}
+			if !tt.resumed && tr.Resumed != 0 {
+				t.Errorf("resumed %d connections without a session cache", tr.Resumed)
+			}
+			if tr.Ops != 30 || tr.Conns != 30 || len(tr.Errors) > 0 {
+				t.Errorf("ops %d, conns %d, errors %v; want 30, 30, none", tr.Ops, tr.Conns, tr.Errors)
+			}
+		})
+	}
+}
+
+func names(tr result.Trial) []string {
+	var out []string
+	for _, p := range tr.Phases {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// TestPhasesAddUp checks that phases come in connection order and that their
+// mean times add up to the mean total, and that percentiles are ordered.
+func TestPhasesAddUp(t *testing.T) {
+	r := runner(t, plan.Spec{TLS: []string{"1.3"}, Count: 50, Duration: time.Minute})
+	tr := trial(t, r, plan.Connect, "tls1.3 rsa2048", 2)
+	if got, want := strings.Join(names(tr), ","), "tcp,tls-handshake,request,response,close"; got != want {
+		t.Errorf("phases %s, want %s", got, want)
+	}
+	var sum float64
+	for _, p := range tr.Phases {
+		if p.Latency.Count != tr.Ops {
+			t.Errorf("%s: %d samples for %d connections", p.Name, p.Latency.Count, tr.Ops)
+		}
+		sum += p.Latency.Mean
+	}
+	// The histograms keep 3 significant digits: allow 1%.
+	if math.Abs(sum-tr.Latency.Mean) > 0.01*tr.Latency.Mean {
+		t.Errorf("phase means add up to %.4f ms, total mean is %.4f ms", sum, tr.Latency.Mean)
+	}
+	h := tr.Latency
+	if !(h.P50 <= h.P95 && h.P95 <= h.P99 && h.P99 <= h.Max) {
+		t.Errorf("percentiles out of order: %+v", h)
+	}
+	if tr.ClientCPU <= 0 || tr.ServerCPU <= 0 {
+		t.Errorf("CPU not measured: client %v, server %v", tr.ClientCPU, tr.ServerCPU)
+	}
+	if tr.BytesSent == 0 || tr.BytesReceived < 1024*tr.Ops {
+		t.Errorf("bytes: sent %d, received %d for %d responses of 1024 bytes", tr.BytesSent, tr.BytesReceived, tr.Ops)
+	}
+}
+
+// TestNegotiated checks that version, suite and key are what was asked.
+func TestNegotiated(t *testing.T) {
+	r := runner(t, plan.Spec{
+		TLS:     []string{"1.2", "1.3"},
+		Keys:    []string{"rsa2048", "ecdsa-p256"},
+		Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"},
+		Count:   5, Duration: time.Minute,
+	})
+	want := map[string]result.Negotiated{
+		"tls1.2 rsa2048 ECDHE_RSA_WITH_AES_256_GCM_SHA384":            {Version: "TLS 1.2", Suite: "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", PeerKey: "RSA-2048"},
+		"tls1.2 ecdsa-p256 ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": {Version: "TLS 1.2", Suite: "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", PeerKey: "ECDSA-P256"},
+		"tls1.3 rsa2048":    {Version: "TLS 1.3", PeerKey: "RSA-2048"},
+		"tls1.3 ecdsa-p256": {Version: "TLS 1.3", PeerKey: "ECDSA-P256"},
+	}
+	if len(r.Variants) != len(want) {
+		t.Fatalf("variants %v, want the %d fitting key and suite", r.Variants, len(want))
+	}
+	for id, w := range want {
+		for _, e := range []plan.Experiment{plan.Connect, plan.Pool} {
+			n := trial(t, r, e, id, 1).Negotiated
+			if n == nil || n.Version != w.Version || n.PeerKey != w.PeerKey || (w.Suite != "" && n.Suite != w.Suite) {
+				t.Errorf("%s %s: negotiated %+v, want %+v", e, id, n, w)
+			}
+		}
+	}
+}
+
+// TestKeyCost checks physics, with generous margins: a handshake with an
+// rsa4096 key is slower than with rsa2048, which is slower than ecdsa-p256.
+// Medians of interleaved trials, so that a noisy neighbour hits all alike.
+func TestKeyCost(t *testing.T) {
+	r := runner(t, plan.Spec{TLS: []string{"1.3"}, Keys: []string{"rsa4096", "rsa2048", "ecdsa-p256"}, Count: 25, Duration: time.Minute})
+	p50 := map[string][]float64{}
+	for range 3 {
+		for _, v := range r.Variants {
+			tr := trial(t, r, plan.Connect, v.ID, 1)
+			p50[v.Key] = append(p50[v.Key], phase(t, tr, "tls-handshake").Latency.P50)
+		}
+	}
+	m := map[string]float64{}
+	for k, xs := range p50 {
+		sort.Float64s(xs)
+		m[k] = xs[len(xs)/2]
+	}
+	t.Logf("TLS 1.3 handshake p50: rsa4096 %.2f ms, rsa2048 %.2f ms, ecdsa-p256 %.2f ms", m["rsa4096"], m["rsa2048"], m["ecdsa-p256"])
+	if m["rsa4096"] < 1.5*m["rsa2048"] {
+		t.Errorf("rsa4096 handshake %.2f ms is not clearly slower than rsa2048 %.2f ms", m["rsa4096"], m["rsa2048"])
+	}
+	if m["rsa2048"] < 1.2*m["ecdsa-p256"] {
+		t.Errorf("rsa2048 handshake %.2f ms is not clearly slower than ecdsa-p256 %.2f ms", m["rsa2048"], m["ecdsa-p256"])
+	}
+}
+
+// TestPool checks a pool trial: c connections, no reconnects, one latency
+// sample per request, bytes of the measured window only.
+func TestPool(t *testing.T) {
+	r := runner(t, plan.Spec{TLS: []string{"off", "1.3"}, Count: 400, Duration: time.Minute, Warmup: 100 * time.Millisecond})
+	for _, id := range []string{"plain", "tls1.3 rsa2048"} {
+		tr := trial(t, r, plan.Pool, id, 4)
+		if tr.Ops != 400 || tr.Conns != 4 || len(tr.Errors) > 0 {
+			t.Errorf("%s: ops %d, conns %d, errors %v; want 400, 4, none", id, tr.Ops, tr.Conns, tr.Errors)
+		}
+		if tr.Latency.Count != tr.Ops {
+			t.Errorf("%s: %d latency samples for %d requests", id, tr.Latency.Count, tr.Ops)
+		}
+		if per := tr.BytesReceived / tr.Ops; per < 1024 || per > 1500 {
+			t.Errorf("%s: %d bytes received per request of 1024 bytes", id, per)
+		}
+	}
+}
+
+// TestServerGone checks that a trial against a server that stopped fails
+// with the reason, instead of producing a figure.
+func TestServerGone(t *testing.T) {
+	ctx := context.Background()
+	own, err := lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 10, Exe: exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := plan.New(plan.Spec{Target: plan.Builtin, TLS: []string{"off"}, Count: 10, Duration: time.Minute})
+	at := func(plan.Variant) (string, string) { return own.Endpoint(""), "127.0.0.1" }
+	cfgs, err := bench.Configs(spec, spec.Variants(), at, nil, &netx.Dialer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &bench.Runner{Spec: spec, Variants: spec.Variants(), Scheme: "builtin", Configs: cfgs}
+	if _, err := r.Trial(ctx, plan.Connect, spec.Variants()[0], 2); err != nil {
+		t.Fatal(err)
+	}
+	own.Stop()
+	_, err = r.Trial(ctx, plan.Connect, spec.Variants()[0], 2)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("trial after the server stopped: %v, want connection refused", err)
+	}
+}
