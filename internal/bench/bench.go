@@ -7,11 +7,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -143,8 +146,22 @@ func (r *Runner) Check(ctx context.Context) error {
 
 func (r *Runner) explain(err error, v plan.Variant) error {
 	var oe *driver.OpError
-	if errors.As(err, &oe) && oe.Phase == "tcp" && errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("cannot connect to %s: connection refused (is the server running and listening there?)", r.Configs[v.ID].Addr)
+	if errors.As(err, &oe) && oe.Phase == netx.PhaseTCP {
+		hint := ""
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			hint = " (is the server running and listening there?)"
+		}
+		// The innermost cause reads best: "connection refused", not
+		// "dial tcp 127.0.0.1:1: connect: connection refused".
+		var ne *net.OpError
+		var se *os.SyscallError
+		switch {
+		case errors.As(err, &se):
+			err = se.Err
+		case errors.As(err, &ne) && ne.Err != nil:
+			err = ne.Err
+		}
+		return fmt.Errorf("cannot connect to %s: %w%s", r.Configs[v.ID].Addr, err, hint)
 	}
 	return tlsx.Explain(err, r.Configs[v.ID].Addr, v)
 }

@@ -262,6 +262,9 @@ func variantID(v Variant) string {
 		return "plain"
 	}
 	parts := []string{"tls" + v.TLS}
+	if v.TLS == "auto" {
+		parts[0] = "tls-auto"
+	}
 	if v.Key != "" {
 		parts = append(parts, v.Key)
 	}
