@@ -145,7 +145,11 @@ func (v *view) header(b *strings.Builder) {
 	if r.Tool.Version != "" {
 		title += " " + r.Tool.Version
 	}
-	fmt.Fprintf(b, "%s — %s (%s)\n", title, r.Target.URL, r.Target.Kind)
+	target := r.Target.URL
+	if r.Target.Kind != "" && r.Target.Kind != r.Target.URL {
+		target += " (" + r.Target.Kind + ")"
+	}
+	fmt.Fprintf(b, "%s — %s\n", title, target)
 	line := func(key, val string) { fmt.Fprintf(b, "%-8s%s\n", key+":", val) }
 	if !r.Started.IsZero() {
 		line("date", r.Started.UTC().Format(time.RFC3339))

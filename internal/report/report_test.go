@@ -144,3 +144,36 @@ func TestTable(t *testing.T) {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestGoldenMeasured renders result files of real runs on the built-in
+// server, stored as measured (never regenerated): -update rewrites only
+// their goldens.
+func TestGoldenMeasured(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "measured-*.json"))
+	if len(files) == 0 {
+		t.Fatal("no testdata/measured-*.json")
+	}
+	for _, jsonPath := range files {
+		goldenPath := strings.TrimSuffix(jsonPath, ".json") + ".golden"
+		r, err := result.Read(jsonPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := Text(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.WriteFile(goldenPath, got.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(goldenPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("Text(%s) differs from %s:\n%s", jsonPath, goldenPath, got.String())
+		}
+	}
+}
