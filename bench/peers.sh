@@ -66,7 +66,7 @@ fi
 "$bin" serve --key rsa2048 --http "" --https 127.0.0.1:0 --size 1024 --tls-max 1.3 \
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv_pid=$!
-url= ca=
+url='' ca=''
 for _ in $(seq 100); do
   url=$(awk '$1 == "https" { print $2 }' "$tmp/serve.out")
   ca=$(awk '$1 == "ca" { print $2 }' "$tmp/serve.out")
@@ -74,7 +74,7 @@ for _ in $(seq 100); do
   kill -0 "$srv_pid" 2>/dev/null || die "tlsbench serve exited: $(head -c 300 "$tmp/serve.err")"
   sleep 0.1
 done
-[ -n "$url" ] && [ -n "$ca" ] || die "tlsbench serve printed no listener in 10 s"
+if [ -z "$url" ] || [ -z "$ca" ]; then die "tlsbench serve printed no listener in 10 s"; fi
 hostport=${url#https://}
 hostport=${hostport%/}
 [[ $hostport == 127.0.0.1:* ]] || die "server listens on $hostport, not on 127.0.0.1"
@@ -89,7 +89,7 @@ ossl_neg=$(awk -F': ' '/^Protocol version/ { v = $2 } /^Ciphersuite/ { c = $2 } 
   END { print v, c, k }' <<<"$sclient")
 
 gotls=${GODEBUG:-}
-[ "$MLKEM" = 0 ] && gotls="${gotls:+$gotls,}tlsmlkem=0"
+if [ "$MLKEM" = 0 ]; then gotls="${gotls:+$gotls,}tlsmlkem=0"; fi
 
 # --- measuring -----------------------------------------------------------
 # Each run records wall time, the CPU of the tool (rusage of reaped children,
@@ -109,9 +109,10 @@ children_cpu() { # -> $1: milliseconds of user+system CPU of reaped children
   printf -v "$1" '%d' "$ms"
 }
 server_ticks() { # -> $1: utime+stime of the server, clock ticks
-  local line
+  local line f
   read -r line <"/proc/$srv_pid/stat" || die "the server (pid $srv_pid) is gone"
-  local -a f=(${line##*) }) # fields after "(comm) ": state is f[0], utime f[11], stime f[12]
+  # The fields after "(comm) ": state is f[0], utime f[11], stime f[12].
+  read -r -a f <<<"${line##*) }"
   printf -v "$1" '%d' $((f[11] + f[12]))
 }
 
@@ -174,7 +175,7 @@ stime_run() { # round
   # though it ran T..T+1 s); the wall clock around the process is the real one.
   local n own bytes
   read -r n own bytes < <(awk '/connections in [0-9]+ real seconds/ { print $1, $4, $7 }' "$tmp/run.out")
-  [ -n "${n:-}" ] && [ "$n" -gt 0 ] || die "openssl s_time made no connection: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
+  [ "${n:-0}" -gt 0 ] || die "openssl s_time made no connection: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
   [ "$bytes" -ge 1024 ] || die "openssl s_time read $bytes bytes per connection, less than the 1024-byte body"
   echo "$1 $(awk "BEGIN { print $n / $own }")" >>"$tmp/stime_own"
   record connect "$1" s_time "$n" "$(awk "BEGIN { print $n / $W }")"
@@ -185,7 +186,8 @@ wrk_run() { # round conns
   local rate ops bad
   rate=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/run.out")
   ops=$(awk '/requests in/ { print $1 }' "$tmp/run.out")
-  [ -n "$rate" ] && [ "${ops:-0}" -gt 0 ] || die "wrk printed no Requests/sec: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
+  [ -n "$rate" ] || die "wrk printed no Requests/sec: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
+  [ "${ops:-0}" -gt 0 ] || die "wrk completed no request: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
   bad=$(awk '/Non-2xx/ { n += $NF } /Socket errors/ { gsub(/,/, ""); n += $4 + $6 + $8 + $10 } END { print n + 0 }' "$tmp/run.out")
   [ "$bad" -eq 0 ] || echo "  warning: wrk -c$2 had $bad errors or non-2xx responses" >&2
   record "pool-c$2" "$1" wrk "$ops" "$rate"
@@ -197,7 +199,7 @@ echo "tlsbench vs peers: $("$bin" version), $(openssl version | cut -d' ' -f1-2)
 echo "machine: $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 echo "server:  tlsbench serve, key rsa2048, TLS 1.3, 1024-byte body, $url (same process for every run)"
 echo "openssl: $ossl_neg, certificate verified with the server's CA"
-echo "runs:    $ROUNDS rounds x $ncmp comparisons x 2 tools, ${T}s each, tlsbench then peer in every round"
+echo "runs:    $ROUNDS rounds x $ncmp comparison(s) x 2 tools, ${T}s each, tlsbench then peer in every round"
 echo
 
 for ((r = 1; r <= ROUNDS; r++)); do

@@ -2,13 +2,14 @@
 # Installs what tlsbench's tests and benchmarks need from Debian's packages.
 # Idempotent: packages already present are not fetched again.
 #   scripts/install.sh          test dependencies
-#   scripts/install.sh bench    also the peers bench/ compares against
+#   scripts/install.sh bench    also the peers bench/ compares against, and jq
+#                               that bench/peers.sh reads result files with
 set -euo pipefail
 
 # command:package pairs
 need=(openssl:openssl)
 if [ "${1:-}" = bench ]; then
-  need+=(wrk:wrk)
+  need+=(wrk:wrk jq:jq)
 fi
 
 missing=()

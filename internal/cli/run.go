@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,7 +86,7 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		return err
 	}
 	res.Notes = append(res.Notes, dialer.PortNote())
-	if target.Builtin || target.Scheme == "http" || target.Scheme == "https" {
+	if slices.Contains(spec.Experiments, plan.Connect) {
 		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
 	}
 
@@ -132,17 +132,18 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	return nil
 }
 
-// redactArgs removes secrets from a command line: URL passwords.
+// redactArgs removes secrets from a command line: URL passwords and
+// credential parameters, also in --flag=URL form.
 func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = a
 		prefix, val := "", a
 		if k := strings.Index(a, "="); strings.HasPrefix(a, "-") && k > 0 {
 			prefix, val = a[:k+1], a[k+1:]
 		}
-		if u, err := url.Parse(val); err == nil && u.User != nil {
-			out[i] = prefix + u.Redacted()
+		out[i] = prefix + val
+		if strings.Contains(val, "://") {
+			out[i] = prefix + plan.Redact(val)
 		}
 	}
 	return out

@@ -342,7 +342,31 @@ func ParseTarget(s string) (Target, error) {
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	return Target{Scheme: u.Scheme, Host: host, Path: u.RequestURI(), Redacted: u.Redacted()}, nil
+	return Target{Scheme: u.Scheme, Host: host, Path: u.RequestURI(), Redacted: Redact(s)}, nil
+}
+
+// secretParams are query parameters that carry credentials in the URLs of
+// the engines tlsbench speaks to.
+var secretParams = []string{"password", "pass", "pwd", "sslpassword", "secret", "token", "auth"}
+
+// Redact returns a URL fit to print and store: the password of its user
+// info and the values of credential query parameters become "xxxxx".
+// Anything that is not a URL comes back as is, with user info hidden.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return redactRaw(raw)
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if slices.Contains(secretParams, strings.ToLower(k)) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // redactRaw hides anything between "://" and "@" in a string that did not
@@ -356,5 +380,5 @@ func redactRaw(s string) string {
 	return s[:i+3] + "xxxxx" + s[j:]
 }
 
-// Label is the text of a concurrency column.
+// Label is the text of a concurrency column in tables.
 func Label(c int) string { return fmt.Sprintf("c=%d", c) }

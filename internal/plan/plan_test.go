@@ -1,0 +1,80 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://127.0.0.1:8443/", "https://127.0.0.1:8443/"},
+		{"http://bench:s3cret@127.0.0.1/x", "http://bench:xxxxx@127.0.0.1/x"},
+		{"postgres://u@127.0.0.1/db?sslmode=require&password=s3cret", "postgres://u@127.0.0.1/db?password=xxxxx&sslmode=require"},
+		{"http://u:p@[::1", "http://xxxxx@[::1"},
+		{"builtin", "builtin"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestVariants(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+		want []string // IDs; the first one marked * is the baseline
+	}{
+		{"default builtin", Spec{}, []string{"*plain", "tls1.2 rsa2048", "tls1.3 rsa2048"}},
+		{"plain once whatever the keys", Spec{TLS: []string{"1.3", "off"}, Keys: []string{"rsa1024", "ecdsa-p256"}},
+			[]string{"tls1.3 rsa1024", "tls1.3 ecdsa-p256", "*plain"}},
+		{"no plain: the first is the baseline", Spec{TLS: []string{"1.2", "1.3"}, Resume: []bool{false, true}},
+			[]string{"*tls1.2 rsa2048", "tls1.2 rsa2048 resume", "tls1.3 rsa2048", "tls1.3 rsa2048 resume"}},
+		{"suites that fit the key only", Spec{TLS: []string{"1.2"}, Keys: []string{"rsa2048", "ecdsa-p256"},
+			Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}},
+			[]string{"*tls1.2 rsa2048 ECDHE_RSA_WITH_AES_128_GCM_SHA256", "tls1.2 ecdsa-p256 ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}},
+		{"external https", Spec{Target: "https://127.0.0.1:8443/", TLS: []string{"auto", "1.3"}}, []string{"*tls-auto", "tls1.3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range s.Variants() {
+				id := v.ID
+				if v.Baseline {
+					id = "*" + id
+				}
+				got = append(got, id)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("variants %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	tests := []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Target: "ftp://x/"}, `unsupported target scheme "ftp"`},
+		{Spec{TLS: []string{"1.4"}}, `--tls: unknown mode "1.4"`},
+		{Spec{TLS: []string{"1.3"}, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}}, "--cipher applies to TLS 1.2 only"},
+		{Spec{TLS: []string{"1.2"}, Keys: []string{"rsa2048"}, Ciphers: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}, "no variant left"},
+		{Spec{Target: "https://127.0.0.1/", Keys: []string{"rsa2048"}}, "--key applies to the built-in server only"},
+		{Spec{CAFile: "ca.pem", Insecure: true}, "--ca and --insecure exclude each other"},
+		{Spec{Concurrency: []int{0}}, "out of range"},
+		{Spec{Trials: -1}, "--trials"},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.spec)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%+v) = %v, want %q", tt.spec, err, tt.want)
+		}
+	}
+}
