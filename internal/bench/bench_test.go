@@ -17,6 +17,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // srv is one real built-in server (a child process, as in a run) shared by
@@ -63,14 +64,14 @@ func runner(t *testing.T, raw plan.Spec) *bench.Runner {
 		t.Fatal(err)
 	}
 	variants := spec.Variants()
-	at := func(v plan.Variant) (string, string) {
+	at := func(v plan.Variant) (bench.Endpoint, error) {
 		if v.Plain() {
-			return srv.Endpoint(""), "127.0.0.1"
+			return bench.Endpoint{Addr: srv.Endpoint(""), Host: "127.0.0.1"}, nil
 		}
-		return srv.Endpoint(v.Key), "127.0.0.1"
+		return bench.Endpoint{Addr: srv.Endpoint(v.Key), Host: "127.0.0.1"}, nil
 	}
 	d := &netx.Dialer{Sources: netx.LoopbackSources(4)}
-	cfgs, err := bench.Configs(spec, variants, at, srv.RootCAs(), d)
+	cfgs, err := bench.Configs(spec, variants, at, tlsx.ClientOptions{RootCAs: srv.RootCAs(), ALPN: []string{"http/1.1"}}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,8 +273,10 @@ func TestServerGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec, _ := plan.New(plan.Spec{Target: plan.Builtin, TLS: []string{"off"}, Count: 10, Duration: time.Minute})
-	at := func(plan.Variant) (string, string) { return own.Endpoint(""), "127.0.0.1" }
-	cfgs, err := bench.Configs(spec, spec.Variants(), at, nil, &netx.Dialer{})
+	at := func(plan.Variant) (bench.Endpoint, error) {
+		return bench.Endpoint{Addr: own.Endpoint(""), Host: "127.0.0.1"}, nil
+	}
+	cfgs, err := bench.Configs(spec, spec.Variants(), at, tlsx.ClientOptions{}, &netx.Dialer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,8 @@ package bench
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"net"
+	"net/url"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -11,33 +11,47 @@ import (
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// Endpoint says where a variant connects: the address to dial and the host
-// name to verify and to send.
-type Endpoint func(v plan.Variant) (addr, host string)
+// Endpoint is where a variant connects.
+type Endpoint struct {
+	Addr string // host:port to dial
+	Host string // name to verify and to send (SNI, HTTP Host)
+	// URL carries credentials and engine options, for engines that log in.
+	URL *url.URL
+}
+
+// Locate finds the endpoint of a variant.
+type Locate func(v plan.Variant) (Endpoint, error)
 
 // Configs builds every variant's driver.Config. A resuming variant gets a
 // session cache of its own, so that variants never share tickets.
-func Configs(spec plan.Spec, variants []plan.Variant, at Endpoint, roots *x509.CertPool, d *netx.Dialer) (map[string]driver.Config, error) {
+func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.ClientOptions, d *netx.Dialer) (map[string]driver.Config, error) {
 	out := make(map[string]driver.Config, len(variants))
 	for _, v := range variants {
-		addr, host := at(v)
-		_, port, _ := net.SplitHostPort(addr)
+		ep, err := at(v)
+		if err != nil {
+			return nil, err
+		}
+		_, port, _ := net.SplitHostPort(ep.Addr)
 		cfg := driver.Config{
 			Variant: v,
-			Addr:    addr,
-			Host:    net.JoinHostPort(host, port),
+			Addr:    ep.Addr,
+			Host:    net.JoinHostPort(ep.Host, port),
 			Path:    spec.Path,
 			Dialer:  d,
 			Timeout: spec.Timeout,
+			URL:     ep.URL,
+			Workload: driver.Workload{
+				Name: spec.Workload, QueryMode: spec.QueryMode, Tables: spec.Tables, Rows: spec.Rows,
+			},
 		}
 		if !v.Plain() {
-			var sessions tls.ClientSessionCache
+			o := tlsOpts
+			o.ServerName = ep.Host
+			o.Sessions = nil
 			if v.Resume {
-				sessions = tls.NewLRUClientSessionCache(1024)
+				o.Sessions = tls.NewLRUClientSessionCache(1024)
 			}
-			var err error
-			cfg.TLS, err = tlsx.ClientConfig(v, tlsx.ClientOptions{RootCAs: roots, Insecure: spec.Insecure, ServerName: host, Sessions: sessions})
-			if err != nil {
+			if cfg.TLS, err = tlsx.ClientConfig(v, o); err != nil {
 				return nil, err
 			}
 		}

@@ -58,7 +58,7 @@ func TestBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown scheme", []string{"connect", "ftp://127.0.0.1/"}, 2, `unsupported target scheme "ftp": use http://, https:// or builtin`},
+		{"unknown scheme", []string{"connect", "ftp://127.0.0.1/"}, 2, `unsupported target scheme "ftp": use http://, https://, postgres://`},
 		{"not a URL", []string{"pool", "127.0.0.1:80"}, 2, "is not a URL"},
 		{"no target", []string{"connect"}, 2, "connect takes one TARGET"},
 		{"unreachable", append([]string{"connect", "http://127.0.0.1:1/"}, short...), 1, "cannot connect to 127.0.0.1:1: connection refused"},
@@ -69,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		{"bad resume", []string{"connect", "builtin", "--resume", "maybe"}, 2, `--resume: "maybe" is not off or on`},
 		{"bad cipher", []string{"connect", "builtin", "--tls", "1.2", "--cipher", "RC5"}, 2, `--cipher: unknown TLS 1.2 cipher suite "RC5"`},
 		{"unknown flag", []string{"connect", "builtin", "--fast"}, 2, "unknown flag: --fast"},
-		{"key on external", []string{"connect", https, "--key", "rsa2048"}, 2, "--key applies to the built-in server only"},
+		{"key on external", []string{"connect", https, "--key", "rsa2048"}, 2, "--key applies to servers tlsbench starts"},
 		{"tls on http URL", []string{"connect", "http://127.0.0.1:1/", "--tls", "1.3"}, 2, "is plain HTTP: use an https:// URL"},
 		{"unknown CA", append([]string{"connect", https}, short...), 1, "signed by an unknown authority: pass --ca FILE"},
 		{"ca not PEM", append([]string{"connect", https, "--ca", notResult}, short...), 2, "--ca:"},

@@ -50,7 +50,7 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	dialer := &netx.Dialer{Sources: netx.LoopbackSources(loopbackSources)}
 	runner := &bench.Runner{Spec: spec, Variants: res.Variants}
 	var roots *x509.CertPool
-	var endpoint bench.Endpoint
+	var endpoint bench.Locate
 	if target.Builtin {
 		srv, err := lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize})
 		if err != nil {
@@ -64,11 +64,11 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		res.Target = result.Target{URL: plan.Builtin, Kind: "builtin", Server: &info}
 		runner.Scheme, runner.ServerCPU = "builtin", srv.CPU
 		roots = srv.RootCAs()
-		endpoint = func(v plan.Variant) (string, string) {
+		endpoint = func(v plan.Variant) (bench.Endpoint, error) {
 			if v.Plain() {
-				return srv.Endpoint(""), "127.0.0.1"
+				return bench.Endpoint{Addr: srv.Endpoint(""), Host: "127.0.0.1"}, nil
 			}
-			return srv.Endpoint(v.Key), "127.0.0.1"
+			return bench.Endpoint{Addr: srv.Endpoint(v.Key), Host: "127.0.0.1"}, nil
 		}
 	} else {
 		res.Target = result.Target{URL: spec.Target, Kind: target.Scheme}
@@ -79,9 +79,9 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 			}
 		}
 		host, _, _ := net.SplitHostPort(target.Host)
-		endpoint = func(plan.Variant) (string, string) { return target.Host, host }
+		endpoint = func(plan.Variant) (bench.Endpoint, error) { return bench.Endpoint{Addr: target.Host, Host: host}, nil }
 	}
-	runner.Configs, err = bench.Configs(spec, res.Variants, endpoint, roots, dialer)
+	runner.Configs, err = bench.Configs(spec, res.Variants, endpoint, tlsx.ClientOptions{RootCAs: roots, Insecure: spec.Insecure, ALPN: []string{"http/1.1"}}, dialer)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"syscall"
 	"time"
@@ -29,6 +30,53 @@ type Config struct {
 	// Reuse says the session will run many operations (pool); otherwise it
 	// runs one and closes (connect), which HTTP tells the server.
 	Reuse bool
+	// URL is the target with its credentials, for engines that log in:
+	// user, password (or passfile=PATH), database, options. Never print it.
+	URL *url.URL
+	// Workload is what each operation does.
+	Workload Workload
+}
+
+// Workload is what each operation of a session does.
+type Workload struct {
+	// Name is one of the engine's workloads, "" for its default:
+	// point-select (SQL: sysbench oltp_point_select; Redis: GET),
+	// read-only (the sysbench oltp_read_only transaction), stream (read a
+	// whole table or collection).
+	Name string
+	// QueryMode is "prepared" (server-side prepared statements, cached per
+	// connection) or "simple" (text protocol).
+	QueryMode string
+	// Tables and Rows are the size of the prepared sbtest data.
+	Tables, Rows int
+}
+
+// ServerView is what the server itself says about a session's encryption.
+type ServerView struct {
+	TLS     bool
+	Version string // as the server names it, e.g. "TLSv1.3"
+	Cipher  string
+	// Auth is the authentication method the server used, when it says.
+	Auth string
+}
+
+// ServerChecker is a Session that can ask the server about its encryption
+// (pg_stat_ssl, SHOW SESSION STATUS LIKE 'Ssl_%', ...), so that a variant
+// that is not what it claims is caught.
+type ServerChecker interface {
+	ServerTLS(ctx context.Context) (ServerView, error)
+}
+
+// Preparer is a Driver that can create the data its workloads read:
+// sysbench-compatible sbtest tables, or keys. Idempotent.
+type Preparer interface {
+	Prepare(ctx context.Context, tables, rows int, progress func(done, total int64)) error
+}
+
+// Counter is a Driver whose operations run several statements (a
+// transaction): Statements is how many, for queries per second.
+type Counter interface {
+	Statements() int
 }
 
 // Driver opens sessions to a target.

@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -38,12 +37,10 @@ type BuiltinOptions struct {
 // Builtin is a running built-in server: a child process `tlsbench serve`.
 type Builtin struct {
 	dir      string
-	cmd      *exec.Cmd
+	proc     *process
 	opts     BuiltinOptions
 	ready    readyLine
 	roots    *x509.CertPool
-	exited   chan struct{} // closed when the child has been waited for
-	exitErr  error         // the child's exit status, once exited is closed
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -53,18 +50,6 @@ type readyLine struct {
 	HTTP  string            `json:"http"`
 	HTTPS map[string]string `json:"https"`
 }
-
-// Timing of the child's life.
-var (
-	// readyTimeout bounds the start; generous, because the child loads
-	// keys and a busy machine may be slow to schedule it.
-	readyTimeout = 60 * time.Second
-	// stopGrace is how long the child may take to exit after SIGTERM.
-	stopGrace = 2 * time.Second
-)
-
-// logTail is how many lines of the child's log an error quotes.
-const logTail = 10
 
 // StartBuiltin writes a CA and a certificate per key into a new 0700 temp
 // dir and starts `Exe serve --json` on free loopback ports in its own
@@ -87,7 +72,7 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 	if err != nil {
 		return nil, err
 	}
-	b := &Builtin{dir: dir, opts: o, exited: make(chan struct{})}
+	b := &Builtin{dir: dir, opts: o}
 	defer func() {
 		if err != nil {
 			b.Stop()
@@ -107,11 +92,6 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 	if o.MaxTLS != "" {
 		args = append(args, "--tls-max", o.MaxTLS)
 	}
-	logFile, err := os.OpenFile(b.logPath(), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close() // the child has its own copy
 	// A pipe of our own rather than StdoutPipe, so that reading it never
 	// races with Wait.
 	pr, pw, err := os.Pipe()
@@ -121,24 +101,12 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
 	cmd.Stdout = pw
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// The child dies with us, even on SIGKILL; in its own process
-		// group, a Ctrl-C reaches only us, and we stop it in order.
-		Pdeathsig: syscall.SIGKILL,
-		Setpgid:   true,
-	}
-	err = cmd.Start()
+	b.proc, err = startProcess("built-in server", cmd, filepath.Join(dir, "server.log"))
 	pw.Close()
 	if err != nil {
 		pr.Close()
-		return nil, fmt.Errorf("built-in server: %w", err)
+		return nil, err
 	}
-	b.cmd = cmd
-	go func() {
-		b.exitErr = cmd.Wait()
-		close(b.exited)
-	}()
 
 	lines := make(chan readResult, 1)
 	go func() {
@@ -158,19 +126,19 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 			// The child closed stdout: it is exiting; wait a little to
 			// quote its exit status.
 			select {
-			case <-b.exited:
-				return nil, b.failure(fmt.Sprintf("exited before it was ready (%v)", b.exitErr))
+			case <-b.proc.exited:
+				return nil, b.proc.failure(fmt.Sprintf("exited before it was ready (%v)", b.proc.exitErr))
 			case <-time.After(stopGrace):
-				return nil, b.failure("closed its output before it was ready")
+				return nil, b.proc.failure("closed its output before it was ready")
 			}
 		}
 		if err := b.parseReady(res.line); err != nil {
-			return nil, b.failure(err.Error())
+			return nil, b.proc.failure(err.Error())
 		}
-	case <-b.exited:
-		return nil, b.failure(fmt.Sprintf("exited before it was ready (%v)", b.exitErr))
+	case <-b.proc.exited:
+		return nil, b.proc.failure(fmt.Sprintf("exited before it was ready (%v)", b.proc.exitErr))
 	case <-timer.C:
-		return nil, b.failure(fmt.Sprintf("was not ready within %v", readyTimeout))
+		return nil, b.proc.failure(fmt.Sprintf("was not ready within %v", readyTimeout))
 	case <-ctx.Done():
 		return nil, fmt.Errorf("built-in server: start cancelled: %w", ctx.Err())
 	}
@@ -195,23 +163,6 @@ func (b *Builtin) parseReady(line []byte) error {
 		}
 	}
 	return nil
-}
-
-func (b *Builtin) logPath() string { return filepath.Join(b.dir, "server.log") }
-
-// failure makes a start error that quotes the end of the child's log; it
-// reads the log before Stop removes it.
-func (b *Builtin) failure(what string) error {
-	msg := "built-in server " + what
-	data, _ := os.ReadFile(b.logPath())
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > logTail {
-		lines = lines[len(lines)-logTail:]
-	}
-	if tail := strings.TrimSpace(strings.Join(lines, "\n")); tail != "" {
-		return fmt.Errorf("%s; its log ends:\n%s", msg, tail)
-	}
-	return fmt.Errorf("%s; its log is empty", msg)
 }
 
 // Endpoint is the address serving key ("" for plain HTTP), "" if none.
@@ -253,41 +204,8 @@ func (b *Builtin) Info() result.Server {
 	}
 }
 
-// clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every
-// Linux architecture Go supports.
-const clockTicks = 100
-
-// CPU is the child's user+system CPU time so far.
-func (b *Builtin) CPU() (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.cmd.Process.Pid))
-	if err != nil {
-		return 0, fmt.Errorf("built-in server CPU: %w", err)
-	}
-	return parseStatCPU(data)
-}
-
-// parseStatCPU reads utime+stime from /proc/PID/stat. The command name
-// (field 2) may hold spaces and parentheses, so fields count from the last ')'.
-func parseStatCPU(data []byte) (time.Duration, error) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, errors.New("built-in server CPU: malformed /proc stat")
-	}
-	// After ")": state(3) ppid(4) ... utime(14) stime(15).
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0, errors.New("built-in server CPU: short /proc stat")
-	}
-	var ticks int64
-	for _, s := range f[11:13] {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("built-in server CPU: %w", err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
-}
+// CPU is the server's user+system CPU time so far.
+func (b *Builtin) CPU() (time.Duration, error) { return b.proc.cpu() }
 
 // Stop ends the child (SIGTERM, then SIGKILL after 2 s) and removes the
 // temp dir with its keys. It is safe to call more than once. It reports a
@@ -295,35 +213,11 @@ func parseStatCPU(data []byte) (time.Duration, error) {
 func (b *Builtin) Stop() error {
 	b.stopOnce.Do(func() {
 		var errs []error
-		if b.cmd != nil {
-			select {
-			case <-b.exited:
-				errs = append(errs, b.failure(fmt.Sprintf("had exited by itself (%v)", b.exitErr)))
-			default:
-				errs = append(errs, b.terminate())
-			}
+		if b.proc != nil {
+			errs = append(errs, b.proc.stop(0))
 		}
 		errs = append(errs, os.RemoveAll(b.dir))
 		b.stopErr = errors.Join(errs...)
 	})
 	return b.stopErr
-}
-
-// terminate signals the child's process group, which holds the child alone
-// unless it started others, and waits for the child to exit.
-func (b *Builtin) terminate() error {
-	pgid := -b.cmd.Process.Pid
-	syscall.Kill(pgid, syscall.SIGTERM)
-	select {
-	case <-b.exited:
-		return nil
-	case <-time.After(stopGrace):
-	}
-	syscall.Kill(pgid, syscall.SIGKILL)
-	select {
-	case <-b.exited:
-		return nil
-	case <-time.After(stopGrace):
-		return fmt.Errorf("built-in server (pid %d) did not exit after SIGKILL", b.cmd.Process.Pid)
-	}
 }

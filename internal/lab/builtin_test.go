@@ -143,7 +143,7 @@ func TestBuiltin(t *testing.T) {
 		t.Errorf("server CPU stayed at %v over 10 s of handshakes", before)
 	}
 
-	pid := b.cmd.Process.Pid
+	pid := b.proc.cmd.Process.Pid
 	start := time.Now()
 	if err := b.Stop(); err != nil {
 		t.Errorf("Stop: %v", err)
@@ -320,7 +320,7 @@ func helperParent() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println(b.cmd.Process.Pid)
+	fmt.Println(b.proc.cmd.Process.Pid)
 	time.Sleep(time.Minute)
 	b.Stop()
 	os.Exit(1)
@@ -337,22 +337,22 @@ func alive(pid int) bool {
 	return i < 0 || !strings.HasPrefix(strings.TrimSpace(string(data[i+1:])), "Z")
 }
 
-func TestParseStatCPU(t *testing.T) {
+func TestParseStat(t *testing.T) {
 	tests := []struct {
 		stat    string
-		want    time.Duration
+		want    stat
 		wantErr bool
 	}{
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 8 0 100 0 0", 3250 * time.Millisecond, false},
-		{"1234 (a) b) c) R 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", 30 * time.Millisecond, false},
-		{"1234 tlsbench S 1", 0, true},
-		{"1234 (tlsbench) S 1 2 3", 0, true},
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 x 75 0", 0, true},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 100 0 0", stat{pgrp: 1234, ticks: 340}, false},
+		{"1234 (a) b) c) R 1 77 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", stat{pgrp: 77, ticks: 3}, false},
+		{"1234 tlsbench S 1", stat{}, true},
+		{"1234 (tlsbench) S 1 2 3", stat{}, true},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 x 75 0 0", stat{}, true},
 	}
 	for _, tt := range tests {
-		got, err := parseStatCPU([]byte(tt.stat))
+		got, err := parseStat([]byte(tt.stat))
 		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseStatCPU(%q) = %v, %v; want %v, error %v", tt.stat, got, err, tt.want, tt.wantErr)
+			t.Errorf("parseStat(%q) = %+v, %v; want %+v, error %v", tt.stat, got, err, tt.want, tt.wantErr)
 		}
 	}
 }

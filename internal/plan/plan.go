@@ -19,6 +19,7 @@ type Experiment string
 const (
 	Connect Experiment = "connect" // open, one request, close
 	Pool    Experiment = "pool"    // persistent connections, many requests
+	Stream  Experiment = "stream"  // persistent connections reading one large result
 )
 
 // Builtin is the Target that asks for the built-in HTTPS/HTTP server.
@@ -34,9 +35,13 @@ var TLSModes = []string{"off", "1.2", "1.3", "auto"}
 // the result file. Build it with New, which applies defaults and validates.
 type Spec struct {
 	Experiments []Experiment `json:"experiments"`
-	// Target is "builtin" or a URL; URL credentials are removed before the
-	// Spec is recorded (see Redacted).
+	// Target is "builtin", a URL, or "lab:ENGINE" for a server tlsbench
+	// starts itself (Lab); URL credentials are removed before the Spec is
+	// recorded (see Redact).
 	Target string `json:"target"`
+	// Lab is the engine of a throw-away server tlsbench starts for the run
+	// (postgres, mariadb, redis), instead of a target URL.
+	Lab string `json:"lab,omitempty"`
 
 	TLS         []string `json:"tls"`
 	Ciphers     []string `json:"ciphers,omitempty"`
@@ -45,6 +50,16 @@ type Spec struct {
 	CAFile      string   `json:"ca_file,omitempty"`
 	Insecure    bool     `json:"insecure,omitempty"`
 	Concurrency []int    `json:"concurrency"`
+	// Auth lists the authentication methods to compare (lab servers only,
+	// which have a user for each).
+	Auth []string `json:"auth,omitempty"`
+
+	// Workload is what each operation does (see Workloads); QueryMode is
+	// prepared or simple; Tables and Rows size the sbtest data.
+	Workload  string `json:"workload,omitempty"`
+	QueryMode string `json:"query_mode,omitempty"`
+	Tables    int    `json:"tables,omitempty"`
+	Rows      int    `json:"rows,omitempty"`
 
 	// Duration bounds each trial in time; Count, if set, in operations
 	// (whichever comes first). Warmup runs before a pool trial, unrecorded.
@@ -68,6 +83,7 @@ type Variant struct {
 	Cipher   string `json:"cipher,omitempty"`
 	Resume   bool   `json:"resume,omitempty"`
 	Key      string `json:"key,omitempty"`
+	Auth     string `json:"auth,omitempty"`
 	Baseline bool   `json:"baseline,omitempty"`
 }
 
@@ -88,6 +104,8 @@ const (
 	DefaultTimeout  = 10 * time.Second
 	DefaultTrials   = 3
 	DefaultSize     = 1024
+	DefaultTables   = 8      // sysbench's --tables of the seed
+	DefaultRows     = 100000 // sysbench's --table-size of the seed
 	// MaxCountDuration bounds a count-limited trial in time, so that no loop
 	// runs unbounded against a server that slowed down.
 	MaxCountDuration = 10 * time.Minute
@@ -100,9 +118,15 @@ func New(raw Spec) (Spec, error) {
 		s.Experiments = []Experiment{Connect}
 	}
 	for _, e := range s.Experiments {
-		if e != Connect && e != Pool {
-			return s, errorf("unknown experiment %q: use connect or pool", e)
+		if e != Connect && e != Pool && e != Stream {
+			return s, errorf("unknown experiment %q: use connect, pool or stream", e)
 		}
+	}
+	if s.Lab != "" {
+		if s.Target != "" && s.Target != "lab:"+s.Lab {
+			return s, errorf("give a TARGET or --lab %s, not both", s.Lab)
+		}
+		s.Target = "lab:" + s.Lab
 	}
 	if s.Target == "" {
 		s.Target = Builtin
@@ -112,24 +136,29 @@ func New(raw Spec) (Spec, error) {
 		return s, err
 	}
 	if len(s.TLS) == 0 {
-		if t.Builtin {
-			s.TLS = []string{"off", "1.2", "1.3"}
-		} else if t.Scheme == "https" {
-			s.TLS = []string{"auto"}
-		} else {
-			s.TLS = []string{"off"}
-		}
+		s.TLS = t.DefaultTLS
 	}
 	for _, m := range s.TLS {
 		if !slices.Contains(TLSModes, m) {
 			return s, errorf("--tls: unknown mode %q: use off, 1.2, 1.3 or auto", m)
 		}
-		if !t.Builtin && t.Scheme == "http" && m != "off" {
+		if t.Scheme == "http" && m != "off" {
 			return s, errorf("--tls %s: %s is plain HTTP: use an https:// URL for TLS", m, t.Redacted)
 		}
-		if !t.Builtin && t.Scheme == "https" && m == "off" {
+		if t.Scheme == "https" && m == "off" {
 			return s, errorf("--tls off: %s is an https:// URL: use an http:// URL for the plain variant", t.Redacted)
 		}
+		// A Redis server takes TLS and plaintext on different ports: one
+		// URL is one of them.
+		if t.Scheme == "redis" && t.Lab == "" && (m == "off") != (t.DefaultTLS[0] == "off") {
+			return s, errorf("--tls %s: %s serves one of plaintext (redis://) or TLS (rediss://): give the URL of the port you want, or use --lab redis to compare", m, t.Redacted)
+		}
+	}
+	if len(s.Auth) > 0 && t.Lab == "" {
+		return s, errorf("--auth applies to lab servers only (--lab ENGINE): against a URL, the URL's user decides the method")
+	}
+	if err := s.workload(t); err != nil {
+		return s, err
 	}
 	if len(s.Resume) == 0 {
 		s.Resume = []bool{false}
@@ -142,7 +171,7 @@ func New(raw Spec) (Spec, error) {
 	if len(s.Ciphers) > 0 && !slices.Contains(s.TLS, "1.2") {
 		return s, errorf("--cipher applies to TLS 1.2 only: add 1.2 to --tls")
 	}
-	if t.Builtin {
+	if t.Builtin || t.Lab != "" {
 		if len(s.Keys) == 0 {
 			s.Keys = []string{"rsa2048"}
 		}
@@ -152,7 +181,12 @@ func New(raw Spec) (Spec, error) {
 			}
 		}
 	} else if len(s.Keys) > 0 {
-		return s, errorf("--key applies to the built-in server only: an external server presents its own key, which tlsbench records")
+		return s, errorf("--key applies to servers tlsbench starts (builtin, --lab ENGINE) only: an external server presents its own key, which tlsbench records")
+	}
+	if t.Insecure && s.CAFile == "" {
+		// The URL asked for encryption without verification (sslmode=require,
+		// tls=skip-verify), as its client library would.
+		s.Insecure = true
 	}
 	if s.Insecure && s.CAFile != "" {
 		return s, errorf("--ca and --insecure exclude each other: keep --ca to verify the server")
@@ -214,9 +248,15 @@ func (s Spec) Variants() []Variant {
 	if len(keys) == 0 {
 		keys = []string{""}
 	}
+	auths := s.Auth
+	if len(auths) == 0 {
+		auths = []string{""}
+	}
 	for _, mode := range s.TLS {
 		if mode == "off" {
-			vs = append(vs, Variant{ID: "plain", TLS: "off"})
+			for _, a := range auths {
+				vs = append(vs, Variant{TLS: "off", Auth: a})
+			}
 			continue
 		}
 		ciphers := []string{""}
@@ -229,7 +269,9 @@ func (s Spec) Variants() []Variant {
 					continue
 				}
 				for _, r := range s.Resume {
-					vs = append(vs, Variant{TLS: mode, Cipher: c, Resume: r, Key: key})
+					for _, a := range auths {
+						vs = append(vs, Variant{TLS: mode, Cipher: c, Resume: r, Key: key, Auth: a})
+					}
 				}
 			}
 		}
@@ -258,10 +300,10 @@ func (s Spec) Variants() []Variant {
 }
 
 func variantID(v Variant) string {
-	if v.Plain() {
-		return "plain"
-	}
 	parts := []string{"tls" + v.TLS}
+	if v.Plain() {
+		parts[0] = "plain"
+	}
 	if v.TLS == "auto" {
 		parts[0] = "tls-auto"
 	}
@@ -273,6 +315,9 @@ func variantID(v Variant) string {
 	}
 	if v.Resume {
 		parts = append(parts, "resume")
+	}
+	if v.Auth != "" {
+		parts = append(parts, v.Auth)
 	}
 	return strings.Join(parts, " ")
 }
@@ -313,36 +358,158 @@ func suiteFitsKey(suite, key string) bool {
 
 // Target is a parsed target.
 type Target struct {
-	Builtin  bool
-	Scheme   string // http or https
+	Builtin bool
+	// Lab is the engine of a lab server ("lab:postgres").
+	Lab string
+	// Scheme is the engine's name: http, https, postgres, mysql, redis.
+	Scheme   string
 	Host     string // host:port
-	Path     string
+	Path     string // request path (HTTP)
 	Redacted string // the target as it may be printed and stored
+	// DefaultTLS is what to compare when --tls is not given, from the URL's
+	// own TLS options (sslmode=, tls=, rediss://).
+	DefaultTLS []string
+	// Insecure is set when the URL asks for TLS without verification.
+	Insecure bool
 }
 
-// ParseTarget parses "builtin" or an http(s) URL.
+// Engine is the driver registry key of the target.
+func (t Target) Engine() string {
+	switch {
+	case t.Builtin:
+		return "builtin"
+	case t.Scheme == "https":
+		return "http"
+	}
+	return t.Scheme
+}
+
+// labEngines maps lab engine names to the schemes their URLs have.
+var labEngines = map[string]string{"postgres": "postgres", "mariadb": "mysql", "redis": "redis"}
+
+// ParseTarget parses "builtin", "lab:ENGINE" or a URL: http(s)://,
+// postgres(ql)://, mysql://, redis(s)://.
 func ParseTarget(s string) (Target, error) {
+	compare := []string{"off", "1.2", "1.3"}
 	if s == Builtin {
-		return Target{Builtin: true, Redacted: Builtin}, nil
+		return Target{Builtin: true, Redacted: Builtin, DefaultTLS: compare}, nil
+	}
+	if engine, ok := strings.CutPrefix(s, "lab:"); ok {
+		scheme, ok := labEngines[engine]
+		if !ok {
+			return Target{}, errorf("--lab %q: no such lab server: use postgres, mariadb or redis", engine)
+		}
+		return Target{Lab: engine, Scheme: scheme, Redacted: s, DefaultTLS: compare}, nil
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return Target{}, errorf("target %q is not a URL: use http://host:port/, https://host:port/ or builtin", redactRaw(s))
+		return Target{}, errorf("target %q is not a URL: use http(s)://, postgres://, mysql://, redis(s):// or builtin", redactRaw(s))
 	}
+	t := Target{Scheme: u.Scheme, Redacted: Redact(s)}
+	port := map[string]string{"http": "80", "https": "443", "postgres": "5432", "postgresql": "5432", "mysql": "3306", "redis": "6379", "rediss": "6379"}[u.Scheme]
+	q := u.Query()
 	switch u.Scheme {
-	case "http", "https":
-	default:
-		return Target{}, errorf("unsupported target scheme %q: use http://, https:// or builtin", u.Scheme)
-	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
+	case "http":
+		t.DefaultTLS = []string{"off"}
+		t.Path = u.RequestURI()
+	case "https":
+		t.DefaultTLS = []string{"auto"}
+		t.Path = u.RequestURI()
+	case "postgres", "postgresql":
+		t.Scheme = "postgres"
+		switch mode := q.Get("sslmode"); mode {
+		case "disable":
+			t.DefaultTLS = []string{"off"}
+		case "", "allow", "prefer":
+			t.DefaultTLS = []string{"off", "auto"}
+		case "require":
+			t.DefaultTLS, t.Insecure = []string{"auto"}, true
+		case "verify-ca", "verify-full":
+			t.DefaultTLS = []string{"auto"}
+		default:
+			return Target{}, errorf("sslmode=%s: use disable, allow, prefer, require, verify-ca or verify-full, as libpq spells them", mode)
 		}
-		host = net.JoinHostPort(u.Hostname(), port)
+	case "mysql":
+		switch mode := strings.ToLower(q.Get("tls")); mode {
+		case "false", "off", "disabled":
+			t.DefaultTLS = []string{"off"}
+		case "", "preferred":
+			t.DefaultTLS = []string{"off", "auto"}
+		case "skip-verify":
+			t.DefaultTLS, t.Insecure = []string{"auto"}, true
+		case "true", "on", "verify", "required":
+			t.DefaultTLS = []string{"auto"}
+		default:
+			return Target{}, errorf("tls=%s: use false, preferred, skip-verify or true, as the Go MySQL driver spells them", mode)
+		}
+	case "redis":
+		t.DefaultTLS = []string{"off"}
+	case "rediss":
+		t.Scheme = "redis"
+		t.DefaultTLS = []string{"auto"}
+	default:
+		return Target{}, errorf("unsupported target scheme %q: use http://, https://, postgres://, mysql://, redis://, rediss:// or builtin", u.Scheme)
 	}
-	return Target{Scheme: u.Scheme, Host: host, Path: u.RequestURI(), Redacted: Redact(s)}, nil
+	t.Host = u.Host
+	if u.Port() == "" {
+		t.Host = net.JoinHostPort(u.Hostname(), port)
+	}
+	return t, nil
+}
+
+// Workloads lists each engine's workloads, its default first.
+var Workloads = map[string][]string{
+	"builtin":  {"get"},
+	"http":     {"get"},
+	"postgres": {"point-select", "read-only", "stream"},
+	"mysql":    {"point-select", "read-only", "stream"},
+	"redis":    {"get", "stream"},
+}
+
+// workload fills and checks the workload fields against the target.
+func (s *Spec) workload(t Target) error {
+	names := Workloads[t.Engine()]
+	if slices.Contains(s.Experiments, Stream) {
+		if s.Workload != "" && s.Workload != "stream" {
+			return errorf("--workload %s: the stream experiment reads one large result: leave --workload out", s.Workload)
+		}
+		if !slices.Contains(names, "stream") {
+			return errorf("the stream experiment needs a database target: %s has no stream workload", t.Redacted)
+		}
+		if len(s.Experiments) > 1 {
+			return errorf("run the stream experiment on its own")
+		}
+		s.Workload = "stream"
+	}
+	if s.Workload == "" {
+		s.Workload = names[0]
+	}
+	if !slices.Contains(names, s.Workload) {
+		return errorf("--workload %q: %s has %s", s.Workload, t.Redacted, strings.Join(names, ", "))
+	}
+	if t.Engine() == "http" || t.Engine() == "builtin" {
+		if s.QueryMode != "" {
+			return errorf("--query-mode applies to database targets only")
+		}
+		return nil
+	}
+	switch s.QueryMode {
+	case "":
+		s.QueryMode = "prepared"
+	case "prepared", "simple":
+	default:
+		return errorf("--query-mode %q: use prepared or simple", s.QueryMode)
+	}
+	if s.Tables == 0 {
+		s.Tables = DefaultTables
+	}
+	if s.Rows == 0 {
+		s.Rows = DefaultRows
+	}
+	if s.Tables < 1 || s.Tables > 1024 || s.Rows < 1 || s.Rows > 1e9 {
+		return errorf("--tables %d --rows %d: use 1 to 1024 tables of 1 to 1e9 rows", s.Tables, s.Rows)
+	}
+	return nil
 }
 
 // secretParams are query parameters that carry credentials in the URLs of

@@ -66,7 +66,7 @@ func TestNewErrors(t *testing.T) {
 		{Spec{TLS: []string{"1.4"}}, `--tls: unknown mode "1.4"`},
 		{Spec{TLS: []string{"1.3"}, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}}, "--cipher applies to TLS 1.2 only"},
 		{Spec{TLS: []string{"1.2"}, Keys: []string{"rsa2048"}, Ciphers: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}, "no variant left"},
-		{Spec{Target: "https://127.0.0.1/", Keys: []string{"rsa2048"}}, "--key applies to the built-in server only"},
+		{Spec{Target: "https://127.0.0.1/", Keys: []string{"rsa2048"}}, "--key applies to servers tlsbench starts"},
 		{Spec{CAFile: "ca.pem", Insecure: true}, "--ca and --insecure exclude each other"},
 		{Spec{Concurrency: []int{0}}, "out of range"},
 		{Spec{Trials: -1}, "--trials"},

@@ -20,6 +20,9 @@ type ClientOptions struct {
 	Insecure   bool
 	ServerName string
 	Sessions   tls.ClientSessionCache // used only when the variant resumes
+	// ALPN is the protocols to offer: {"http/1.1"} for HTTP, none for
+	// databases that do not negotiate one.
+	ALPN []string
 }
 
 // ClientConfig builds the client config of a TLS variant: "1.2" and "1.3"
@@ -30,7 +33,7 @@ func ClientConfig(v plan.Variant, o ClientOptions) (*tls.Config, error) {
 		RootCAs:            o.RootCAs,
 		InsecureSkipVerify: o.Insecure,
 		ServerName:         o.ServerName,
-		NextProtos:         []string{"http/1.1"},
+		NextProtos:         o.ALPN,
 	}
 	switch v.TLS {
 	case "1.2":

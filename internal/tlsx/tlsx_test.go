@@ -144,7 +144,7 @@ func TestServerFiles(t *testing.T) {
 
 func TestClientConfig(t *testing.T) {
 	cache := tls.NewLRUClientSessionCache(8)
-	opts := ClientOptions{Sessions: cache, ServerName: "localhost"}
+	opts := ClientOptions{Sessions: cache, ServerName: "localhost", ALPN: []string{"http/1.1"}}
 	gcm := "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
 	tests := []struct {
 		v        plan.Variant
@@ -280,7 +280,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.v.TLS+" "+tt.v.Cipher, func(t *testing.T) {
-			cs, err := handshake(t, addr, tt.v, ClientOptions{RootCAs: ca.Pool(), Sessions: cache})
+			cs, err := handshake(t, addr, tt.v, ClientOptions{RootCAs: ca.Pool(), Sessions: cache, ALPN: []string{"http/1.1"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,79 @@
+package lab
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// Server is a throw-away database server started by tlsbench from the
+// system's binaries: in a temp dir, on a free loopback port, with a
+// certificate per key type, TLS on and plaintext allowed.
+type Server interface {
+	// Engine is "postgres", "mariadb" or "redis".
+	Engine() string
+	// URL is how a client logging in with auth method auth ("" for the
+	// default, Auths()[0]) reaches the server, with TLS (tls) or without.
+	// It holds the password: print it only through plan.Redact.
+	URL(auth string, tls bool) (string, error)
+	// Auths lists the auth methods the server has a user for, default first.
+	Auths() []string
+	// PasswordFile is a 0600 file holding the users' password, for URLs
+	// printed without it (a passfile=... parameter).
+	PasswordFile() string
+	// CAFile and RootCAs are the CA that signed every server certificate.
+	CAFile() string
+	RootCAs() *x509.CertPool
+	// UseKey makes the server present its certificate of key type key, one
+	// of Options.Keys, to new connections, and returns how it switched
+	// (e.g. "reloaded with pg_reload_conf()").
+	UseKey(ctx context.Context, key string) (string, error)
+	// CPU is the CPU time all the server's processes have used so far.
+	CPU() (time.Duration, error)
+	// Info describes the server for the result: software, version, TLS
+	// settings, endpoints.
+	Info() result.Server
+	// Notes are facts a reader of the figures needs, e.g. how RSA-1024
+	// was made to work, or that the server refuses session resumption.
+	Notes() []string
+	// Stop stops the server and removes its directory and keys; safe to
+	// call more than once.
+	Stop() error
+}
+
+// Options configure a lab server.
+type Options struct {
+	// Keys are the key types to make certificates for; the server starts
+	// with the first.
+	Keys []string
+}
+
+// starters holds each engine's start function; engines add themselves.
+var starters = map[string]func(context.Context, Options) (Server, error){}
+
+// Engines lists the engines the lab can start.
+func Engines() []string {
+	var out []string
+	for e := range starters {
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Start starts a lab server of engine.
+func Start(ctx context.Context, engine string, o Options) (Server, error) {
+	start, ok := starters[engine]
+	if !ok {
+		return nil, fmt.Errorf("no lab server %q: use one of %s", engine, strings.Join(Engines(), ", "))
+	}
+	if len(o.Keys) == 0 {
+		o.Keys = []string{"rsa2048"}
+	}
+	return start(ctx, o)
+}

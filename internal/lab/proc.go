@@ -1,0 +1,240 @@
+package lab
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is a server child process: in its own process group (a Ctrl-C
+// on the terminal reaches only tlsbench, which stops it in order) and
+// killed by the kernel if tlsbench dies.
+type process struct {
+	name    string // for messages: "PostgreSQL", "built-in server"
+	cmd     *exec.Cmd
+	log     string        // file its output goes to, quoted when it fails
+	exited  chan struct{} // closed once it has been waited for
+	exitErr error
+}
+
+// startProcess starts cmd as a server process. Unless cmd already has
+// them, its stdout and stderr go to logPath.
+func startProcess(name string, cmd *exec.Cmd, logPath string) (*process, error) {
+	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
+	if cmd.Stdout == nil || cmd.Stderr == nil {
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the child has its own copy
+		if cmd.Stdout == nil {
+			cmd.Stdout = f
+		}
+		if cmd.Stderr == nil {
+			cmd.Stderr = f
+		}
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	go func() {
+		p.exitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// Timing of a server's life.
+var (
+	// readyTimeout bounds a start; generous, because a busy machine may be
+	// slow to schedule a server that initializes a data directory.
+	readyTimeout = 60 * time.Second
+	// stopGrace is how long a server may take to exit after SIGTERM.
+	stopGrace = 2 * time.Second
+)
+
+// logTail is how many lines of a server's log an error quotes.
+const logTail = 10
+
+// waitReady polls ready until it succeeds, the process exits, the timeout
+// passes or ctx is cancelled.
+func (p *process) waitReady(ctx interface{ Done() <-chan struct{} }, ready func() error) error {
+	deadline := time.Now().Add(readyTimeout)
+	var last error
+	for {
+		if last = ready(); last == nil {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return p.failure(fmt.Sprintf("exited before it was ready (%v)", p.exitErr))
+		case <-ctx.Done():
+			return fmt.Errorf("%s: start cancelled", p.name)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return p.failure(fmt.Sprintf("was not ready within %v (%v)", readyTimeout, last))
+		}
+	}
+}
+
+// failure makes an error that quotes the end of the server's log; call it
+// before the log's directory is removed.
+func (p *process) failure(what string) error {
+	msg := p.name + " " + what
+	data, _ := os.ReadFile(p.log)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > logTail {
+		lines = lines[len(lines)-logTail:]
+	}
+	if tail := strings.TrimSpace(strings.Join(lines, "\n")); tail != "" {
+		return fmt.Errorf("%s; its log ends:\n%s", msg, tail)
+	}
+	return fmt.Errorf("%s; its log is empty", msg)
+}
+
+// keepLog copies the server's log out of its directory, which is removed
+// with the server's keys, and returns where it went: a server that failed
+// to start leaves its whole log for a post-mortem.
+func (p *process) keepLog() string {
+	data, err := os.ReadFile(p.log)
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	f, err := os.CreateTemp("", "tlsbench-"+strings.ToLower(strings.ReplaceAll(p.name, " ", "-"))+"-*.log")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return ""
+	}
+	return f.Name()
+}
+
+// alive reports an error if the process has exited.
+func (p *process) alive() error {
+	select {
+	case <-p.exited:
+		return p.failure(fmt.Sprintf("has exited (%v)", p.exitErr))
+	default:
+		return nil
+	}
+}
+
+// stop sends sig (SIGTERM if 0) to the process group, waits stopGrace, then
+// SIGKILLs it. It reports a process that had died by itself.
+func (p *process) stop(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return p.failure(fmt.Sprintf("had exited by itself (%v)", p.exitErr))
+	default:
+	}
+	if sig == 0 {
+		sig = syscall.SIGTERM
+	}
+	pgid := -p.cmd.Process.Pid
+	syscall.Kill(pgid, sig)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(stopGrace):
+	}
+	syscall.Kill(pgid, syscall.SIGKILL)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(stopGrace):
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.cmd.Process.Pid)
+	}
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// cpu is the CPU time the server has used so far: user and system time of
+// every process in its group, plus what each of them collected from the
+// children it reaped (PostgreSQL's backends end with their connections).
+func (p *process) cpu() (time.Duration, error) {
+	if err := p.alive(); err != nil {
+		return 0, err
+	}
+	pgid := p.cmd.Process.Pid
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var ticks int64
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		st, err := parseStat(data)
+		if err != nil || st.pgrp != pgid {
+			continue
+		}
+		ticks += st.ticks
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+type stat struct {
+	pgrp  int
+	ticks int64 // utime + stime + cutime + cstime
+}
+
+// parseStat reads /proc/PID/stat. The command name (field 2) may hold
+// spaces and parentheses, so fields count from the last ')'.
+func parseStat(data []byte) (stat, error) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return stat{}, errors.New("malformed /proc stat")
+	}
+	// After ")": state(3) ppid(4) pgrp(5) ... utime(14) stime(15) cutime(16) cstime(17).
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 15 {
+		return stat{}, errors.New("short /proc stat")
+	}
+	var st stat
+	var err error
+	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
+		return stat{}, err
+	}
+	for _, s := range f[11:15] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return stat{}, err
+		}
+		st.ticks += n
+	}
+	return st, nil
+}
+
+// freePort returns a loopback TCP port that was free a moment ago. Servers
+// that cannot listen on port 0 and report it need one.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
