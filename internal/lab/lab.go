@@ -51,6 +51,9 @@ type Options struct {
 	// Keys are the key types to make certificates for; the server starts
 	// with the first.
 	Keys []string
+	// PlainOnly starts the server without TLS at all, for testing what a
+	// client that asks for TLS is told.
+	PlainOnly bool
 }
 
 // starters holds each engine's start function; engines add themselves.

@@ -60,8 +60,10 @@ type Conn struct {
 }
 
 func newConn(raw net.Conn, start, connected time.Time) *Conn {
-	// The TCP handshake is one round trip: SYN, SYN-ACK.
-	c := &Conn{Conn: raw, start: start, open: true}
+	// The TCP handshake is one round trip: SYN, SYN-ACK. The client's
+	// final ACK counts as its word: a server that speaks first (MySQL's
+	// greeting) answers it one round trip later.
+	c := &Conn{Conn: raw, start: start, open: true, wrote: true}
 	c.phases = append(c.phases, Phase{Name: PhaseTCP, Start: start, RoundTrips: 1})
 	c.mark(connected, "")
 	return c
