@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,6 +29,9 @@ type Runner struct {
 	Configs  map[string]driver.Config // by Variant.ID
 	// ServerCPU reads the server's CPU time, when tlsbench runs the server.
 	ServerCPU func() (time.Duration, error)
+	// Before, when set, readies the server for a variant before its check
+	// and each of its trials (a lab server switches its certificate).
+	Before func(ctx context.Context, v plan.Variant) error
 	// Done is called after every finished trial, with the progress so far.
 	Done func(t result.Trial, done, total int)
 
@@ -92,20 +96,28 @@ func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
 
 // Trial runs one experiment on one variant at concurrency c.
 func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c int) (result.Trial, error) {
-	d, err := r.driver(v, e == plan.Pool)
+	d, err := r.driver(v, e != plan.Connect)
 	if err != nil {
 		return result.Trial{}, err
+	}
+	if r.Before != nil {
+		if err := r.Before(ctx, v); err != nil {
+			return result.Trial{}, fmt.Errorf("%s: %w", v.ID, err)
+		}
 	}
 	var t result.Trial
 	switch e {
 	case plan.Connect:
 		t, err = r.connect(ctx, d, c)
-	case plan.Pool:
+	case plan.Pool, plan.Stream:
 		t, err = r.pool(ctx, d, c)
 	default:
 		err = fmt.Errorf("unknown experiment %q", e)
 	}
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
+	if n, ok := d.(driver.Counter); ok {
+		t.Queries = t.Ops * int64(n.Statements())
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return t, ctx.Err()
@@ -116,32 +128,57 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 }
 
 // Check opens one session per variant, runs one operation and verifies that
-// the connection is what the variant asked for (TLS version, server key), so
+// the connection is what the variant asked for, as the client and, where
+// the engine can tell, as the server sees it (TLS version, server key), so
 // that a misconfiguration is one clear error before any figure is taken.
-func (r *Runner) Check(ctx context.Context) error {
+func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
+	var checks []result.Check
 	for _, v := range r.Variants {
-		d, err := r.driver(v, false)
-		if err != nil {
-			return err
-		}
-		s, err := d.Open(ctx)
-		if err == nil {
-			err = s.Do(ctx)
-			if cerr := s.Close(); err == nil {
-				err = cerr
-			}
-		}
+		c, err := r.check(ctx, v)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return checks, ctx.Err()
 			}
-			return fmt.Errorf("%s: %w", v.ID, r.explain(err, v))
+			return checks, fmt.Errorf("%s: %w", v.ID, err)
 		}
-		if err := verify(v, s); err != nil {
-			return fmt.Errorf("%s: %w", v.ID, err)
+		checks = append(checks, c)
+	}
+	return checks, nil
+}
+
+func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error) {
+	c := result.Check{Variant: v.ID}
+	d, err := r.driver(v, false)
+	if err != nil {
+		return c, err
+	}
+	if r.Before != nil {
+		if err := r.Before(ctx, v); err != nil {
+			return c, err
 		}
 	}
-	return nil
+	s, err := d.Open(ctx)
+	if err != nil {
+		return c, r.explain(err, v)
+	}
+	defer s.Close()
+	if err := s.Do(ctx); err != nil {
+		return c, r.explain(err, v)
+	}
+	if state, ok := s.TLS(); ok {
+		n := tlsx.Describe(state)
+		c.Client = &n
+	}
+	var view *driver.ServerView
+	if sc, ok := s.(driver.ServerChecker); ok {
+		sv, err := sc.ServerTLS(ctx)
+		if err != nil {
+			return c, fmt.Errorf("asking the server about the connection's TLS: %w", err)
+		}
+		view = &sv
+		c.Server = &result.ServerView{TLS: sv.TLS, Version: sv.Version, Cipher: sv.Cipher, Auth: sv.Auth}
+	}
+	return c, verify(v, s, view)
 }
 
 func (r *Runner) explain(err error, v plan.Variant) error {
@@ -166,20 +203,29 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 	return tlsx.Explain(err, r.Configs[v.ID].Addr, v)
 }
 
-// verify checks the negotiated facts of a session against its variant.
-func verify(v plan.Variant, s driver.Session) error {
+// verify checks the negotiated facts of a session against its variant, and
+// against what the server says when it can: a "plain" connection that is
+// really encrypted, or a TLS one that fell back, is an error, not a figure.
+func verify(v plan.Variant, s driver.Session, server *driver.ServerView) error {
 	state, ok := s.TLS()
 	switch {
 	case v.Plain() && ok:
 		return errors.New("the plain variant negotiated TLS")
+	case v.Plain() && server != nil && server.TLS:
+		return fmt.Errorf("the plain variant is encrypted: the server reports %s %s (does the client turn TLS on by default?)", server.Version, server.Cipher)
 	case v.Plain():
 		return nil
 	case !ok:
 		return errors.New("a TLS variant connected without TLS")
+	case server != nil && !server.TLS:
+		return errors.New("the client negotiated TLS but the server reports a plaintext connection")
 	}
 	want := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[v.TLS]
 	if want != 0 && state.Version != want {
 		return fmt.Errorf("asked for TLS %s, negotiated %s", v.TLS, tls.VersionName(state.Version))
+	}
+	if server != nil && server.Version != "" && versionNumber(server.Version) != versionNumber(tls.VersionName(state.Version)) {
+		return fmt.Errorf("the client negotiated %s, the server reports %s", tls.VersionName(state.Version), server.Version)
 	}
 	if v.Key != "" && len(state.PeerCertificates) > 0 {
 		if got := tlsx.KeyTypeOf(tlsx.PeerKey(state.PeerCertificates[0])); got != v.Key {
@@ -187,6 +233,11 @@ func verify(v plan.Variant, s driver.Session) error {
 		}
 	}
 	return nil
+}
+
+// versionNumber is the "1.3" of "TLS 1.3" (Go) and "TLSv1.3" (OpenSSL).
+func versionNumber(name string) string {
+	return strings.TrimLeft(name, "TLSv ")
 }
 
 // spanCPU measures client (and server) CPU over a span of a trial.

@@ -76,7 +76,7 @@ func runner(t *testing.T, raw plan.Spec) *bench.Runner {
 		t.Fatal(err)
 	}
 	r := &bench.Runner{Spec: spec, Variants: variants, Scheme: "builtin", Configs: cfgs, ServerCPU: srv.CPU}
-	if err := r.Check(context.Background()); err != nil {
+	if _, err := r.Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return r

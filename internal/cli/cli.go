@@ -83,7 +83,11 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			raw, err := f.spec(cmd, plan.Builtin, nil)
+			target := plan.Builtin
+			if f.lab != "" {
+				target = ""
+			}
+			raw, err := f.spec(cmd, target, nil)
 			if err != nil {
 				return err
 			}
@@ -98,6 +102,8 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	f.register(root, defaultRun)
 	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
+		newExperimentCmd(plan.Stream, argv, stdout, stderr),
+		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newVersionCmd(stdout))
 	return root
 }
@@ -106,23 +112,32 @@ func newExperimentCmd(e plan.Experiment, argv []string, stdout, stderr io.Writer
 	var f runFlags
 	short := map[plan.Experiment]string{
 		plan.Connect: "Open, use once and close connections as fast as C workers can",
-		plan.Pool:    "Run requests over C persistent connections",
+		plan.Pool:    "Run requests or transactions over C persistent connections",
+		plan.Stream:  "Read one large result (a whole table) over C connections: MB/s",
 	}[e]
 	cmd := &cobra.Command{
-		Use:   string(e) + " TARGET",
+		Use:   string(e) + " TARGET | --lab ENGINE",
 		Short: short,
 		Long: short + `.
 
-TARGET is an http:// or https:// URL of any server, or "builtin" for the
-built-in server, started for the run with the keys asked for (--key).`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("%s takes one TARGET (a URL or builtin), got %d arguments", e, len(args))}
+TARGET is a URL: http:// or https:// of any web server; postgres:// (sslmode as
+libpq spells it), mysql:// (MySQL and MariaDB; tls=false|preferred|skip-verify|true),
+redis:// or rediss://; or "builtin" for the built-in HTTPS server. With
+--lab ENGINE, tlsbench starts a throw-away postgres, mariadb or redis server
+itself, with a certificate per --key, fills it with the sbtest data
+(--tables, --rows) and stops it at the end.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 || (len(args) == 0 && f.lab == "") {
+				return usageError{fmt.Errorf("%s takes one TARGET (a URL or builtin) or --lab ENGINE, got %d arguments", e, len(args))}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := f.spec(cmd, args[0], []plan.Experiment{e})
+			target := ""
+			if len(args) == 1 {
+				target = args[0]
+			}
+			raw, err := f.spec(cmd, target, []plan.Experiment{e})
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,10 @@ type runFlags struct {
 	count                      int64
 	trials, size               int
 	output                     string
+	lab                        string
+	auth                       []string
+	workload, queryMode        string
+	tables, rows               int
 	defaults                   defaults
 }
 
@@ -64,6 +68,12 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.IntVar(&f.trials, "trials", plan.DefaultTrials, "timed repetitions of every variant, interleaved")
 	fs.IntVar(&f.size, "size", plan.DefaultSize, "response body size of the built-in server, bytes")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
+	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb or redis (instead of a TARGET)")
+	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
+	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream")
+	fs.StringVar(&f.queryMode, "query-mode", "", "databases: prepared (default) or simple (text protocol)")
+	fs.IntVar(&f.tables, "tables", 0, "databases: sbtest tables the workload reads (default 8)")
+	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000)")
 	f.defaults = d
 }
 
@@ -87,6 +97,12 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Timeout:      f.timeout,
 		Trials:       f.trials,
 		ResponseSize: f.size,
+		Lab:          f.lab,
+		Auth:         f.auth,
+		Workload:     f.workload,
+		QueryMode:    f.queryMode,
+		Tables:       f.tables,
+		Rows:         f.rows,
 	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {

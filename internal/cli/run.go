@@ -2,27 +2,20 @@ package cli
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/driver"
 	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv" // registers http, https, builtin
-	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // loopbackSources is how many source addresses connect loops spread over.
@@ -46,51 +39,35 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	res.Spec = spec
 	res.Variants = spec.Variants()
 
-	target, _ := plan.ParseTarget(raw.Target)
-	dialer := &netx.Dialer{Sources: netx.LoopbackSources(loopbackSources)}
-	runner := &bench.Runner{Spec: spec, Variants: res.Variants}
-	var roots *x509.CertPool
-	var endpoint bench.Locate
-	if target.Builtin {
-		srv, err := lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize})
-		if err != nil {
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			return fmt.Errorf("starting the built-in server: %w", err)
+	st, err := openSite(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
 		}
-		defer srv.Stop()
-		info := srv.Info()
-		res.Target = result.Target{URL: plan.Builtin, Kind: "builtin", Server: &info}
-		runner.Scheme, runner.ServerCPU = "builtin", srv.CPU
-		roots = srv.RootCAs()
-		endpoint = func(v plan.Variant) (bench.Endpoint, error) {
-			if v.Plain() {
-				return bench.Endpoint{Addr: srv.Endpoint(""), Host: "127.0.0.1"}, nil
-			}
-			return bench.Endpoint{Addr: srv.Endpoint(v.Key), Host: "127.0.0.1"}, nil
-		}
-	} else {
-		res.Target = result.Target{URL: spec.Target, Kind: target.Scheme}
-		runner.Scheme = target.Scheme
-		if spec.CAFile != "" {
-			if roots, err = tlsx.LoadCAFile(spec.CAFile); err != nil {
-				return usageError{fmt.Errorf("--ca: %w", err)}
-			}
-		}
-		host, _, _ := net.SplitHostPort(target.Host)
-		endpoint = func(plan.Variant) (bench.Endpoint, error) { return bench.Endpoint{Addr: target.Host, Host: host}, nil }
+		return err
 	}
-	runner.Configs, err = bench.Configs(spec, res.Variants, endpoint, tlsx.ClientOptions{RootCAs: roots, Insecure: spec.Insecure, ALPN: []string{"http/1.1"}}, dialer)
+	defer st.stop()
+	res.Target = st.target
+	dialer := &netx.Dialer{Sources: netx.LoopbackSources(loopbackSources)}
+	runner := &bench.Runner{Spec: spec, Variants: res.Variants, Scheme: st.engine, ServerCPU: st.cpu, Before: st.before}
+	runner.Configs, err = bench.Configs(spec, res.Variants, st.locate, st.tls, dialer)
 	if err != nil {
 		return err
 	}
 	res.Notes = append(res.Notes, dialer.PortNote())
-	if slices.Contains(spec.Experiments, plan.Connect) {
+	if slices.Contains(spec.Experiments, plan.Connect) && (st.engine == "http" || st.engine == "builtin") {
 		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
 	}
-
-	if err := runner.Check(ctx); err != nil {
+	if strings.HasPrefix(spec.Target, "lab:") {
+		if err := prepareData(ctx, runner, spec, stderr); err != nil {
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return err
+		}
+	}
+	res.Checks, err = runner.Check(ctx)
+	if err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
@@ -109,8 +86,12 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	case ctx.Err() != nil:
 		res.Interrupted = true
 	case runErr != nil:
+		if gone := st.alive(); gone != nil {
+			runErr = fmt.Errorf("%w; %v", runErr, gone)
+		}
 		res.Error = runErr.Error()
 	}
+	res.Notes = append(res.Notes, st.notes...)
 	if len(res.Trials) > 0 {
 		if err := result.Write(output, res); err != nil {
 			return err
@@ -149,34 +130,22 @@ func redactArgs(args []string) []string {
 	return out
 }
 
-// progress shows a bar on a terminal and nothing otherwise.
-type progress struct{ bar *progressbar.ProgressBar }
-
-func newProgress(w io.Writer, total int) *progress {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
+// prepareData fills a lab server with the sbtest data its workloads read,
+// through the first variant's connection settings.
+func prepareData(ctx context.Context, runner *bench.Runner, spec plan.Spec, stderr io.Writer) error {
+	cfg := runner.Configs[runner.Variants[0].ID]
+	d, err := driver.New(runner.Scheme, cfg)
+	if err != nil {
+		return err
 	}
-	return &progress{bar: progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("trials"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionClearOnFinish(),
-	)}
-}
-
-func (p *progress) step(t result.Trial, done int) {
-	if p.bar == nil {
-		return
+	p, ok := d.(driver.Preparer)
+	if !ok {
+		return nil
 	}
-	p.bar.Describe(fmt.Sprintf("%-7s %-22s c=%-3d %8.1f/s", t.Experiment, t.Variant, t.Concurrency, t.Throughput()))
-	p.bar.Set(done)
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
+	bar := newCountBar(stderr, "preparing data")
+	defer bar.finish()
+	if err := p.Prepare(ctx, spec.Tables, spec.Rows, bar.set); err != nil {
+		return fmt.Errorf("preparing %d tables of %d rows: %w", spec.Tables, spec.Rows, err)
 	}
+	return nil
 }

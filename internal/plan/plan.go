@@ -74,7 +74,15 @@ type Spec struct {
 	ResponseSize int `json:"response_size"`
 	// Path is the request path for HTTP targets.
 	Path string `json:"path"`
+
+	// secretTarget is Target as given, credentials and all: never stored.
+	secretTarget string
 }
+
+// SecretURL is the target as the user gave it, with its credentials, for
+// the drivers that log in. Never print or store it: Target is the
+// redacted form.
+func (s Spec) SecretURL() string { return s.secretTarget }
 
 // Variant is one way of reaching the target.
 type Variant struct {
@@ -235,7 +243,7 @@ func New(raw Spec) (Spec, error) {
 	if len(s.Variants()) == 0 {
 		return s, errorf("no variant left: every --cipher excludes every --key (an RSA suite needs an RSA key, an ECDSA suite an ECDSA or Ed25519 key)")
 	}
-	s.Target = t.Redacted
+	s.secretTarget, s.Target = s.Target, t.Redacted
 	return s, nil
 }
 

@@ -38,8 +38,28 @@ type Result struct {
 	Target   Target         `json:"target"`
 	// Notes are facts about how the run was done that a reader needs, e.g.
 	// how ephemeral port exhaustion was avoided.
-	Notes  []string `json:"notes,omitempty"`
-	Trials []Trial  `json:"trials"`
+	Notes []string `json:"notes,omitempty"`
+	// Checks are what one connection per variant negotiated before any
+	// trial ran, as the client and as the server saw it.
+	Checks []Check `json:"checks,omitempty"`
+	Trials []Trial `json:"trials"`
+}
+
+// Check is the verification of one variant before the trials.
+type Check struct {
+	Variant string      `json:"variant"`
+	Client  *Negotiated `json:"client,omitempty"` // nil for plain
+	// Server is what the server said about the same connection (engines
+	// that can tell: pg_stat_ssl, SHOW SESSION STATUS, ...).
+	Server *ServerView `json:"server,omitempty"`
+}
+
+// ServerView is the server's own account of a connection's encryption.
+type ServerView struct {
+	TLS     bool   `json:"tls"`
+	Version string `json:"version,omitempty"`
+	Cipher  string `json:"cipher,omitempty"`
+	Auth    string `json:"auth,omitempty"`
 }
 
 // Tool identifies the measuring side.
@@ -87,8 +107,11 @@ type Trial struct {
 	Start       time.Time       `json:"start"`
 	Elapsed     time.Duration   `json:"elapsed_ns"`
 
-	Ops    int64            `json:"ops"`              // completed operations
-	Errors map[string]int64 `json:"errors,omitempty"` // failed operations by kind
+	Ops int64 `json:"ops"` // completed operations
+	// Queries is the statements those operations ran (a read-only
+	// transaction is 16), when the engine counts them.
+	Queries int64            `json:"queries,omitempty"`
+	Errors  map[string]int64 `json:"errors,omitempty"` // failed operations by kind
 	// Conns is the number of connections opened (connect: one per op).
 	Conns   int64 `json:"conns"`
 	Resumed int64 `json:"resumed"` // connections that resumed a TLS session

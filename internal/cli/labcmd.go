@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+func newLabCmd(stdout io.Writer) *cobra.Command {
+	var keys []string
+	cmd := &cobra.Command{
+		Use:   "lab ENGINE...",
+		Short: "Start throw-away postgres, mariadb or redis servers, print their URLs, stop them on Ctrl-C",
+		Long: `Start throw-away real servers from the system's binaries: in a temp dir, on
+free loopback ports, with a certificate for every --key (the first is
+presented), TLS on and plaintext allowed. Their URLs are printed without the
+password, which is in a 0600 file named by passfile=. Ctrl-C stops the
+servers and removes their keys.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("lab takes one or more engines: %s", strings.Join(lab.Engines(), ", "))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			for _, k := range keys {
+				if _, err := plan.New(plan.Spec{Target: "lab:" + args[0], Keys: []string{k}}); err != nil {
+					return err
+				}
+			}
+			for _, engine := range args {
+				srv, err := lab.Start(ctx, engine, lab.Options{Keys: keys})
+				if err != nil {
+					if ctx.Err() != nil {
+						return errInterrupted
+					}
+					return err
+				}
+				defer srv.Stop()
+				info := srv.Info()
+				fmt.Fprintf(stdout, "%s %s, presenting %s; certificates for %s\n", engine, info.Version, keys[0], strings.Join(keys, ", "))
+				for _, auth := range srv.Auths() {
+					for _, tls := range []bool{false, true} {
+						raw, err := srv.URL(auth, tls)
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(stdout, "  %-22s %-5s %s\n", auth, map[bool]string{false: "plain", true: "tls"}[tls], printableURL(raw, srv.PasswordFile()))
+					}
+				}
+				fmt.Fprintf(stdout, "  ca %s\n", srv.CAFile())
+				for _, n := range srv.Notes() {
+					fmt.Fprintf(stdout, "  note: %s\n", n)
+				}
+			}
+			fmt.Fprintln(stdout, "Ctrl-C stops the servers.")
+			<-ctx.Done()
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&keys, "key", []string{"rsa2048"}, "server key types: "+strings.Join(plan.KeyTypes, ", "))
+	return cmd
+}
+
+// printableURL replaces a URL's password by a passfile= parameter.
+func printableURL(raw, passfile string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return plan.Redact(raw)
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	q := u.Query()
+	q.Set("passfile", passfile)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

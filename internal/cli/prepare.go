@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+func newPrepareCmd(stdout, stderr io.Writer) *cobra.Command {
+	var tables, rows int
+	var ca string
+	var insecure bool
+	cmd := &cobra.Command{
+		Use:   "prepare URL",
+		Short: "Create the sysbench-compatible sbtest tables (or Redis keys) the workloads read",
+		Long: `Create the data the database workloads read: sysbench-compatible sbtest
+tables (id, k, c, pad, with the k index) in PostgreSQL and MySQL/MariaDB, keys
+in Redis. Idempotent: tables that already hold exactly --rows rows are kept.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("prepare takes one database URL, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// One variant: the URL's own TLS setting (plain when it allows).
+			t, err := plan.ParseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			if t.Lab != "" || t.Builtin || t.Scheme == "http" || t.Scheme == "https" {
+				return usageError{fmt.Errorf("prepare takes a postgres://, mysql:// or redis:// URL (a --lab server is prepared by the run itself)")}
+			}
+			spec, err := plan.New(plan.Spec{Target: args[0], TLS: t.DefaultTLS[:1], Tables: tables, Rows: rows, CAFile: ca, Insecure: insecure, Timeout: 10 * time.Minute})
+			if err != nil {
+				return err
+			}
+			st, err := openSite(cmd.Context(), spec)
+			if err != nil {
+				return err
+			}
+			defer st.stop()
+			v := spec.Variants()[0]
+			cfgs, err := bench.Configs(spec, []plan.Variant{v}, st.locate, st.tls, &netx.Dialer{})
+			if err != nil {
+				return err
+			}
+			d, err := driver.New(st.engine, cfgs[v.ID])
+			if err != nil {
+				return err
+			}
+			p, ok := d.(driver.Preparer)
+			if !ok {
+				return fmt.Errorf("%s: nothing to prepare for this engine", spec.Target)
+			}
+			bar := newCountBar(stderr, "preparing")
+			err = p.Prepare(cmd.Context(), spec.Tables, spec.Rows, bar.set)
+			bar.finish()
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return errInterrupted
+				}
+				return fmt.Errorf("preparing %s: %w", spec.Target, err)
+			}
+			fmt.Fprintf(stdout, "prepared %d tables of %d rows in %s\n", spec.Tables, spec.Rows, spec.Target)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&tables, "tables", plan.DefaultTables, "sbtest tables")
+	fs.IntVar(&rows, "rows", plan.DefaultRows, "rows per table (Redis: keys)")
+	fs.StringVar(&ca, "ca", "", "PEM file of the CA that signed the server's certificate")
+	fs.BoolVar(&insecure, "insecure", false, "do not verify the server's certificate")
+	return cmd
+}
