@@ -29,7 +29,7 @@ func Text(w io.Writer, r *result.Result) error {
 		switch e {
 		case plan.Connect:
 			v.phases(&b, e)
-		case plan.Pool:
+		case plan.Pool, plan.Stream:
 			v.p95(&b, e)
 		}
 	}
@@ -193,14 +193,41 @@ func (v *view) header(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-func unit(e plan.Experiment) string {
-	switch e {
-	case plan.Connect:
+// unit names what an experiment's main table counts, and metric computes
+// it from a trial: the seed's figures (connections/s, queries/s) and MB/s
+// for streams.
+func (v *view) unit(e plan.Experiment) string {
+	switch {
+	case e == plan.Connect:
 		return "connections/s"
-	case plan.Pool:
-		return "requests/s"
+	case e == plan.Stream:
+		return "MB/s received"
+	case v.r.Spec.Workload == "read-only":
+		return "queries/s (16 per read-only transaction, as sysbench counts)"
+	case v.r.Spec.Workload == "point-select":
+		return "queries/s"
 	}
-	return "operations/s"
+	return "requests/s" // HTTP and Redis GETs
+}
+
+func (v *view) metric(e plan.Experiment) func(result.Trial) float64 {
+	switch {
+	case e == plan.Stream:
+		return func(t result.Trial) float64 {
+			if t.Elapsed <= 0 {
+				return 0
+			}
+			return float64(t.BytesReceived) / 1e6 / t.Elapsed.Seconds()
+		}
+	case e == plan.Pool && v.r.Spec.Workload == "read-only":
+		return func(t result.Trial) float64 {
+			if t.Elapsed <= 0 {
+				return 0
+			}
+			return float64(t.Queries) / t.Elapsed.Seconds()
+		}
+	}
+	return result.Trial.Throughput
 }
 
 const deltaLegend = "vs baseline: paired by round; ± is the half-width of the 95% confidence interval; * when it excludes 0"
@@ -215,11 +242,12 @@ func (v *view) throughput(b *strings.Builder, e plan.Experiment) {
 		head = append(head, plan.Label(c))
 	}
 	t := table{
-		title:  fmt.Sprintf("%s: %s, mean (stddev) over %s", e, unit(e), v.trialCount(e, v.conc[e]...)),
+		title:  fmt.Sprintf("%s: %s, mean (stddev) over %s", e, v.unit(e), v.trialCount(e, v.conc[e]...)),
 		left:   1,
 		header: head,
 	}
-	d := table{title: fmt.Sprintf("%s: %s vs baseline, %% (95%% CI)", e, unit(e)), left: 1, header: head}
+	d := table{title: fmt.Sprintf("%s: %s vs baseline, %% (95%% CI)", e, v.unit(e)), left: 1, header: head}
+	metric := v.metric(e)
 	compare := len(v.variants) > 1
 	inline := compare && len(cs) == 1
 	if inline {
@@ -230,7 +258,7 @@ func (v *view) throughput(b *strings.Builder, e plan.Experiment) {
 		row, drow := []string{name}, []string{name}
 		for _, c := range cs {
 			ts := v.trials[cell{e, name, c}]
-			row = append(row, meanStd(collect(ts, result.Trial.Throughput), rate))
+			row = append(row, meanStd(collect(ts, metric), rate))
 			drow = append(drow, v.delta(e, name, c))
 		}
 		if inline {
@@ -252,14 +280,15 @@ func (v *view) delta(e plan.Experiment, name string, c int) string {
 	if name == v.baseline {
 		return "baseline"
 	}
+	metric := v.metric(e)
 	base := map[int]float64{}
 	for _, t := range v.trials[cell{e, v.baseline, c}] {
-		base[t.Round] = t.Throughput()
+		base[t.Round] = metric(t)
 	}
 	var bs, vs []float64
 	for _, t := range v.trials[cell{e, name, c}] {
 		if x, ok := base[t.Round]; ok {
-			bs, vs = append(bs, x), append(vs, t.Throughput())
+			bs, vs = append(bs, x), append(vs, metric(t))
 		}
 	}
 	return delta(stats.Paired(bs, vs))
@@ -367,7 +396,35 @@ func (v *view) negotiated(b *strings.Builder) {
 		left:   5,
 		header: []string{"variant", "version", "suite", "group", "server key", "resumed"},
 	}
-	tls := false
+	// What the server said of the check connection, where it can tell.
+	server := map[string]string{}
+	for _, c := range v.r.Checks {
+		switch sv := c.Server; {
+		case sv == nil:
+		case !sv.TLS:
+			server[c.Variant] = "plaintext"
+		case sv.Version == "" && sv.Cipher == "":
+			server[c.Variant] = "TLS"
+		default:
+			server[c.Variant] = strings.TrimSpace(sv.Version + " " + sv.Cipher)
+		}
+	}
+	if len(server) > 0 {
+		t.title = "negotiated, as the client saw it and as the server reports it"
+		t.header = append(t.header, "server says")
+	}
+	add := func(name string, cells ...string) {
+		row := append([]string{name}, cells...)
+		if len(server) > 0 {
+			s := server[name]
+			if s == "" {
+				s = "-"
+			}
+			row = append(row, s)
+		}
+		t.add(row...)
+	}
+	tls := len(server) > 0
 	for _, name := range v.variants {
 		var ts []result.Trial
 		for _, e := range v.experiments {
@@ -380,7 +437,7 @@ func (v *view) negotiated(b *strings.Builder) {
 		}
 		info, known := v.info[name]
 		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
-			t.add(name, "-", "-", "-", "-", "-")
+			add(name, "-", "-", "-", "-", "-")
 			continue
 		}
 		tls = true
@@ -401,7 +458,7 @@ func (v *view) negotiated(b *strings.Builder) {
 			}
 			return strings.Join(vals, "/")
 		}
-		t.add(name,
+		add(name,
 			field(func(n *result.Negotiated) string { return n.Version }),
 			field(func(n *result.Negotiated) string { return n.Suite }),
 			field(func(n *result.Negotiated) string { return n.Group }),
@@ -512,6 +569,25 @@ func (v *view) warnings(b *strings.Builder) {
 					fmt.Fprintf(b, "warning: %s %s %s: %d %s\n", e, name, plan.Label(c), errs[k], errorWord(errs[k], k))
 				}
 			}
+		}
+	}
+	// Resumption asked for but refused is a property of the server, and
+	// it changes what the resume variant measures.
+	for _, name := range v.variants {
+		if info, ok := v.info[name]; !ok || !info.Resume {
+			continue
+		}
+		var resumed, conns int64
+		for _, e := range v.experiments {
+			for _, c := range v.conc[e] {
+				for _, t := range v.trials[cell{e, name, c}] {
+					resumed += t.Resumed
+					conns += t.Conns
+				}
+			}
+		}
+		if conns > 0 && resumed*2 < conns {
+			fmt.Fprintf(b, "warning: %s: the server resumed %s of the sessions the client offered to resume: it refuses or limits resumption\n", name, percent(resumed, conns))
 		}
 	}
 	single, all := 0, 0

@@ -94,8 +94,8 @@ func TestOdd(t *testing.T) {
 	}{
 		{"empty", result.New(), []string{"warning: no trial finished"}},
 		{"unknown variant, no elapsed time", &result.Result{
-			Trials: []result.Trial{{Experiment: "stream", Variant: "mystery", Concurrency: 3, Ops: 5}},
-		}, []string{"stream: operations/s", "mystery", "warning: one trial:"}},
+			Trials: []result.Trial{{Experiment: "soak", Variant: "mystery", Concurrency: 3, Ops: 5}},
+		}, []string{"soak: requests/s", "mystery", "warning: one trial:"}},
 		{"all operations failed", &result.Result{
 			Variants: []plan.Variant{{ID: "plain", TLS: "off", Baseline: true}},
 			Trials: []result.Trial{
