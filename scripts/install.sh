@@ -6,8 +6,14 @@
 #                               that bench/peers.sh reads result files with
 set -euo pipefail
 
-# command:package pairs
-need=(openssl:openssl)
+# command:package pairs; the tests start real servers from these binaries
+need=(
+  openssl:openssl
+  /usr/lib/postgresql/15/bin/postgres:postgresql-15
+  mariadbd:mariadb-server
+  redis-server:redis-server
+  sysbench:sysbench
+)
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)
 fi
@@ -23,6 +29,14 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# The packages' own services are not wanted (tlsbench starts its servers
+# itself) and cannot start without systemd: tell invoke-rc.d to leave them.
+policy=/usr/sbin/policy-rc.d
+made_policy=
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+fi
+trap 'if [ -n "$made_policy" ]; then rm -f "$policy"; fi' EXIT
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "installed: ${missing[*]}"

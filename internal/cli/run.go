@@ -11,7 +11,10 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
-	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv" // registers http, https, builtin
+	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"  // registers http, https, builtin
+	_ "github.com/tlsbench/tlsbench/internal/driver/mysqldrv" // registers mysql
+	_ "github.com/tlsbench/tlsbench/internal/driver/pgdrv"    // registers postgres
+	_ "github.com/tlsbench/tlsbench/internal/driver/redisdrv" // registers redis
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/report"

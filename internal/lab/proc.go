@@ -167,37 +167,53 @@ func (p *process) stop(sig syscall.Signal) error {
 const clockTicks = 100
 
 // cpu is the CPU time the server has used so far: user and system time of
-// every process in its group, plus what each of them collected from the
-// children it reaped (PostgreSQL's backends end with their connections).
+// the process and all its descendants, plus what each of them collected
+// from the children it reaped (PostgreSQL's backends end with their
+// connections). Descendants, not the process group: PostgreSQL's backends
+// call setsid().
 func (p *process) cpu() (time.Duration, error) {
 	if err := p.alive(); err != nil {
 		return 0, err
 	}
-	pgid := p.cmd.Process.Pid
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
 	}
-	var ticks int64
+	all := map[int]stat{}
 	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
 			continue // it ended meanwhile
 		}
-		st, err := parseStat(data)
-		if err != nil || st.pgrp != pgid {
-			continue
+		if st, err := parseStat(data); err == nil {
+			all[pid] = st
 		}
-		ticks += st.ticks
+	}
+	root := p.cmd.Process.Pid
+	var ticks int64
+	for pid, st := range all {
+		// Walk up the parents; a chain is short (server, backend).
+		for q, hops := pid, 0; hops < 16; hops++ {
+			if q == root {
+				ticks += st.ticks
+				break
+			}
+			parent, ok := all[q]
+			if !ok || parent.ppid == 0 {
+				break
+			}
+			q = parent.ppid
+		}
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 type stat struct {
-	pgrp  int
+	ppid  int
 	ticks int64 // utime + stime + cutime + cstime
 }
 
@@ -215,7 +231,7 @@ func parseStat(data []byte) (stat, error) {
 	}
 	var st stat
 	var err error
-	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
+	if st.ppid, err = strconv.Atoi(f[1]); err != nil {
 		return stat{}, err
 	}
 	for _, s := range f[11:15] {

@@ -5,6 +5,7 @@ package netx
 
 import (
 	"net"
+	"sync"
 	"time"
 )
 
@@ -43,9 +44,11 @@ func (t Trace) Phase(name string) (Phase, bool) {
 // a write, i.e. the client spoke and now waits for the server's answer. The
 // count goes to the phase current when the answer is read.
 //
-// A Conn is used by one goroutine at a time, as drivers do.
+// A driver may read and write at once (pgx reads in the background while
+// a write is slow); the bookkeeping is guarded, the I/O is not.
 type Conn struct {
 	net.Conn
+	mu     sync.Mutex
 	start  time.Time
 	phases []Phase
 	open   bool // the last phase has not ended
@@ -77,10 +80,18 @@ const (
 )
 
 // Mark ends the current phase now and starts the named one.
-func (c *Conn) Mark(name string) { c.mark(time.Now(), name) }
+func (c *Conn) Mark(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mark(time.Now(), name)
+}
 
 // MarkAt is Mark at a time already taken, e.g. TurnRead.
-func (c *Conn) MarkAt(t time.Time, name string) { c.mark(t, name) }
+func (c *Conn) MarkAt(t time.Time, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mark(t, name)
+}
 
 func (c *Conn) mark(t time.Time, name string) {
 	if n := len(c.phases); n > 0 {
@@ -101,12 +112,18 @@ func (c *Conn) mark(t time.Time, name string) {
 }
 
 // TurnRead is when the first bytes of the server's latest answer arrived.
-func (c *Conn) TurnRead() time.Time { return c.turnRead }
+func (c *Conn) TurnRead() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.turnRead
+}
 
 // Read counts a round trip when it follows a write.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		c.received += int64(n)
 		if c.wrote {
 			c.wrote = false
@@ -122,13 +139,17 @@ func (c *Conn) Read(p []byte) (int, error) {
 // Write notes that the client spoke, and watches TLS record types when
 // asked to (see SniffTLS).
 func (c *Conn) Write(p []byte) (int, error) {
+	c.mu.Lock()
 	if c.sniff != nil {
 		c.sniff.scan(c, p)
 	}
+	c.mu.Unlock()
 	n, err := c.Conn.Write(p)
 	if n > 0 {
+		c.mu.Lock()
 		c.sent += int64(n)
 		c.wrote = true
+		c.mu.Unlock()
 	}
 	return n, err
 }
@@ -138,10 +159,16 @@ func (c *Conn) Write(p []byte) (int, error) {
 // request): the first handshake record the client writes starts the
 // tls-handshake phase and its first application_data record (in TLS 1.3 that
 // is the encrypted Finished) starts the phase named after.
-func (c *Conn) SniffTLS(after string) { c.sniff = &recordSniffer{after: after} }
+func (c *Conn) SniffTLS(after string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sniff = &recordSniffer{after: after}
+}
 
 // Finish ends the last phase now and returns the trace.
 func (c *Conn) Finish() Trace {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.end.IsZero() {
 		c.mark(time.Now(), "")
 		last := c.phases[len(c.phases)-1]
@@ -151,7 +178,11 @@ func (c *Conn) Finish() Trace {
 }
 
 // Counters returns the bytes moved so far each way.
-func (c *Conn) Counters() (sent, received int64) { return c.sent, c.received }
+func (c *Conn) Counters() (sent, received int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent, c.received
+}
 
 // recordSniffer follows the TLS record layer of what the client writes.
 type recordSniffer struct {
@@ -192,9 +223,9 @@ func (s *recordSniffer) scan(c *Conn, p []byte) {
 		switch {
 		case typ == recordHandshake && !s.started && s.header[1] == 3:
 			s.started = true
-			c.Mark(PhaseTLSHandshake)
+			c.mark(time.Now(), PhaseTLSHandshake)
 		case typ == recordApplicationData && s.started:
-			c.Mark(s.after)
+			c.mark(time.Now(), s.after)
 			c.sniff = nil
 			return
 		case !s.started:

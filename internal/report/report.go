@@ -461,7 +461,12 @@ func (v *view) negotiated(b *strings.Builder) {
 		add(name,
 			field(func(n *result.Negotiated) string { return n.Version }),
 			field(func(n *result.Negotiated) string { return n.Suite }),
-			field(func(n *result.Negotiated) string { return n.Group }),
+			field(func(n *result.Negotiated) string {
+				if n.HelloRetry {
+					return n.Group + " after HRR"
+				}
+				return n.Group
+			}),
 			field(func(n *result.Negotiated) string { return n.PeerKey }),
 			percent(resumed, conns))
 	}

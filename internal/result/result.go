@@ -173,6 +173,9 @@ type Negotiated struct {
 	Group   string `json:"group,omitempty"`
 	PeerKey string `json:"peer_key"` // e.g. "RSA-2048", "ECDSA-P256"
 	ALPN    string `json:"alpn,omitempty"`
+	// HelloRetry is set when the server asked for another key share (a
+	// HelloRetryRequest), which costs TLS 1.3 a second round trip.
+	HelloRetry bool `json:"hello_retry,omitempty"`
 }
 
 // New returns an empty result with the schema fields set.

@@ -74,6 +74,9 @@ func Describe(cs tls.ConnectionState) result.Negotiated {
 		Version: tls.VersionName(cs.Version),
 		Suite:   tls.CipherSuiteName(cs.CipherSuite),
 		ALPN:    cs.NegotiatedProtocol,
+		// A server that supports none of the client's key shares asks
+		// for another: PostgreSQL 15 offers P-256 only.
+		HelloRetry: cs.HelloRetryRequest,
 	}
 	if cs.CurveID != 0 {
 		n.Group = cs.CurveID.String()

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// needServer skips a test whose server binary is missing, except in CI,
+// where a missing server is a failure.
+func needServer(t *testing.T, bin string) {
+	t.Helper()
+	if _, err := exec.LookPath(bin); err == nil {
+		return
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not installed: run scripts/install.sh", bin)
+	}
+	t.Skipf("%s is not installed: run scripts/install.sh", bin)
+}
+
+var labBinaries = map[string]string{
+	"postgres": "/usr/lib/postgresql/15/bin/postgres",
+	"mariadb":  "mariadbd",
+	"redis":    "redis-server",
+}
+
+// TestLabRuns runs each engine's lab end to end through the command line:
+// start, prepare, check (client and server agree), trials, result.
+func TestLabRuns(t *testing.T) {
+	tests := []struct {
+		engine, workload string
+		ops              int  // enough for the server's CPU to show in 10 ms ticks
+		serverSays       bool // the engine reports the connection's TLS itself
+	}{
+		{"postgres", "read-only", 30, true},
+		{"mariadb", "read-only", 30, true},
+		{"redis", "get", 3000, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.engine, func(t *testing.T) {
+			needServer(t, labBinaries[tt.engine])
+			out := filepath.Join(t.TempDir(), "r.json")
+			code, stdout, stderr := runMain(t, "pool", "--lab", tt.engine, "--tls", "off,1.3", "--key", "ecdsa-p256",
+				"--workload", tt.workload, "-c", "1,2", "-n", strconv.Itoa(tt.ops), "--warmup", "0s", "--trials", "1", "--tables", "2", "--rows", "300", "-o", out)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Trials) != 4 || r.Target.Server == nil || r.Target.Server.Version == "" {
+				t.Fatalf("%d trials, server %+v", len(r.Trials), r.Target.Server)
+			}
+			var serverCPU time.Duration
+			for _, tr := range r.Trials {
+				serverCPU += tr.ServerCPU
+				if tr.Ops != int64(tt.ops) || len(tr.Errors) > 0 {
+					t.Errorf("%s c=%d: ops %d, errors %v", tr.Variant, tr.Concurrency, tr.Ops, tr.Errors)
+				}
+				if tt.workload == "read-only" && tr.Queries != 16*tr.Ops {
+					t.Errorf("%s: %d queries for %d read-only transactions", tr.Variant, tr.Queries, tr.Ops)
+				}
+			}
+			// /proc counts CPU in 10 ms ticks: short trials may show none
+			// each, but not all of them together.
+			if serverCPU <= 0 {
+				t.Errorf("no server CPU measured in %d trials", len(r.Trials))
+			}
+			if len(r.Checks) != 2 {
+				t.Fatalf("checks %+v", r.Checks)
+			}
+			for _, c := range r.Checks {
+				tls := strings.HasPrefix(c.Variant, "tls")
+				if tt.serverSays && (c.Server == nil || c.Server.TLS != tls) {
+					t.Errorf("%s: the server says %+v", c.Variant, c.Server)
+				}
+				if tls && (c.Client == nil || c.Client.Version != "TLS 1.3" || c.Client.PeerKey != "ECDSA-P256") {
+					t.Errorf("%s: the client negotiated %+v", c.Variant, c.Client)
+				}
+			}
+			if !strings.Contains(stdout, "server says") && tt.engine != "redis" {
+				t.Errorf("the report does not show what the server says:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// TestServerKilledMidRun kills the lab PostgreSQL server during a run: the
+// run must end with a clear error, keep the trials that finished, and exit 1.
+func TestServerKilledMidRun(t *testing.T) {
+	needServer(t, labBinaries["postgres"])
+	// PostgreSQL runs as the postgres user: its TMPDIR must be reachable.
+	tmp, err := os.MkdirTemp("", "tlsbench-killtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(os.Args[0], "connect", "--lab", "postgres", "--tls", "off,1.3", "--key", "ecdsa-p256",
+		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100", "-o", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Once the postmaster (the process with -D) runs, let a few trials
+	// finish, then kill it.
+	pid := 0
+	for deadline := time.Now().Add(60 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, p := range processesMentioning(tmp) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
+			if bytes.Contains(cmdline, []byte("postgres\x00-D")) {
+				pid, _ = strconv.Atoi(p)
+			}
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("found no postmaster to kill; stderr: %s", stderr.String())
+	}
+	time.Sleep(4 * time.Second)
+	syscall.Kill(pid, syscall.SIGKILL)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not end after its server was killed")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1; stderr: %s", code, stderr.String())
+	}
+	msg := stderr.String()
+	if !strings.Contains(msg, "finished trials are in") || strings.Count(strings.TrimSpace(msg), "\n") > 1 {
+		t.Errorf("stderr should be one clear line naming the saved trials: %q", msg)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatalf("no result after the server died: %v", err)
+	}
+	if len(r.Trials) == 0 || r.Error == "" {
+		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		// A kept log of the failure is allowed; keys are not.
+		for _, n := range names {
+			if !strings.HasSuffix(n, ".log") {
+				t.Errorf("left behind in TMPDIR: %v", names)
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,449 @@
+// Package mysqldrv is the MySQL and MariaDB driver: one go-sql-driver/mysql connection per session, dialed through netx.
+package mysqldrv
+
+import (
+	"context"
+	"crypto/tls"
+	sqldriver "database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
+)
+
+func init() { driver.Register(New, "mysql") }
+
+// Phase names of a MySQL connection besides netx's tcp, tls-handshake and
+// close.
+const (
+	// PhaseGreeting is from the TCP connect until the client answers the
+	// server's greeting (the handshake packet): one round trip, since the
+	// server speaks first.
+	PhaseGreeting = "greeting"
+	// PhaseTLSNegotiation is the SSL request packet, written right before
+	// the ClientHello: no round trip (the greeting already said the server
+	// has TLS), only the time to write it and build the ClientHello.
+	PhaseTLSNegotiation = "tls-negotiation"
+	// PhaseAuth is the login packet until the server's OK, with any auth
+	// switch (ed25519 users take one more round trip than native ones).
+	PhaseAuth = "auth"
+	// PhaseQuery is the first operation of a session.
+	PhaseQuery = "query"
+)
+
+type mysqlDriver struct {
+	cfg       driver.Config
+	connector sqldriver.Connector
+	work      workload
+}
+
+// New returns a driver for cfg: cfg.URL gives the user, the password (or a
+// passfile=PATH parameter) and the database; cfg.TLS, when set, is the only
+// TLS configuration used, and a plain variant never negotiates TLS.
+func New(cfg driver.Config) (driver.Driver, error) {
+	if cfg.URL == nil {
+		return nil, errors.New("mysql: no URL with user and database given")
+	}
+	work, err := newWorkload(cfg.Workload)
+	if err != nil {
+		return nil, err
+	}
+	mc, err := mysqlConfig(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	d := &mysqlDriver{cfg: cfg, work: work}
+	mc.Net, mc.Addr = "tcp", cfg.Addr
+	mc.Timeout = cfg.Timeout
+	mc.DialFunc = d.dial
+	// nil is plain: the driver then never sends an SSL request, whatever
+	// the server offers; and TLS asked for never falls back to plain.
+	mc.TLS = cfg.TLS
+	mc.AllowFallbackToPlaintext = false
+	// Simple mode sends statements with their values in the text protocol;
+	// prepared mode uses server-side prepared statements.
+	mc.InterpolateParams = cfg.Workload.QueryMode == "simple"
+	mc.CheckConnLiveness = false
+	mc.Logger = quiet{}
+	if err := mc.Apply(mysql.BeforeConnect(beforeConnect)); err != nil {
+		return nil, err
+	}
+	if d.connector, err = mysql.NewConnector(mc); err != nil {
+		return nil, fmt.Errorf("mysql: %w", err)
+	}
+	return d, nil
+}
+
+// urlParams are the query parameters a mysql:// URL may carry: tls= is
+// read by plan (it chooses the variants to compare), passfile= here.
+var urlParams = []string{"passfile", "tls"}
+
+// mysqlConfig reads the login from a mysql://USER[:PASSWORD]@HOST/DB URL.
+func mysqlConfig(u *url.URL) (*mysql.Config, error) {
+	mc := mysql.NewConfig()
+	if u.User == nil || u.User.Username() == "" {
+		return nil, errors.New("mysql: the URL names no user")
+	}
+	mc.User = u.User.Username()
+	mc.Passwd, _ = u.User.Password()
+	mc.DBName = strings.TrimPrefix(u.Path, "/")
+	q := u.Query()
+	for k := range q {
+		if !slices.Contains(urlParams, k) {
+			return nil, fmt.Errorf("mysql: URL parameter %q is not supported (use %s)", k, strings.Join(urlParams, ", "))
+		}
+	}
+	if path := q.Get("passfile"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("mysql: reading the password file: %w", err)
+		}
+		mc.Passwd = strings.TrimRight(string(data), "\r\n")
+	}
+	return mc, nil
+}
+
+// Statements implements driver.Counter.
+func (d *mysqlDriver) Statements() int { return d.work.statements }
+
+// opening is what one Open learns from the driver's hooks, which it finds
+// in the context it gives Connect.
+type opening struct {
+	ctx     context.Context // Open's: it outlives the dial's context
+	conn    *netx.Conn
+	stop    func() bool // ends the cancel hook
+	tls     *tls.ConnectionState
+	group   groupSniffer
+	timeout time.Duration
+
+	mu     sync.Mutex // the driver may log from its cancel watcher
+	logged error      // the driver logs a failed read's cause, then returns ErrInvalidConn
+}
+
+type openingKey struct{}
+
+// Print implements mysql.Logger: it keeps the last error the driver logs
+// instead of printing it.
+func (o *opening) Print(v ...any) {
+	for _, a := range v {
+		if err, ok := a.(error); ok {
+			o.mu.Lock()
+			o.logged = err
+			o.mu.Unlock()
+		}
+	}
+}
+
+// beforeConnect runs on the driver's own copy of the config for one
+// connection: it reports to that connection's opening.
+func beforeConnect(ctx context.Context, mc *mysql.Config) error {
+	o, ok := ctx.Value(openingKey{}).(*opening)
+	if !ok {
+		return errors.New("mysql: connect outside Open")
+	}
+	mc.Logger = o
+	if mc.TLS != nil {
+		// The driver keeps its tls.Conn to itself: take the negotiated
+		// state when the handshake checks the server (resumed ones too).
+		check := mc.TLS.VerifyConnection
+		mc.TLS.VerifyConnection = func(cs tls.ConnectionState) error {
+			if check != nil {
+				if err := check(cs); err != nil {
+					return err
+				}
+			}
+			o.tls = &cs
+			return nil
+		}
+	}
+	return nil
+}
+
+// dial opens the netx connection (tcp), starts the greeting phase, and
+// hands the driver a conn that marks the client's first packet.
+func (d *mysqlDriver) dial(ctx context.Context, _, addr string) (net.Conn, error) {
+	o, ok := ctx.Value(openingKey{}).(*opening)
+	if !ok {
+		return nil, errors.New("mysql: dial outside Open")
+	}
+	c, err := d.cfg.Dialer.Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	c.Mark(PhaseGreeting)
+	o.conn = c
+	// An interrupted run must not wait for a slow server: cancelling
+	// Open's ctx unblocks every read and write of the session at once.
+	o.stop = context.AfterFunc(o.ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	c.SetDeadline(deadline(o.timeout))
+	first := PhaseAuth
+	if d.cfg.TLS != nil {
+		first = PhaseTLSNegotiation
+	}
+	return &clientConn{Conn: c, o: o, first: first}, nil
+}
+
+// clientConn marks the phase the client's first packet starts: the SSL
+// request (TLS) or the login (plain); by then the greeting has been read.
+type clientConn struct {
+	*netx.Conn
+	o       *opening
+	first   string // "" once marked
+	sniffed bool   // the server's handshake records are being followed
+}
+
+func (c *clientConn) Write(p []byte) (int, error) {
+	if c.first != "" {
+		c.Conn.Mark(c.first)
+		if c.first == PhaseTLSNegotiation {
+			// The ClientHello starts tls-handshake, the first
+			// application data (TLS 1.3: the client's Finished) auth.
+			c.Conn.SniffTLS(PhaseAuth)
+			c.sniffed = true
+		}
+		c.first = ""
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *clientConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if c.sniffed && n > 0 {
+		c.sniffed = c.o.group.feed(p[:n])
+	}
+	return n, err
+}
+
+// Open connects and logs in: tcp, greeting, [tls-negotiation,
+// tls-handshake,] auth.
+func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
+	o := &opening{ctx: ctx, timeout: d.cfg.Timeout}
+	dc, err := d.connector.Connect(context.WithValue(ctx, openingKey{}, o))
+	if err != nil {
+		phase := netx.PhaseTCP
+		if o.conn != nil {
+			o.stop()
+			o.conn.Close()
+			tr := o.conn.Finish()
+			phase = tr.Phases[len(tr.Phases)-1].Name
+			if phase == PhaseAuth && d.cfg.TLS != nil && o.tls == nil {
+				// The server was never verified: the handshake failed, and
+				// the client's encrypted alert looked like its Finished.
+				phase = netx.PhaseTLSHandshake
+			}
+		}
+		err = o.cause(err)
+		if phase == PhaseAuth && errors.Is(err, mysql.ErrMalformPkt) {
+			err = fmt.Errorf("%w (%s)", err, ed25519Flaw)
+		}
+		return nil, &driver.OpError{Phase: phase, Err: err}
+	}
+	s := &session{d: d, conn: o.conn, dc: dc, o: o}
+	if d.cfg.TLS != nil {
+		if o.tls == nil {
+			dc.Close()
+			o.stop()
+			return nil, &driver.OpError{Phase: PhaseAuth, Err: errors.New("the session has no TLS state")}
+		}
+		st := *o.tls
+		st.HandshakeComplete = true
+		if st.CurveID == 0 {
+			// TLS 1.2 learns its group after checking the certificate.
+			st.CurveID = o.group.group
+		}
+		s.tls = &st
+	}
+	return s, nil
+}
+
+// ed25519Flaw explains a known failure of go-sql-driver/mysql (v1.10.1):
+// reading an auth switch request it drops a trailing zero byte, taking it
+// for a terminator, but MariaDB's ed25519 challenge is 32 random bytes
+// without one, so a challenge that ends in 0 is "malformed".
+const ed25519Flaw = "go-sql-driver/mysql rejects a MariaDB ed25519 challenge whose last random byte is 0: about 1 login in 256 fails so"
+
+// cause makes the driver's error say why: ErrInvalidConn hides the read
+// error it logged, and a cancelled run is cancelled, not timed out.
+func (o *opening) cause(err error) error {
+	o.mu.Lock()
+	logged := o.logged
+	o.mu.Unlock()
+	switch {
+	case o.ctx.Err() != nil:
+		return fmt.Errorf("%w (%v)", o.ctx.Err(), err)
+	case (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn)) && logged != nil:
+		return fmt.Errorf("%w: %w", logged, err)
+	case errors.Is(err, mysql.ErrNoTLS):
+		return fmt.Errorf("the server does not offer TLS: %w", err)
+	}
+	return err
+}
+
+// deadline is when an operation started now times out; none without a
+// timeout.
+func deadline(timeout time.Duration) time.Time {
+	if timeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(timeout)
+}
+
+type quiet struct{}
+
+func (quiet) Print(...any) {}
+
+type session struct {
+	d     *mysqlDriver
+	conn  *netx.Conn
+	dc    sqldriver.Conn
+	o     *opening
+	tls   *tls.ConnectionState
+	stmts map[string]sqldriver.Stmt // prepared mode: one per statement text
+	used  bool
+}
+
+func (s *session) Conn() *netx.Conn { return s.conn }
+
+func (s *session) TLS() (tls.ConnectionState, bool) {
+	if s.tls == nil {
+		return tls.ConnectionState{}, false
+	}
+	return *s.tls, true
+}
+
+// Do runs one operation of the workload; the first is the query phase.
+func (s *session) Do(ctx context.Context) error {
+	if err := errors.Join(ctx.Err(), s.o.ctx.Err()); err != nil {
+		return &driver.OpError{Phase: PhaseQuery, Err: err}
+	}
+	if !s.used {
+		s.used = true
+		s.conn.Mark(PhaseQuery)
+	}
+	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
+	if err := s.d.work.run(s, ctx); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		} else {
+			err = s.o.cause(err)
+		}
+		return &driver.OpError{Phase: PhaseQuery, Err: err}
+	}
+	return nil
+}
+
+// ServerTLS implements driver.ServerChecker: what the server says about
+// this session's encryption (empty Ssl_version: none).
+func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
+	var v driver.ServerView
+	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
+	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx,
+		"SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')", nil)
+	if err != nil {
+		return v, s.o.cause(err)
+	}
+	defer rows.Close()
+	err = eachRow(rows, func(row []sqldriver.Value) {
+		name, value := asString(row[0]), asString(row[1])
+		switch name {
+		case "Ssl_version":
+			v.Version = value
+		case "Ssl_cipher":
+			v.Cipher = value
+		}
+	})
+	if err != nil {
+		return v, s.o.cause(err)
+	}
+	v.TLS = v.Version != ""
+	return v, nil
+}
+
+func asString(v sqldriver.Value) string {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// Close sends COM_QUIT and closes the connection, as the close phase.
+// Prepared statements go with the connection, unclosed one by one.
+func (s *session) Close() error {
+	defer s.o.stop()
+	s.conn.Mark(netx.PhaseClose)
+	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
+	if err := s.dc.Close(); err != nil {
+		return &driver.OpError{Phase: netx.PhaseClose, Err: s.o.cause(err)}
+	}
+	return nil
+}
+
+// groupSniffer follows the server's TLS records during the handshake for
+// the group of a TLS 1.2 ECDHE key exchange (its ServerKeyExchange), which
+// crypto/tls does not yet know when it calls VerifyConnection.
+type groupSniffer struct {
+	records []byte // bytes of records not complete yet
+	msgs    []byte // handshake messages not complete yet
+	group   tls.CurveID
+}
+
+// TLS record and handshake message types.
+const (
+	recordHandshake       = 0x16
+	msgServerKeyExchange  = 12
+	msgServerHelloDone    = 14
+	curveTypeNamedCurve   = 3
+	recordHeaderLen       = 5
+	handshakeHeaderLength = 4
+)
+
+// feed takes bytes the server sent; it reports whether to go on.
+func (g *groupSniffer) feed(p []byte) bool {
+	g.records = append(g.records, p...)
+	for len(g.records) >= recordHeaderLen {
+		n := int(g.records[3])<<8 | int(g.records[4])
+		if len(g.records) < recordHeaderLen+n {
+			return true
+		}
+		typ, body := g.records[0], g.records[recordHeaderLen:recordHeaderLen+n]
+		g.records = g.records[recordHeaderLen+n:]
+		if typ != recordHandshake {
+			// ChangeCipherSpec or encrypted data: the key exchange, if
+			// any was in the clear, is behind.
+			return false
+		}
+		g.msgs = append(g.msgs, body...)
+		for len(g.msgs) >= handshakeHeaderLength {
+			mt := g.msgs[0]
+			ml := int(g.msgs[1])<<16 | int(g.msgs[2])<<8 | int(g.msgs[3])
+			if len(g.msgs) < handshakeHeaderLength+ml {
+				break
+			}
+			msg := g.msgs[handshakeHeaderLength : handshakeHeaderLength+ml]
+			g.msgs = g.msgs[handshakeHeaderLength+ml:]
+			switch {
+			case mt == msgServerKeyExchange && len(msg) >= 3 && msg[0] == curveTypeNamedCurve:
+				g.group = tls.CurveID(int(msg[1])<<8 | int(msg[2]))
+				return false
+			case mt == msgServerHelloDone:
+				return false
+			}
+		}
+	}
+	return true
+}

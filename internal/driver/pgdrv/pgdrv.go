@@ -1,0 +1,215 @@
+// Package pgdrv is the PostgreSQL driver: pgx over tlsbench's dialer, running the sysbench workloads on sbtest tables it can prepare.
+package pgdrv
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+func init() { driver.Register(New, "postgres") }
+
+// Phase names of a PostgreSQL connection besides netx's tcp, tls-handshake
+// and close.
+const (
+	PhaseTLSNegotiation = "tls-negotiation" // SSLRequest and the server's 'S'
+	PhaseAuth           = "auth"            // startup and authentication until ReadyForQuery
+	PhaseQuery          = "query"           // the first operation
+)
+
+type pgDriver struct {
+	cfg  driver.Config
+	base *pgx.ConnConfig // parsed from cfg.URL once; each Open copies it
+	// urlTLS is the TLS config the URL itself asks for, for Prepare.
+	urlTLS   *tls.Config
+	sslmode  string
+	workload workload
+}
+
+// New returns a driver for cfg. The connection settings come from cfg.URL
+// as pgx parses it (user, password or passfile, database, options), with
+// TLS, dialing and the query mode set by the variant: no fallback to plain,
+// no settings of pgx's own choosing.
+func New(cfg driver.Config) (driver.Driver, error) {
+	if cfg.URL == nil {
+		return nil, errors.New("postgres: no URL to log in with")
+	}
+	base, err := pgx.ParseConfig(cfg.URL.String())
+	if err != nil {
+		// pgx's message quotes the URL; name it only redacted.
+		var pe *pgconn.ParseConfigError
+		if errors.As(err, &pe) && pe.Unwrap() != nil {
+			err = pe.Unwrap()
+		}
+		return nil, fmt.Errorf("postgres: cannot use %s: %v", plan.Redact(cfg.URL.String()), err)
+	}
+	w, err := newWorkload(cfg.Workload)
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Workload.QueryMode {
+	case "", "prepared":
+		// Each statement is parsed once per connection, then only bound
+		// and executed, as sysbench's prepared statements are.
+		base.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	case "simple":
+		base.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	default:
+		return nil, fmt.Errorf("postgres: query mode %q: use prepared or simple", cfg.Workload.QueryMode)
+	}
+	d := &pgDriver{cfg: cfg, base: base, urlTLS: base.TLSConfig, sslmode: cfg.URL.Query().Get("sslmode"), workload: w}
+	base.TLSConfig = cfg.TLS // nil: no SSLRequest at all
+	base.Fallbacks = nil
+	base.SSLNegotiation = "postgres" // SSLRequest first, never direct TLS
+	base.ConnectTimeout = 0          // cfg.Timeout bounds Open instead
+	// No round trips beyond the login: no target_session_attrs check, no
+	// set-up queries, and no name lookup (cfg.Addr is what is dialed).
+	base.ValidateConnect, base.AfterConnect = nil, nil
+	base.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
+	base.RuntimeParams["application_name"] = "tlsbench"
+	return d, nil
+}
+
+// Statements implements driver.Counter.
+func (d *pgDriver) Statements() int { return d.workload.statements }
+
+type session struct {
+	d      *pgDriver
+	conn   *netx.Conn
+	pg     *pgx.Conn
+	tls    *tls.Conn
+	used   bool
+	cancel func() bool // stops the AfterFunc of Open's ctx
+}
+
+// Open connects through cfg.Dialer and logs in. With TLS the phases are
+// tls-negotiation (SSLRequest), tls-handshake and auth, found by the conn
+// from the TLS records pgx writes; without, auth follows tcp.
+func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
+	s := &session{d: d}
+	cc := *d.base
+	cc.DialFunc = func(dctx context.Context, _, _ string) (net.Conn, error) {
+		c, err := d.cfg.Dialer.Dial(dctx, d.cfg.Addr)
+		if err != nil || s.conn != nil {
+			// A later dial is pgx's cancel request for an interrupted
+			// query: a connection of its own, not the session's.
+			return c, err
+		}
+		s.conn = c
+		// An interrupted run must not wait for a slow server: cancelling
+		// ctx unblocks every read and write at once.
+		s.cancel = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+		if d.cfg.TLS != nil {
+			c.Mark(PhaseTLSNegotiation)
+			c.SniffTLS(PhaseAuth)
+		} else {
+			c.Mark(PhaseAuth)
+		}
+		return c, nil
+	}
+	// Handshake before pgx writes the startup message rather than lazily
+	// inside that write: pgx starts a background reader on the conn when a
+	// write takes over 15 ms, as a slow handshake does, and the conn's
+	// bookkeeping is not made for a reader and a writer at once.
+	cc.AfterNetConnect = func(hctx context.Context, _ *pgconn.Config, c net.Conn) (net.Conn, error) {
+		if tc, ok := c.(*tls.Conn); ok {
+			if err := tc.HandshakeContext(hctx); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
+	}
+	octx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	pg, err := pgx.ConnectConfig(octx, &cc)
+	if err != nil {
+		return nil, s.openError(err)
+	}
+	s.pg = pg
+	s.tls, _ = pg.PgConn().Conn().(*tls.Conn)
+	return s, nil
+}
+
+// openError names the phase a failed Open stopped in: tcp if no
+// connection was made, else the conn's current phase.
+func (s *session) openError(err error) error {
+	if s.conn == nil {
+		return &driver.OpError{Phase: netx.PhaseTCP, Err: err}
+	}
+	s.cancel()
+	s.conn.Close()
+	tr := s.conn.Finish()
+	phase := tr.Phases[len(tr.Phases)-1].Name
+	if phase == PhaseTLSNegotiation && strings.Contains(err.Error(), "server refused TLS connection") {
+		err = fmt.Errorf("the server does not accept TLS (it answered the SSLRequest with 'N'): %w", err)
+	}
+	return &driver.OpError{Phase: phase, Err: err}
+}
+
+func (s *session) Conn() *netx.Conn { return s.conn }
+
+func (s *session) TLS() (tls.ConnectionState, bool) {
+	if s.tls == nil {
+		return tls.ConnectionState{}, false
+	}
+	return s.tls.ConnectionState(), true
+}
+
+// Do runs one operation of the workload; the first marks the query phase.
+func (s *session) Do(ctx context.Context) error {
+	if !s.used {
+		s.used = true
+		s.conn.Mark(PhaseQuery)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
+	defer cancel()
+	if err := s.d.workload.run(ctx, s.pg); err != nil {
+		return &driver.OpError{Phase: PhaseQuery, Err: err}
+	}
+	return nil
+}
+
+// Close sends Terminate and closes the connection, as the close phase.
+func (s *session) Close() error {
+	defer s.cancel()
+	s.conn.Mark(netx.PhaseClose)
+	ctx, cancel := context.WithTimeout(context.Background(), s.d.cfg.Timeout)
+	defer cancel()
+	if err := s.pg.Close(ctx); err != nil {
+		return &driver.OpError{Phase: netx.PhaseClose, Err: err}
+	}
+	return nil
+}
+
+// ServerTLS implements driver.ServerChecker: what pg_stat_ssl says of this
+// session. It costs a round trip on the session: run it after the part of
+// a trial that is measured.
+func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
+	defer cancel()
+	var v driver.ServerView
+	var version, cipher *string
+	err := s.pg.QueryRow(ctx, "SELECT ssl, version, cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+		pgx.QueryExecModeSimpleProtocol).Scan(&v.TLS, &version, &cipher)
+	if err != nil {
+		return v, fmt.Errorf("asking pg_stat_ssl: %w", err)
+	}
+	if version != nil {
+		v.Version = *version
+	}
+	if cipher != nil {
+		v.Cipher = *cipher
+	}
+	return v, nil
+}

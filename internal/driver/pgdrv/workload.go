@@ -1,0 +1,108 @@
+package pgdrv
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+)
+
+// sysbench 1.0.20's oltp_read_only defaults: statements of each kind in
+// one transaction, and the number of rows a range covers.
+const (
+	pointSelects = 10
+	rangeSize    = 100
+)
+
+// workload is what one operation does on a connection.
+type workload struct {
+	run        func(ctx context.Context, c *pgx.Conn) error
+	statements int // per operation, for queries per second
+}
+
+// sbtest holds each statement's SQL for tables sbtest1..N, built once.
+type sbtest struct {
+	tables, rows int
+	point        []string
+	simpleRange  []string
+	sumRange     []string
+	orderRange   []string
+	distinct     []string
+}
+
+func newWorkload(w driver.Workload) (workload, error) {
+	if w.Name != "stream" && (w.Tables < 1 || w.Rows < 1) {
+		return workload{}, fmt.Errorf("postgres: workload %q needs the size of the sbtest data (tables %d, rows %d)", w.Name, w.Tables, w.Rows)
+	}
+	sb := &sbtest{tables: w.Tables, rows: w.Rows}
+	for n := 1; n <= w.Tables; n++ {
+		sb.point = append(sb.point, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id=$1", n))
+		sb.simpleRange = append(sb.simpleRange, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id BETWEEN $1 AND $2", n))
+		sb.sumRange = append(sb.sumRange, fmt.Sprintf("SELECT SUM(k) FROM sbtest%d WHERE id BETWEEN $1 AND $2", n))
+		sb.orderRange = append(sb.orderRange, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id BETWEEN $1 AND $2 ORDER BY c", n))
+		sb.distinct = append(sb.distinct, fmt.Sprintf("SELECT DISTINCT c FROM sbtest%d WHERE id BETWEEN $1 AND $2 ORDER BY c", n))
+	}
+	switch w.Name {
+	case "", "point-select":
+		return workload{run: sb.pointSelect, statements: 1}, nil
+	case "read-only":
+		return workload{run: sb.readOnly, statements: 1 + pointSelects + 4 + 1}, nil
+	case "stream":
+		return workload{run: stream, statements: 1}, nil
+	}
+	return workload{}, fmt.Errorf("postgres: unknown workload %q: use point-select, read-only or stream", w.Name)
+}
+
+// table and id draw uniformly, as sysbench does with --rand-type=uniform
+// (its default, "special", favours a few ids).
+func (sb *sbtest) table() int { return rand.IntN(sb.tables) }
+func (sb *sbtest) id() int    { return 1 + rand.IntN(sb.rows) }
+
+// pointSelect is sysbench's oltp_point_select: one row by primary key.
+func (sb *sbtest) pointSelect(ctx context.Context, c *pgx.Conn) error {
+	return query(ctx, c, sb.point[sb.table()], sb.id())
+}
+
+// readOnly is one sysbench oltp_read_only transaction. As in
+// oltp_common.lua, each group of statements picks its own table.
+func (sb *sbtest) readOnly(ctx context.Context, c *pgx.Conn) error {
+	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	t := sb.table()
+	for range pointSelects {
+		if err := query(ctx, c, sb.point[t], sb.id()); err != nil {
+			return err
+		}
+	}
+	for _, stmts := range [][]string{sb.simpleRange, sb.sumRange, sb.orderRange, sb.distinct} {
+		id := sb.id()
+		if err := query(ctx, c, stmts[sb.table()], id, id+rangeSize-1); err != nil {
+			return err
+		}
+	}
+	_, err := c.Exec(ctx, "COMMIT")
+	return err
+}
+
+// stream reads the whole of sbtest1.
+func stream(ctx context.Context, c *pgx.Conn) error {
+	return query(ctx, c, "SELECT * FROM sbtest1")
+}
+
+// query runs sql and reads every row of its result off the wire, without
+// decoding it: the client's work stays the protocol's.
+func query(ctx context.Context, c *pgx.Conn, sql string, args ...any) error {
+	rows, err := c.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		// Next has read the row; nothing to decode.
+	}
+	rows.Close()
+	return rows.Err()
+}

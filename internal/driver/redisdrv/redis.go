@@ -1,0 +1,357 @@
+// Package redisdrv is the Redis driver: go-redis running over one netx connection per session.
+package redisdrv
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
+)
+
+func init() {
+	driver.Register(New, "redis")
+	// go-redis logs some failures (a failed dial) to stderr by itself; a
+	// library must not print: every failure reaches tlsbench as an error.
+	redis.SetLogger(quietLogger{})
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// Phase names of a Redis session after tcp and tls-handshake.
+const (
+	PhaseAuth  = "auth"  // AUTH (and SELECT for a database other than 0): one round trip
+	PhaseQuery = "query" // the first operation
+)
+
+// Workload names.
+const (
+	WorkloadGet    = "get"    // GET key:<n>, n uniform in [1, Rows]
+	WorkloadStream = "stream" // GET stream:1, one value of Rows*100 bytes (at most 64 MiB)
+)
+
+// Sizes of the prepared data.
+const (
+	valueSize = 100 // bytes of each key:<n>
+	maxStream = 64 << 20
+	streamKey = "stream:1"
+)
+
+// StreamSize is the size of the stream workload's value for rows rows.
+func StreamSize(rows int) int { return min(rows*valueSize, maxStream) }
+
+type redisDriver struct {
+	cfg      driver.Config
+	user     string
+	password string
+	db       int
+	stream   bool
+	rows     int
+}
+
+// New returns a driver for cfg: user, password (or passfile=PATH) and
+// database (the path, /0 if none) come from cfg.URL, TLS from cfg.TLS only.
+// Tables is meaningless for Redis and ignored.
+func New(cfg driver.Config) (driver.Driver, error) {
+	d := &redisDriver{cfg: cfg, rows: cfg.Workload.Rows}
+	switch cfg.Workload.Name {
+	case "", WorkloadGet:
+	case WorkloadStream:
+		d.stream = true
+	default:
+		return nil, fmt.Errorf("redis has no workload %q: use %s or %s", cfg.Workload.Name, WorkloadGet, WorkloadStream)
+	}
+	if d.rows < 1 {
+		return nil, fmt.Errorf("redis workload %s: %d rows: use 1 or more", cfg.Workload.Name, d.rows)
+	}
+	if u := cfg.URL; u != nil {
+		if u.User != nil {
+			d.user = u.User.Username()
+			d.password, _ = u.User.Password()
+		}
+		if path := u.Query().Get("passfile"); path != "" && d.password == "" {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("reading the password file: %w", err)
+			}
+			d.password = strings.TrimRight(string(data), "\r\n")
+		}
+		if db := strings.Trim(u.Path, "/"); db != "" {
+			n, err := strconv.Atoi(db)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("redis database %q in the URL's path is not a number", db)
+			}
+			d.db = n
+		}
+	}
+	return d, nil
+}
+
+// Statements is one: every operation is one GET.
+func (d *redisDriver) Statements() int { return 1 }
+
+type session struct {
+	d      *redisDriver
+	conn   *netx.Conn
+	tls    *tls.Conn
+	wire   *cancelConn // what go-redis reads and writes
+	client *redis.Client
+	dialed atomic.Bool
+	stop   func() bool // removes the cancellation hook
+	used   bool
+}
+
+// errNoRedial is what go-redis gets if it tries to open a second
+// connection: a session is one connection, and a broken one is a failure to
+// count, not something to repair silently.
+var errNoRedial = errors.New("the session's connection is gone (no reconnect)")
+
+// Open dials and runs TLS itself (tcp and tls-handshake phases), then gives
+// the connection to a go-redis client of one connection and logs in: AUTH
+// user password, plus SELECT if the database is not 0, in one round trip
+// (auth phase). The client speaks RESP2, the wire's default, so it needs no
+// HELLO; go-redis's own HELLO at connect is answered by a hook without
+// reaching the server (see skipHello).
+func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
+	s := &session{d: d, wire: &cancelConn{}}
+	// Built before the dial: its cost is the library's, not a phase's.
+	s.client = redis.NewClient(&redis.Options{
+		Addr:     d.cfg.Addr,
+		Protocol: 2,
+		Dialer: func(context.Context, string, string) (net.Conn, error) {
+			if s.dialed.Swap(true) {
+				return nil, errNoRedial
+			}
+			return s.wire, nil
+		},
+		DialerRetries:         1,
+		MaxRetries:            -1,
+		DialTimeout:           d.cfg.Timeout,
+		ReadTimeout:           d.cfg.Timeout,
+		WriteTimeout:          d.cfg.Timeout,
+		ContextTimeoutEnabled: true,
+		PoolSize:              1,
+		MaxActiveConns:        1,
+		MinIdleConns:          0,
+		ConnMaxIdleTime:       -1,
+		PipelinePoolSize:      -1, // pipelines on the session's one connection
+		DisableIdentity:       true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	})
+	s.client.AddHook(skipHello{})
+
+	octx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	c, err := d.cfg.Dialer.Dial(octx, d.cfg.Addr)
+	if err != nil {
+		s.client.Close()
+		return nil, &driver.OpError{Phase: netx.PhaseTCP, Err: err}
+	}
+	s.conn = c
+	s.wire.raw, s.wire.Conn = c, c
+	// An interrupted run must not wait for a slow server: cancelling ctx
+	// unblocks every read and write at once, whatever deadline go-redis set.
+	s.stop = context.AfterFunc(ctx, s.wire.cancel)
+	s.wire.SetDeadline(time.Now().Add(d.cfg.Timeout))
+	if d.cfg.TLS != nil {
+		tc, err := netx.Handshake(octx, c, d.cfg.TLS)
+		if err != nil {
+			s.abort()
+			if ctx.Err() == nil {
+				err = d.notTLS(err, c)
+			}
+			return nil, &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: err}
+		}
+		s.tls, s.wire.Conn = tc, tc
+	}
+	c.Mark(PhaseAuth)
+	if err := s.login(octx); err != nil {
+		s.abort()
+		return nil, opError(ctx, PhaseAuth, err)
+	}
+	return s, nil
+}
+
+// opError names the phase of a failed command; a command ended by the
+// cancellation of ctx (through the connection's deadline) says so, rather
+// than only "i/o timeout".
+func opError(ctx context.Context, phase string, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
+	return &driver.OpError{Phase: phase, Err: err}
+}
+
+// notTLS rephrases a handshake that got no TLS answer. Redis reads a
+// ClientHello on its plaintext port as an unfinished inline command and
+// stays silent until the timeout, or answers -ERR if the hello happens to
+// hold a newline byte.
+func (d *redisDriver) notTLS(err error, c *netx.Conn) error {
+	var record tls.RecordHeaderError
+	_, received := c.Counters()
+	silent := received == 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded))
+	if !errors.As(err, &record) && !silent {
+		return err
+	}
+	return fmt.Errorf("%s gave no TLS answer: is it a plaintext port? (Redis takes TLS on its tls-port only): %w", d.cfg.Addr, err)
+}
+
+// login sends AUTH and SELECT as one pipeline: one round trip.
+func (s *session) login(ctx context.Context) error {
+	d := s.d
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		switch {
+		case d.password != "" && d.user != "":
+			p.AuthACL(ctx, d.user, d.password)
+		case d.password != "":
+			p.Auth(ctx, d.password)
+		}
+		if d.db != 0 {
+			p.Select(ctx, d.db)
+		}
+		return nil
+	})
+	return err
+}
+
+func (s *session) abort() {
+	s.stop()
+	s.client.Close()
+	s.conn.Close()
+}
+
+func (s *session) Conn() *netx.Conn { return s.conn }
+
+func (s *session) TLS() (tls.ConnectionState, bool) {
+	if s.tls == nil {
+		return tls.ConnectionState{}, false
+	}
+	return s.tls.ConnectionState(), true
+}
+
+// Do runs one GET: of a random key:<n>, or of the whole stream value.
+func (s *session) Do(ctx context.Context) error {
+	if !s.used {
+		s.used = true
+		s.conn.Mark(PhaseQuery)
+	}
+	key := streamKey
+	if !s.d.stream {
+		key = "key:" + strconv.Itoa(1+rand.IntN(s.d.rows))
+	}
+	val, err := s.client.Get(ctx, key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return &driver.OpError{Phase: PhaseQuery, Err: fmt.Errorf("GET %s: no such key: prepare the data (tlsbench prepare)", key)}
+	case err != nil:
+		return opError(ctx, PhaseQuery, err)
+	case s.d.stream && len(val) != StreamSize(s.d.rows):
+		return &driver.OpError{Phase: PhaseQuery, Err: fmt.Errorf("GET %s: %d bytes, want %d: prepare the data again", key, len(val), StreamSize(s.d.rows))}
+	}
+	return nil
+}
+
+// Close closes the connection without QUIT (deprecated since Redis 7.2):
+// over TLS a close_notify alert, then FIN; no round trip.
+func (s *session) Close() error {
+	s.conn.Mark(netx.PhaseClose)
+	s.stop()
+	s.client.Close()
+	// go-redis closes the connection only if it ever took it.
+	s.wire.Close()
+	return nil
+}
+
+// ServerTLS asks the server which port the session reached: Redis keeps no
+// per-connection TLS details, so a connection counts as TLS when its local
+// address (CLIENT INFO laddr) is the server's tls-port; Version and Cipher
+// stay "" (unknown). CONFIG GET needs the user to have +config|get.
+func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
+	info, err := s.client.ClientInfo(ctx).Result()
+	if err != nil {
+		return driver.ServerView{}, fmt.Errorf("CLIENT INFO: %w", err)
+	}
+	_, port, err := net.SplitHostPort(info.LAddr)
+	if err != nil {
+		return driver.ServerView{}, fmt.Errorf("CLIENT INFO laddr %q: %w", info.LAddr, err)
+	}
+	conf, err := s.client.ConfigGet(ctx, "tls-port").Result()
+	if err != nil {
+		return driver.ServerView{}, fmt.Errorf("CONFIG GET tls-port: %w", err)
+	}
+	tlsPort := conf["tls-port"]
+	return driver.ServerView{TLS: tlsPort != "" && tlsPort != "0" && tlsPort == port}, nil
+}
+
+// skipHello answers go-redis's HELLO at connect without sending it: on a
+// RESP2 connection HELLO 2 changes nothing, and it would add a round trip
+// to every connection that redis-cli and most RESP2 clients do not make.
+// The session sends no HELLO of its own.
+type skipHello struct{}
+
+func (skipHello) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (skipHello) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "hello" {
+			return nil
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (skipHello) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// cancelConn is the connection go-redis uses. Once the session's context is
+// cancelled its deadline stays in the past whatever go-redis sets before
+// its next read, so that a cancelled run never waits for the server.
+// Deadlines go to the netx conn, which is where a TLS conn's go too.
+type cancelConn struct {
+	net.Conn           // the TLS conn, or raw
+	raw       net.Conn // the netx conn
+	mu        sync.Mutex
+	cancelled bool
+}
+
+var past = time.Unix(1, 0)
+
+func (c *cancelConn) cancel() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelled = true
+	c.raw.SetDeadline(past)
+}
+
+func (c *cancelConn) SetDeadline(t time.Time) error { return c.set(t, c.raw.SetDeadline) }
+
+func (c *cancelConn) SetReadDeadline(t time.Time) error { return c.set(t, c.raw.SetReadDeadline) }
+
+func (c *cancelConn) SetWriteDeadline(t time.Time) error { return c.set(t, c.raw.SetWriteDeadline) }
+
+func (c *cancelConn) set(t time.Time, set func(time.Time) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancelled {
+		t = past
+	}
+	return set(t)
+}

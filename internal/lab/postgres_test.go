@@ -1,0 +1,283 @@
+package lab
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+)
+
+// startPostgres starts a lab PostgreSQL server for a test. Without the
+// binaries the test is skipped, except in CI, where that is a failure.
+func startPostgresT(t *testing.T, o Options) *Postgres {
+	t.Helper()
+	s, err := Start(context.Background(), "postgres", o)
+	return pgStarted(t, s, err)
+}
+
+func pgStarted(t *testing.T, s Server, err error) *Postgres {
+	t.Helper()
+	if errors.Is(err, exec.ErrNotFound) && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s.(*Postgres)
+}
+
+// pgConnect logs in to the lab server as the user of auth, with TLS when
+// tlsConfig is set, and returns the connection.
+func pgConnect(t *testing.T, s *Postgres, auth string, tlsConfig *tls.Config) (*pgconn.PgConn, error) {
+	t.Helper()
+	raw, err := s.URL(auth, tlsConfig != nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgconn.ParseConfig(raw)
+	if err != nil {
+		t.Fatal("parsing the lab URL failed")
+	}
+	cfg.TLSConfig, cfg.Fallbacks = tlsConfig, nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return pgconn.ConnectConfig(ctx, cfg)
+}
+
+func TestPostgres(t *testing.T) {
+	keys := []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256"}
+	s := startPostgresT(t, Options{Keys: keys})
+	ctx := context.Background()
+
+	for _, tc := range []struct {
+		path string
+		mode os.FileMode
+	}{{s.dir, 0o700 | os.ModeDir}, {s.PasswordFile(), 0o600}} {
+		fi, err := os.Stat(tc.path)
+		if err != nil || fi.Mode() != tc.mode {
+			t.Errorf("%s: mode %v (%v), want %v", tc.path, fi.Mode(), err, tc.mode)
+		}
+	}
+	if got := s.Auths(); strings.Join(got, ",") != "scram-sha-256,md5,trust" {
+		t.Errorf("Auths() = %v", got)
+	}
+
+	info := s.Info()
+	t.Logf("%s %s; settings %v", info.Software, info.Version, info.Settings)
+	if !strings.HasPrefix(info.Version, "1") || info.Settings["ssl"] != "on" || info.Settings["key"] != "rsa1024" ||
+		info.Settings["password_encryption"] != "scram-sha-256" || info.Settings["ssl_min_protocol_version"] == "" {
+		t.Errorf("Info() = %+v", info)
+	}
+	for _, k := range append([]string{""}, keys...) {
+		if info.Endpoints[k] != s.addr() {
+			t.Errorf("endpoint of %q = %q, want %s", k, info.Endpoints[k], s.addr())
+		}
+	}
+
+	tlsConfig := &tls.Config{RootCAs: s.RootCAs(), ServerName: "127.0.0.1"}
+	for _, auth := range s.Auths() {
+		for _, tlsc := range []*tls.Config{nil, tlsConfig} {
+			c, err := pgConnect(t, s, auth, tlsc)
+			if err != nil {
+				t.Errorf("%s, TLS %v: %v", auth, tlsc != nil, err)
+				continue
+			}
+			_, isTLS := c.Conn().(*tls.Conn)
+			if isTLS != (tlsc != nil) {
+				t.Errorf("%s: asked TLS %v, got TLS %v", auth, tlsc != nil, isTLS)
+			}
+			c.Close(ctx)
+		}
+	}
+
+	// rsa1024 first: the server started with it, despite Debian's OpenSSL.
+	for _, key := range keys {
+		how, err := s.UseKey(ctx, key)
+		if err != nil {
+			t.Errorf("UseKey(%s): %v", key, err)
+			continue
+		}
+		c, err := pgConnect(t, s, "trust", tlsConfig)
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			continue
+		}
+		state := c.Conn().(*tls.Conn).ConnectionState()
+		if got := tlsx.KeyTypeOf(tlsx.PeerKey(state.PeerCertificates[0])); got != key {
+			t.Errorf("after UseKey(%s) (%s) the server presents %s", key, how, got)
+		}
+		c.Close(ctx)
+	}
+	if s.Info().Settings["key"] != "ecdsa-p256" {
+		t.Errorf("Info() after UseKey: key %s", s.Info().Settings["key"])
+	}
+	if _, err := s.UseKey(ctx, "ed25519"); err == nil {
+		t.Error("UseKey of a key the server has no certificate for succeeded")
+	}
+
+	cpu, err := s.CPU()
+	if err != nil || cpu <= 0 {
+		t.Errorf("CPU() = %v, %v", cpu, err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if _, err := os.Stat(s.dir); !os.IsNotExist(err) {
+		t.Errorf("Stop left %s behind (%v)", s.dir, err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	if _, err := s.CPU(); err == nil {
+		t.Error("CPU() of a stopped server succeeded")
+	}
+}
+
+// TestPostgresWrongPassword checks that the password matters for the
+// password methods, and that the error does not quote it.
+func TestPostgresWrongPassword(t *testing.T) {
+	s := startPostgresT(t, Options{Keys: []string{"ecdsa-p256"}})
+	for _, auth := range []string{"scram-sha-256", "md5"} {
+		raw, _ := s.URL(auth, false)
+		u, _ := url.Parse(raw)
+		u.User = url.UserPassword(u.User.Username(), "not-"+s.password)
+		cfg, err := pgconn.ParseConfig(u.String())
+		if err != nil {
+			t.Fatal("parsing the URL failed")
+		}
+		cfg.TLSConfig, cfg.Fallbacks = nil, nil
+		_, err = pgconn.ConnectConfig(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), "password authentication failed") {
+			t.Errorf("%s with a wrong password: %v", auth, err)
+		}
+		if err != nil && strings.Contains(err.Error(), s.password) {
+			t.Errorf("%s: the error holds the password", auth)
+		}
+	}
+}
+
+// TestPostgresResumption tries to resume TLS sessions with TLS 1.3 and
+// TLS 1.2: PostgreSQL gives no tickets and resumes nothing. It also checks
+// what Notes says of client certificates: the server asks for one.
+func TestPostgresResumption(t *testing.T) {
+	s := startPostgresT(t, Options{Keys: []string{"ecdsa-p256"}})
+	for _, version := range []uint16{tls.VersionTLS13, tls.VersionTLS12} {
+		cache := &pgTicketCache{ClientSessionCache: tls.NewLRUClientSessionCache(8)}
+		asked := 0
+		cfg := &tls.Config{RootCAs: s.RootCAs(), ServerName: "127.0.0.1", MinVersion: version, MaxVersion: version,
+			ClientSessionCache: cache,
+			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				asked++
+				return &tls.Certificate{}, nil
+			},
+		}
+		for i := range 3 {
+			c, err := pgConnect(t, s, "trust", cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := c.Conn().(*tls.Conn).ConnectionState()
+			if state.DidResume {
+				t.Errorf("%s: connection %d resumed a session", tls.VersionName(version), i)
+			}
+			c.Close(context.Background())
+		}
+		if asked != 3 {
+			t.Errorf("%s: the server asked for a client certificate in %d of 3 handshakes", tls.VersionName(version), asked)
+		}
+		t.Logf("%s: the server gave %d session tickets in 3 connections and resumed none", tls.VersionName(version), cache.puts())
+	}
+}
+
+// pgTicketCache counts the sessions a server gave the client to resume.
+type pgTicketCache struct {
+	tls.ClientSessionCache
+	mu sync.Mutex
+	n  int
+}
+
+func (c *pgTicketCache) Put(key string, cs *tls.ClientSessionState) {
+	if cs != nil {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+	}
+	c.ClientSessionCache.Put(key, cs)
+}
+
+func (c *pgTicketCache) puts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// TestPostgresPlainOnly starts two servers at once, one without TLS: their
+// ports differ, and the plain one refuses TLS.
+func TestPostgresPlainOnly(t *testing.T) {
+	opts := []Options{{Keys: []string{"ecdsa-p256"}, PlainOnly: true}, {Keys: []string{"ecdsa-p256"}}}
+	srvs := make([]Server, len(opts))
+	errs := make([]error, len(opts))
+	var wg sync.WaitGroup
+	for i, o := range opts {
+		wg.Go(func() { srvs[i], errs[i] = Start(context.Background(), "postgres", o) })
+	}
+	wg.Wait()
+	plain, other := pgStarted(t, srvs[0], errs[0]), pgStarted(t, srvs[1], errs[1])
+	if plain.port == other.port || plain.dir == other.dir {
+		t.Errorf("two servers share port %d or dir %s", plain.port, plain.dir)
+	}
+	if c, err := pgConnect(t, plain, "", nil); err != nil {
+		t.Errorf("plain login: %v", err)
+	} else {
+		c.Close(context.Background())
+	}
+	_, err := pgConnect(t, plain, "", &tls.Config{RootCAs: plain.RootCAs(), ServerName: "127.0.0.1"})
+	if err == nil || !strings.Contains(err.Error(), "server refused TLS") {
+		t.Errorf("TLS to a plain-only server: %v", err)
+	}
+	if _, err := plain.UseKey(context.Background(), "ecdsa-p256"); err == nil {
+		t.Error("UseKey on a plain-only server succeeded")
+	}
+	if plain.Info().Settings["ssl"] == "on" {
+		t.Errorf("plain-only Info() says ssl %s", plain.Info().Settings["ssl"])
+	}
+}
+
+// TestPostgresStartFailure breaks the configuration of a server: its start
+// fails with the end of its log, and the whole log is kept.
+func TestPostgresStartFailure(t *testing.T) {
+	s, err := initPostgres(context.Background(), Options{Keys: []string{"ecdsa-p256"}})
+	pgStarted(t, s, err)
+	conf, err := os.OpenFile(filepath.Join(s.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf.WriteString("max_connections = -5\n")
+	conf.Close()
+	err = s.start(context.Background())
+	if err == nil {
+		t.Fatal("a server with max_connections = -5 started")
+	}
+	t.Log(err)
+	m := regexp.MustCompile(`its whole log is kept in (\S+)\)`).FindStringSubmatch(err.Error())
+	if !strings.Contains(err.Error(), `"max_connections"`) || m == nil {
+		t.Fatalf("the error quotes neither the log's end nor where the log was kept: %v", err)
+	}
+	defer os.Remove(m[1])
+	if data, err := os.ReadFile(m[1]); err != nil || !strings.Contains(string(data), "configuration file") {
+		t.Errorf("kept log %s: %v\n%s", m[1], err, data)
+	}
+}

@@ -1,0 +1,314 @@
+package lab
+
+import (
+	"context"
+	"crypto/tls"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+)
+
+// needRedisServer fails the test in CI and skips it elsewhere when
+// redis-server is not installed.
+func needRedisServer(t *testing.T) string {
+	t.Helper()
+	exe, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-server is required in CI: %v", err)
+		}
+		t.Skipf("redis-server is not installed: %v", err)
+	}
+	return exe
+}
+
+func startRedisForTest(t *testing.T, o Options) *redisServer {
+	t.Helper()
+	s, err := Start(context.Background(), "redis", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s.(*redisServer)
+}
+
+// redisHandshake makes a full TLS handshake with version and returns what
+// the server presented.
+func redisHandshake(t *testing.T, r *redisServer, version uint16) tls.ConnectionState {
+	t.Helper()
+	c, err := tls.Dial("tcp", r.Info().Endpoints[r.opts.Keys[0]], &tls.Config{
+		RootCAs: r.RootCAs(), ServerName: "127.0.0.1", MinVersion: version, MaxVersion: version,
+	})
+	if err != nil {
+		t.Fatalf("TLS %s handshake: %v", tls.VersionName(version), err)
+	}
+	defer c.Close()
+	return c.ConnectionState()
+}
+
+func TestRedisLab(t *testing.T) {
+	exe := needRedisServer(t)
+	tmp := isolateTemp(t)
+	r := startRedisForTest(t, Options{Keys: []string{"rsa1024", "ecdsa-p256"}})
+
+	for path, perm := range map[string]os.FileMode{r.dir: 0o700, r.PasswordFile(): 0o600, filepath.Join(r.dir, "rsa1024.key"): 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != perm {
+			t.Errorf("%s: %v, mode %v, want %v", path, err, fi.Mode().Perm(), perm)
+		}
+	}
+	data, err := os.ReadFile(r.PasswordFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := strings.TrimSpace(string(data))
+	if len(password) < 24 || password != r.password {
+		t.Errorf("password file holds %d characters, not the server's password", len(password))
+	}
+
+	// The server's own version, as redis-server --version says it.
+	out, err := exec.Command(exe, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`v=(\S+)`).FindSubmatch(out)
+	info := r.Info()
+	if m == nil || info.Version != string(m[1]) {
+		t.Errorf("version %q, redis-server --version says %q", info.Version, out)
+	}
+	for k, want := range map[string]string{"tls-protocols": "TLSv1.2 TLSv1.3", "tls-session-caching": "yes", "tls-ciphers": "DEFAULT:@SECLEVEL=0", "appendonly": "no"} {
+		if info.Settings[k] != want {
+			t.Errorf("setting %s = %q, want %q", k, info.Settings[k], want)
+		}
+	}
+	if info.Endpoints[""] == "" || info.Endpoints["rsa1024"] == "" || info.Endpoints["rsa1024"] == info.Endpoints[""] {
+		t.Errorf("endpoints %v: want a plaintext and a TLS port", info.Endpoints)
+	}
+
+	tests := []struct {
+		auth    string
+		tls     bool
+		scheme  string
+		address string
+	}{
+		{"", false, "redis", info.Endpoints[""]},
+		{"password", false, "redis", info.Endpoints[""]},
+		{"", true, "rediss", info.Endpoints["rsa1024"]},
+	}
+	for _, tc := range tests {
+		raw, err := r.URL(tc.auth, tc.tls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pw, _ := u.User.Password(); u.Scheme != tc.scheme || u.Host != tc.address || u.User.Username() != "bench" || pw != password || u.Path != "/0" {
+			t.Errorf("URL(%q, %v) = %s", tc.auth, tc.tls, plan.Redact(raw))
+		}
+	}
+	if _, err := r.URL("scram-sha-256", false); err == nil {
+		t.Error("URL of an auth method the server has no user for")
+	}
+
+	// The password appears nowhere it could be printed or stored.
+	conf, err := os.ReadFile(filepath.Join(r.dir, "redis.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"redis.conf": string(conf), "info": strings.Join(redisSettingValues(info.Settings), " "), "notes": strings.Join(r.Notes(), " ")} {
+		if strings.Contains(text, password) {
+			t.Errorf("%s shows the password", what)
+		}
+	}
+
+	// RSA-1024 is presented at start, with TLS 1.2 and 1.3.
+	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		if got := tlsx.PeerKey(redisHandshake(t, r, v).PeerCertificates[0]); got != "RSA-1024" {
+			t.Errorf("%s: presents %s, want RSA-1024", tls.VersionName(v), got)
+		}
+	}
+	how, err := r.UseKey(context.Background(), "ecdsa-p256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tlsx.PeerKey(redisHandshake(t, r, tls.VersionTLS13).PeerCertificates[0]); got != "ECDSA-P256" {
+		t.Errorf("after UseKey (%s): presents %s", how, got)
+	}
+	if _, err := r.UseKey(context.Background(), "rsa4096"); err == nil {
+		t.Error("UseKey of a key the server has no certificate for")
+	}
+
+	// The server's CPU grows with its handshakes.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cpu, err := r.CPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cpu > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no server CPU time after 5 s of handshakes")
+		}
+		for range 20 {
+			redisHandshake(t, r, tls.VersionTLS13)
+		}
+	}
+
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.proc.exited:
+	default:
+		t.Error("redis-server still runs after Stop")
+	}
+	if err := r.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	assertEmpty(t, tmp)
+}
+
+func redisSettingValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestRedisPlainOnly(t *testing.T) {
+	needRedisServer(t)
+	r := startRedisForTest(t, Options{Keys: []string{"ecdsa-p256"}, PlainOnly: true})
+	if _, err := r.URL("", true); err == nil {
+		t.Error("a TLS URL without TLS")
+	}
+	if _, err := r.UseKey(context.Background(), "ecdsa-p256"); err == nil {
+		t.Error("UseKey without TLS")
+	}
+	if eps := r.Info().Endpoints; len(eps) != 1 || eps[""] == "" {
+		t.Errorf("endpoints %v, want the plaintext one only", eps)
+	}
+	if r.Info().Settings["tls-port"] != "0" {
+		t.Errorf("tls-port %q, want 0", r.Info().Settings["tls-port"])
+	}
+	if _, err := r.command(context.Background(), "PING"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRedisStartFailure starts the real redis-server with a directive it
+// rejects: the error quotes the log's end and the whole log is kept.
+func TestRedisStartFailure(t *testing.T) {
+	exe := needRedisServer(t)
+	tmp := isolateTemp(t)
+	bin := t.TempDir()
+	wrapper := "#!/bin/sh\nexec " + exe + " \"$@\" --no-such-directive yes\n"
+	if err := os.WriteFile(filepath.Join(bin, "redis-server"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, err := Start(context.Background(), "redis", Options{Keys: []string{"ecdsa-p256"}})
+	if err == nil {
+		t.Fatal("started with a bad directive")
+	}
+	msg := err.Error()
+	t.Logf("%v", err)
+	if !strings.Contains(msg, "no-such-directive") || !strings.Contains(msg, "kept in ") {
+		t.Fatalf("error %q: want the log's end and where the log is kept", msg)
+	}
+	kept := strings.TrimSuffix(msg[strings.LastIndex(msg, "kept in ")+len("kept in "):], ")")
+	log, err := os.ReadFile(kept)
+	if err != nil || !strings.Contains(string(log), "no-such-directive") {
+		t.Errorf("kept log %s: %v", kept, err)
+	}
+	os.Remove(kept)
+	assertEmpty(t, tmp)
+}
+
+// TestRedisResumption pins down the finding in the notes: Redis resumes
+// Go's TLS 1.2 and 1.3 sessions, in one round trip, by ticket, so also
+// without its session cache.
+func TestRedisResumption(t *testing.T) {
+	needRedisServer(t)
+	r := startRedisForTest(t, Options{Keys: []string{"ecdsa-p256"}})
+	tests := []struct {
+		caching    string // tls-session-caching
+		version    uint16
+		fullTrips  int
+		resumeTrip int
+	}{
+		{"yes", tls.VersionTLS12, 2, 1},
+		{"yes", tls.VersionTLS13, 1, 1},
+		{"no", tls.VersionTLS12, 2, 1},
+		{"no", tls.VersionTLS13, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tls.VersionName(tc.version)+" caching "+tc.caching, func(t *testing.T) {
+			if _, err := r.command(context.Background(), "CONFIG", "SET", "tls-session-caching", tc.caching); err != nil {
+				t.Fatal(err)
+			}
+			cfg := &tls.Config{RootCAs: r.RootCAs(), ServerName: "127.0.0.1", MinVersion: tc.version, MaxVersion: tc.version,
+				ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+			var fullBytes int64
+			for i, want := range []struct {
+				resumed bool
+				trips   int
+			}{{false, tc.fullTrips}, {true, tc.resumeTrip}, {true, tc.resumeTrip}} {
+				state, trips, received := redisTLSConnect(t, r.Info().Endpoints["ecdsa-p256"], cfg)
+				if state.DidResume != want.resumed || trips != want.trips {
+					t.Errorf("handshake %d: resumed %v in %d round trips, want %v in %d", i, state.DidResume, trips, want.resumed, want.trips)
+				}
+				// A resumed handshake does without the certificate.
+				if i == 0 {
+					fullBytes = received
+				} else if cert := len(state.PeerCertificates[0].Raw); received > fullBytes-int64(cert) {
+					t.Errorf("handshake %d: received %d bytes, the full one %d, the certificate is %d", i, received, fullBytes, cert)
+				}
+			}
+		})
+	}
+	if !strings.Contains(redisResumption, "resumption works with tls-session-caching no") {
+		t.Errorf("the note says %q; the test finds resumption works, also without the session cache", redisResumption)
+	}
+}
+
+// redisTLSConnect makes a handshake and one command, so that TLS 1.3
+// tickets, sent after the handshake, are read. It returns the handshake's
+// round trips and the bytes it received.
+func redisTLSConnect(t *testing.T, addr string, cfg *tls.Config) (tls.ConnectionState, int, int64) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := (&netx.Dialer{}).Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tc, err := netx.Handshake(ctx, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, received := c.Counters()
+	c.Mark("command")
+	if _, err := tc.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if n, err := tc.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "-NOAUTH") {
+		t.Fatalf("PING without AUTH: %q, %v", buf[:n], err)
+	}
+	tc.Close()
+	p, _ := c.Finish().Phase(netx.PhaseTLSHandshake)
+	return tc.ConnectionState(), p.RoundTrips, received
+}
