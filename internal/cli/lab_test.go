@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -168,5 +170,59 @@ func TestServerKilledMidRun(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestLabCommand starts `tlsbench lab redis`, reads the URL it prints (no
+// password, a passfile instead), prepares data through it with `prepare`
+// twice (idempotent), and stops the server with Ctrl-C.
+func TestLabCommand(t *testing.T) {
+	needServer(t, labBinaries["redis"])
+	tmp := t.TempDir()
+	cmd := exec.Command(os.Args[0], "lab", "redis", "--key", "ecdsa-p256")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var printed strings.Builder
+	buf := make([]byte, 4096)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(printed.String(), "Ctrl-C stops") && time.Now().Before(deadline); {
+		n, err := stdout.Read(buf)
+		printed.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	out := printed.String()
+	var plainURL string
+	for _, f := range strings.Fields(out) {
+		if strings.HasPrefix(f, "redis://") {
+			plainURL = f
+		}
+	}
+	u, err := url.Parse(plainURL)
+	if plainURL == "" || err != nil || u.Query().Get("passfile") == "" {
+		t.Fatalf("no plain URL with a passfile in:\n%s", out)
+	}
+	if _, has := u.User.Password(); has {
+		t.Errorf("the printed URL holds the password: %s", plan.Redact(plainURL))
+	}
+	for i := range 2 {
+		code, so, se := runMain(t, "prepare", plainURL, "--rows", "500")
+		if code != 0 || !strings.Contains(so, "prepared") {
+			t.Fatalf("prepare #%d: exit %d, %q %q", i+1, code, so, se)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("lab after Ctrl-C: %v", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }

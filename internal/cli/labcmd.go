@@ -47,13 +47,20 @@ servers and removes their keys.`,
 				info := srv.Info()
 				fmt.Fprintf(stdout, "%s %s, presenting %s; certificates for %s\n", engine, info.Version, keys[0], strings.Join(keys, ", "))
 				for _, auth := range srv.Auths() {
-					for _, tls := range []bool{false, true} {
-						raw, err := srv.URL(auth, tls)
-						if err != nil {
-							return err
-						}
-						fmt.Fprintf(stdout, "  %-22s %-5s %s\n", auth, map[bool]string{false: "plain", true: "tls"}[tls], printableURL(raw, srv.PasswordFile()))
+					plain, err := srv.URL(auth, false)
+					if err != nil {
+						return err
 					}
+					secure, err := srv.URL(auth, true)
+					if err != nil {
+						return err
+					}
+					if plain == secure {
+						fmt.Fprintf(stdout, "  %-22s %s\n", auth, printableURL(plain, srv.PasswordFile()))
+						continue
+					}
+					fmt.Fprintf(stdout, "  %-22s plain %s\n", auth, printableURL(plain, srv.PasswordFile()))
+					fmt.Fprintf(stdout, "  %-22s tls   %s\n", auth, printableURL(secure, srv.PasswordFile()))
 				}
 				fmt.Fprintf(stdout, "  ca %s\n", srv.CAFile())
 				for _, n := range srv.Notes() {

@@ -126,7 +126,9 @@ func (ca *CA) issue(keyType string, hosts []string, notBefore, notAfter time.Tim
 		NotBefore:    notBefore,
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		// Client auth too: a peer that insists on mutual TLS (sysbench's
+		// --mysql-ssl=on) can present a lab leaf its server will accept.
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	if _, ok := key.(*rsa.PrivateKey); ok {
 		// TLS_RSA_* suites encrypt the premaster secret to the key.

@@ -58,7 +58,7 @@ func Explain(err error, addr string, v plan.Variant) error {
 		if strings.HasPrefix(string(record.RecordHeader[:]), "HTTP/") {
 			what = " (it answered in plain HTTP)"
 		}
-		return wrap("%s does not speak TLS%s: use http:// for a plain server, or check the port", addr, what)
+		return wrap("%s does not speak TLS%s: check the port, or use the plain variant (--tls off)", addr, what)
 	}
 
 	said := "server said: " + strings.TrimPrefix(remoteAlert(err), "tls: ")

@@ -367,7 +367,7 @@ func TestExplain(t *testing.T) {
 		{"RSA suite of an ECDSA server", goodAddr, plan.Variant{ID: "tls1.2 ECDHE_RSA_WITH_AES_128_GCM_SHA256", TLS: "1.2", Cipher: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, trusted,
 			"ADDR and tlsbench share no cipher suite for tls1.2 ECDHE_RSA_WITH_AES_128_GCM_SHA256 (server said: handshake failure): the server does not accept TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 with its key; choose another --cipher or leave it out", nil},
 		{"plain HTTP server", httpAddr, v12, trusted,
-			"ADDR does not speak TLS (it answered in plain HTTP): use http:// for a plain server, or check the port",
+			"ADDR does not speak TLS (it answered in plain HTTP): check the port, or use the plain variant (--tls off)",
 			new(tls.RecordHeaderError)},
 		{"nothing listening", closedAddr, v13, trusted, "", nil},
 	}
