@@ -13,7 +13,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/bench"
 	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"
 	"github.com/tlsbench/tlsbench/internal/lab"
-	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/lab/labexe"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -42,7 +42,7 @@ func runTests(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer os.RemoveAll(dir)
-	exe, err = labtest.Build(dir)
+	exe, err = labexe.Build(dir)
 	if err != nil {
 		return 1, err
 	}
@@ -221,28 +221,39 @@ func TestNegotiated(t *testing.T) {
 }
 
 // TestKeyCost checks physics, with generous margins: a handshake with an
-// rsa4096 key is slower than with rsa2048, which is slower than ecdsa-p256.
-// Medians of interleaved trials, so that a noisy neighbour hits all alike.
+// rsa4096 key costs more than with rsa2048, which costs more than with
+// ecdsa-p256. The server's CPU per connection is the robust measure on a
+// shared machine (latency there is mostly waiting for a core); the median
+// handshake time must still order the extremes.
 func TestKeyCost(t *testing.T) {
 	r := runner(t, plan.Spec{TLS: []string{"1.3"}, Keys: []string{"rsa4096", "rsa2048", "ecdsa-p256"}, Count: 25, Duration: time.Minute})
 	p50 := map[string][]float64{}
+	cpu := map[string]time.Duration{}
+	conns := map[string]int64{}
 	for range 3 {
 		for _, v := range r.Variants {
 			tr := trial(t, r, plan.Connect, v.ID, 1)
 			p50[v.Key] = append(p50[v.Key], phase(t, tr, "tls-handshake").Latency.P50)
+			cpu[v.Key] += tr.ServerCPU
+			conns[v.Key] += tr.Conns
 		}
 	}
-	m := map[string]float64{}
+	m, perConn := map[string]float64{}, map[string]float64{}
 	for k, xs := range p50 {
 		sort.Float64s(xs)
 		m[k] = xs[len(xs)/2]
+		perConn[k] = cpu[k].Seconds() * 1e3 / float64(conns[k])
 	}
 	t.Logf("TLS 1.3 handshake p50: rsa4096 %.2f ms, rsa2048 %.2f ms, ecdsa-p256 %.2f ms", m["rsa4096"], m["rsa2048"], m["ecdsa-p256"])
-	if m["rsa4096"] < 1.5*m["rsa2048"] {
-		t.Errorf("rsa4096 handshake %.2f ms is not clearly slower than rsa2048 %.2f ms", m["rsa4096"], m["rsa2048"])
+	t.Logf("server CPU per connection: rsa4096 %.2f ms, rsa2048 %.2f ms, ecdsa-p256 %.2f ms", perConn["rsa4096"], perConn["rsa2048"], perConn["ecdsa-p256"])
+	if perConn["rsa4096"] < 1.5*perConn["rsa2048"] {
+		t.Errorf("rsa4096 costs the server %.2f ms a connection, not clearly more than rsa2048's %.2f ms", perConn["rsa4096"], perConn["rsa2048"])
 	}
-	if m["rsa2048"] < 1.2*m["ecdsa-p256"] {
-		t.Errorf("rsa2048 handshake %.2f ms is not clearly slower than ecdsa-p256 %.2f ms", m["rsa2048"], m["ecdsa-p256"])
+	if perConn["rsa2048"] < 1.2*perConn["ecdsa-p256"] {
+		t.Errorf("rsa2048 costs the server %.2f ms a connection, not clearly more than ecdsa-p256's %.2f ms", perConn["rsa2048"], perConn["ecdsa-p256"])
+	}
+	if m["rsa4096"] < 1.5*m["ecdsa-p256"] {
+		t.Errorf("rsa4096 handshake %.2f ms is not clearly slower than ecdsa-p256 %.2f ms", m["rsa4096"], m["ecdsa-p256"])
 	}
 }
 

@@ -98,6 +98,24 @@ type Session interface {
 	TLS() (state tls.ConnectionState, ok bool)
 }
 
+// Link is the connection under a Session: the timed netx.Conn and, with
+// TLS, the tls.Conn over it. Sessions embed it for Conn and TLS.
+type Link struct {
+	Net    *netx.Conn
+	Secure *tls.Conn // nil for plain sessions
+}
+
+// Conn implements Session.
+func (l *Link) Conn() *netx.Conn { return l.Net }
+
+// TLS implements Session.
+func (l *Link) TLS() (tls.ConnectionState, bool) {
+	if l.Secure == nil {
+		return tls.ConnectionState{}, false
+	}
+	return l.Secure.ConnectionState(), true
+}
+
 // OpError is a failed step of a session, named by its phase so that
 // failures can be counted by kind.
 type OpError struct {

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // BuiltinOptions configure the built-in server.
@@ -68,24 +67,16 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 			return nil, fmt.Errorf("built-in server: finding this program: %w", err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "tlsbench-lab-")
+	dir, roots, err := newLabDir("tlsbench-lab-", o.Keys)
 	if err != nil {
 		return nil, err
 	}
-	b := &Builtin{dir: dir, opts: o}
+	b := &Builtin{dir: dir, opts: o, roots: roots}
 	defer func() {
 		if err != nil {
 			b.Stop()
 		}
 	}()
-	ca, err := tlsx.NewCA()
-	if err != nil {
-		return nil, err
-	}
-	b.roots = ca.Pool()
-	if err := tlsx.WriteServerFiles(dir, ca, o.Keys); err != nil {
-		return nil, err
-	}
 
 	args := []string{"serve", "--json", "--cert-dir", dir, "--key", strings.Join(o.Keys, ","),
 		"--size", strconv.Itoa(o.ResponseSize), "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"}
@@ -211,13 +202,6 @@ func (b *Builtin) CPU() (time.Duration, error) { return b.proc.cpu() }
 // temp dir with its keys. It is safe to call more than once. It reports a
 // child that had died by itself before Stop, quoting its log.
 func (b *Builtin) Stop() error {
-	b.stopOnce.Do(func() {
-		var errs []error
-		if b.proc != nil {
-			errs = append(errs, b.proc.stop(0))
-		}
-		errs = append(errs, os.RemoveAll(b.dir))
-		b.stopErr = errors.Join(errs...)
-	})
+	b.stopOnce.Do(func() { b.stopErr = stopAndRemove(b.proc, b.dir) })
 	return b.stopErr
 }

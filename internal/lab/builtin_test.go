@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/lab/labexe"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	tlsbenchExe, err = labtest.Build(dir)
+	tlsbenchExe, err = labexe.Build(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		fmt.Fprintln(os.Stderr, err)

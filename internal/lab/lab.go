@@ -3,13 +3,19 @@ package lab
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
+
+// ErrNotInstalled is wrapped by a start error whose server binary is missing.
+var ErrNotInstalled = errors.New("server not installed")
 
 // Server is a throw-away database server started by tlsbench from the
 // system's binaries: in a temp dir, on a free loopback port, with a
@@ -79,4 +85,22 @@ func Start(ctx context.Context, engine string, o Options) (Server, error) {
 		o.Keys = []string{"rsa2048"}
 	}
 	return start(ctx, o)
+}
+
+// newLabDir makes a 0700 temp dir holding a new CA (ca.crt) and a
+// certificate per key, and returns the dir and a pool with the CA; it
+// removes the dir again if that fails.
+func newLabDir(prefix string, keys []string) (dir string, roots *x509.CertPool, err error) {
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", nil, err
+	}
+	ca, err := tlsx.NewCA()
+	if err == nil {
+		err = tlsx.WriteServerFiles(dir, ca, keys)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, ca.Pool(), nil
 }

@@ -77,11 +77,15 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "tlsbench-mariadb-")
+	var keys []string
+	if !o.PlainOnly {
+		keys = o.Keys
+	}
+	dir, roots, err := newLabDir("tlsbench-mariadb-", keys)
 	if err != nil {
 		return nil, err
 	}
-	m := &MariaDB{dir: dir, opts: o}
+	m := &MariaDB{dir: dir, opts: o, roots: roots}
 	defer func() {
 		if err != nil {
 			m.Stop()
@@ -94,14 +98,6 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 		return nil, err
 	}
 	if !o.PlainOnly {
-		ca, err := tlsx.NewCA()
-		if err != nil {
-			return nil, err
-		}
-		m.roots = ca.Pool()
-		if err := tlsx.WriteServerFiles(dir, ca, o.Keys); err != nil {
-			return nil, err
-		}
 		if err := m.presentKey(o.Keys[0]); err != nil {
 			return nil, err
 		}
@@ -126,15 +122,15 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 		return m.admin.PingContext(pctx)
 	}
 	if err := m.proc.waitReady(ctx, ready); err != nil {
-		return nil, m.keepLogIn(err)
+		return nil, m.proc.withKeptLog(err)
 	}
 	if err := m.setUp(ctx); err != nil {
-		return nil, m.keepLogIn(err)
+		return nil, m.proc.withKeptLog(err)
 	}
 	if !o.PlainOnly {
 		// Prove that the configured key is the one presented.
 		if err := m.checkKey(ctx, o.Keys[0]); err != nil {
-			return nil, m.keepLogIn(err)
+			return nil, m.proc.withKeptLog(err)
 		}
 	}
 	return m, nil
@@ -142,7 +138,7 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 
 // mariaDBBinary looks for a MariaDB program in PATH and in /usr/sbin, where
 // Debian puts mariadbd (often not in a user's PATH). A missing one wraps
-// exec.ErrNotFound.
+// ErrNotInstalled.
 func mariaDBBinary(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
@@ -150,7 +146,7 @@ func mariaDBBinary(name string) (string, error) {
 	if p, err := exec.LookPath(filepath.Join("/usr/sbin", name)); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("MariaDB: %s is not in PATH or /usr/sbin (install mariadb-server): %w", name, exec.ErrNotFound)
+	return "", fmt.Errorf("MariaDB: %s is not in PATH or /usr/sbin (install mariadb-server): %w", name, ErrNotInstalled)
 }
 
 // mariaDBPassword is the users' password: 144 random bits.
@@ -203,10 +199,10 @@ func (m *MariaDB) initDataDir(ctx context.Context, installDB string) error {
 		return errors.New("MariaDB: start cancelled")
 	case <-timer.C:
 		p.stop(0)
-		return mariaDBKeptLog(p, p.failure(fmt.Sprintf("did not finish within %v", readyTimeout)))
+		return p.withKeptLog(p.failure(fmt.Sprintf("did not finish within %v", readyTimeout)))
 	}
 	if p.exitErr != nil {
-		return mariaDBKeptLog(p, p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
+		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
 	}
 	return nil
 }
@@ -335,19 +331,6 @@ func (m *MariaDB) setUp(ctx context.Context) error {
 // mariaDBQuote makes a string literal for statements that take no placeholders.
 func mariaDBQuote(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
-}
-
-// keepLogIn adds where the server's whole log was kept to a start error.
-func (m *MariaDB) keepLogIn(err error) error { return mariaDBKeptLog(m.proc, err) }
-
-func mariaDBKeptLog(p *process, err error) error {
-	if p == nil {
-		return err
-	}
-	if path := p.keepLog(); path != "" {
-		return fmt.Errorf("%w\n(its whole log is kept in %s)", err, path)
-	}
-	return err
 }
 
 // Engine implements Server.
@@ -485,15 +468,10 @@ func (m *MariaDB) Notes() []string {
 // directory with the keys and data removed.
 func (m *MariaDB) Stop() error {
 	m.stopOnce.Do(func() {
-		var errs []error
 		if m.admin != nil {
 			m.admin.Close()
 		}
-		if m.proc != nil {
-			errs = append(errs, m.proc.stop(0))
-		}
-		errs = append(errs, os.RemoveAll(m.dir))
-		m.stopErr = errors.Join(errs...)
+		m.stopErr = stopAndRemove(m.proc, m.dir)
 	})
 	return m.stopErr
 }

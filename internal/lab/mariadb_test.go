@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,21 +16,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
-
-// startMariaDBT starts a lab MariaDB server for a test. Without the
-// binaries the test is skipped, except in CI, where that is a failure.
-func startMariaDBT(t *testing.T, o Options) *MariaDB {
-	t.Helper()
-	s, err := Start(context.Background(), "mariadb", o)
-	if errors.Is(err, exec.ErrNotFound) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop() })
-	return s.(*MariaDB)
-}
 
 // mariaDBLogin logs in to the lab server as the user of auth, with TLS when
 // tlsConfig is set, and returns what the client negotiated.
@@ -81,7 +65,7 @@ func mariaDBTLS(s *MariaDB, version uint16) *tls.Config {
 func TestMariaDB(t *testing.T) {
 	tmp := isolateTemp(t)
 	keys := []string{"rsa2048", "rsa1024", "ecdsa-p256"}
-	s := startMariaDBT(t, Options{Keys: keys})
+	s := startT(t, "mariadb", Options{Keys: keys}).(*MariaDB)
 	ctx := context.Background()
 
 	for _, tc := range []struct {
@@ -208,7 +192,7 @@ func TestMariaDB(t *testing.T) {
 }
 
 func TestMariaDBPlainOnly(t *testing.T) {
-	s := startMariaDBT(t, Options{Keys: []string{"rsa2048"}, PlainOnly: true})
+	s := startT(t, "mariadb", Options{Keys: []string{"rsa2048"}, PlainOnly: true}).(*MariaDB)
 	if got := s.Info().Settings["have_ssl"]; got != "DISABLED" {
 		t.Errorf("have_ssl = %q", got)
 	}
@@ -227,7 +211,7 @@ func TestMariaDBPlainOnly(t *testing.T) {
 // TestMariaDBResumption measures what Notes() says: a second connection
 // with the first one's session cache resumes, with TLS 1.2 and 1.3.
 func TestMariaDBResumption(t *testing.T) {
-	s := startMariaDBT(t, Options{Keys: []string{"ecdsa-p256"}})
+	s := startT(t, "mariadb", Options{Keys: []string{"ecdsa-p256"}}).(*MariaDB)
 	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 		cfg := mariaDBTLS(s, v)
 		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)

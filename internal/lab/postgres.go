@@ -64,7 +64,7 @@ type Postgres struct {
 	opts     Options
 	bin      string
 	proc     *process
-	ca       *tlsx.CA
+	roots    *x509.CertPool
 	runAs    *syscall.Credential // nil: this process's own user
 
 	mu       sync.Mutex
@@ -98,11 +98,15 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "tlsbench-postgres-")
+	var keys []string
+	if !o.PlainOnly {
+		keys = o.Keys
+	}
+	dir, roots, err := newLabDir("tlsbench-postgres-", keys)
 	if err != nil {
 		return nil, err
 	}
-	s := &Postgres{dir: dir, opts: o, bin: bin, settings: map[string]string{}}
+	s := &Postgres{dir: dir, opts: o, bin: bin, roots: roots, settings: map[string]string{}}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -117,17 +121,8 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if s.port, err = freePort(); err != nil {
 		return nil, err
 	}
-	if s.ca, err = tlsx.NewCA(); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(s.CAFile(), s.ca.CertPEM, 0o644); err != nil {
-		return nil, err
-	}
 	if !o.PlainOnly {
 		s.key = o.Keys[0]
-		if err := tlsx.WriteServerFiles(dir, s.ca, o.Keys); err != nil {
-			return nil, err
-		}
 		if err := os.WriteFile(filepath.Join(dir, "openssl.cnf"), []byte(pgOpenSSLConf), 0o644); err != nil {
 			return nil, err
 		}
@@ -159,7 +154,7 @@ func postgresBin() (string, error) {
 	if p, err := exec.LookPath("postgres"); err == nil {
 		return filepath.Dir(p), nil
 	}
-	return "", fmt.Errorf("PostgreSQL: no postgres binary in /usr/lib/postgresql/*/bin or PATH (install postgresql-15): %w", exec.ErrNotFound)
+	return "", fmt.Errorf("PostgreSQL: no postgres binary in /usr/lib/postgresql/*/bin or PATH (install postgresql-15): %w", ErrNotInstalled)
 }
 
 func pgMajor(binDir string) int {
@@ -252,7 +247,7 @@ func (s *Postgres) initdb(ctx context.Context) error {
 		return fmt.Errorf("PostgreSQL initdb: cancelled: %w", ctx.Err())
 	}
 	if p.exitErr != nil {
-		return pgKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)), p)
+		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
 	}
 	return errors.Join(
 		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA), 0o600),
@@ -314,7 +309,7 @@ func (s *Postgres) start(ctx context.Context) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			err = pgKeptLog(err, s.proc)
+			err = s.proc.withKeptLog(err)
 		}
 	}()
 	err = s.proc.waitReady(ctx, func() error {
@@ -336,14 +331,6 @@ func (s *Postgres) start(ctx context.Context) (err error) {
 		return s.proc.failure(fmt.Sprintf("did not report its settings (%v)", err))
 	}
 	return nil
-}
-
-// pgKeptLog adds to a start error where the whole log of p was saved.
-func pgKeptLog(err error, p *process) error {
-	if path := p.keepLog(); path != "" {
-		return fmt.Errorf("%w\n(its whole log is kept in %s)", err, path)
-	}
-	return err
 }
 
 // superuser connects over the local socket as the superuser.
@@ -471,7 +458,7 @@ func (s *Postgres) PasswordFile() string { return filepath.Join(s.dir, "passfile
 func (s *Postgres) CAFile() string { return filepath.Join(s.dir, "ca.crt") }
 
 // RootCAs implements Server.
-func (s *Postgres) RootCAs() *x509.CertPool { return s.ca.Pool() }
+func (s *Postgres) RootCAs() *x509.CertPool { return s.roots }
 
 // LogFile is the server's log (removed by Stop).
 func (s *Postgres) LogFile() string { return filepath.Join(s.dir, "server.log") }
@@ -640,13 +627,6 @@ func (s *Postgres) setting(name string) string {
 // backends end their sessions, the postmaster shuts down), SIGKILL after
 // 2 s, then the directory with its keys is removed.
 func (s *Postgres) Stop() error {
-	s.stopOnce.Do(func() {
-		var errs []error
-		if s.proc != nil {
-			errs = append(errs, s.proc.stop(0))
-		}
-		errs = append(errs, os.RemoveAll(s.dir))
-		s.stopErr = errors.Join(errs...)
-	})
+	s.stopOnce.Do(func() { s.stopErr = stopAndRemove(s.proc, s.dir) })
 	return s.stopErr
 }

@@ -3,10 +3,8 @@ package lab
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,26 +16,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
-
-// startPostgres starts a lab PostgreSQL server for a test. Without the
-// binaries the test is skipped, except in CI, where that is a failure.
-func startPostgresT(t *testing.T, o Options) *Postgres {
-	t.Helper()
-	s, err := Start(context.Background(), "postgres", o)
-	return pgStarted(t, s, err)
-}
-
-func pgStarted(t *testing.T, s Server, err error) *Postgres {
-	t.Helper()
-	if errors.Is(err, exec.ErrNotFound) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop() })
-	return s.(*Postgres)
-}
 
 // pgConnect logs in to the lab server as the user of auth, with TLS when
 // tlsConfig is set, and returns the connection.
@@ -59,7 +37,7 @@ func pgConnect(t *testing.T, s *Postgres, auth string, tlsConfig *tls.Config) (*
 
 func TestPostgres(t *testing.T) {
 	keys := []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256"}
-	s := startPostgresT(t, Options{Keys: keys})
+	s := startT(t, "postgres", Options{Keys: keys}).(*Postgres)
 	ctx := context.Background()
 
 	for _, tc := range []struct {
@@ -149,7 +127,7 @@ func TestPostgres(t *testing.T) {
 // TestPostgresWrongPassword checks that the password matters for the
 // password methods, and that the error does not quote it.
 func TestPostgresWrongPassword(t *testing.T) {
-	s := startPostgresT(t, Options{Keys: []string{"ecdsa-p256"}})
+	s := startT(t, "postgres", Options{Keys: []string{"ecdsa-p256"}}).(*Postgres)
 	for _, auth := range []string{"scram-sha-256", "md5"} {
 		raw, _ := s.URL(auth, false)
 		u, _ := url.Parse(raw)
@@ -173,7 +151,7 @@ func TestPostgresWrongPassword(t *testing.T) {
 // TLS 1.2: PostgreSQL gives no tickets and resumes nothing. It also checks
 // what Notes says of client certificates: the server asks for one.
 func TestPostgresResumption(t *testing.T) {
-	s := startPostgresT(t, Options{Keys: []string{"ecdsa-p256"}})
+	s := startT(t, "postgres", Options{Keys: []string{"ecdsa-p256"}}).(*Postgres)
 	for _, version := range []uint16{tls.VersionTLS13, tls.VersionTLS12} {
 		cache := &pgTicketCache{ClientSessionCache: tls.NewLRUClientSessionCache(8)}
 		asked := 0
@@ -235,7 +213,7 @@ func TestPostgresPlainOnly(t *testing.T) {
 		wg.Go(func() { srvs[i], errs[i] = Start(context.Background(), "postgres", o) })
 	}
 	wg.Wait()
-	plain, other := pgStarted(t, srvs[0], errs[0]), pgStarted(t, srvs[1], errs[1])
+	plain, other := started(t, srvs[0], errs[0]).(*Postgres), started(t, srvs[1], errs[1]).(*Postgres)
 	if plain.port == other.port || plain.dir == other.dir {
 		t.Errorf("two servers share port %d or dir %s", plain.port, plain.dir)
 	}
@@ -260,7 +238,7 @@ func TestPostgresPlainOnly(t *testing.T) {
 // fails with the end of its log, and the whole log is kept.
 func TestPostgresStartFailure(t *testing.T) {
 	s, err := initPostgres(context.Background(), Options{Keys: []string{"ecdsa-p256"}})
-	pgStarted(t, s, err)
+	started(t, s, err)
 	conf, err := os.OpenFile(filepath.Join(s.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -125,6 +125,14 @@ func (p *process) keepLog() string {
 	return f.Name()
 }
 
+// withKeptLog adds to a start error where keepLog kept the whole log.
+func (p *process) withKeptLog(err error) error {
+	if path := p.keepLog(); path != "" {
+		return fmt.Errorf("%w\n(its whole log is kept in %s)", err, path)
+	}
+	return err
+}
+
 // alive reports an error if the process has exited.
 func (p *process) alive() error {
 	select {
@@ -160,6 +168,17 @@ func (p *process) stop(sig syscall.Signal) error {
 	case <-time.After(stopGrace):
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.cmd.Process.Pid)
 	}
+}
+
+// stopAndRemove stops p, if it was started, and removes dir with the
+// server's keys: the end of every lab server.
+func stopAndRemove(p *process, dir string) error {
+	var errs []error
+	if p != nil {
+		errs = append(errs, p.stop(0))
+	}
+	errs = append(errs, os.RemoveAll(dir))
+	return errors.Join(errs...)
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every

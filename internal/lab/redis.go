@@ -74,28 +74,20 @@ type redisServer struct {
 // a new 0700 temp dir: plaintext and TLS on two loopback ports, no
 // persistence, a user with a random password.
 func startRedis(ctx context.Context, o Options) (_ Server, err error) {
-	exe, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, fmt.Errorf("redis lab server: redis-server not found (apt-get install redis-server): %w", err)
-	}
-	dir, err := os.MkdirTemp("", "tlsbench-redis-")
+	exe, err := redisBinary()
 	if err != nil {
 		return nil, err
 	}
-	r := &redisServer{dir: dir, opts: o}
+	dir, roots, err := newLabDir("tlsbench-redis-", o.Keys)
+	if err != nil {
+		return nil, err
+	}
+	r := &redisServer{dir: dir, opts: o, roots: roots}
 	defer func() {
 		if err != nil {
 			r.Stop()
 		}
 	}()
-	ca, err := tlsx.NewCA()
-	if err != nil {
-		return nil, err
-	}
-	r.roots = ca.Pool()
-	if err := tlsx.WriteServerFiles(dir, ca, o.Keys); err != nil {
-		return nil, err
-	}
 	if r.password, err = redisPassword(); err != nil {
 		return nil, err
 	}
@@ -133,10 +125,7 @@ func startRedis(ctx context.Context, o Options) (_ Server, err error) {
 		_, err := r.command(ctx, "PING")
 		return err
 	}); err != nil {
-		if kept := r.proc.keepLog(); kept != "" {
-			err = fmt.Errorf("%w\n(the whole log is kept in %s)", err, kept)
-		}
-		return nil, err
+		return nil, r.proc.withKeptLog(err)
 	}
 	if err := r.describe(ctx); err != nil {
 		return nil, err
@@ -149,6 +138,15 @@ func startRedis(ctx context.Context, o Options) (_ Server, err error) {
 		}
 	}
 	return r, nil
+}
+
+// redisBinary finds redis-server in PATH; a missing one wraps ErrNotInstalled.
+func redisBinary() (string, error) {
+	exe, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", fmt.Errorf("redis lab server: redis-server not found (apt-get install redis-server): %w", ErrNotInstalled)
+	}
+	return exe, nil
 }
 
 // redisPassword is 24 random bytes, URL-safe, so that it needs no escaping
@@ -337,14 +335,7 @@ const redisResumption = "Redis resumes Go clients' TLS 1.2 and 1.3 sessions by s
 // Stop stops redis-server (SIGTERM, then SIGKILL) and removes its directory
 // with the keys and the password file. Safe to call more than once.
 func (r *redisServer) Stop() error {
-	r.stopOnce.Do(func() {
-		var errs []error
-		if r.proc != nil {
-			errs = append(errs, r.proc.stop(0))
-		}
-		errs = append(errs, os.RemoveAll(r.dir))
-		r.stopErr = errors.Join(errs...)
-	})
+	r.stopOnce.Do(func() { r.stopErr = stopAndRemove(r.proc, r.dir) })
 	return r.stopErr
 }
 

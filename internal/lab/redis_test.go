@@ -17,30 +17,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// needRedisServer fails the test in CI and skips it elsewhere when
-// redis-server is not installed.
-func needRedisServer(t *testing.T) string {
-	t.Helper()
-	exe, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server is required in CI: %v", err)
-		}
-		t.Skipf("redis-server is not installed: %v", err)
-	}
-	return exe
-}
-
-func startRedisForTest(t *testing.T, o Options) *redisServer {
-	t.Helper()
-	s, err := Start(context.Background(), "redis", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop() })
-	return s.(*redisServer)
-}
-
 // redisHandshake makes a full TLS handshake with version and returns what
 // the server presented.
 func redisHandshake(t *testing.T, r *redisServer, version uint16) tls.ConnectionState {
@@ -56,9 +32,10 @@ func redisHandshake(t *testing.T, r *redisServer, version uint16) tls.Connection
 }
 
 func TestRedisLab(t *testing.T) {
-	exe := needRedisServer(t)
+	exe, err := redisBinary()
+	needInstalled(t, err)
 	tmp := isolateTemp(t)
-	r := startRedisForTest(t, Options{Keys: []string{"rsa1024", "ecdsa-p256"}})
+	r := startT(t, "redis", Options{Keys: []string{"rsa1024", "ecdsa-p256"}}).(*redisServer)
 
 	for path, perm := range map[string]os.FileMode{r.dir: 0o700, r.PasswordFile(): 0o600, filepath.Join(r.dir, "rsa1024.key"): 0o600} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != perm {
@@ -189,8 +166,7 @@ func redisSettingValues(m map[string]string) []string {
 }
 
 func TestRedisPlainOnly(t *testing.T) {
-	needRedisServer(t)
-	r := startRedisForTest(t, Options{Keys: []string{"ecdsa-p256"}, PlainOnly: true})
+	r := startT(t, "redis", Options{Keys: []string{"ecdsa-p256"}, PlainOnly: true}).(*redisServer)
 	if _, err := r.URL("", true); err == nil {
 		t.Error("a TLS URL without TLS")
 	}
@@ -211,7 +187,8 @@ func TestRedisPlainOnly(t *testing.T) {
 // TestRedisStartFailure starts the real redis-server with a directive it
 // rejects: the error quotes the log's end and the whole log is kept.
 func TestRedisStartFailure(t *testing.T) {
-	exe := needRedisServer(t)
+	exe, err := redisBinary()
+	needInstalled(t, err)
 	tmp := isolateTemp(t)
 	bin := t.TempDir()
 	wrapper := "#!/bin/sh\nexec " + exe + " \"$@\" --no-such-directive yes\n"
@@ -219,7 +196,7 @@ func TestRedisStartFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	_, err := Start(context.Background(), "redis", Options{Keys: []string{"ecdsa-p256"}})
+	_, err = Start(context.Background(), "redis", Options{Keys: []string{"ecdsa-p256"}})
 	if err == nil {
 		t.Fatal("started with a bad directive")
 	}
@@ -241,8 +218,7 @@ func TestRedisStartFailure(t *testing.T) {
 // Go's TLS 1.2 and 1.3 sessions, in one round trip, by ticket, so also
 // without its session cache.
 func TestRedisResumption(t *testing.T) {
-	needRedisServer(t)
-	r := startRedisForTest(t, Options{Keys: []string{"ecdsa-p256"}})
+	r := startT(t, "redis", Options{Keys: []string{"ecdsa-p256"}}).(*redisServer)
 	tests := []struct {
 		caching    string // tls-session-caching
 		version    uint16

@@ -6,7 +6,6 @@ package httpdrv
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -43,9 +42,8 @@ func New(cfg driver.Config) (driver.Driver, error) {
 }
 
 type session struct {
+	driver.Link
 	d      *httpDriver
-	conn   *netx.Conn
-	tls    *tls.Conn
 	rw     io.ReadWriteCloser
 	br     *bufio.Reader
 	used   bool
@@ -59,7 +57,7 @@ func (d *httpDriver) Open(ctx context.Context) (driver.Session, error) {
 	if err != nil {
 		return nil, &driver.OpError{Phase: netx.PhaseTCP, Err: err}
 	}
-	s := &session{d: d, conn: c, rw: c}
+	s := &session{d: d, Link: driver.Link{Net: c}, rw: c}
 	// An interrupted run must not wait for a slow server: cancelling ctx
 	// unblocks every read and write at once.
 	s.cancel = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
@@ -71,19 +69,10 @@ func (d *httpDriver) Open(ctx context.Context) (driver.Session, error) {
 			c.Close()
 			return nil, &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: err}
 		}
-		s.tls, s.rw = tc, tc
+		s.Secure, s.rw = tc, tc
 	}
 	s.br = bufio.NewReaderSize(s.rw, 32<<10)
 	return s, nil
-}
-
-func (s *session) Conn() *netx.Conn { return s.conn }
-
-func (s *session) TLS() (tls.ConnectionState, bool) {
-	if s.tls == nil {
-		return tls.ConnectionState{}, false
-	}
-	return s.tls.ConnectionState(), true
 }
 
 // Do sends one GET and reads the whole response. The first request of a
@@ -92,9 +81,9 @@ func (s *session) Do(ctx context.Context) error {
 	first := !s.used
 	s.used = true
 	if first {
-		s.conn.Mark(PhaseRequest)
+		s.Net.Mark(PhaseRequest)
 	} else {
-		s.conn.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
+		s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
 	}
 	if _, err := s.rw.Write(s.d.req); err != nil {
 		return &driver.OpError{Phase: PhaseRequest, Err: err}
@@ -104,7 +93,7 @@ func (s *session) Do(ctx context.Context) error {
 		return &driver.OpError{Phase: PhaseRequest, Err: err}
 	}
 	if first {
-		s.conn.MarkAt(s.conn.TurnRead(), PhaseResponse)
+		s.Net.MarkAt(s.Net.TurnRead(), PhaseResponse)
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -122,7 +111,7 @@ func (s *session) Do(ctx context.Context) error {
 func (s *session) Close() error {
 	defer s.cancel()
 	if s.used && !s.d.cfg.Reuse {
-		s.conn.Mark(netx.PhaseClose)
+		s.Net.Mark(netx.PhaseClose)
 		if _, err := io.Copy(io.Discard, s.br); err != nil && !errors.Is(err, io.EOF) {
 			s.rw.Close()
 			return &driver.OpError{Phase: netx.PhaseClose, Err: err}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -64,12 +64,7 @@ func server(t *testing.T) lab.Server {
 		}
 		labErr = err
 	})
-	if errors.Is(labErr, exec.ErrNotFound) && os.Getenv("CI") != "true" {
-		t.Skip(labErr)
-	}
-	if labErr != nil {
-		t.Fatal(labErr)
-	}
+	labtest.Check(t, labErr)
 	return labSrv
 }
 
@@ -493,11 +488,7 @@ func TestErrors(t *testing.T) {
 // server without TLS has none, and does not fall back to plaintext.
 func TestTLSOfPlainServer(t *testing.T) {
 	server(t)
-	plain, err := lab.Start(context.Background(), "mariadb", lab.Options{Keys: []string{"rsa2048"}, PlainOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Stop()
+	plain := labtest.Start(t, "mariadb", lab.Options{Keys: []string{"rsa2048"}, PlainOnly: true})
 	cfg := config(t, plain, "1.3", "", "point-select", "simple")
 	cfg.TLS = &tls.Config{ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
 	d, err := driver.New("mysql", cfg)

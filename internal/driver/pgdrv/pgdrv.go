@@ -85,10 +85,9 @@ func New(cfg driver.Config) (driver.Driver, error) {
 func (d *pgDriver) Statements() int { return d.workload.statements }
 
 type session struct {
+	driver.Link
 	d      *pgDriver
-	conn   *netx.Conn
 	pg     *pgx.Conn
-	tls    *tls.Conn
 	used   bool
 	cancel func() bool // stops the AfterFunc of Open's ctx
 }
@@ -101,12 +100,12 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 	cc := *d.base
 	cc.DialFunc = func(dctx context.Context, _, _ string) (net.Conn, error) {
 		c, err := d.cfg.Dialer.Dial(dctx, d.cfg.Addr)
-		if err != nil || s.conn != nil {
+		if err != nil || s.Net != nil {
 			// A later dial is pgx's cancel request for an interrupted
 			// query: a connection of its own, not the session's.
 			return c, err
 		}
-		s.conn = c
+		s.Net = c
 		// An interrupted run must not wait for a slow server: cancelling
 		// ctx unblocks every read and write at once.
 		s.cancel = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
@@ -137,19 +136,19 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 		return nil, s.openError(err)
 	}
 	s.pg = pg
-	s.tls, _ = pg.PgConn().Conn().(*tls.Conn)
+	s.Secure, _ = pg.PgConn().Conn().(*tls.Conn)
 	return s, nil
 }
 
 // openError names the phase a failed Open stopped in: tcp if no
 // connection was made, else the conn's current phase.
 func (s *session) openError(err error) error {
-	if s.conn == nil {
+	if s.Net == nil {
 		return &driver.OpError{Phase: netx.PhaseTCP, Err: err}
 	}
 	s.cancel()
-	s.conn.Close()
-	tr := s.conn.Finish()
+	s.Net.Close()
+	tr := s.Net.Finish()
 	phase := tr.Phases[len(tr.Phases)-1].Name
 	if phase == PhaseTLSNegotiation && strings.Contains(err.Error(), "server refused TLS connection") {
 		err = fmt.Errorf("the server does not accept TLS (it answered the SSLRequest with 'N'): %w", err)
@@ -157,20 +156,11 @@ func (s *session) openError(err error) error {
 	return &driver.OpError{Phase: phase, Err: err}
 }
 
-func (s *session) Conn() *netx.Conn { return s.conn }
-
-func (s *session) TLS() (tls.ConnectionState, bool) {
-	if s.tls == nil {
-		return tls.ConnectionState{}, false
-	}
-	return s.tls.ConnectionState(), true
-}
-
 // Do runs one operation of the workload; the first marks the query phase.
 func (s *session) Do(ctx context.Context) error {
 	if !s.used {
 		s.used = true
-		s.conn.Mark(PhaseQuery)
+		s.Net.Mark(PhaseQuery)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
 	defer cancel()
@@ -183,7 +173,7 @@ func (s *session) Do(ctx context.Context) error {
 // Close sends Terminate and closes the connection, as the close phase.
 func (s *session) Close() error {
 	defer s.cancel()
-	s.conn.Mark(netx.PhaseClose)
+	s.Net.Mark(netx.PhaseClose)
 	ctx, cancel := context.WithTimeout(context.Background(), s.d.cfg.Timeout)
 	defer cancel()
 	if err := s.pg.Close(ctx); err != nil {

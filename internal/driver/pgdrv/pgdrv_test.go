@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -65,12 +65,7 @@ func prepare() error {
 // test is skipped, except in CI, where that is a failure.
 func server(t *testing.T) *lab.Postgres {
 	t.Helper()
-	if errors.Is(srvErr, exec.ErrNotFound) && os.Getenv("CI") != "true" {
-		t.Skip(srvErr)
-	}
-	if srvErr != nil {
-		t.Fatal(srvErr)
-	}
+	labtest.Check(t, srvErr)
 	return srv
 }
 
@@ -590,11 +585,7 @@ func TestPassfile(t *testing.T) {
 // TestPlainOnlyServer asks TLS of a server that has none.
 func TestPlainOnlyServer(t *testing.T) {
 	server(t)
-	plain, err := lab.Start(context.Background(), "postgres", lab.Options{PlainOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Stop()
+	plain := labtest.Start(t, "postgres", lab.Options{PlainOnly: true})
 	raw, _ := plain.URL("", true)
 	u, _ := url.Parse(raw)
 	v := plan.Variant{TLS: "1.3"}

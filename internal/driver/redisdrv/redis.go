@@ -106,9 +106,8 @@ func New(cfg driver.Config) (driver.Driver, error) {
 func (d *redisDriver) Statements() int { return 1 }
 
 type session struct {
+	driver.Link
 	d      *redisDriver
-	conn   *netx.Conn
-	tls    *tls.Conn
 	wire   *cancelConn // what go-redis reads and writes
 	client *redis.Client
 	dialed atomic.Bool
@@ -164,7 +163,7 @@ func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
 		s.client.Close()
 		return nil, &driver.OpError{Phase: netx.PhaseTCP, Err: err}
 	}
-	s.conn = c
+	s.Net = c
 	s.wire.raw, s.wire.Conn = c, c
 	// An interrupted run must not wait for a slow server: cancelling ctx
 	// unblocks every read and write at once, whatever deadline go-redis set.
@@ -179,7 +178,7 @@ func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
 			}
 			return nil, &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: err}
 		}
-		s.tls, s.wire.Conn = tc, tc
+		s.Secure, s.wire.Conn = tc, tc
 	}
 	c.Mark(PhaseAuth)
 	if err := s.login(octx); err != nil {
@@ -234,23 +233,14 @@ func (s *session) login(ctx context.Context) error {
 func (s *session) abort() {
 	s.stop()
 	s.client.Close()
-	s.conn.Close()
-}
-
-func (s *session) Conn() *netx.Conn { return s.conn }
-
-func (s *session) TLS() (tls.ConnectionState, bool) {
-	if s.tls == nil {
-		return tls.ConnectionState{}, false
-	}
-	return s.tls.ConnectionState(), true
+	s.Net.Close()
 }
 
 // Do runs one GET: of a random key:<n>, or of the whole stream value.
 func (s *session) Do(ctx context.Context) error {
 	if !s.used {
 		s.used = true
-		s.conn.Mark(PhaseQuery)
+		s.Net.Mark(PhaseQuery)
 	}
 	key := streamKey
 	if !s.d.stream {
@@ -271,7 +261,7 @@ func (s *session) Do(ctx context.Context) error {
 // Close closes the connection without QUIT (deprecated since Redis 7.2):
 // over TLS a close_notify alert, then FIN; no round trip.
 func (s *session) Close() error {
-	s.conn.Mark(netx.PhaseClose)
+	s.Net.Mark(netx.PhaseClose)
 	s.stop()
 	s.client.Close()
 	// go-redis closes the connection only if it ever took it.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -33,11 +33,7 @@ var (
 const testRows = 1000
 
 func TestMain(m *testing.M) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		startErr = err
-	} else {
-		srv, startErr = lab.Start(context.Background(), "redis", lab.Options{Keys: testKeys})
-	}
+	srv, startErr = lab.Start(context.Background(), "redis", lab.Options{Keys: testKeys})
 	if startErr == nil {
 		d, err := New(config(nil, plan.Variant{TLS: "off"}, "/0", WorkloadGet))
 		if err == nil {
@@ -56,17 +52,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needServer fails the test in CI and skips it elsewhere when redis-server
-// is missing, and fails it when the server did not start.
+// needServer skips or fails the test if the shared server did not start
+// (see labtest.Check).
 func needServer(t *testing.T) {
 	t.Helper()
-	if startErr == nil {
-		return
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil && os.Getenv("CI") != "true" {
-		t.Skipf("redis-server is not installed: %v", err)
-	}
-	t.Fatalf("no lab redis server: %v", startErr)
+	labtest.Check(t, startErr)
 }
 
 // config is the driver config of variant v against the shared server, with
@@ -499,11 +489,7 @@ func TestPassword(t *testing.T) {
 // -ERR), so the handshake ends with its timeout.
 func TestTLSToPlainPort(t *testing.T) {
 	needServer(t)
-	plainOnly, err := lab.Start(context.Background(), "redis", lab.Options{Keys: []string{"ecdsa-p256"}, PlainOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plainOnly.Stop()
+	plainOnly := labtest.Start(t, "redis", lab.Options{Keys: []string{"ecdsa-p256"}, PlainOnly: true})
 	for _, s := range []lab.Server{srv, plainOnly} {
 		cfg := configOf(t, s, plan.Variant{TLS: "off"}, "/0", WorkloadGet)
 		cfg.TLS = config(t, plan.Variant{TLS: "1.3"}, "/0", WorkloadGet).TLS

@@ -1,26 +1,33 @@
-// Package labtest builds the tlsbench binary for tests that start the
-// built-in server as a child process, as the tool itself does.
+// Package labtest starts lab servers for tests outside package lab.
 package labtest
 
 import (
-	"fmt"
-	"os/exec"
-	"path/filepath"
-	"strings"
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/internal/lab"
 )
 
-// Build builds ./cmd/tlsbench of this module into dir and returns its path.
-func Build(dir string) (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+// Start starts a lab server of engine for t and stops it when t ends; see
+// Check for a start that fails.
+func Start(t testing.TB, engine string, o lab.Options) lab.Server {
+	t.Helper()
+	s, err := lab.Start(context.Background(), engine, o)
+	Check(t, err)
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+// Check fails t on err, but skips t if err says a server is not installed,
+// except in CI, where every server must be.
+func Check(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, lab.ErrNotInstalled) && os.Getenv("CI") == "" {
+		t.Skip(err)
+	}
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		t.Fatal(err)
 	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	exe := filepath.Join(dir, "tlsbench")
-	build := exec.Command("go", "build", "-o", exe, "./cmd/tlsbench")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building tlsbench: %v\n%s", err, out)
-	}
-	return exe, nil
 }
