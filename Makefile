@@ -13,6 +13,7 @@ test:
 bench:
 	bash scripts/install.sh bench
 	bash bench/peers.sh
+	bash bench/peers-db.sh
 
 lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
