@@ -331,7 +331,11 @@ func (s *session) Do(ctx context.Context) error {
 		s.conn.Mark(PhaseQuery)
 	}
 	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
-	if err := s.d.work.run(s, ctx); err != nil {
+	// The deadline bounds the operation and cancelling Open's ctx ends it
+	// (see opening); the driver gets a ctx that cannot be cancelled, or it
+	// would hand every query to its watcher goroutine: a wake-up per query
+	// that a load generator takes from the server's CPU.
+	if err := s.d.work.run(s, context.Background()); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		} else {

@@ -157,14 +157,23 @@ func (s *session) openError(err error) error {
 }
 
 // Do runs one operation of the workload; the first marks the query phase.
+// A deadline on the connection bounds it, and cancelling the ctx given to
+// Open ends it; pgx gets a ctx that cannot be cancelled, so that it sets up
+// no watcher, timer or channel for every query: in a load generator that
+// costs the server the CPU the client takes from it.
 func (s *session) Do(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return &driver.OpError{Phase: PhaseQuery, Err: err}
+	}
 	if !s.used {
 		s.used = true
 		s.Net.Mark(PhaseQuery)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
-	defer cancel()
-	if err := s.d.workload.run(ctx, s.pg); err != nil {
+	s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
+	if err := s.d.workload.run(context.Background(), s.pg); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
 		return &driver.OpError{Phase: PhaseQuery, Err: err}
 	}
 	return nil
