@@ -117,7 +117,7 @@ func (s *site) lab(ctx context.Context, spec plan.Spec, t plan.Target) error {
 		current = v.Key
 		if !said {
 			said = true
-			s.notes = append(s.notes, "server keys: "+how+" between variants, without a restart")
+			s.notes = append(s.notes, "server keys switched between variants: "+how)
 		}
 		return nil
 	}
