@@ -200,6 +200,9 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 		}
 		return fmt.Errorf("cannot connect to %s: %w%s", r.Configs[v.ID].Addr, err, hint)
 	}
+	if msg := err.Error(); strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
+		return fmt.Errorf("%w: the workload's tables are missing: run tlsbench prepare URL --tables %d --rows %d first", err, r.Spec.Tables, r.Spec.Rows)
+	}
 	return tlsx.Explain(err, r.Configs[v.ID].Addr, v)
 }
 
