@@ -104,7 +104,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
 		newExperimentCmd(plan.Stream, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
-		newServeCmd(), newReportCmd(stdout), newVersionCmd(stdout))
+		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 

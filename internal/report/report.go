@@ -280,6 +280,11 @@ func (v *view) delta(e plan.Experiment, name string, c int) string {
 	if name == v.baseline {
 		return "baseline"
 	}
+	return delta(v.paired(e, name, c))
+}
+
+// paired is that change as figures.
+func (v *view) paired(e plan.Experiment, name string, c int) stats.Delta {
 	metric := v.metric(e)
 	base := map[int]float64{}
 	for _, t := range v.trials[cell{e, v.baseline, c}] {
@@ -291,7 +296,7 @@ func (v *view) delta(e plan.Experiment, name string, c int) string {
 			bs, vs = append(bs, x), append(vs, metric(t))
 		}
 	}
-	return delta(stats.Paired(bs, vs))
+	return stats.Paired(bs, vs)
 }
 
 // p95 writes the pool's p95 latency per variant and concurrency.

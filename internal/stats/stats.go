@@ -40,12 +40,14 @@ func Summarize(xs []float64) Summary {
 // so that machine drift, which hits both alike, cancels. Pct is the mean over
 // rounds of (v/base-1)*100 and CI95 the t-interval half-width of those
 // per-round values (NaN with fewer than two pairs). Significant reports
-// whether the interval excludes 0.
+// whether the interval excludes 0; P is the two-sided p-value of the same
+// t-test (NaN where CI95 is). Welch fills it from unpaired trials.
 type Delta struct {
 	N           int
 	Pct         float64
 	CI95        float64
 	Significant bool
+	P           float64
 }
 
 // Paired compares v with base pair by pair. It uses the first min(len) pairs
@@ -60,12 +62,22 @@ func Paired(base, v []float64) Delta {
 		pct = append(pct, (v[i]/base[i]-1)*100)
 	}
 	s := Summarize(pct)
+	p := math.NaN()
+	switch {
+	case s.N >= 2 && s.StdDev > 0:
+		p = TTwoSided(s.Mean/(s.StdDev/math.Sqrt(float64(s.N))), float64(s.N-1))
+	case s.N >= 2 && s.Mean != 0:
+		p = 0
+	case s.N >= 2:
+		p = 1
+	}
 	return Delta{
 		N:    s.N,
 		Pct:  s.Mean,
 		CI95: s.CI95,
 		// A NaN interval (one pair) compares false: never significant.
 		Significant: math.Abs(s.Mean) > s.CI95,
+		P:           p,
 	}
 }
 

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tlsbench/tlsbench/internal/report"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+func newCompareCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare OLD.json NEW.json",
+		Short: "Compare two result files: before and after a change, cell by cell",
+		Long: `Compare two result files: before and after a change, cell by cell.
+
+For each experiment, variant (matched by ID) and concurrency both runs
+measured, it prints the throughput, p95 latency, mean connection latency
+(connect), and client and server CPU per operation of the old and the new run,
+each as mean ±95% CI, and the change in percent with its 95% interval. The
+runs share no rounds, so the interval is Welch's; * marks a change whose
+interval excludes 0, ~ one that does not. Cells and variants in one file only
+are listed as such; a note says when the runs differ in target, workload,
+duration or machine.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageError{fmt.Errorf("compare takes two result files, OLD and NEW, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			var runs [2]report.Run
+			for i, path := range args {
+				r, err := result.Read(path)
+				if err != nil {
+					return err
+				}
+				runs[i] = report.Run{Name: path, Result: r}
+			}
+			return report.CompareText(stdout, report.Compare(runs[0], runs[1]))
+		},
+	}
+}

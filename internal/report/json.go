@@ -1,0 +1,56 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// Summary schema: a versioned digest of a result file, cell by cell.
+const (
+	SummarySchema  = "tlsbench.summary"
+	SummaryVersion = 1
+)
+
+type summary struct {
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+	Source  source `json:"source"`
+	Cells   []Cell `json:"cells"`
+}
+
+// source identifies the result summarized without naming its file.
+type source struct {
+	Target   string    `json:"target"`
+	Kind     string    `json:"kind,omitempty"`
+	Workload string    `json:"workload,omitempty"`
+	Started  time.Time `json:"started"`
+	Tool     string    `json:"tool_version,omitempty"`
+}
+
+// JSON writes the summary of r as indented JSON.
+func JSON(w io.Writer, r *result.Result) error {
+	cells := Cells(r)
+	if cells == nil {
+		cells = []Cell{}
+	}
+	data, err := json.MarshalIndent(summary{
+		Schema:  SummarySchema,
+		Version: SummaryVersion,
+		Source: source{
+			Target:   r.Target.URL,
+			Kind:     r.Target.Kind,
+			Workload: r.Spec.Workload,
+			Started:  r.Started.UTC(),
+			Tool:     r.Tool.Version,
+		},
+		Cells: cells,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"math"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+// Cell summarizes the trials of one experiment, variant and concurrency: the
+// row of the csv summary and an element of the json one. Variant fields are
+// empty (Resume nil) for a variant the file does not describe; figures are
+// NaN where unknown.
+type Cell struct {
+	Experiment  string `json:"experiment"`
+	Variant     string `json:"variant"`
+	TLS         string `json:"tls"`
+	Key         string `json:"key"`
+	Resume      *bool  `json:"resume"`
+	Auth        string `json:"auth"`
+	Concurrency int    `json:"concurrency"`
+	Trials      int    `json:"trials"`
+	// Metric names what Mean, StdDev and CI95 count (connections/s, ...).
+	Metric string `json:"metric"`
+	Mean   number `json:"mean"`
+	StdDev number `json:"stddev"`
+	CI95   number `json:"ci95"`
+	// DeltaPct and DeltaCI95 are the change against the baseline, paired
+	// by round as in the text report; unknown on the baseline itself.
+	DeltaPct  number `json:"delta_pct"`
+	DeltaCI95 number `json:"delta_ci95"`
+	// Latency percentiles are means over trials of each trial's.
+	P50 number `json:"p50_ms"`
+	P95 number `json:"p95_ms"`
+	P99 number `json:"p99_ms"`
+	// CPU per operation: sums over trials, as the text report's CPU table.
+	ClientCPU number `json:"client_cpu_us_per_op"`
+	ServerCPU number `json:"server_cpu_us_per_op"`
+}
+
+// columns are the csv header, in the order of Cell's fields and named as
+// its json keys.
+var columns = []string{
+	"experiment", "variant", "tls", "key", "resume", "auth", "concurrency", "trials",
+	"metric", "mean", "stddev", "ci95", "delta_pct", "delta_ci95",
+	"p50_ms", "p95_ms", "p99_ms", "client_cpu_us_per_op", "server_cpu_us_per_op",
+}
+
+// record is c as a csv row, in the order of columns.
+func (c Cell) record() []string {
+	resume := ""
+	if c.Resume != nil {
+		resume = map[bool]string{false: "false", true: "true"}[*c.Resume]
+	}
+	return []string{
+		c.Experiment, c.Variant, c.TLS, c.Key, resume, c.Auth, itoa(c.Concurrency), itoa(c.Trials),
+		c.Metric, c.Mean.String(), c.StdDev.String(), c.CI95.String(), c.DeltaPct.String(), c.DeltaCI95.String(),
+		c.P50.String(), c.P95.String(), c.P99.String(), c.ClientCPU.String(), c.ServerCPU.String(),
+	}
+}
+
+// Cells summarizes r cell by cell, in the order of the text report:
+// experiment, then concurrency, then variant.
+func Cells(r *result.Result) []Cell {
+	v := newView(r)
+	var out []Cell
+	for _, e := range v.experiments {
+		metric := v.metric(e)
+		for _, k := range v.cells(e) {
+			ts := v.trials[k]
+			s := stats.Summarize(collect(ts, metric))
+			c := Cell{
+				Experiment:  string(e),
+				Variant:     k.variant,
+				Concurrency: k.c,
+				Trials:      len(ts),
+				Metric:      v.metricName(e),
+				Mean:        number(s.Mean),
+				StdDev:      number(math.NaN()),
+				CI95:        number(s.CI95),
+				DeltaPct:    number(math.NaN()),
+				DeltaCI95:   number(math.NaN()),
+			}
+			if s.N >= 2 {
+				c.StdDev = number(s.StdDev)
+			}
+			if info, ok := v.info[k.variant]; ok {
+				c.TLS, c.Key, c.Auth = info.TLS, info.Key, info.Auth
+				c.Resume = &info.Resume
+			}
+			if k.variant != v.baseline {
+				if d := v.paired(e, k.variant, k.c); d.N > 0 {
+					c.DeltaPct, c.DeltaCI95 = number(d.Pct), number(d.CI95)
+				}
+			}
+			lat := withLatency(ts)
+			meanOf := func(f func(result.Hist) float64) number {
+				if len(lat) == 0 {
+					return number(math.NaN())
+				}
+				return number(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean)
+			}
+			c.P50 = meanOf(func(h result.Hist) float64 { return h.P50 })
+			c.P95 = meanOf(func(h result.Hist) float64 { return h.P95 })
+			c.P99 = meanOf(func(h result.Hist) float64 { return h.P99 })
+			var ops int64
+			var client, server time.Duration
+			for _, t := range ts {
+				ops += t.Ops
+				client += t.ClientCPU
+				server += t.ServerCPU
+			}
+			c.ClientCPU, c.ServerCPU = usPerOp(client, ops), usPerOp(server, ops)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// metricName is unit's short form, for machines: connections/s, queries/s,
+// requests/s or MB/s.
+func (v *view) metricName(e plan.Experiment) string {
+	switch {
+	case e == plan.Connect:
+		return "connections/s"
+	case e == plan.Stream:
+		return "MB/s"
+	case v.r.Spec.Workload == "read-only" || v.r.Spec.Workload == "point-select":
+		return "queries/s"
+	}
+	return "requests/s"
+}
+
+func usPerOp(cpu time.Duration, ops int64) number {
+	if ops <= 0 || cpu <= 0 {
+		return number(math.NaN())
+	}
+	return number(float64(cpu) / float64(time.Microsecond) / float64(ops))
+}
