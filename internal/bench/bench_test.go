@@ -301,3 +301,43 @@ func TestServerGone(t *testing.T) {
 		t.Errorf("trial after the server stopped: %v, want connection refused", err)
 	}
 }
+
+// TestRTT runs the built-in server through the emulated link: every phase
+// keeps its round trips, the tcp phase takes the RTT and so does the request
+// (on top of what it takes on the bare link). The link alone is within
+// max(0.3 ms, 3%) (netx's TestRTTAccuracy); here the server process, the
+// client and the link's threads share the CPUs and 7 samples are few, so
+// the bound is max(0.75 ms, 5%) (an idle server process also wakes up
+// later after 44 ms of sleep than after 0.3 ms).
+func TestRTT(t *testing.T) {
+	rtts := []time.Duration{time.Millisecond, 44 * time.Millisecond}
+	r := runner(t, plan.Spec{TLS: []string{"off", "1.2", "1.3"}, RTT: append([]time.Duration{0}, rtts...), Count: 7, Duration: time.Minute})
+	for _, id := range []string{"plain", "tls1.2 rsa2048", "tls1.3 rsa2048"} {
+		base := trial(t, r, plan.Connect, id, 1)
+		for _, rtt := range rtts {
+			vid := id + " rtt" + plan.RTTLabel(rtt)
+			tr := trial(t, r, plan.Connect, vid, 1)
+			if got, want := strings.Join(names(tr), ","), strings.Join(names(base), ","); got != want {
+				t.Errorf("%s: phases %s, want %s", vid, got, want)
+				continue
+			}
+			tol := max(750*time.Microsecond, rtt*5/100)
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+			for i, p := range tr.Phases {
+				b := base.Phases[i]
+				if p.RoundTrips != b.RoundTrips {
+					t.Errorf("%s %s: round trips %+v, without rtt %+v", vid, p.Name, p.RoundTrips, b.RoundTrips)
+				}
+				if p.Name != "tcp" && p.Name != "request" {
+					continue
+				}
+				lo := ms(rtt) * float64(p.RoundTrips.Min)
+				hi := lo + b.Latency.P50 + ms(tol)
+				t.Logf("%s %s: p50 %.3f ms (bare %.3f ms)", vid, p.Name, p.Latency.P50, b.Latency.P50)
+				if p.Latency.P50 < lo || p.Latency.P50 > hi {
+					t.Errorf("%s %s: p50 %.3f ms, want %.3f to %.3f ms", vid, p.Name, p.Latency.P50, lo, hi)
+				}
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/url"
+	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -23,10 +24,18 @@ type Endpoint struct {
 type Locate func(v plan.Variant) (Endpoint, error)
 
 // Configs builds every variant's driver.Config. A resuming variant gets a
-// session cache of its own, so that variants never share tickets.
+// session cache of its own, so that variants never share tickets. Every
+// variant dials through d with its own RTT (variants of one RTT share a
+// dialer; the Sources are d's).
 func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.ClientOptions, d *netx.Dialer) (map[string]driver.Config, error) {
 	out := make(map[string]driver.Config, len(variants))
+	dialers := map[time.Duration]*netx.Dialer{}
 	for _, v := range variants {
+		vd, ok := dialers[v.RTT]
+		if !ok {
+			vd = d.WithRTT(v.RTT)
+			dialers[v.RTT] = vd
+		}
 		ep, err := at(v)
 		if err != nil {
 			return nil, err
@@ -37,7 +46,7 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 			Addr:    ep.Addr,
 			Host:    net.JoinHostPort(ep.Host, port),
 			Path:    spec.Path,
-			Dialer:  d,
+			Dialer:  vd,
 			Timeout: spec.Timeout,
 			URL:     ep.URL,
 			Workload: driver.Workload{

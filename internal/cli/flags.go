@@ -22,6 +22,7 @@ type runFlags struct {
 	output                     string
 	lab                        string
 	auth                       []string
+	rtt                        []time.Duration
 	workload, queryMode        string
 	tables, rows               int
 	defaults                   defaults
@@ -70,6 +71,7 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
 	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb or redis (instead of a TARGET)")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
+	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2) (default 0)")
 	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream")
 	fs.StringVar(&f.queryMode, "query-mode", "", "databases: prepared (default) or simple (text protocol)")
 	fs.IntVar(&f.tables, "tables", 0, "databases: sbtest tables the workload reads (default 8)")
@@ -99,6 +101,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		ResponseSize: f.size,
 		Lab:          f.lab,
 		Auth:         f.auth,
+		RTT:          f.rtt,
 		Workload:     f.workload,
 		QueryMode:    f.queryMode,
 		Tables:       f.tables,

@@ -58,6 +58,11 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		return err
 	}
 	res.Notes = append(res.Notes, dialer.PortNote())
+	for _, rtt := range spec.RTT {
+		if n := dialer.WithRTT(rtt).RTTNote(); n != "" && !slices.Contains(res.Notes, n) {
+			res.Notes = append(res.Notes, n)
+		}
+	}
 	if slices.Contains(spec.Experiments, plan.Connect) && (st.engine == "http" || st.engine == "builtin") {
 		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
 	}
@@ -137,6 +142,8 @@ func redactArgs(args []string) []string {
 // through the first variant's connection settings.
 func prepareData(ctx context.Context, runner *bench.Runner, spec plan.Spec, stderr io.Writer) error {
 	cfg := runner.Configs[runner.Variants[0].ID]
+	// The data goes in over the bare link, whatever RTT the run emulates.
+	cfg.Dialer = cfg.Dialer.WithRTT(0)
 	d, err := driver.New(runner.Scheme, cfg)
 	if err != nil {
 		return err

@@ -29,6 +29,32 @@ func tlsListener(t *testing.T, maxVersion uint16, preamble bool) (addr string, r
 		t.Fatal(err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MaxVersion: maxVersion}
+	addr = listen(t, func(raw net.Conn) {
+		if preamble {
+			// Like PostgreSQL's SSLRequest: 8 bytes in, 'S' out.
+			var b [8]byte
+			if _, err := io.ReadFull(raw, b[:]); err != nil {
+				return
+			}
+			raw.Write([]byte("S"))
+		}
+		c := tls.Server(raw, cfg)
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			c.Write([]byte(line))
+		}
+	})
+	return addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
+}
+
+// listen runs a real TCP server on loopback that hands each connection to
+// handle, and closes it after.
+func listen(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -36,33 +62,17 @@ func tlsListener(t *testing.T, maxVersion uint16, preamble bool) (addr string, r
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
-			raw, err := ln.Accept()
+			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
 			go func() {
-				defer raw.Close()
-				if preamble {
-					// Like PostgreSQL's SSLRequest: 8 bytes in, 'S' out.
-					var b [8]byte
-					if _, err := io.ReadFull(raw, b[:]); err != nil {
-						return
-					}
-					raw.Write([]byte("S"))
-				}
-				c := tls.Server(raw, cfg)
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					c.Write([]byte(line))
-				}
+				defer c.Close()
+				handle(c)
 			}()
 		}
 	}()
-	return ln.Addr().String(), &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
+	return ln.Addr().String()
 }
 
 // roundTrips dials, handshakes and exchanges one line, returning the trace.

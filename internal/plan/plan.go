@@ -50,6 +50,9 @@ type Spec struct {
 	CAFile      string   `json:"ca_file,omitempty"`
 	Insecure    bool     `json:"insecure,omitempty"`
 	Concurrency []int    `json:"concurrency"`
+	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
+	// user space); nil or 0 is the bare link.
+	RTT []time.Duration `json:"rtt_ns,omitempty"`
 	// Auth lists the authentication methods to compare (lab servers only,
 	// which have a user for each).
 	Auth []string `json:"auth,omitempty"`
@@ -86,13 +89,15 @@ func (s Spec) SecretURL() string { return s.secretTarget }
 
 // Variant is one way of reaching the target.
 type Variant struct {
-	ID       string `json:"id"`
-	TLS      string `json:"tls"` // off, 1.2, 1.3, auto
-	Cipher   string `json:"cipher,omitempty"`
-	Resume   bool   `json:"resume,omitempty"`
-	Key      string `json:"key,omitempty"`
-	Auth     string `json:"auth,omitempty"`
-	Baseline bool   `json:"baseline,omitempty"`
+	ID     string `json:"id"`
+	TLS    string `json:"tls"` // off, 1.2, 1.3, auto
+	Cipher string `json:"cipher,omitempty"`
+	Resume bool   `json:"resume,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Auth   string `json:"auth,omitempty"`
+	// RTT is the emulated round-trip time; 0 is the bare link.
+	RTT      time.Duration `json:"rtt_ns,omitempty"`
+	Baseline bool          `json:"baseline,omitempty"`
 }
 
 // Plain reports whether the variant runs without TLS.
@@ -117,6 +122,8 @@ const (
 	// MaxCountDuration bounds a count-limited trial in time, so that no loop
 	// runs unbounded against a server that slowed down.
 	MaxCountDuration = 10 * time.Minute
+	// MaxRTT bounds the emulated round-trip time.
+	MaxRTT = 10 * time.Second
 )
 
 // New fills defaults into raw, validates it and returns the Spec to run.
@@ -207,6 +214,11 @@ func New(raw Spec) (Spec, error) {
 			return s, errorf("-c/--concurrency: %d is out of range: use 1 to 4096", c)
 		}
 	}
+	for _, r := range s.RTT {
+		if r < 0 || r > MaxRTT {
+			return s, errorf("--rtt: %v is out of range: use 0 to %v", r, MaxRTT)
+		}
+	}
 	if s.Count < 0 {
 		return s, errorf("-n/--count: %d is negative: use a positive count of operations", s.Count)
 	}
@@ -247,10 +259,47 @@ func New(raw Spec) (Spec, error) {
 	return s, nil
 }
 
-// Variants expands the matrix: TLS mode × cipher × resumption × key. The plain
-// variant appears once, whatever the keys; it is the baseline when present,
-// otherwise the first variant is.
+// Variants expands the matrix: RTT × TLS mode × cipher × resumption × key.
+// The plain variant appears once per RTT, whatever the keys; the plain
+// variant of the first RTT is the baseline when present, otherwise the first
+// variant is.
 func (s Spec) Variants() []Variant {
+	rtts := s.RTT
+	if len(rtts) == 0 {
+		rtts = []time.Duration{0}
+	}
+	var vs []Variant
+	for _, rtt := range rtts {
+		for _, v := range s.variants() {
+			v.RTT = rtt
+			vs = append(vs, v)
+		}
+	}
+	seen := map[string]bool{}
+	out := vs[:0]
+	for _, v := range vs {
+		v.ID = variantID(v)
+		if seen[v.ID] {
+			continue
+		}
+		seen[v.ID] = true
+		out = append(out, v)
+	}
+	if len(out) > 0 {
+		base := 0
+		for i, v := range out {
+			if v.Plain() {
+				base = i
+				break
+			}
+		}
+		out[base].Baseline = true
+	}
+	return out
+}
+
+// variants is the matrix of one RTT, before IDs.
+func (s Spec) variants() []Variant {
 	var vs []Variant
 	keys := s.Keys
 	if len(keys) == 0 {
@@ -284,27 +333,7 @@ func (s Spec) Variants() []Variant {
 			}
 		}
 	}
-	seen := map[string]bool{}
-	out := vs[:0]
-	for _, v := range vs {
-		v.ID = variantID(v)
-		if seen[v.ID] {
-			continue
-		}
-		seen[v.ID] = true
-		out = append(out, v)
-	}
-	if len(out) > 0 {
-		base := 0
-		for i, v := range out {
-			if v.Plain() {
-				base = i
-				break
-			}
-		}
-		out[base].Baseline = true
-	}
-	return out
+	return vs
 }
 
 func variantID(v Variant) string {
@@ -327,7 +356,15 @@ func variantID(v Variant) string {
 	if v.Auth != "" {
 		parts = append(parts, v.Auth)
 	}
+	if v.RTT != 0 {
+		parts = append(parts, "rtt"+RTTLabel(v.RTT))
+	}
 	return strings.Join(parts, " ")
+}
+
+// RTTLabel writes an RTT as variant IDs show it: 44ms, 1.5ms, 500us.
+func RTTLabel(rtt time.Duration) string {
+	return strings.ReplaceAll(rtt.String(), "µ", "u")
 }
 
 // CipherSuite looks up a TLS 1.2 cipher suite by its IANA name (the TLS_

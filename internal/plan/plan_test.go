@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRedact(t *testing.T) {
@@ -35,6 +36,12 @@ func TestVariants(t *testing.T) {
 			Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}},
 			[]string{"*tls1.2 rsa2048 ECDHE_RSA_WITH_AES_128_GCM_SHA256", "tls1.2 ecdsa-p256 ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}},
 		{"external https", Spec{Target: "https://127.0.0.1:8443/", TLS: []string{"auto", "1.3"}}, []string{"*tls-auto", "tls1.3"}},
+		{"rtt 0 keeps the IDs", Spec{RTT: []time.Duration{0}}, []string{"*plain", "tls1.2 rsa2048", "tls1.3 rsa2048"}},
+		{"rtt crossed, baseline of the first rtt", Spec{TLS: []string{"1.3", "off"}, RTT: []time.Duration{44 * time.Millisecond, 0, 1500 * time.Microsecond}},
+			[]string{"tls1.3 rsa2048 rtt44ms", "*plain rtt44ms", "tls1.3 rsa2048", "plain", "tls1.3 rsa2048 rtt1.5ms", "plain rtt1.5ms"}},
+		{"rtt with resume", Spec{TLS: []string{"off", "1.2"}, Resume: []bool{false, true}, RTT: []time.Duration{0, 500 * time.Microsecond}},
+			[]string{"*plain", "tls1.2 rsa2048", "tls1.2 rsa2048 resume", "plain rtt500us", "tls1.2 rsa2048 rtt500us", "tls1.2 rsa2048 resume rtt500us"}},
+		{"repeated rtt once", Spec{TLS: []string{"off"}, RTT: []time.Duration{time.Millisecond, time.Millisecond}}, []string{"*plain rtt1ms"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,11 +77,24 @@ func TestNewErrors(t *testing.T) {
 		{Spec{CAFile: "ca.pem", Insecure: true}, "--ca and --insecure exclude each other"},
 		{Spec{Concurrency: []int{0}}, "out of range"},
 		{Spec{Trials: -1}, "--trials"},
+		{Spec{RTT: []time.Duration{-time.Millisecond}}, "--rtt: -1ms is out of range: use 0 to 10s"},
+		{Spec{RTT: []time.Duration{0, 11 * time.Second}}, "--rtt: 11s is out of range: use 0 to 10s"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.spec)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%+v) = %v, want %q", tt.spec, err, tt.want)
 		}
+	}
+}
+
+func TestVariantRTT(t *testing.T) {
+	s, err := New(Spec{TLS: []string{"off"}, RTT: []time.Duration{0, 44 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := s.Variants()
+	if len(vs) != 2 || vs[0].RTT != 0 || vs[1].RTT != 44*time.Millisecond || !vs[0].Baseline || vs[1].Baseline {
+		t.Errorf("variants %+v", vs)
 	}
 }

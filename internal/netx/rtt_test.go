@@ -1,0 +1,231 @@
+package netx
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+)
+
+// echoListener echoes every byte back on plain TCP.
+func echoListener(t *testing.T) string {
+	return listen(t, func(c net.Conn) { io.Copy(c, c) })
+}
+
+func median(xs []time.Duration) time.Duration {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// within is the accuracy the emulation promises: max(0.3 ms, 3%).
+func within(rtt time.Duration) time.Duration {
+	return max(300*time.Microsecond, rtt*3/100)
+}
+
+// TestRTTAccuracy checks that the emulated connect and a one-byte exchange
+// each take the RTT asked for (medians of 10).
+func TestRTTAccuracy(t *testing.T) {
+	addr := echoListener(t)
+	for _, rtt := range []time.Duration{time.Millisecond, 44 * time.Millisecond} {
+		d := &Dialer{RTT: rtt}
+		var connects, exchanges []time.Duration
+		for range 10 {
+			c, err := d.Dial(context.Background(), addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := c.Finish()
+			p, _ := tr.Phase(PhaseTCP)
+			connects = append(connects, p.Duration)
+			var b [1]byte
+			start := time.Now()
+			if _, err := c.Write([]byte{'x'}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, b[:]); err != nil || b[0] != 'x' {
+				t.Fatalf("echo %q, %v", b, err)
+			}
+			exchanges = append(exchanges, time.Since(start))
+			c.Close()
+		}
+		mc, me := median(connects), median(exchanges)
+		t.Logf("rtt %v: connect median %v, 1-byte exchange median %v (tolerance %v)", rtt, mc, me, within(rtt))
+		for what, m := range map[string]time.Duration{"connect": mc, "1-byte exchange": me} {
+			if m < rtt || m > rtt+within(rtt) {
+				t.Errorf("rtt %v: %s median %v, want %v to %v", rtt, what, m, rtt, rtt+within(rtt))
+			}
+		}
+	}
+}
+
+// TestRTTRoundTrips checks that the emulated link leaves the round-trip
+// counts as they are without it.
+func TestRTTRoundTrips(t *testing.T) {
+	for _, tt := range []struct {
+		version uint16
+		want    int
+	}{{tls.VersionTLS13, 1}, {tls.VersionTLS12, 2}} {
+		addr, base := tlsListener(t, tt.version, false)
+		cfg := base.Clone()
+		cfg.MinVersion, cfg.MaxVersion = tt.version, tt.version
+		plain := roundTrips(t, &Dialer{}, addr, cfg)
+		rtt := 2 * time.Millisecond
+		tr := roundTrips(t, &Dialer{RTT: rtt}, addr, cfg)
+		want := map[string]int{PhaseTCP: 1, PhaseTLSHandshake: tt.want, "request": 1}
+		for name, n := range want {
+			p, _ := tr.Phase(name)
+			q, _ := plain.Phase(name)
+			if p.RoundTrips != n || q.RoundTrips != n {
+				t.Errorf("TLS %x phase %s: %d round trips with rtt, %d without, want %d", tt.version, name, p.RoundTrips, q.RoundTrips, n)
+			}
+			if p.Duration < time.Duration(n)*rtt {
+				t.Errorf("TLS %x phase %s: %v for %d round trips of %v", tt.version, name, p.Duration, n, rtt)
+			}
+		}
+	}
+}
+
+// TestRTTServerFirst checks that a server that speaks first (MySQL's
+// greeting) is heard one RTT after the connect, as on a real link.
+func TestRTTServerFirst(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Write([]byte("hello"))
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	rtt := 20 * time.Millisecond
+	c, err := (&Dialer{RTT: rtt}).Dial(context.Background(), ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Mark("greeting")
+	b := make([]byte, 5)
+	if _, err := io.ReadFull(c, b); err != nil {
+		t.Fatal(err)
+	}
+	tr := c.Finish()
+	p, _ := tr.Phase("greeting")
+	if p.RoundTrips != 1 || p.Duration < rtt || p.Duration > rtt+within(rtt) {
+		t.Errorf("greeting: %d round trips in %v, want 1 in %v", p.RoundTrips, p.Duration, rtt)
+	}
+}
+
+// TestRTTStream checks order and content over many writes of many sizes,
+// and that writes do not wait for the link.
+func TestRTTStream(t *testing.T) {
+	addr := echoListener(t)
+	rtt := 100 * time.Millisecond
+	c, err := (&Dialer{RTT: rtt}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var sent bytes.Buffer
+	start := time.Now()
+	for i := range 200 {
+		p := bytes.Repeat([]byte{byte(i)}, 1+i*97)
+		sent.Write(p)
+		if _, err := c.Write(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := time.Since(start); w > rtt/2 {
+		t.Errorf("200 writes took %v: they waited for the link", w)
+	}
+	got := make([]byte, sent.Len())
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, sent.Bytes()) {
+		t.Error("the echo differs from what was sent")
+	}
+	if e := time.Since(start); e < rtt {
+		t.Errorf("echo of %d bytes after %v, under one RTT", sent.Len(), e)
+	}
+}
+
+// TestRTTDeadlineAndClose checks that deadlines bound reads of the emulated
+// link, that Close wakes a blocked Read, and that no goroutine is left.
+func TestRTTDeadlineAndClose(t *testing.T) {
+	addr := echoListener(t)
+	before := runtime.NumGoroutine()
+	rtt := 100 * time.Millisecond
+	c, err := (&Dialer{RTT: rtt}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The echo is due in 100 ms: a 20 ms deadline must cut the read short.
+	c.Write([]byte("x"))
+	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	start := time.Now()
+	var b [1]byte
+	_, err = c.Read(b[:])
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read past the deadline: %v, want a timeout", err)
+	}
+	if e := time.Since(start); e > 60*time.Millisecond {
+		t.Errorf("the deadline took %v to act", e)
+	}
+	// Without a deadline the byte arrives.
+	c.SetReadDeadline(time.Time{})
+	if _, err := io.ReadFull(c, b[:]); err != nil || b[0] != 'x' {
+		t.Fatalf("echo %q, %v", b, err)
+	}
+	// A Read blocked on nothing returns when the conn is closed.
+	errc := make(chan error, 1)
+	go func() { _, err := c.Read(b[:]); errc <- err }()
+	time.Sleep(10 * time.Millisecond)
+	c.Write([]byte("y")) // in flight at Close: flushed, then the socket closes
+	c.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("read after close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Close did not wake a blocked Read")
+	}
+	if _, err := c.Write([]byte("z")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("write after close: %v", err)
+	}
+	// The link's goroutines end (after flushing "y", within RTT/2).
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+1 {
+		t.Errorf("%d goroutines left, %d before the dial", n, before)
+	}
+}
+
+// TestRTTConnectCancel checks that a cancelled context ends the connect
+// delay.
+func TestRTTConnectCancel(t *testing.T) {
+	addr := echoListener(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := (&Dialer{RTT: 5 * time.Second}).Dial(ctx, addr); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("dial: %v, want the context's error", err)
+	}
+	if e := time.Since(start); e > time.Second {
+		t.Errorf("cancelled dial took %v", e)
+	}
+}
