@@ -22,7 +22,7 @@ type runFlags struct {
 	output                     string
 	lab                        string
 	auth                       []string
-	rtt                        []time.Duration
+	rtt, predictRTT            []time.Duration
 	workload, queryMode        string
 	tables, rows               int
 	defaults                   defaults
@@ -72,6 +72,7 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb or redis (instead of a TARGET)")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
 	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2) (default 0)")
+	fs.DurationSliceVar(&f.predictRTT, "predict-rtt", nil, "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given")
 	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream")
 	fs.StringVar(&f.queryMode, "query-mode", "", "databases: prepared (default) or simple (text protocol)")
 	fs.IntVar(&f.tables, "tables", 0, "databases: sbtest tables the workload reads (default 8)")
@@ -102,6 +103,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Lab:          f.lab,
 		Auth:         f.auth,
 		RTT:          f.rtt,
+		PredictRTT:   f.predictRTT,
 		Workload:     f.workload,
 		QueryMode:    f.queryMode,
 		Tables:       f.tables,

@@ -53,6 +53,10 @@ type Spec struct {
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
+	// PredictRTT lists the round-trip times at which the report predicts
+	// connection setup from the connect variants measured at RTT 0 (round
+	// trips × RTT + loopback time), next to any emulated measurement.
+	PredictRTT []time.Duration `json:"predict_rtt_ns,omitempty"`
 	// Auth lists the authentication methods to compare (lab servers only,
 	// which have a user for each).
 	Auth []string `json:"auth,omitempty"`
@@ -217,6 +221,19 @@ func New(raw Spec) (Spec, error) {
 	for _, r := range s.RTT {
 		if r < 0 || r > MaxRTT {
 			return s, errorf("--rtt: %v is out of range: use 0 to %v", r, MaxRTT)
+		}
+	}
+	for _, r := range s.PredictRTT {
+		if r < time.Microsecond || r > MaxRTT {
+			return s, errorf("--predict-rtt: %v is out of range: use 1µs to %v", r, MaxRTT)
+		}
+	}
+	if len(s.PredictRTT) > 0 {
+		if !slices.Contains(s.Experiments, Connect) {
+			return s, errorf("--predict-rtt predicts connection setup: it needs the connect experiment")
+		}
+		if len(s.RTT) > 0 && !slices.Contains(s.RTT, 0) {
+			return s, errorf("--predict-rtt predicts from the bare link: add 0 to --rtt")
 		}
 	}
 	if s.Count < 0 {

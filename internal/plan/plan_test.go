@@ -79,12 +79,29 @@ func TestNewErrors(t *testing.T) {
 		{Spec{Trials: -1}, "--trials"},
 		{Spec{RTT: []time.Duration{-time.Millisecond}}, "--rtt: -1ms is out of range: use 0 to 10s"},
 		{Spec{RTT: []time.Duration{0, 11 * time.Second}}, "--rtt: 11s is out of range: use 0 to 10s"},
+		{Spec{PredictRTT: []time.Duration{0}}, "--predict-rtt: 0s is out of range: use 1µs to 10s"},
+		{Spec{PredictRTT: []time.Duration{44 * time.Millisecond, 11 * time.Second}}, "--predict-rtt: 11s is out of range: use 1µs to 10s"},
+		{Spec{Experiments: []Experiment{Pool}, PredictRTT: []time.Duration{time.Millisecond}}, "--predict-rtt predicts connection setup: it needs the connect experiment"},
+		{Spec{RTT: []time.Duration{20 * time.Millisecond}, PredictRTT: []time.Duration{time.Millisecond}}, "--predict-rtt predicts from the bare link: add 0 to --rtt"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.spec)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%+v) = %v, want %q", tt.spec, err, tt.want)
 		}
+	}
+}
+
+func TestPredictRTT(t *testing.T) {
+	s, err := New(Spec{RTT: []time.Duration{0, 20 * time.Millisecond}, PredictRTT: []time.Duration{time.Microsecond, 20 * time.Millisecond, MaxRTT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.PredictRTT) != 3 {
+		t.Errorf("PredictRTT %v", s.PredictRTT)
+	}
+	if _, err := New(Spec{PredictRTT: []time.Duration{44 * time.Millisecond}}); err != nil {
+		t.Errorf("--predict-rtt without --rtt: %v", err)
 	}
 }
 

@@ -29,6 +29,7 @@ func Text(w io.Writer, r *result.Result) error {
 		switch e {
 		case plan.Connect:
 			v.phases(&b, e)
+			v.model(&b)
 		case plan.Pool, plan.Stream:
 			v.p95(&b, e)
 		}
