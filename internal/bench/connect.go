@@ -164,7 +164,12 @@ func (r *Runner) connect(ctx context.Context, d driver.Driver, c int) (result.Tr
 		})
 	}
 	wg.Wait()
-	t := result.Trial{Start: start, Elapsed: time.Since(start)}
+	return finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, tallies)
+}
+
+// finish completes a trial once its workers are done: the CPU spent, and
+// the workers' tallies merged, or the error that cut the trial short.
+func finish(ctx context.Context, t result.Trial, cpu *spanCPU, tallies []*tally) (result.Trial, error) {
 	cpu.stop(&t)
 	if err := ctx.Err(); err != nil {
 		return t, err

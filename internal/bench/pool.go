@@ -105,16 +105,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 			last = e
 		}
 	}
-	t := result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd)}
-	cpu.stop(&t)
-	if err := ctx.Err(); err != nil {
-		return t, err
-	}
-	all := newTally()
-	for _, tl := range tallies {
-		all.merge(tl)
-	}
-	return t, all.fill(&t)
+	return finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd)}, &cpu, tallies)
 }
 
 // reopen replaces a failed session; nil means the worker should stop.
