@@ -36,26 +36,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r, err := result.Read(jsonPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := Text(&got, r); err != nil {
-				t.Fatal(err)
-			}
-			if *update {
-				if err := os.WriteFile(goldenPath, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(goldenPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("Text(%s) differs from %s (go test ./internal/report -update rewrites it):\n%s", jsonPath, goldenPath, got.String())
-			}
+			want := checkGolden(t, jsonPath, goldenPath)
 			// The result as measured and as read back render alike: nothing
 			// the report shows is lost in the file.
 			var direct bytes.Buffer
@@ -154,26 +135,33 @@ func TestGoldenMeasured(t *testing.T) {
 		t.Fatal("no testdata/measured-*.json")
 	}
 	for _, jsonPath := range files {
-		goldenPath := strings.TrimSuffix(jsonPath, ".json") + ".golden"
-		r, err := result.Read(jsonPath)
-		if err != nil {
+		checkGolden(t, jsonPath, strings.TrimSuffix(jsonPath, ".json")+".golden")
+	}
+}
+
+// checkGolden renders the result file jsonPath and compares it with
+// goldenPath (rewritten first with -update); it returns the golden text.
+func checkGolden(t *testing.T, jsonPath, goldenPath string) []byte {
+	t.Helper()
+	r, err := result.Read(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := Text(&got, r); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(goldenPath, got.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		if err := Text(&got, r); err != nil {
-			t.Fatal(err)
-		}
-		if *update {
-			if err := os.WriteFile(goldenPath, got.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(goldenPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("Text(%s) differs from %s:\n%s", jsonPath, goldenPath, got.String())
 		}
 	}
+	want, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("Text(%s) differs from %s (go test ./internal/report -update rewrites it):\n%s", jsonPath, goldenPath, got.String())
+	}
+	return want
 }
