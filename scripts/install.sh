@@ -13,6 +13,9 @@ need=(
   mariadbd:mariadb-server
   redis-server:redis-server
   sysbench:sysbench
+  /usr/sbin/sshd:openssh-server
+  stunnel4:stunnel4
+  chromium:chromium
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)

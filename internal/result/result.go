@@ -43,6 +43,39 @@ type Result struct {
 	// trial ran, as the client and as the server saw it.
 	Checks []Check `json:"checks,omitempty"`
 	Trials []Trial `json:"trials"`
+
+	// Ceilings are, per key of a connect run, the most new TLS connections
+	// per second the server's CPUs could sign for.
+	Ceilings []Ceiling `json:"ceilings,omitempty"`
+	// Crypto holds the primitives a `tlsbench crypto` run measured.
+	Crypto []Primitive `json:"crypto,omitempty"`
+}
+
+// Ceiling is the server-side limit a key puts on new connections: every full
+// handshake costs the server one signature, so no server does more than
+// cores × signatures per second, whatever the network.
+type Ceiling struct {
+	Key        string  `json:"key"`          // as in the variant: rsa2048, ecdsa-p256
+	Library    string  `json:"library"`      // what signed: "OpenSSL 3.0.15", "go1.26.8"
+	SignPerSec float64 `json:"sign_per_sec"` // on one core
+	Cores      int     `json:"cores"`        // the server machine's
+}
+
+// ConnPerSec is the ceiling itself: cores × signatures per second.
+func (c Ceiling) ConnPerSec() float64 { return c.SignPerSec * float64(c.Cores) }
+
+// Primitive is one measured cryptographic operation, in the shape of
+// `openssl speed`: operations per second for public-key work, bytes per
+// second at one record size for ciphers.
+type Primitive struct {
+	Library string `json:"library"`        // "go1.26.8", "OpenSSL 3.0.15"
+	Kind    string `json:"kind"`           // sign, verify, key-agreement, cipher
+	Name    string `json:"name"`           // rsa2048, ecdsa-p256, x25519, aes-128-gcm, ...
+	Size    int    `json:"size,omitempty"` // cipher record size in bytes
+	// PerCore is on one core; AllCores with every core busy. Operations
+	// per second, or bytes per second for ciphers.
+	PerCore  float64 `json:"per_core"`
+	AllCores float64 `json:"all_cores,omitempty"`
 }
 
 // Check is the verification of one variant before the trials.
