@@ -21,6 +21,9 @@ if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)
 fi
 
+# The MongoDB-protocol lab server is built with Go, not a Debian package.
+bash "$(dirname "$0")/install-ferretdb.sh"
+
 missing=()
 for pair in "${need[@]}"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")

@@ -18,6 +18,9 @@ type Endpoint struct {
 	Host string // name to verify and to send (SNI, HTTP Host)
 	// URL carries credentials and engine options, for engines that log in.
 	URL *url.URL
+	// Via, when set, is the tunnel connections go through (Addr as the
+	// tunnel's far end sees it).
+	Via netx.Tunnel
 }
 
 // Locate finds the endpoint of a variant.
@@ -39,6 +42,10 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 		ep, err := at(v)
 		if err != nil {
 			return nil, err
+		}
+		if ep.Via != nil {
+			// The tunnel's own connection carries the variant's RTT.
+			vd = &netx.Dialer{Via: ep.Via}
 		}
 		_, port, _ := net.SplitHostPort(ep.Addr)
 		cfg := driver.Config{

@@ -104,7 +104,8 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
 		newExperimentCmd(plan.Stream, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
-		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout))
+		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
+		newCryptoCmd(argv, stdout, stderr))
 	return root
 }
 
@@ -122,10 +123,13 @@ func newExperimentCmd(e plan.Experiment, argv []string, stdout, stderr io.Writer
 
 TARGET is a URL: http:// or https:// of any web server; postgres:// (sslmode as
 libpq spells it), mysql:// (MySQL and MariaDB; tls=false|preferred|skip-verify|true),
-redis:// or rediss://; or "builtin" for the built-in HTTPS server. With
---lab ENGINE, tlsbench starts a throw-away postgres, mariadb or redis server
-itself, with a certificate per --key, fills it with the sbtest data
-(--tables, --rows) and stops it at the end.`,
+redis:// or rediss://; mongodb:// (one host, direct; tls=true, tlsCAFile=,
+tlsInsecure=, tlsAllowInvalidHostnames=); or "builtin" for the built-in HTTPS
+server. With --lab ENGINE, tlsbench starts a throw-away postgres, mariadb,
+redis or mongodb (FerretDB) server itself, with a certificate per --key,
+fills it with the sbtest data (--tables, --rows; MongoDB: a YCSB usertable of
+--rows documents) and stops it at the end. --preset mongodb-seed replays the
+MongoDB seed study.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 0 && f.lab == "") {
 				return usageError{fmt.Errorf("%s takes one TARGET (a URL or builtin) or --lab ENGINE, got %d arguments", e, len(args))}

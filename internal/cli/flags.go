@@ -23,8 +23,10 @@ type runFlags struct {
 	lab                        string
 	auth                       []string
 	rtt, predictRTT            []time.Duration
+	via                        []string
 	workload, queryMode        string
 	tables, rows               int
+	preset                     string
 	defaults                   defaults
 }
 
@@ -69,14 +71,16 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.IntVar(&f.trials, "trials", plan.DefaultTrials, "timed repetitions of every variant, interleaved")
 	fs.IntVar(&f.size, "size", plan.DefaultSize, "response body size of the built-in server, bytes")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
-	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb or redis (instead of a TARGET)")
+	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET)")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
 	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2) (default 0)")
 	fs.DurationSliceVar(&f.predictRTT, "predict-rtt", nil, "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given")
-	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream")
+	fs.StringSliceVar(&f.via, "via", nil, "how connections reach the server, a list to compare: direct, ssh (a throw-away sshd), ssh:CIPHER, ssh://user@host:port?cipher=C&identity=FILE&known_hosts=FILE, stunnel (lab: a throw-away stunnel pair); tunnels carry plain connections (default direct)")
+	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream; mongodb: find-one-id (default), find-one, stream")
 	fs.StringVar(&f.queryMode, "query-mode", "", "databases: prepared (default) or simple (text protocol)")
 	fs.IntVar(&f.tables, "tables", 0, "databases: sbtest tables the workload reads (default 8)")
-	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000)")
+	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000); mongodb: documents in ycsb.usertable")
+	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
 	f.defaults = d
 }
 
@@ -104,6 +108,8 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Auth:         f.auth,
 		RTT:          f.rtt,
 		PredictRTT:   f.predictRTT,
+		Via:          f.via,
+		Preset:       f.preset,
 		Workload:     f.workload,
 		QueryMode:    f.queryMode,
 		Tables:       f.tables,
@@ -117,6 +123,18 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 			s.Resume = append(s.Resume, true)
 		default:
 			return s, usageError{fmt.Errorf("--resume: %q is not off or on: use --resume off,on to compare", r)}
+		}
+	}
+	if f.preset != "" {
+		// A preset has defaults of its own (plan.New): the command's
+		// defaults give way to them, what was typed does not.
+		for name, clear := range map[string]func(){
+			"tls": func() { s.TLS = nil }, "key": func() { s.Keys = nil }, "concurrency": func() { s.Concurrency = nil },
+			"trials": func() { s.Trials = 0 }, "duration": func() { s.Duration = 0 },
+		} {
+			if !cmd.Flags().Changed(name) {
+				clear()
+			}
 		}
 	}
 	// An explicit -d with -n was given on purpose; the default -d must not

@@ -16,15 +16,16 @@ func newLabCmd(stdout io.Writer) *cobra.Command {
 	var keys []string
 	cmd := &cobra.Command{
 		Use:   "lab ENGINE...",
-		Short: "Start throw-away postgres, mariadb or redis servers, print their URLs, stop them on Ctrl-C",
+		Short: "Start throw-away postgres, mariadb, redis, mongodb or sshd servers, print their URLs, stop them on Ctrl-C",
 		Long: `Start throw-away real servers from the system's binaries: in a temp dir, on
 free loopback ports, with a certificate for every --key (the first is
 presented), TLS on and plaintext allowed. Their URLs are printed without the
-password, which is in a 0600 file named by passfile=. Ctrl-C stops the
-servers and removes their keys.`,
+password, which is in a 0600 file named by passfile=. sshd gets a generated
+host key and a key for the current user, and allows port forwarding only.
+Ctrl-C stops the servers and removes their keys.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageError{fmt.Errorf("lab takes one or more engines: %s", strings.Join(lab.Engines(), ", "))}
+				return usageError{fmt.Errorf("lab takes one or more engines: %s, sshd", strings.Join(lab.Engines(), ", "))}
 			}
 			return nil
 		},
@@ -36,6 +37,20 @@ servers and removes their keys.`,
 				}
 			}
 			for _, engine := range args {
+				if engine == "sshd" {
+					srv, err := lab.StartSSHD(ctx)
+					if err != nil {
+						if ctx.Err() != nil {
+							return errInterrupted
+						}
+						return err
+					}
+					defer srv.Stop()
+					fmt.Fprintf(stdout, "sshd %s, user %s, every cipher of --via ssh:CIPHER offered\n", srv.Version(), srv.User())
+					fmt.Fprintf(stdout, "  --via %s\n", srv.URL())
+					fmt.Fprintf(stdout, "  ssh -i %s -o UserKnownHostsFile=%s -p %s -N -L PORT:HOST:PORT %s@127.0.0.1\n", srv.IdentityFile(), srv.KnownHostsFile(), srv.Addr()[strings.LastIndex(srv.Addr(), ":")+1:], srv.User())
+					continue
+				}
 				srv, err := lab.Start(ctx, engine, lab.Options{Keys: keys})
 				if err != nil {
 					if ctx.Err() != nil {

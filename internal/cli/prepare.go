@@ -14,15 +14,18 @@ import (
 )
 
 func newPrepareCmd(stdout, stderr io.Writer) *cobra.Command {
-	var tables, rows int
+	var tables, rows, records int
 	var ca string
 	var insecure bool
 	cmd := &cobra.Command{
 		Use:   "prepare URL",
-		Short: "Create the sysbench-compatible sbtest tables (or Redis keys) the workloads read",
+		Short: "Create the sysbench-compatible sbtest tables (or Redis keys, or MongoDB's YCSB usertable) the workloads read",
 		Long: `Create the data the database workloads read: sysbench-compatible sbtest
 tables (id, k, c, pad, with the k index) in PostgreSQL and MySQL/MariaDB, keys
-in Redis. Idempotent: tables that already hold exactly --rows rows are kept.`,
+in Redis, and in MongoDB a YCSB-shaped ycsb.usertable of --records documents
+(_id "user..." as YCSB names them, field0..field9 of 100 random bytes).
+Idempotent: tables that already hold exactly --rows rows are kept; a MongoDB
+load cut short is continued.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("prepare takes one database URL, got %d arguments", len(args))}
@@ -36,7 +39,13 @@ in Redis. Idempotent: tables that already hold exactly --rows rows are kept.`,
 				return err
 			}
 			if t.Lab != "" || t.Builtin || t.Scheme == "http" || t.Scheme == "https" {
-				return usageError{fmt.Errorf("prepare takes a postgres://, mysql:// or redis:// URL (a --lab server is prepared by the run itself)")}
+				return usageError{fmt.Errorf("prepare takes a postgres://, mysql://, redis:// or mongodb:// URL (a --lab server is prepared by the run itself)")}
+			}
+			if cmd.Flags().Changed("records") {
+				if t.Scheme != "mongodb" {
+					return usageError{fmt.Errorf("--records is MongoDB's: for %s use --rows", t.Redacted)}
+				}
+				rows = records
 			}
 			spec, err := plan.New(plan.Spec{Target: args[0], TLS: t.DefaultTLS[:1], Tables: tables, Rows: rows, CAFile: ca, Insecure: insecure, Timeout: 10 * time.Minute})
 			if err != nil {
@@ -69,13 +78,18 @@ in Redis. Idempotent: tables that already hold exactly --rows rows are kept.`,
 				}
 				return fmt.Errorf("preparing %s: %w", spec.Target, err)
 			}
+			if t.Scheme == "mongodb" {
+				fmt.Fprintf(stdout, "prepared %d documents in ycsb.usertable in %s\n", spec.Rows, spec.Target)
+				return nil
+			}
 			fmt.Fprintf(stdout, "prepared %d tables of %d rows in %s\n", spec.Tables, spec.Rows, spec.Target)
 			return nil
 		},
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&tables, "tables", plan.DefaultTables, "sbtest tables")
-	fs.IntVar(&rows, "rows", plan.DefaultRows, "rows per table (Redis: keys)")
+	fs.IntVar(&rows, "rows", plan.DefaultRows, "rows per table (Redis: keys; MongoDB: documents)")
+	fs.IntVar(&records, "records", plan.DefaultRows, "MongoDB: documents in ycsb.usertable (YCSB's recordcount)")
 	fs.StringVar(&ca, "ca", "", "PEM file of the CA that signed the server's certificate")
 	fs.BoolVar(&insecure, "insecure", false, "do not verify the server's certificate")
 	return cmd

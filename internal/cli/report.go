@@ -12,28 +12,34 @@ import (
 
 // reportFormats are the renderings of `tlsbench report --format`.
 var reportFormats = map[string]func(io.Writer, *result.Result) error{
-	"text": report.Text,
+	"text": textReport, // a preset's own table first, as the run printed it
 	"csv":  report.CSV,
 	"json": report.JSON,
 }
 
 func newReportCmd(stdout io.Writer) *cobra.Command {
-	var format string
+	var format, html, pngDir, svgDir string
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json",
-		Short: "Render the tables of a result file again, without running anything",
-		Long: `Render the tables of a result file again, without running anything.
+		Short: "Render a result file again: tables, an HTML page with charts, chart images",
+		Long: `Render a result file again, without running anything.
 
 --format text (the default) prints the tables of the run; csv prints one row
 per experiment, variant and concurrency; json a summary with the same fields
-(see docs/result.md).`,
+(see docs/result.md).
+
+--html FILE writes one self-contained page (it loads nothing from the network):
+findings in plain words, the charts, the tables, what was negotiated, notes,
+warnings and the environment. --png DIR and --svg DIR write each chart as a
+file of its own (DIR is created if missing). With any of them the tables are
+printed only if --format is given too.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("report takes one result file, got %d arguments", len(args))}
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			render, ok := reportFormats[format]
 			if !ok {
 				return usageError{fmt.Errorf("--format: unknown format %q: use text, csv or json", format)}
@@ -42,9 +48,36 @@ per experiment, variant and concurrency; json a summary with the same fields
 			if err != nil {
 				return err
 			}
-			return render(stdout, r)
+			files := html != "" || pngDir != "" || svgDir != ""
+			if !files || cmd.Flags().Changed("format") {
+				if err := render(stdout, r); err != nil {
+					return err
+				}
+			}
+			// Written files are named on stderr, as a run names its result.
+			stderr := cmd.ErrOrStderr()
+			if html != "" {
+				if err := report.WriteHTMLFile(html, r); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "report: %s\n", html)
+			}
+			for _, c := range []struct{ dir, format string }{{pngDir, "png"}, {svgDir, "svg"}} {
+				if c.dir == "" {
+					continue
+				}
+				paths, err := report.WriteCharts(c.dir, c.format, r)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "charts: %d %s files in %s\n", len(paths), c.format, c.dir)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, csv or json")
+	cmd.Flags().StringVar(&html, "html", "", "write the report as one self-contained HTML `FILE`")
+	cmd.Flags().StringVar(&pngDir, "png", "", "write each chart as a PNG file into `DIR`")
+	cmd.Flags().StringVar(&svgDir, "svg", "", "write each chart as an SVG file into `DIR`")
 	return cmd
 }

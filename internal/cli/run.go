@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
 	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"  // registers http, https, builtin
+	_ "github.com/tlsbench/tlsbench/internal/driver/mongodrv" // registers mongodb
 	_ "github.com/tlsbench/tlsbench/internal/driver/mysqldrv" // registers mysql
 	_ "github.com/tlsbench/tlsbench/internal/driver/pgdrv"    // registers postgres
 	_ "github.com/tlsbench/tlsbench/internal/driver/redisdrv" // registers redis
@@ -31,14 +33,7 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	if err != nil {
 		return err
 	}
-	if output == "" {
-		output = time.Now().Format("tlsbench-20060102-150405.json")
-	}
-	res := result.New()
-	res.Tool = result.Tool{Name: "tlsbench", Version: Version, Go: runtime.Version(), TLSLibrary: "Go crypto/tls " + runtime.Version()}
-	res.Env = bench.Environment()
-	res.Command = append([]string{"tlsbench"}, redactArgs(argv)...)
-	res.Started = time.Now().UTC()
+	res, output := newResult(argv, output)
 	res.Spec = spec
 	res.Variants = spec.Variants()
 
@@ -81,33 +76,45 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		}
 		return err
 	}
+	var ceilingNotes []string
+	if res.Ceilings, ceilingNotes, err = ceilings(ctx, spec, res.Variants); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return err
+	}
+	res.Notes = append(res.Notes, ceilingNotes...)
 
-	bar := newProgress(stderr, runner.Total())
+	trials, total, err := measure(spec, runner)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(stderr, total)
 	runner.Done = func(t result.Trial, done, total int) {
 		res.Trials = append(res.Trials, t)
 		bar.step(t, done)
 	}
-	runErr := runner.Run(ctx)
+	runErr := trials(ctx)
 	bar.finish()
 	res.Ended = time.Now().UTC()
 	switch {
 	case ctx.Err() != nil:
 		res.Interrupted = true
 	case runErr != nil:
-		if gone := st.alive(); gone != nil {
+		if gone := st.alive(); gone != nil && !strings.Contains(runErr.Error(), gone.Error()) {
 			runErr = fmt.Errorf("%w; %v", runErr, gone)
 		}
 		res.Error = runErr.Error()
 	}
 	res.Notes = append(res.Notes, st.notes...)
+	if st.tunnels != nil {
+		res.Tunnels = st.tunnels.results()
+	}
+	var htmlErr error
 	if len(res.Trials) > 0 {
-		if err := result.Write(output, res); err != nil {
+		if htmlErr, err = save(output, res, stdout, stderr); err != nil {
 			return err
 		}
-		if err := report.Text(stdout, res); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "result: %s\n", output)
 	}
 	switch {
 	case res.Interrupted:
@@ -118,6 +125,48 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		}
 		return runErr
 	}
+	return htmlErr
+}
+
+// newResult starts the result of a run: tool, machine, command line
+// (credentials removed), start time; and names its file if output is "".
+func newResult(argv []string, output string) (*result.Result, string) {
+	if output == "" {
+		output = time.Now().Format("tlsbench-20060102-150405.json")
+	}
+	res := result.New()
+	res.Tool = result.Tool{Name: "tlsbench", Version: Version, Go: runtime.Version(), TLSLibrary: "Go crypto/tls " + runtime.Version()}
+	res.Env = bench.Environment()
+	res.Command = append([]string{"tlsbench"}, redactArgs(argv)...)
+	res.Started = time.Now().UTC()
+	return res, output
+}
+
+// save writes a result file, prints its tables and writes its HTML page
+// beside it. A page that cannot be written is reported apart (pageErr), so
+// that the run's own outcome still comes first.
+func save(output string, res *result.Result, stdout, stderr io.Writer) (pageErr, err error) {
+	if err := result.Write(output, res); err != nil {
+		return nil, err
+	}
+	if err := textReport(stdout, res); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "result: %s\n", output)
+	return writeHTMLBeside(output, res, stderr), nil
+}
+
+// writeHTMLBeside writes the HTML report of a result saved at output next
+// to it (x.json: x.html) and names it on stderr.
+func writeHTMLBeside(output string, res *result.Result, stderr io.Writer) error {
+	path := strings.TrimSuffix(output, filepath.Ext(output)) + ".html"
+	if filepath.Ext(output) != ".json" {
+		path = output + ".html"
+	}
+	if err := report.WriteHTMLFile(path, res); err != nil {
+		return fmt.Errorf("%w (the result is in %s)", err, output)
+	}
+	fmt.Fprintf(stderr, "report: %s\n", path)
 	return nil
 }
 

@@ -28,6 +28,9 @@ type site struct {
 	// alive reports why the server is gone, if tlsbench started it.
 	alive func() error
 	stop  func()
+	// tunnels, when a variant goes through one, are described in the
+	// result.
+	tunnels *tunnels
 }
 
 // openSite starts the server a spec asks for (builtin, --lab ENGINE) or
@@ -48,6 +51,9 @@ func openSite(ctx context.Context, spec plan.Spec) (*site, error) {
 		err = s.lab(ctx, spec, t)
 	default:
 		err = s.url(spec, t)
+	}
+	if err == nil {
+		err = s.openTunnels(ctx, spec)
 	}
 	if err != nil {
 		s.stop()

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -103,4 +104,26 @@ func newLabDir(prefix string, keys []string) (dir string, roots *x509.CertPool, 
 		return "", nil, err
 	}
 	return dir, ca.Pool(), nil
+}
+
+// confirmPresented makes one TLS handshake with a lab server's TLS port and
+// checks that it presents its certificate of key type key: a certificate
+// the server loaded but cannot use shows here, not in the first trial.
+func confirmPresented(ctx context.Context, engine, addr string, roots *x509.CertPool, key string, timeout time.Duration) error {
+	d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := d.DialContext(cctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s lab server: TLS handshake to check the %s certificate: %w", engine, key, err)
+	}
+	defer c.Close()
+	peer := c.(*tls.Conn).ConnectionState().PeerCertificates
+	if len(peer) == 0 {
+		return fmt.Errorf("%s lab server: the TLS port presented no certificate", engine)
+	}
+	if got := tlsx.PeerKey(peer[0]); tlsx.KeyTypeOf(got) != key {
+		return fmt.Errorf("%s lab server: asked to present %s, it presents %s", engine, key, got)
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
@@ -24,7 +23,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 func init() { starters["redis"] = startRedis }
@@ -267,22 +265,7 @@ func (r *redisServer) UseKey(ctx context.Context, key string) (string, error) {
 // confirmKey makes a full TLS handshake with the TLS port and checks the
 // key the server presented.
 func (r *redisServer) confirmKey(ctx context.Context, key string) error {
-	d := tls.Dialer{Config: &tls.Config{RootCAs: r.roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}}
-	cctx, cancel := context.WithTimeout(ctx, redisAdminTimeout)
-	defer cancel()
-	c, err := d.DialContext(cctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(r.tlsPort)))
-	if err != nil {
-		return fmt.Errorf("redis lab server: TLS handshake to check the %s certificate: %w", key, err)
-	}
-	defer c.Close()
-	peer := c.(*tls.Conn).ConnectionState().PeerCertificates
-	if len(peer) == 0 {
-		return errors.New("redis lab server: the TLS port presented no certificate")
-	}
-	if got := tlsx.PeerKey(peer[0]); tlsx.KeyTypeOf(got) != key {
-		return fmt.Errorf("redis lab server: asked to present %s, it presents %s", key, got)
-	}
-	return nil
+	return confirmPresented(ctx, "redis", net.JoinHostPort("127.0.0.1", strconv.Itoa(r.tlsPort)), r.roots, key, redisAdminTimeout)
 }
 
 // Info describes the server as it runs.

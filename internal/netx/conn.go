@@ -56,6 +56,7 @@ type Conn struct {
 
 	wrote    bool      // the client has written since its last read
 	turnRead time.Time // when the answer of the latest turn arrived
+	turns    int64     // client turns over the whole connection
 	sent     int64
 	received int64
 
@@ -66,15 +67,23 @@ func newConn(raw net.Conn, start, connected time.Time) *Conn {
 	// The TCP handshake is one round trip: SYN, SYN-ACK. The client's
 	// final ACK counts as its word: a server that speaks first (MySQL's
 	// greeting) answers it one round trip later.
-	c := &Conn{Conn: raw, start: start, open: true, wrote: true}
-	c.phases = append(c.phases, Phase{Name: PhaseTCP, Start: start, RoundTrips: 1})
-	c.mark(connected, "")
+	return openedConn(raw, Phase{Name: PhaseTCP, Start: start, RoundTrips: 1}, connected, true)
+}
+
+// openedConn starts a Conn whose first phase, the opening, is already over.
+// spoke says whether the opening ended with the client's word, so that the
+// server's first bytes answer it.
+func openedConn(raw net.Conn, opening Phase, opened time.Time, spoke bool) *Conn {
+	c := &Conn{Conn: raw, start: opening.Start, open: true, wrote: spoke, turns: int64(opening.RoundTrips)}
+	c.phases = append(c.phases, opening)
+	c.mark(opened, "")
 	return c
 }
 
 // Phase names shared by drivers, so that reports can line them up.
 const (
 	PhaseTCP          = "tcp"
+	PhaseTunnel       = "tunnel" // a channel opened through an SSH connection
 	PhaseTLSHandshake = "tls-handshake"
 	PhaseClose        = "close"
 )
@@ -127,6 +136,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 		c.received += int64(n)
 		if c.wrote {
 			c.wrote = false
+			c.turns++
 			c.turnRead = time.Now()
 			if k := len(c.phases); k > 0 {
 				c.phases[k-1].RoundTrips++
@@ -175,6 +185,19 @@ func (c *Conn) Finish() Trace {
 		c.end = last.Start.Add(last.Duration)
 	}
 	return Trace{Start: c.start, End: c.end, Phases: c.phases, Sent: c.sent, Received: c.received}
+}
+
+// Turns is the number of client turns (round trips) begun so far, all
+// phases: those answered and the one waiting for its answer. The difference
+// over a request and its answer is that request's own round trips, even
+// when the answer to an earlier write arrives in between.
+func (c *Conn) Turns() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wrote {
+		return c.turns + 1
+	}
+	return c.turns
 }
 
 // Counters returns the bytes moved so far each way.

@@ -23,8 +23,20 @@ type Dialer struct {
 	// RTT, when set, is a round-trip time emulated in user space on every
 	// connection (see WithRTT): the connect takes one RTT more and each
 	// direction delivers RTT/2 late.
-	RTT  time.Duration
+	RTT time.Duration
+	// Via, when set, opens every connection through a tunnel (an SSH
+	// connection) instead of TCP; the tunnel's own transport carries any
+	// RTT, so RTT and Sources do not apply.
+	Via  Tunnel
 	next atomic.Uint64
+}
+
+// Tunnel carries connections to their target over a transport of its own,
+// as `ssh -L` does.
+type Tunnel interface {
+	// Open opens a connection to addr through the tunnel and returns it
+	// with the client turns (round trips) the opening took.
+	Open(ctx context.Context, addr string) (net.Conn, int, error)
 }
 
 // WithRTT returns a dialer like d (same Sources) that emulates rtt, or d
@@ -33,7 +45,7 @@ func (d *Dialer) WithRTT(rtt time.Duration) *Dialer {
 	if rtt == d.RTT {
 		return d
 	}
-	return &Dialer{Sources: d.Sources, RTT: rtt}
+	return &Dialer{Sources: d.Sources, RTT: rtt, Via: d.Via}
 }
 
 // LoopbackSources returns n addresses 127.0.1.1, 127.0.1.2, ...: every one
@@ -50,6 +62,17 @@ func LoopbackSources(n int) []netip.Addr {
 
 // Dial opens a TCP connection to addr and times it as the tcp phase.
 func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
+	if d.Via != nil {
+		start := time.Now()
+		raw, turns, err := d.Via.Open(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		// The far end connects to addr before it confirms the channel, so
+		// a server that speaks first has spoken by then: the client owes
+		// no word.
+		return openedConn(raw, Phase{Name: PhaseTunnel, Start: start, RoundTrips: turns}, time.Now(), false), nil
+	}
 	nd := net.Dialer{}
 	if src, ok := d.source(addr); ok {
 		nd.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}

@@ -20,6 +20,23 @@ const (
 	Connect Experiment = "connect" // open, one request, close
 	Pool    Experiment = "pool"    // persistent connections, many requests
 	Stream  Experiment = "stream"  // persistent connections reading one large result
+
+	// The two loops of the mongodb-seed preset (see Spec.Preset), beside
+	// connect: a new client per iteration timed as the seed's Python script
+	// did, and one reused client's queries.
+	NewClient    Experiment = "new-client"
+	ReusedClient Experiment = "reused-client"
+)
+
+// PresetMongoDBSeed replays the MongoDB seed study: its four figures over
+// new and reused clients, with and without TLS.
+const PresetMongoDBSeed = "mongodb-seed"
+
+// Preset defaults: the seed's 5000 iterations per variant, in 5 interleaved
+// trials.
+const (
+	presetCount  = 1000
+	presetTrials = 5
 )
 
 // Builtin is the Target that asks for the built-in HTTPS/HTTP server.
@@ -67,6 +84,9 @@ type Spec struct {
 	QueryMode string `json:"query_mode,omitempty"`
 	Tables    int    `json:"tables,omitempty"`
 	Rows      int    `json:"rows,omitempty"`
+	// Preset names a seed study replayed as it was done (mongodb-seed);
+	// it sets the experiments.
+	Preset string `json:"preset,omitempty"`
 
 	// Duration bounds each trial in time; Count, if set, in operations
 	// (whichever comes first). Warmup runs before a pool trial, unrecorded.
@@ -82,8 +102,15 @@ type Spec struct {
 	// Path is the request path for HTTP targets.
 	Path string `json:"path"`
 
-	// secretTarget is Target as given, credentials and all: never stored.
+	// Via lists how connections reach the server (see ParseVia); empty is
+	// direct. Tunnels carry plain connections: their variants are "ssh
+	// CIPHER" and "stunnel KEY" beside the direct ones.
+	Via []string `json:"via,omitempty"`
+
+	// secretTarget is Target as given, credentials and all: never stored;
+	// secretVia the same for Via.
 	secretTarget string
+	secretVia    []string
 }
 
 // SecretURL is the target as the user gave it, with its credentials, for
@@ -100,8 +127,12 @@ type Variant struct {
 	Key    string `json:"key,omitempty"`
 	Auth   string `json:"auth,omitempty"`
 	// RTT is the emulated round-trip time; 0 is the bare link.
-	RTT      time.Duration `json:"rtt_ns,omitempty"`
-	Baseline bool          `json:"baseline,omitempty"`
+	RTT time.Duration `json:"rtt_ns,omitempty"`
+	// Via labels the tunnel the connections go through ("ssh aes256-ctr",
+	// "stunnel"); "" is direct. A tunnelled variant has TLS off: the
+	// tunnel encrypts, with Key for stunnel's certificate.
+	Via      string `json:"via,omitempty"`
+	Baseline bool   `json:"baseline,omitempty"`
 }
 
 // Plain reports whether the variant runs without TLS.
@@ -133,11 +164,14 @@ const (
 // New fills defaults into raw, validates it and returns the Spec to run.
 func New(raw Spec) (Spec, error) {
 	s := raw
+	if err := s.preset(); err != nil {
+		return s, err
+	}
 	if len(s.Experiments) == 0 {
 		s.Experiments = []Experiment{Connect}
 	}
 	for _, e := range s.Experiments {
-		if e != Connect && e != Pool && e != Stream {
+		if e != Connect && e != Pool && e != Stream && (s.Preset == "" || (e != NewClient && e != ReusedClient)) {
 			return s, errorf("unknown experiment %q: use connect, pool or stream", e)
 		}
 	}
@@ -153,6 +187,9 @@ func New(raw Spec) (Spec, error) {
 	t, err := ParseTarget(s.Target)
 	if err != nil {
 		return s, err
+	}
+	if s.Preset != "" && t.Engine() != "mongodb" {
+		return s, errorf("--preset %s replays a MongoDB study: give a mongodb:// URL or --lab mongodb", s.Preset)
 	}
 	if len(s.TLS) == 0 {
 		s.TLS = t.DefaultTLS
@@ -202,6 +239,9 @@ func New(raw Spec) (Spec, error) {
 	} else if len(s.Keys) > 0 {
 		return s, errorf("--key applies to servers tlsbench starts (builtin, --lab ENGINE) only: an external server presents its own key, which tlsbench records")
 	}
+	if s.CAFile == "" {
+		s.CAFile = t.CAFile // the URL's own (tlsCAFile=); --ca wins
+	}
 	if t.Insecure && s.CAFile == "" {
 		// The URL asked for encryption without verification (sslmode=require,
 		// tls=skip-verify), as its client library would.
@@ -209,6 +249,9 @@ func New(raw Spec) (Spec, error) {
 	}
 	if s.Insecure && s.CAFile != "" {
 		return s, errorf("--ca and --insecure exclude each other: keep --ca to verify the server")
+	}
+	if err := s.checkVia(t); err != nil {
+		return s, err
 	}
 	if len(s.Concurrency) == 0 {
 		s.Concurrency = []int{1}
@@ -305,7 +348,7 @@ func (s Spec) Variants() []Variant {
 	if len(out) > 0 {
 		base := 0
 		for i, v := range out {
-			if v.Plain() {
+			if v.Plain() && v.Via == "" {
 				base = i
 				break
 			}
@@ -318,14 +361,44 @@ func (s Spec) Variants() []Variant {
 // variants is the matrix of one RTT, before IDs.
 func (s Spec) variants() []Variant {
 	var vs []Variant
+	for _, raw := range s.via() {
+		via, err := ParseVia(raw)
+		if err != nil {
+			continue // New reported it
+		}
+		switch via.Kind {
+		case ViaDirect:
+			vs = append(vs, s.direct()...)
+		case ViaSSH:
+			for _, a := range s.auths() {
+				vs = append(vs, Variant{TLS: "off", Auth: a, Via: via.Label()})
+			}
+		case ViaStunnel:
+			for _, k := range s.Keys {
+				for _, a := range s.auths() {
+					vs = append(vs, Variant{TLS: "off", Key: k, Auth: a, Via: via.Label()})
+				}
+			}
+		}
+	}
+	return vs
+}
+
+func (s Spec) auths() []string {
+	if len(s.Auth) == 0 {
+		return []string{""}
+	}
+	return s.Auth
+}
+
+// direct is the matrix of connections without a tunnel.
+func (s Spec) direct() []Variant {
+	var vs []Variant
 	keys := s.Keys
 	if len(keys) == 0 {
 		keys = []string{""}
 	}
-	auths := s.Auth
-	if len(auths) == 0 {
-		auths = []string{""}
-	}
+	auths := s.auths()
 	for _, mode := range s.TLS {
 		if mode == "off" {
 			for _, a := range auths {
@@ -357,6 +430,9 @@ func variantID(v Variant) string {
 	parts := []string{"tls" + v.TLS}
 	if v.Plain() {
 		parts[0] = "plain"
+	}
+	if v.Via != "" {
+		parts[0] = v.Via
 	}
 	if v.TLS == "auto" {
 		parts[0] = "tls-auto"
@@ -433,6 +509,8 @@ type Target struct {
 	DefaultTLS []string
 	// Insecure is set when the URL asks for TLS without verification.
 	Insecure bool
+	// CAFile is the CA file the URL names (MongoDB's tlsCAFile=).
+	CAFile string
 }
 
 // Engine is the driver registry key of the target.
@@ -447,7 +525,7 @@ func (t Target) Engine() string {
 }
 
 // labEngines maps lab engine names to the schemes their URLs have.
-var labEngines = map[string]string{"postgres": "postgres", "mariadb": "mysql", "redis": "redis"}
+var labEngines = map[string]string{"postgres": "postgres", "mariadb": "mysql", "redis": "redis", "mongodb": "mongodb"}
 
 // ParseTarget parses "builtin", "lab:ENGINE" or a URL: http(s)://,
 // postgres(ql)://, mysql://, redis(s)://.
@@ -459,7 +537,7 @@ func ParseTarget(s string) (Target, error) {
 	if engine, ok := strings.CutPrefix(s, "lab:"); ok {
 		scheme, ok := labEngines[engine]
 		if !ok {
-			return Target{}, errorf("--lab %q: no such lab server: use postgres, mariadb or redis", engine)
+			return Target{}, errorf("--lab %q: no such lab server: use postgres, mariadb, redis or mongodb", engine)
 		}
 		return Target{Lab: engine, Scheme: scheme, Redacted: s, DefaultTLS: compare}, nil
 	}
@@ -468,7 +546,7 @@ func ParseTarget(s string) (Target, error) {
 		return Target{}, errorf("target %q is not a URL: use http(s)://, postgres://, mysql://, redis(s):// or builtin", redactRaw(s))
 	}
 	t := Target{Scheme: u.Scheme, Redacted: Redact(s)}
-	port := map[string]string{"http": "80", "https": "443", "postgres": "5432", "postgresql": "5432", "mysql": "3306", "redis": "6379", "rediss": "6379"}[u.Scheme]
+	port := map[string]string{"http": "80", "https": "443", "postgres": "5432", "postgresql": "5432", "mysql": "3306", "redis": "6379", "rediss": "6379", "mongodb": "27017"}[u.Scheme]
 	q := u.Query()
 	switch u.Scheme {
 	case "http":
@@ -509,8 +587,14 @@ func ParseTarget(s string) (Target, error) {
 	case "rediss":
 		t.Scheme = "redis"
 		t.DefaultTLS = []string{"auto"}
+	case "mongodb":
+		if err := t.mongoTLS(u); err != nil {
+			return Target{}, err
+		}
+	case "mongodb+srv":
+		return Target{}, errorf("%s: mongodb+srv:// finds its hosts by DNS SRV and TXT lookups, which tlsbench does not make (it measures one server, over a direct connection): give mongodb://HOST:PORT of that server", t.Redacted)
 	default:
-		return Target{}, errorf("unsupported target scheme %q: use http://, https://, postgres://, mysql://, redis://, rediss:// or builtin", u.Scheme)
+		return Target{}, errorf("unsupported target scheme %q: use http://, https://, postgres://, mysql://, redis://, rediss://, mongodb:// or builtin", u.Scheme)
 	}
 	t.Host = u.Host
 	if u.Port() == "" {
@@ -526,6 +610,7 @@ var Workloads = map[string][]string{
 	"postgres": {"point-select", "read-only", "stream"},
 	"mysql":    {"point-select", "read-only", "stream"},
 	"redis":    {"get", "stream"},
+	"mongodb":  {"find-one-id", "find-one", "stream"},
 }
 
 // workload fills and checks the workload fields against the target.
@@ -554,6 +639,9 @@ func (s *Spec) workload(t Target) error {
 			return errorf("--query-mode applies to database targets only")
 		}
 		return nil
+	}
+	if t.Engine() == "mongodb" {
+		return s.mongoWorkload()
 	}
 	switch s.QueryMode {
 	case "":

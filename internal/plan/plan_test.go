@@ -41,6 +41,12 @@ func TestVariants(t *testing.T) {
 			[]string{"tls1.3 rsa2048 rtt44ms", "*plain rtt44ms", "tls1.3 rsa2048", "plain", "tls1.3 rsa2048 rtt1.5ms", "plain rtt1.5ms"}},
 		{"rtt with resume", Spec{TLS: []string{"off", "1.2"}, Resume: []bool{false, true}, RTT: []time.Duration{0, 500 * time.Microsecond}},
 			[]string{"*plain", "tls1.2 rsa2048", "tls1.2 rsa2048 resume", "plain rtt500us", "tls1.2 rsa2048 rtt500us", "tls1.2 rsa2048 resume rtt500us"}},
+		{"the seed's tunnel table", Spec{Target: "lab:mariadb", TLS: []string{"off", "1.2"}, Keys: []string{"rsa4096"},
+			Via: []string{"direct", "ssh:aes128-cbc", "ssh:aes256-ctr", "stunnel"}},
+			[]string{"*plain", "tls1.2 rsa4096", "ssh aes128-cbc", "ssh aes256-ctr", "stunnel rsa4096"}},
+		{"tunnels only: the first is the baseline", Spec{Target: "lab:postgres", TLS: []string{"1.3"}, Auth: []string{"trust"},
+			Via: []string{"ssh://bench:secret@127.0.0.1:22?cipher=aes128-ctr"}, RTT: []time.Duration{0, 44 * time.Millisecond}},
+			[]string{"*ssh aes128-ctr trust", "ssh aes128-ctr trust rtt44ms"}},
 		{"repeated rtt once", Spec{TLS: []string{"off"}, RTT: []time.Duration{time.Millisecond, time.Millisecond}}, []string{"*plain rtt1ms"}},
 	}
 	for _, tt := range tests {
@@ -83,12 +89,37 @@ func TestNewErrors(t *testing.T) {
 		{Spec{PredictRTT: []time.Duration{44 * time.Millisecond, 11 * time.Second}}, "--predict-rtt: 11s is out of range: use 1µs to 10s"},
 		{Spec{Experiments: []Experiment{Pool}, PredictRTT: []time.Duration{time.Millisecond}}, "--predict-rtt predicts connection setup: it needs the connect experiment"},
 		{Spec{RTT: []time.Duration{20 * time.Millisecond}, PredictRTT: []time.Duration{time.Millisecond}}, "--predict-rtt predicts from the bare link: add 0 to --rtt"},
+		{Spec{Via: []string{"vpn"}}, "--via vpn: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel"},
+		{Spec{Via: []string{"ssh:aes256-cbc"}}, `unknown SSH cipher "aes256-cbc" (golang.org/x/crypto/ssh implements aes128-cbc only)`},
+		{Spec{Via: []string{"ssh://u:pw@127.0.0.1?cypher=x"}}, `--via ssh://u:xxxxx@127.0.0.1?cypher=x: unknown parameter "cypher"`},
+		{Spec{Via: []string{"ssh", "ssh"}}, "--via ssh: given twice"},
+		{Spec{Target: "https://127.0.0.1/", Via: []string{"stunnel"}}, "--via stunnel puts stunnel before a server tlsbench starts"},
+		{Spec{Via: []string{"stunnel"}, RTT: []time.Duration{0, time.Millisecond}}, "measure stunnel at --rtt 0"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.spec)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%+v) = %v, want %q", tt.spec, err, tt.want)
 		}
+	}
+}
+
+// TestViaRedacted keeps an SSH password out of the recorded Spec but
+// available to the run.
+func TestViaRedacted(t *testing.T) {
+	s, err := New(Spec{Via: []string{"ssh://bench:hunter2@127.0.0.1:2222?cipher=aes256-ctr"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(s.Via, " "), "hunter2") {
+		t.Errorf("Spec.Via holds the password: %q", s.Via)
+	}
+	v, err := s.Tunnel("ssh aes256-ctr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw, _ := v.URL.User.Password(); pw != "hunter2" || v.Cipher != "aes256-ctr" {
+		t.Errorf("Tunnel = %+v, want the URL with its password", v)
 	}
 }
 

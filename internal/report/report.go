@@ -24,21 +24,36 @@ func Text(w io.Writer, r *result.Result) error {
 	v := newView(r)
 	var b strings.Builder
 	v.header(&b)
-	for _, e := range v.experiments {
-		v.throughput(&b, e)
-		switch e {
-		case plan.Connect:
-			v.phases(&b, e)
-			v.model(&b)
-		case plan.Pool, plan.Stream:
-			v.p95(&b, e)
-		}
+	v.tables(&b)
+	if !isCrypto(r) {
+		v.warnings(&b)
 	}
-	v.negotiated(&b)
-	v.cpu(&b)
-	v.warnings(&b)
+	v.findings(&b)
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// tables writes the tables of r, each followed by a blank line (the HTML
+// page shows them too).
+func (v *view) tables(b *strings.Builder) {
+	if isCrypto(v.r) {
+		v.crypto(b)
+		return
+	}
+	for _, e := range v.experiments {
+		v.throughput(b, e)
+		switch e {
+		case plan.Connect:
+			v.phases(b, e)
+			v.ceilings(b)
+			v.model(b)
+		case plan.Pool, plan.Stream:
+			v.p95(b, e)
+		}
+	}
+	v.negotiated(b)
+	v.tunnels(b)
+	v.cpu(b)
 }
 
 // cell identifies the trials behind one table cell.
@@ -155,9 +170,12 @@ func (v *view) header(b *strings.Builder) {
 	if !r.Started.IsZero() {
 		line("date", r.Started.UTC().Format(time.RFC3339))
 	}
-	if r.Spec.Count > 0 {
+	switch {
+	case isCrypto(r):
+		line("timing", cryptoBounds(r.Spec))
+	case r.Spec.Count > 0:
 		line("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
-	} else {
+	default:
 		line("trials", fmt.Sprintf("%d × %s", r.Spec.Trials, r.Spec.Duration))
 	}
 	client := []string{r.Env.OS + "/" + r.Env.Arch}

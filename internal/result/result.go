@@ -42,10 +42,14 @@ type Result struct {
 	// Checks are what one connection per variant negotiated before any
 	// trial ran, as the client and as the server saw it.
 	Checks []Check `json:"checks,omitempty"`
-	Trials []Trial `json:"trials"`
+	// Tunnels are the SSH connections and stunnel pairs tunnelled variants
+	// went through, each set up once per run, not per connection.
+	Tunnels []Tunnel `json:"tunnels,omitempty"`
+	Trials  []Trial  `json:"trials"`
 
-	// Ceilings are, per key of a connect run, the most new TLS connections
-	// per second the server's CPUs could sign for.
+	// Ceilings are, per key of a connect run on a server tlsbench started,
+	// the most new TLS connections per second the server's CPUs could sign
+	// for, measured once before the trials.
 	Ceilings []Ceiling `json:"ceilings,omitempty"`
 	// Crypto holds the primitives a `tlsbench crypto` run measured.
 	Crypto []Primitive `json:"crypto,omitempty"`
@@ -57,7 +61,7 @@ type Result struct {
 type Ceiling struct {
 	Key        string  `json:"key"`          // as in the variant: rsa2048, ecdsa-p256
 	Library    string  `json:"library"`      // what signed: "OpenSSL 3.0.15", "go1.26.8"
-	SignPerSec float64 `json:"sign_per_sec"` // on one core
+	SignPerSec float64 `json:"sign_per_sec"` // per CPU-second, on one core
 	Cores      int     `json:"cores"`        // the server machine's
 }
 
@@ -70,13 +74,23 @@ func (c Ceiling) ConnPerSec() float64 { return c.SignPerSec * float64(c.Cores) }
 type Primitive struct {
 	Library string `json:"library"`        // "go1.26.8", "OpenSSL 3.0.15"
 	Kind    string `json:"kind"`           // sign, verify, key-agreement, cipher
-	Name    string `json:"name"`           // rsa2048, ecdsa-p256, x25519, aes-128-gcm, ...
+	Name    string `json:"name"`           // rsa2048, ecdsa-p256, x25519, ecdh-p256, aes-128-gcm, ...
 	Size    int    `json:"size,omitempty"` // cipher record size in bytes
-	// PerCore is on one core; AllCores with every core busy. Operations
-	// per second, or bytes per second for ciphers.
+	// PerCore is on one core; AllCores with every core busy (zero when
+	// not measured). Operations per CPU-second (AllCores: times the cores),
+	// or bytes of plaintext for ciphers (one record of Size bytes per
+	// operation), so that other load on the machine does not lower them.
 	PerCore  float64 `json:"per_core"`
 	AllCores float64 `json:"all_cores,omitempty"`
 }
+
+// The kinds of Primitive. Key agreement is one shared-secret derivation.
+const (
+	KindSign         = "sign"
+	KindVerify       = "verify"
+	KindKeyAgreement = "key-agreement"
+	KindCipher       = "cipher"
+)
 
 // Check is the verification of one variant before the trials.
 type Check struct {
@@ -93,6 +107,33 @@ type ServerView struct {
 	Version string `json:"version,omitempty"`
 	Cipher  string `json:"cipher,omitempty"`
 	Auth    string `json:"auth,omitempty"`
+}
+
+// Tunnel is one tunnel of a run: for SSH, the connection every channel of
+// its variants went through, with its setup timed once.
+type Tunnel struct {
+	Via    string        `json:"via"`              // the variants' Via label
+	RTT    time.Duration `json:"rtt_ns,omitempty"` // its emulated RTT
+	Addr   string        `json:"addr"`             // the SSH server, or stunnel's client port
+	Server string        `json:"server"`           // "OpenSSH_9.2p1 Debian-2+deb12u7", "stunnel 5.68"
+	// SSH: what the key exchange settled on.
+	KeyExchange string `json:"key_exchange,omitempty"`
+	HostKey     string `json:"host_key,omitempty"`
+	Cipher      string `json:"cipher,omitempty"`
+	MAC         string `json:"mac,omitempty"`
+	// Setup is the SSH connection's setup (tcp, ssh-kex, ssh-auth), once.
+	Setup []SetupPhase `json:"setup,omitempty"`
+	// BytesSent and BytesReceived are what the SSH connection carried over
+	// the whole run: channel payload plus SSH's framing.
+	BytesSent     int64 `json:"bytes_sent,omitempty"`
+	BytesReceived int64 `json:"bytes_received,omitempty"`
+}
+
+// SetupPhase is one phase of a setup timed once.
+type SetupPhase struct {
+	Name       string        `json:"name"`
+	Duration   time.Duration `json:"duration_ns"`
+	RoundTrips int           `json:"round_trips"`
 }
 
 // Tool identifies the measuring side.

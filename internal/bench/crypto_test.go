@@ -1,0 +1,232 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// figures indexes primitives by library, kind, name and size.
+type figures map[string]result.Primitive
+
+func index(ps []result.Primitive) figures {
+	f := figures{}
+	for _, p := range ps {
+		f[key(p.Library, p.Kind, p.Name, p.Size)] = p
+	}
+	return f
+}
+
+func key(lib, kind, name string, size int) string {
+	return fmt.Sprintf("%s/%s/%s/%d", lib, kind, name, size)
+}
+
+// TestCryptoGo measures every Go primitive briefly and checks what must
+// hold whatever the machine: every row there with positive figures, and
+// the orderings no CPU reverses.
+func TestCryptoGo(t *testing.T) {
+	ps, err := bench.MeasureGo(context.Background(), bench.CryptoOptions{Duration: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := index(ps)
+	go_ := bench.GoLibrary()
+	var want []string
+	for _, k := range bench.SignKeys {
+		want = append(want, key(go_, result.KindSign, k, 0), key(go_, result.KindVerify, k, 0))
+	}
+	for _, k := range bench.KeyAgreements {
+		want = append(want, key(go_, result.KindKeyAgreement, k, 0))
+	}
+	for _, c := range bench.Ciphers {
+		for _, size := range bench.CipherSizes {
+			want = append(want, key(go_, result.KindCipher, c, size))
+		}
+	}
+	if len(ps) != len(want) {
+		t.Errorf("%d primitives, want %d", len(ps), len(want))
+	}
+	for _, k := range want {
+		p, ok := f[k]
+		switch {
+		case !ok:
+			t.Errorf("no figure %s", k)
+		case p.PerCore <= 0 || p.AllCores <= 0:
+			t.Errorf("%s: per core %g, all cores %g: want positive figures", k, p.PerCore, p.AllCores)
+		}
+	}
+	sign := func(k string) float64 { return f[key(go_, result.KindSign, k, 0)].PerCore }
+	if !(sign("rsa1024") > sign("rsa2048") && sign("rsa2048") > sign("rsa4096")) {
+		t.Errorf("RSA signatures/s: 1024 %.0f, 2048 %.0f, 4096 %.0f: want falling with key size", sign("rsa1024"), sign("rsa2048"), sign("rsa4096"))
+	}
+	if v := f[key(go_, result.KindVerify, "rsa2048", 0)].PerCore; v <= sign("rsa2048") {
+		t.Errorf("rsa2048 verify %.0f/s <= sign %.0f/s: want verify faster", v, sign("rsa2048"))
+	}
+	for _, c := range bench.Ciphers {
+		small, large := f[key(go_, result.KindCipher, c, 16)].PerCore, f[key(go_, result.KindCipher, c, 16384)].PerCore
+		if large <= small {
+			t.Errorf("%s: %.0f B/s at 16384 bytes <= %.0f B/s at 16: want larger records cheaper per byte", c, large, small)
+		}
+	}
+}
+
+func TestCryptoOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		o    bench.CryptoOptions
+		want string
+	}{
+		{"unknown primitive", bench.CryptoOptions{Only: []string{"rsa512"}}, `unknown primitive "rsa512": use rsa1024, rsa2048`},
+		{"negative duration", bench.CryptoOptions{Duration: -time.Second}, "-d/--duration: -1s is out of range"},
+		{"negative count", bench.CryptoOptions{Count: -1}, "-n/--count: -1 is negative"},
+		{"zero size", bench.CryptoOptions{Sizes: []int{0}}, "--sizes: 0 is out of range"},
+		{"fine", bench.CryptoOptions{Only: []string{"x25519"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := bench.CheckCrypto(tt.o)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want %q", err, tt.want)
+			case err != nil && strings.Contains(err.Error(), "\n"):
+				t.Errorf("error %q is not one line", err)
+			}
+		})
+	}
+}
+
+// TestCryptoCount checks that a count bounds a figure: with a bound of a
+// few operations and a long duration, measuring ends at once.
+func TestCryptoCount(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ps, err := bench.MeasureGo(ctx, bench.CryptoOptions{Duration: 5 * time.Minute, Count: 3, Only: []string{"ed25519", "aes-128-gcm"}, Sizes: []int{64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 3 {
+		t.Fatalf("%d figures, want ed25519 sign and verify and aes-128-gcm at 64 bytes: %+v", len(ps), ps)
+	}
+	for _, p := range ps {
+		if p.PerCore <= 0 || p.AllCores <= 0 {
+			t.Errorf("%+v: want positive figures", p)
+		}
+	}
+}
+
+// TestCryptoOpenSSL parses the figures of a real openssl speed run, on one
+// core and on all, and a real signature rate as the lab's ceilings take it
+// (TestParseSpeed has every line format, from stored real output).
+func TestCryptoOpenSSL(t *testing.T) {
+	ctx := context.Background()
+	o, err := bench.FindOpenSSL(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(o.Library, "OpenSSL 3.") {
+		t.Errorf("library %q, want OpenSSL 3.x", o.Library)
+	}
+	ps, notes, err := o.Measure(ctx, bench.CryptoOptions{Duration: time.Nanosecond, Only: []string{"x25519", "chacha20-poly1305"}, Sizes: []int{16, 16384}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := index(ps)
+	multi := runtime.NumCPU() > 1
+	for _, tt := range []struct {
+		kind, name string
+		size       int
+		allCores   bool
+	}{
+		{result.KindKeyAgreement, "x25519", 0, multi},
+		{result.KindCipher, "chacha20-poly1305", 16, false},
+		{result.KindCipher, "chacha20-poly1305", 16384, multi},
+	} {
+		p, ok := f[key(o.Library, tt.kind, tt.name, tt.size)]
+		switch {
+		case !ok:
+			t.Errorf("no openssl figure %s %s %d in %+v", tt.kind, tt.name, tt.size, ps)
+		case p.PerCore <= 0:
+			t.Errorf("%+v: want a positive figure", p)
+		case tt.allCores != (p.AllCores > 0):
+			t.Errorf("%+v: all-cores figure present %v, want %v", p, p.AllCores > 0, tt.allCores)
+		}
+	}
+	if len(ps) != 3 {
+		t.Errorf("%d figures, want 3: %+v", len(ps), ps)
+	}
+	if c := f[key(o.Library, result.KindCipher, "chacha20-poly1305", 16384)]; c.PerCore <= f[key(o.Library, result.KindCipher, "chacha20-poly1305", 16)].PerCore {
+		t.Errorf("openssl chacha20-poly1305 not faster per byte at 16384 bytes: %+v", ps)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "-seconds 1") }) {
+		t.Errorf("notes %q do not say how openssl measured", notes)
+	}
+	sign, err := o.SignRate(ctx, "rsa1024", time.Millisecond)
+	if err != nil || sign <= 0 {
+		t.Errorf("openssl rsa1024 signatures/s %g, %v", sign, err)
+	}
+}
+
+// TestCryptoOpenSSLMissing runs an openssl that knows no
+// aes-256-cbc-hmac-sha1 (as on machines without AES-NI): the cipher is left
+// out and the notes say so.
+func TestCryptoOpenSSLMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "openssl")
+	script := `#!/bin/sh
+case "$1" in
+version) echo "OpenSSL 3.0.19 27 Jan 2026 (Library: OpenSSL 3.0.19 27 Jan 2026)";;
+*) echo "speed: aes-256-cbc-hmac-sha1 is an unknown cipher or digest" >&2; exit 1;;
+esac
+`
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o, err := bench.FindOpenSSL(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, notes, err := o.Measure(context.Background(), bench.CryptoOptions{Only: []string{"aes-256-cbc-hmac-sha1"}})
+	if err != nil || len(ps) != 0 {
+		t.Fatalf("figures %+v, error %v; want none and no error", ps, err)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.Contains(n, "does not offer aes-256-cbc-hmac-sha1 here") && strings.Contains(n, "left out")
+	}) {
+		t.Errorf("notes %q do not say the cipher is left out", notes)
+	}
+}
+
+// TestCeilings measures one ceiling per key of the TLS variants.
+func TestCeilings(t *testing.T) {
+	vs := []plan.Variant{
+		{ID: "plain", TLS: "off"},
+		{ID: "tls1.2 rsa2048", TLS: "1.2", Key: "rsa2048"},
+		{ID: "tls1.3 ecdsa-p256", TLS: "1.3", Key: "ecdsa-p256"},
+		{ID: "tls1.3 rsa2048", TLS: "1.3", Key: "rsa2048"},
+	}
+	cs, err := bench.Ceilings(context.Background(), bench.GoSigner(), vs, 20*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range cs {
+		keys = append(keys, c.Key)
+		if c.Library != runtime.Version() || c.Cores != runtime.NumCPU() || c.SignPerSec <= 0 || c.ConnPerSec() != c.SignPerSec*float64(c.Cores) {
+			t.Errorf("ceiling %+v", c)
+		}
+	}
+	if !slices.Equal(keys, []string{"rsa2048", "ecdsa-p256"}) {
+		t.Errorf("ceilings for %v, want rsa2048, ecdsa-p256", keys)
+	}
+}

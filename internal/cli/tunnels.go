@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// tunnels are what the tunnelled variants of a run go through: SSH
+// connections (one per --via entry and RTT, opened when a variant first
+// needs it), the lab's sshd when --via names no SSH server, and the lab's
+// stunnel pair.
+type tunnels struct {
+	ctx      context.Context
+	spec     plan.Spec
+	insecure bool
+
+	mu      sync.Mutex
+	sshd    *lab.SSHD
+	stunnel *lab.Stunnel
+	ssh     []*sshTunnel
+}
+
+type sshTunnel struct {
+	via string
+	rtt time.Duration
+	*netx.SSHTunnel
+}
+
+// openTunnels starts the lab sshd and stunnel the spec's --via entries
+// need, and makes the site's variants with a Via label reach the server
+// through their tunnel.
+func (s *site) openTunnels(ctx context.Context, spec plan.Spec) error {
+	tu := &tunnels{ctx: ctx, spec: spec, insecure: spec.Insecure}
+	var stunnelKeys []string
+	for _, v := range spec.Variants() {
+		if v.Via == "" {
+			continue
+		}
+		via, err := spec.Tunnel(v.Via)
+		if err != nil {
+			return err
+		}
+		switch {
+		case via.Kind == plan.ViaSSH && via.URL == nil && tu.sshd == nil:
+			if tu.sshd, err = lab.StartSSHD(ctx); err != nil {
+				tu.close()
+				return fmt.Errorf("starting the lab sshd for --via ssh: %w", err)
+			}
+		case via.Kind == plan.ViaStunnel:
+			stunnelKeys = appendNew(stunnelKeys, v.Key)
+		}
+	}
+	if !slices.ContainsFunc(spec.Variants(), func(v plan.Variant) bool { return v.Via != "" }) {
+		return nil
+	}
+	if len(stunnelKeys) > 0 {
+		// stunnel's server instance talks plaintext to the server's
+		// plaintext port, as a plain variant reaches it.
+		ep, err := s.locate(plan.Variant{TLS: "off"})
+		if err != nil {
+			tu.close()
+			return err
+		}
+		if tu.stunnel, err = lab.StartStunnel(ctx, ep.Addr, stunnelKeys); err != nil {
+			tu.close()
+			return fmt.Errorf("starting the lab stunnel pair for --via stunnel: %w", err)
+		}
+	}
+	s.wrapTunnels(tu)
+	s.tunnels = tu
+	return nil
+}
+
+// wrapTunnels routes the site through tu and makes its CPU, liveness,
+// notes and stop cover the tunnels too.
+func (s *site) wrapTunnels(tu *tunnels) {
+	locate, cpu, alive, stop := s.locate, s.cpu, s.alive, s.stop
+	s.locate = func(v plan.Variant) (bench.Endpoint, error) {
+		ep, err := locate(v)
+		if err != nil || v.Via == "" {
+			return ep, err
+		}
+		return tu.route(v, ep)
+	}
+	if cpu != nil {
+		// The tunnel's far end runs beside the server: its CPU is the
+		// server side's.
+		s.cpu = func() (time.Duration, error) {
+			d, err := cpu()
+			if err != nil {
+				return 0, err
+			}
+			more, err := tu.serverCPU()
+			return d + more, err
+		}
+	}
+	s.alive = func() error { return errors.Join(alive(), tu.alive()) }
+	s.stop = func() { tu.close(); stop() }
+	if tu.sshd != nil {
+		s.notes = append(s.notes, fmt.Sprintf("ssh tunnels: a throw-away %s on %s, one SSH connection per tunnelled variant and RTT, one direct-tcpip channel per database connection (as ssh -L does); server CPU includes sshd's", tu.sshd.Version(), tu.sshd.Addr()))
+	}
+	if tu.stunnel != nil {
+		s.notes = append(s.notes, "stunnel: a client instance (plaintext in) and a server instance (TLS out to the server's plaintext port), Debian's stunnel4 "+tu.stunnel.Info().Version+"; one TLS connection between them per database connection, with stunnel's default client session reuse, so most are resumed; server CPU includes the server instance's, not the client instance's")
+	}
+}
+
+// route sends a tunnelled variant's connections through its tunnel.
+func (tu *tunnels) route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, error) {
+	via, err := tu.spec.Tunnel(v.Via)
+	if err != nil {
+		return ep, err
+	}
+	if via.Kind == plan.ViaStunnel {
+		ep.Addr, err = tu.stunnel.Addr(v.Key)
+		return ep, err
+	}
+	t, err := tu.sshTunnel(v.Via, via, v.RTT)
+	ep.Via = t
+	return ep, err
+}
+
+// sshTunnel returns the SSH connection of one --via entry at one RTT,
+// opening it the first time.
+func (tu *tunnels) sshTunnel(label string, via plan.Via, rtt time.Duration) (netx.Tunnel, error) {
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	for _, t := range tu.ssh {
+		if t.via == label && t.rtt == rtt {
+			return t.SSHTunnel, nil
+		}
+	}
+	cfg := netx.SSHConfig{}
+	if via.URL == nil {
+		cfg = tu.sshd.Config(via.Cipher)
+	} else {
+		var err error
+		if cfg, err = sshConfig(via, tu.insecure); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(tu.ctx, tu.spec.Timeout)
+	defer cancel()
+	t, err := netx.DialSSH(ctx, &netx.Dialer{RTT: rtt}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tu.ssh = append(tu.ssh, &sshTunnel{via: label, rtt: rtt, SSHTunnel: t})
+	return t, nil
+}
+
+func (tu *tunnels) serverCPU() (time.Duration, error) {
+	var d time.Duration
+	if tu.sshd != nil {
+		c, err := tu.sshd.CPU()
+		if err != nil {
+			return 0, err
+		}
+		d += c
+	}
+	if tu.stunnel != nil {
+		c, err := tu.stunnel.ServerCPU()
+		if err != nil {
+			return 0, err
+		}
+		d += c
+	}
+	return d, nil
+}
+
+func (tu *tunnels) alive() error {
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	// A tunnel that is gone says all: its sshd's own death would only
+	// repeat it with a log.
+	for _, t := range tu.ssh {
+		if err := t.Err(); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	if tu.sshd != nil {
+		errs = append(errs, tu.sshd.Alive())
+	}
+	if tu.stunnel != nil {
+		errs = append(errs, tu.stunnel.Alive())
+	}
+	return errors.Join(errs...)
+}
+
+// results describes the tunnels for the result file.
+func (tu *tunnels) results() []result.Tunnel {
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	var out []result.Tunnel
+	for _, t := range tu.ssh {
+		a := t.Algorithms()
+		r := result.Tunnel{Via: t.via, RTT: t.rtt, Addr: t.Addr(), Server: t.ServerVersion(),
+			KeyExchange: a.KeyExchange, HostKey: a.HostKey, Cipher: a.Write.Cipher}
+		if !isAEAD(r.Cipher) {
+			r.MAC = a.Write.MAC // an AEAD cipher authenticates by itself
+		}
+		for _, p := range t.Setup().Phases {
+			r.Setup = append(r.Setup, result.SetupPhase{Name: p.Name, Duration: p.Duration, RoundTrips: p.RoundTrips})
+		}
+		r.BytesSent, r.BytesReceived = t.Counters()
+		out = append(out, r)
+	}
+	if tu.stunnel != nil {
+		info := tu.stunnel.Info()
+		for _, k := range slices.Sorted(maps.Keys(info.Endpoints)) {
+			out = append(out, result.Tunnel{Via: plan.ViaStunnel, Addr: info.Endpoints[k], Server: "stunnel " + info.Version})
+		}
+	}
+	return out
+}
+
+func isAEAD(cipher string) bool {
+	return cipher == ssh.CipherAES128GCM || cipher == ssh.CipherAES256GCM || cipher == ssh.CipherChaCha20Poly1305
+}
+
+func (tu *tunnels) close() {
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	for _, t := range tu.ssh {
+		t.Close()
+	}
+	if tu.stunnel != nil {
+		tu.stunnel.Stop()
+	}
+	if tu.sshd != nil {
+		tu.sshd.Stop()
+	}
+}
+
+// sshConfig is how to log in to an SSH server named by a --via URL: the
+// URL's password or its identity files (default ~/.ssh/id_ed25519,
+// id_ecdsa, id_rsa), the host key checked against known_hosts (default
+// ~/.ssh/known_hosts) unless insecure.
+func sshConfig(via plan.Via, insecure bool) (netx.SSHConfig, error) {
+	u := via.URL
+	cfg := netx.SSHConfig{Addr: u.Host, Cipher: via.Cipher}
+	if u.Port() == "" {
+		cfg.Addr = net.JoinHostPort(u.Hostname(), "22")
+	}
+	home, _ := os.UserHomeDir()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+	}
+	if cfg.User == "" {
+		me, err := user.Current()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.User = me.Username
+	}
+	if pw, ok := u.User.Password(); ok {
+		cfg.Auth = append(cfg.Auth, ssh.Password(pw))
+	}
+	identities := []string{u.Query().Get("identity")}
+	if identities[0] == "" {
+		identities = []string{filepath.Join(home, ".ssh", "id_ed25519"), filepath.Join(home, ".ssh", "id_ecdsa"), filepath.Join(home, ".ssh", "id_rsa")}
+	}
+	var signers []ssh.Signer
+	for _, path := range identities {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if len(identities) == 1 { // named by ?identity=
+				return cfg, usageError{fmt.Errorf("--via: identity file: %w", err)}
+			}
+			continue
+		}
+		signer, err := ssh.ParsePrivateKey(data)
+		var pp *ssh.PassphraseMissingError
+		if errors.As(err, &pp) {
+			return cfg, usageError{fmt.Errorf("--via: %s is protected by a passphrase: give an unprotected key with ?identity=FILE", path)}
+		}
+		if err != nil {
+			return cfg, usageError{fmt.Errorf("--via: %s: %v", path, err)}
+		}
+		signers = append(signers, signer)
+	}
+	if len(signers) > 0 {
+		cfg.Auth = append(cfg.Auth, ssh.PublicKeys(signers...))
+	}
+	if len(cfg.Auth) == 0 {
+		return cfg, usageError{fmt.Errorf("--via %s: no password and no key: add ?identity=FILE", plan.Redact(u.String()))}
+	}
+	if insecure {
+		cfg.HostKey = ssh.InsecureIgnoreHostKey()
+		return cfg, nil
+	}
+	known := u.Query().Get("known_hosts")
+	if known == "" {
+		known = filepath.Join(home, ".ssh", "known_hosts")
+	}
+	check, err := knownhosts.New(known)
+	if err != nil {
+		return cfg, usageError{fmt.Errorf("--via: known hosts: %v: give ?known_hosts=FILE or --insecure", err)}
+	}
+	cfg.HostKey = func(host string, remote net.Addr, key ssh.PublicKey) error {
+		err := check(host, remote, key)
+		var ke *knownhosts.KeyError
+		if errors.As(err, &ke) && len(ke.Want) == 0 {
+			return fmt.Errorf("the host key of %s is not in %s: add it (ssh-keyscan -p PORT HOST >> %s) or pass --insecure", host, known, known)
+		}
+		return err
+	}
+	return cfg, nil
+}
+
+// appendNew appends s to list unless it is there.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// phaseRoundTrips lists a trial's phases as "name:min-max".
+func phaseRoundTrips(tr result.Trial) string {
+	var out []string
+	for _, p := range tr.Phases {
+		out = append(out, p.Name+":"+roundTripRange(p.RoundTrips))
+	}
+	return strings.Join(out, " ")
+}
+
+func roundTripRange(rt result.RoundTrips) string {
+	if rt.Min == rt.Max {
+		return strconv.Itoa(rt.Min)
+	}
+	return strconv.Itoa(rt.Min) + "-" + strconv.Itoa(rt.Max)
+}
+
+// TestTunnels runs the seed's tunnel table on lab MariaDB: plain, native
+// TLS, an SSH tunnel and stunnel. A channel open is one round trip and
+// replaces TCP's; the database protocol inside keeps its round trips; the
+// server sees plaintext through both tunnels; the SSH connection's setup is
+// recorded once, apart.
+func TestTunnels(t *testing.T) {
+	needServer(t, labBinaries["mariadb"])
+	needServer(t, "/usr/sbin/sshd")
+	needServer(t, "stunnel4")
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runMain(t, "connect", "--lab", "mariadb", "--tls", "off,1.3", "--key", "ecdsa-p256",
+		"--via", "direct,ssh:aes128-ctr,stunnel", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"plain":              "tcp:1 greeting:1 auth:1 query:2 close:0",
+		"tls1.3 ecdsa-p256":  "tcp:1 greeting:1 tls-negotiation:0 tls-handshake:1 auth:1 query:2 close:0",
+		"ssh aes128-ctr":     "tunnel:1 greeting:0 auth:1 query:2 close:0",
+		"stunnel ecdsa-p256": "tcp:1 greeting:1 auth:1 query:2 close:0",
+	}
+	if len(r.Trials) != len(want) {
+		t.Fatalf("%d trials, want %d", len(r.Trials), len(want))
+	}
+	for _, tr := range r.Trials {
+		if got := phaseRoundTrips(tr); got != want[tr.Variant] {
+			t.Errorf("%s: phases [round trips] %s, want %s", tr.Variant, got, want[tr.Variant])
+		}
+		if tr.Ops != 20 || len(tr.Errors) > 0 {
+			t.Errorf("%s: %d ops, errors %v", tr.Variant, tr.Ops, tr.Errors)
+		}
+	}
+	for _, c := range r.Checks {
+		encrypted := strings.HasPrefix(c.Variant, "tls")
+		if c.Server == nil || c.Server.TLS != encrypted {
+			t.Errorf("%s: the server says %+v", c.Variant, c.Server)
+		}
+	}
+	if len(r.Tunnels) != 2 {
+		t.Fatalf("tunnels %+v", r.Tunnels)
+	}
+	ssh := r.Tunnels[0]
+	var setup []string
+	for _, p := range ssh.Setup {
+		setup = append(setup, p.Name)
+		if p.Duration <= 0 {
+			t.Errorf("ssh setup phase %s took %v", p.Name, p.Duration)
+		}
+	}
+	if ssh.Via != "ssh aes128-ctr" || ssh.Cipher != "aes128-ctr" || ssh.MAC == "" || !strings.Contains(ssh.Server, "OpenSSH") ||
+		strings.Join(setup, " ") != "tcp ssh-kex ssh-auth" || ssh.BytesReceived == 0 {
+		t.Errorf("ssh tunnel %+v", ssh)
+	}
+	if st := r.Tunnels[1]; st.Via != "stunnel" || !strings.HasPrefix(st.Server, "stunnel ") {
+		t.Errorf("stunnel %+v", st)
+	}
+	for _, s := range []string{"tunnels, each set up once per run", "ssh aes128-ctr", "stunnel ecdsa-p256"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("the report lacks %q:\n%s", s, stdout)
+		}
+	}
+}
+
+// TestTunnelRTT times a channel open over an emulated 20 ms link: one
+// round trip, whatever the turns on the shared SSH connection show.
+func TestTunnelRTT(t *testing.T) {
+	needServer(t, labBinaries["postgres"])
+	needServer(t, "/usr/sbin/sshd")
+	out := filepath.Join(t.TempDir(), "r.json")
+	const rtt = 20 * time.Millisecond
+	code, _, stderr := runMain(t, "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust", "--via", "ssh:aes256-ctr",
+		"--rtt", "20ms", "-n", "5", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trials) != 1 || len(r.Tunnels) != 1 || r.Tunnels[0].RTT != rtt {
+		t.Fatalf("%d trials, tunnels %+v", len(r.Trials), r.Tunnels)
+	}
+	tunnel := r.Trials[0].Phases[0]
+	if got := time.Duration(tunnel.Latency.P50 * float64(time.Millisecond)); tunnel.Name != "tunnel" || got < rtt*9/10 || got > rtt*3/2 {
+		t.Errorf("%s phase: median %v, want about one RTT (%v)", tunnel.Name, got, rtt)
+	}
+	// The SSH connection's own setup paid the RTT too: tcp alone is one.
+	if tcp := r.Tunnels[0].Setup[0]; tcp.Name != "tcp" || tcp.Duration < rtt*9/10 {
+		t.Errorf("ssh setup %+v: tcp should take one RTT", r.Tunnels[0].Setup)
+	}
+}
+
+// TestTunnelDiesMidRun kills the lab sshd (listener and connection
+// process) during a run through it: a clear one-line error naming the
+// tunnel, the finished trials kept, exit 1.
+func TestTunnelDiesMidRun(t *testing.T) {
+	needServer(t, labBinaries["postgres"])
+	needServer(t, "/usr/sbin/sshd")
+	tmp, err := os.MkdirTemp("", "tlsbench-tunneltest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755) // PostgreSQL runs as postgres and needs TMPDIR
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(os.Args[0], "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust", "--via", "ssh",
+		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100", "-o", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	listener := 0
+	for deadline := time.Now().Add(60 * time.Second); listener == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, p := range processesMentioning(filepath.Join(tmp, "tlsbench-sshd-")) {
+			listener, _ = strconv.Atoi(p)
+		}
+	}
+	if listener == 0 {
+		t.Fatalf("found no sshd; stderr: %s", stderr.String())
+	}
+	time.Sleep(4 * time.Second)
+	// sshd serves each connection in a child that calls setsid: kill the
+	// whole tree.
+	for _, pid := range append(descendants(listener), listener) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not end after its tunnel died")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1; stderr: %s", code, stderr.String())
+	}
+	if msg := errorLines(stderr.String()); len(msg) != 1 || !strings.Contains(msg[0], "finished trials are in") || strings.Count(msg[0], "SSH tunnel") != 1 {
+		t.Errorf("stderr should have one error line naming the tunnel and the saved trials: %q", msg)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatalf("no result after the tunnel died: %v", err)
+	}
+	if len(r.Trials) == 0 || r.Error == "" {
+		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
+	}
+}
+
+// descendants lists the processes below pid.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ")".
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 {
+			parent[p], _ = strconv.Atoi(fields[1])
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}

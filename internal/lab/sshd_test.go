@@ -1,0 +1,106 @@
+package lab_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// TestSSHDTunnel starts sshd, opens a tunnel with each cipher and sends a
+// byte through a channel to a loopback echo server: a channel open is one
+// round trip on the SSH connection.
+func TestSSHDTunnel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := lab.StartSSHD(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	echo := echoServer(t)
+	for _, cipher := range plan.SSHCiphers {
+		t.Run(cipher, func(t *testing.T) {
+			tun, err := netx.DialSSH(ctx, &netx.Dialer{}, s.Config(cipher))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tun.Close()
+			if got := tun.Algorithms().Write.Cipher; got != cipher {
+				t.Errorf("negotiated cipher %q, want %q", got, cipher)
+			}
+			var names []string
+			for _, p := range tun.Setup().Phases {
+				names = append(names, p.Name)
+			}
+			if want := []string{netx.PhaseTCP, netx.PhaseSSHKex, netx.PhaseSSHAuth}; !equal(names, want) {
+				t.Errorf("setup phases %v, want %v", names, want)
+			}
+			d := &netx.Dialer{Via: tun}
+			for i := range 3 {
+				// Once the last channel's close is answered, the SSH
+				// connection is quiet and its turns are this open's.
+				time.Sleep(20 * time.Millisecond)
+				before := tun.Turns()
+				c, err := d.Dial(ctx, echo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := tun.Turns() - before; n != 1 {
+					t.Errorf("connection %d: the channel open took %d turns on the SSH connection, want 1", i, n)
+				}
+				c.Mark("echo")
+				if _, err := c.Write([]byte{42}); err != nil {
+					t.Fatal(err)
+				}
+				b := make([]byte, 1)
+				if _, err := io.ReadFull(c, b); err != nil || b[0] != 42 {
+					t.Fatalf("echo: %v %v", b, err)
+				}
+				c.Close()
+				tr := c.Finish()
+				if p := tr.Phases[0]; p.Name != netx.PhaseTunnel || p.RoundTrips != 1 {
+					t.Errorf("connection %d: opening %s took %d round trips, want tunnel 1", i, p.Name, p.RoundTrips)
+				}
+				if p, _ := tr.Phase("echo"); p.RoundTrips != 1 {
+					t.Errorf("echo took %d round trips, want 1", p.RoundTrips)
+				}
+			}
+		})
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func echoServer(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	return ln.Addr().String()
+}

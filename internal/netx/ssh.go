@@ -1,0 +1,223 @@
+package netx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Phases of an SSH connection's setup.
+const (
+	PhaseSSHKex  = "ssh-kex"  // version exchange and key exchange, to the host key check
+	PhaseSSHAuth = "ssh-auth" // new keys, service request and user authentication
+)
+
+// SSHConfig says how to reach and log in to an SSH server.
+type SSHConfig struct {
+	Addr    string // host:port
+	User    string
+	Auth    []ssh.AuthMethod
+	HostKey ssh.HostKeyCallback
+	// Cipher, when set, is the only cipher offered.
+	Cipher string
+}
+
+// SSHTunnel is one SSH connection that opens a direct-tcpip channel per
+// connection, exactly what `ssh -L` does for each client of its port.
+type SSHTunnel struct {
+	addr      string
+	client    *ssh.Client
+	transport *Conn
+	setup     Trace
+	algos     ssh.NegotiatedAlgorithms
+	server    string
+
+	mu     sync.Mutex
+	closed error // why the SSH connection ended, once it has
+}
+
+// DialSSH opens the SSH connection through d (so an emulated RTT applies to
+// it) and times its setup: tcp, key exchange, authentication.
+func DialSSH(ctx context.Context, d *Dialer, cfg SSHConfig) (*SSHTunnel, error) {
+	c, err := d.Dial(ctx, cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("ssh %s: %w", cfg.Addr, err)
+	}
+	c.Mark(PhaseSSHKex)
+	conf := &ssh.ClientConfig{
+		User: cfg.User,
+		Auth: cfg.Auth,
+		// The host key is checked at the end of the key exchange: what
+		// follows is authentication.
+		HostKeyCallback: func(host string, remote net.Addr, key ssh.PublicKey) error {
+			c.Mark(PhaseSSHAuth)
+			return cfg.HostKey(host, remote, key)
+		},
+	}
+	if cfg.Cipher != "" {
+		conf.Ciphers = []string{cfg.Cipher}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	sc, chans, reqs, err := ssh.NewClientConn(c, cfg.Addr, conf)
+	stop()
+	if err != nil {
+		c.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("ssh %s@%s: %w", cfg.User, cfg.Addr, err)
+	}
+	// OpenSSH follows a login with messages of its own (hostkeys-00):
+	// one request answered drains them, so that a channel open's round
+	// trips are its own.
+	t0 := ssh.NewClient(sc, chans, reqs)
+	if _, _, err := t0.SendRequest("keepalive@openssh.com", true, nil); err != nil {
+		t0.Close()
+		return nil, fmt.Errorf("ssh %s: %w", cfg.Addr, err)
+	}
+	c.SetDeadline(time.Time{})
+	setup := c.Finish()
+	setup.Phases = slices.Clone(setup.Phases) // the Conn goes on counting
+	t := &SSHTunnel{addr: cfg.Addr, client: t0, transport: c, setup: setup, server: string(sc.ServerVersion())}
+	if am, ok := sc.(ssh.AlgorithmsConnMetadata); ok {
+		t.algos = am.Algorithms()
+	}
+	go func() {
+		err := t.client.Wait()
+		if err == nil {
+			err = errors.New("closed by the server")
+		}
+		t.mu.Lock()
+		t.closed = err
+		t.mu.Unlock()
+	}()
+	return t, nil
+}
+
+// Open opens a direct-tcpip channel to addr, as seen from the SSH server:
+// one round trip, a CHANNEL_OPEN and its confirmation. (Counting client
+// turns on the SSH connection cannot tell: a read may carry the reply to
+// the last channel's close together with this confirmation.)
+func (t *SSHTunnel) Open(ctx context.Context, addr string) (net.Conn, int, error) {
+	if err := t.Err(); err != nil {
+		return nil, 0, err
+	}
+	ch, err := t.client.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		if gone := t.Err(); gone != nil {
+			return nil, 0, gone
+		}
+		return nil, 0, fmt.Errorf("ssh tunnel %s to %s: %w", t.addr, addr, err)
+	}
+	return &deadlineConn{Conn: ch}, 1, nil
+}
+
+// Turns is the client turns begun on the SSH connection so far (see
+// Conn.Turns): exact per channel open only while nothing else is in flight.
+func (t *SSHTunnel) Turns() int64 { return t.transport.Turns() }
+
+// Err says why the tunnel is gone, or nil while it is up.
+func (t *SSHTunnel) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed == nil {
+		return nil
+	}
+	return fmt.Errorf("the SSH tunnel to %s is gone (%v): is its sshd still running?", t.addr, t.closed)
+}
+
+// Addr is the SSH server's address.
+func (t *SSHTunnel) Addr() string { return t.addr }
+
+// Setup is the SSH connection's setup: tcp, ssh-kex, ssh-auth.
+func (t *SSHTunnel) Setup() Trace { return t.setup }
+
+// Algorithms are what the key exchange settled on.
+func (t *SSHTunnel) Algorithms() ssh.NegotiatedAlgorithms { return t.algos }
+
+// ServerVersion is the server's identification string.
+func (t *SSHTunnel) ServerVersion() string { return t.server }
+
+// Counters returns the bytes the SSH connection moved each way: channel
+// payload plus SSH's framing, MACs and window messages.
+func (t *SSHTunnel) Counters() (sent, received int64) { return t.transport.Counters() }
+
+// Close closes the SSH connection and every channel on it.
+func (t *SSHTunnel) Close() error { return t.client.Close() }
+
+// deadlineConn gives an SSH channel the deadlines drivers use to abandon
+// an operation (x/crypto/ssh channels have none): when one passes, the
+// channel is closed, which ends a blocked Read or Write; the connection
+// cannot be used after that, which is all a benchmark needs.
+type deadlineConn struct {
+	net.Conn
+	mu          sync.Mutex
+	read, write *time.Timer
+	expired     bool
+}
+
+func (c *deadlineConn) SetDeadline(t time.Time) error {
+	c.SetReadDeadline(t)
+	return c.SetWriteDeadline(t)
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error  { return c.arm(&c.read, t) }
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error { return c.arm(&c.write, t) }
+
+func (c *deadlineConn) arm(timer **time.Timer, t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if *timer != nil {
+		(*timer).Stop()
+		*timer = nil
+	}
+	if !t.IsZero() {
+		*timer = time.AfterFunc(time.Until(t), func() {
+			c.mu.Lock()
+			c.expired = true
+			c.mu.Unlock()
+			c.Conn.Close()
+		})
+	}
+	return nil
+}
+
+func (c *deadlineConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	return n, c.timeout(err)
+}
+
+func (c *deadlineConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	return n, c.timeout(err)
+}
+
+// timeout reports a failure after an expired deadline as the deadline error
+// callers test for.
+func (c *deadlineConn) timeout(err error) error {
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.expired {
+		return os.ErrDeadlineExceeded
+	}
+	return err
+}
+
+func (c *deadlineConn) Close() error {
+	c.arm(&c.read, time.Time{})
+	c.arm(&c.write, time.Time{})
+	return c.Conn.Close()
+}

@@ -1,0 +1,107 @@
+package plan
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// mongoTLS reads the TLS options of a mongodb:// URL, spelled as the
+// MongoDB URI specification spells them (case-insensitive): tls= (or ssl=),
+// tlsCAFile=, tlsInsecure= and tlsAllowInvalidCertificates=. A TLS option
+// without tls= turns TLS on, as the drivers do. tlsAllowInvalidHostnames=
+// is left to the driver, which skips only the name check.
+func (t *Target) mongoTLS(u *url.URL) error {
+	if strings.Contains(u.Host, ",") {
+		return errorf("%s lists %d hosts: tlsbench measures one server over a direct connection: give one HOST:PORT (a replica set member)", t.Redacted, strings.Count(u.Host, ",")+1)
+	}
+	opts := map[string]string{}
+	for k, vs := range u.Query() {
+		opts[strings.ToLower(k)] = strings.ToLower(vs[len(vs)-1])
+	}
+	if _, ok := opts["tlscertificatekeyfile"]; ok {
+		return errorf("tlsCertificateKeyFile: tlsbench does not present client certificates: leave it out (the server must not require one)")
+	}
+	on := ""
+	for _, k := range []string{"tls", "ssl"} {
+		v, ok := opts[k]
+		if !ok {
+			continue
+		}
+		if v != "true" && v != "false" {
+			return errorf("%s=%s: use true or false", k, v)
+		}
+		if on != "" && on != v {
+			return errorf("tls= and ssl= disagree: give one of them")
+		}
+		on = v
+	}
+	insecure := opts["tlsinsecure"] == "true" || opts["tlsallowinvalidcertificates"] == "true"
+	_, hasCA := opts["tlscafile"]
+	if on == "" && (insecure || hasCA || opts["tlsallowinvalidhostnames"] == "true") {
+		on = "true"
+	}
+	t.DefaultTLS = []string{"off"}
+	if on == "true" {
+		t.DefaultTLS = []string{"auto"}
+		t.Insecure = insecure
+		if hasCA {
+			// The path keeps its case: read it from the URL itself.
+			for k, vs := range u.Query() {
+				if strings.EqualFold(k, "tlsCAFile") {
+					t.CAFile = vs[len(vs)-1]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// mongoWorkload fills the workload fields of a MongoDB target: one
+// collection (ycsb.usertable) of Rows documents; no query modes.
+func (s *Spec) mongoWorkload() error {
+	if s.QueryMode != "" {
+		return errorf("--query-mode applies to SQL databases only: MongoDB's queries are commands")
+	}
+	s.Tables = 1
+	if s.Rows == 0 {
+		s.Rows = DefaultRows
+	}
+	if s.Rows < 1 || s.Rows > 1e9 {
+		return errorf("--rows %d: use 1 to 1e9 documents", s.Rows)
+	}
+	return nil
+}
+
+// preset checks and fills a Spec that replays a seed study.
+func (s *Spec) preset() error {
+	if s.Preset == "" {
+		return nil
+	}
+	if s.Preset != PresetMongoDBSeed {
+		return errorf("--preset %q: the one preset is %s", s.Preset, PresetMongoDBSeed)
+	}
+	if len(s.Experiments) > 0 && !slices.Contains(s.Experiments, Connect) {
+		return errorf("--preset %s runs its own experiments: use tlsbench connect --preset %s", s.Preset, s.Preset)
+	}
+	s.Experiments = []Experiment{Connect, NewClient, ReusedClient}
+	switch s.Workload {
+	case "", "find-one":
+		s.Workload = "find-one" // the seed's find_one() with no filter
+	default:
+		return errorf("--preset %s times the seed's find_one() with no filter: leave --workload out", s.Preset)
+	}
+	if len(s.Concurrency) > 1 || (len(s.Concurrency) == 1 && s.Concurrency[0] != 1) {
+		return errorf("--preset %s runs one client at a time, as the seed did: leave -c out", s.Preset)
+	}
+	if len(s.TLS) == 0 {
+		s.TLS = []string{"off", "auto"} // with and without TLS
+	}
+	if s.Count == 0 {
+		s.Count = presetCount
+	}
+	if s.Trials == 0 {
+		s.Trials = presetTrials
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// bar is one row of a horizontal bar chart: a single value with its spread,
+// or a stack of segments (then value is their sum).
+type bar struct {
+	label    string
+	value    float64
+	err      float64 // stddev drawn as a whisker; 0 for none
+	color    color.Color
+	segments []segment
+	// note is printed right of the bar: its value, or what it is.
+	note string
+}
+
+type segment struct {
+	value float64
+	color color.Color
+}
+
+// hbars draws bars left to right, the first at the top, labelled on the Y
+// axis (see nominal). gonum's BarChart colours a whole series alike; here
+// every bar keeps its variant's colour.
+type hbars struct {
+	bars []bar
+	// log draws from the axis minimum, as a log axis has no zero.
+	log bool
+}
+
+const barFill = 0.68 // of the pitch between bars
+
+func (h *hbars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	half := vg.Length(math.Abs(float64(trY(barFill/2) - trY(0))))
+	base := 0.0
+	if h.log {
+		base = p.X.Min
+	}
+	note := text.Style{Color: black, Font: font.From(sans, 8), XAlign: draw.XLeft, YAlign: draw.YCenter, Handler: p.TextHandler}
+	whisker := draw.LineStyle{Color: black, Width: vg.Points(0.8)}
+	n := len(h.bars)
+	for i, b := range h.bars {
+		y := trY(float64(n - 1 - i))
+		x0 := trX(base)
+		segs := b.segments
+		if len(segs) == 0 {
+			segs = []segment{{b.value, b.color}}
+		}
+		at := base
+		for _, s := range segs {
+			if s.value <= 0 || math.IsNaN(s.value) {
+				continue
+			}
+			x1 := trX(at + s.value)
+			c.FillPolygon(s.color, []vg.Point{{X: x0, Y: y - half}, {X: x1, Y: y - half}, {X: x1, Y: y + half}, {X: x0, Y: y + half}})
+			at += s.value
+			x0 = x1
+		}
+		end := trX(at)
+		if b.err > 0 && len(b.segments) == 0 {
+			lo, hi := trX(math.Max(b.value-b.err, base)), trX(b.value+b.err)
+			c.StrokeLine2(whisker, lo, y, hi, y)
+			c.StrokeLine2(whisker, lo, y-half/2, lo, y+half/2)
+			c.StrokeLine2(whisker, hi, y-half/2, hi, y+half/2)
+			end = max(end, hi)
+		}
+		if b.note != "" {
+			c.FillText(note, vg.Point{X: end + vg.Points(4), Y: y}, b.note)
+		}
+	}
+}
+
+// DataRange leaves room right of the longest bar for its note.
+func (h *hbars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	top := 0.0
+	xmin = math.Inf(1)
+	for _, b := range h.bars {
+		v := b.value + b.err
+		top = math.Max(top, v)
+		if b.value > 0 {
+			xmin = math.Min(xmin, b.value)
+		}
+	}
+	if top <= 0 {
+		top = 1
+	}
+	if h.log {
+		if math.IsInf(xmin, 1) {
+			xmin = top
+		}
+		return xmin / 2, top * 8, -0.6, float64(len(h.bars)) - 0.4
+	}
+	return 0, top * 1.16, -0.6, float64(len(h.bars)) - 0.4
+}
+
+// nominal labels the Y axis with the bars' labels, first at the top.
+func (h *hbars) nominal(p *plot.Plot) {
+	var ticks []plot.Tick
+	n := len(h.bars)
+	for i, b := range h.bars {
+		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: b.label})
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Tick.Length = 0
+	p.Y.Width = 0
+}
+
+// swatch is a legend thumbnail: a filled square.
+type swatch struct{ color color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
+	c.FillPolygon(s.color, pts)
+}
+
+// errPoints are means with a symmetric spread, for plotter.YErrorBars.
+type errPoints []struct{ x, y, err float64 }
+
+func (e errPoints) Len() int                    { return len(e) }
+func (e errPoints) XY(i int) (float64, float64) { return e[i].x, e[i].y }
+func (e errPoints) YError(i int) (float64, float64) {
+	return e[i].err, e[i].err
+}

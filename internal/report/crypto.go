@@ -1,0 +1,314 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+// isCrypto reports whether r is a `tlsbench crypto` result: primitives
+// measured, no trials.
+func isCrypto(r *result.Result) bool { return len(r.Crypto) > 0 && len(r.Trials) == 0 }
+
+// cryptoBounds says how long each figure of a crypto result was measured.
+func cryptoBounds(s plan.Spec) string {
+	d := fmt.Sprintf("Go %s per figure", s.Duration)
+	if s.Count > 0 {
+		d = fmt.Sprintf("Go %s or %d operations per figure", s.Duration, s.Count)
+	}
+	return d + " (OpenSSL: see the notes)"
+}
+
+// primitives indexes a crypto result: names and libraries in the order the
+// file has them, record sizes ascending.
+type primitives struct {
+	names, libs []string
+	sizes       []int
+	at          map[primKey]result.Primitive
+}
+
+type primKey struct {
+	lib, kind, name string
+	size            int
+}
+
+func newPrimitives(ps []result.Primitive) *primitives {
+	x := &primitives{at: map[primKey]result.Primitive{}}
+	for _, p := range ps {
+		if !slices.Contains(x.names, p.Name) {
+			x.names = append(x.names, p.Name)
+		}
+		if !slices.Contains(x.libs, p.Library) {
+			x.libs = append(x.libs, p.Library)
+		}
+		if p.Kind == result.KindCipher && !slices.Contains(x.sizes, p.Size) {
+			x.sizes = append(x.sizes, p.Size)
+		}
+		x.at[primKey{p.Library, p.Kind, p.Name, p.Size}] = p
+	}
+	slices.Sort(x.sizes)
+	return x
+}
+
+// has reports whether any library measured name as kind.
+func (x *primitives) has(kind, name string) bool {
+	for k := range x.at {
+		if k.kind == kind && k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// figure renders one figure, scaled (ciphers: bytes to MB); "-" if absent.
+func (x *primitives) figure(lib, kind, name string, size int, all bool, scale float64) string {
+	p, ok := x.at[primKey{lib, kind, name, size}]
+	v := p.PerCore
+	if all {
+		v = p.AllCores
+	}
+	if !ok || v <= 0 {
+		return "-"
+	}
+	return num(v*scale, rate)
+}
+
+// crypto writes a crypto result in the shape of openssl speed: public-key
+// operations per second, then ciphers' MB/s by record size, each on one
+// core and on all, one row per library.
+func (v *view) crypto(b *strings.Builder) {
+	x := newPrimitives(v.r.Crypto)
+	cores := v.r.Env.Cores
+	all := plural(cores, "core")
+	multi := cores > 1
+	// rows adds a row per library that measured the primitive, naming it
+	// on the first only.
+	rows := func(t *table, name, kind string, cells func(lib string) []string) {
+		first := true
+		for _, lib := range x.libs {
+			if _, ok := x.at[primKey{lib, kind, name, 0}]; !ok {
+				continue
+			}
+			label := ""
+			if first {
+				label = name
+			}
+			first = false
+			t.add(append([]string{label, lib}, cells(lib)...)...)
+		}
+	}
+
+	pk := table{title: "public key: operations/s on 1 core and on all " + all, left: 2,
+		header: []string{"primitive", "library", "sign/s", "verify/s"}}
+	if multi {
+		pk.title = fmt.Sprintf("public key: operations/s on 1 core and on all %s (×%d)", all, cores)
+		pk.header = []string{"primitive", "library", "sign/s", fmt.Sprintf("sign/s ×%d", cores), "verify/s", fmt.Sprintf("verify/s ×%d", cores)}
+	}
+	for _, name := range x.names {
+		if !x.has(result.KindSign, name) {
+			continue
+		}
+		rows(&pk, name, result.KindSign, func(lib string) []string {
+			cells := []string{x.figure(lib, result.KindSign, name, 0, false, 1)}
+			if multi {
+				cells = append(cells, x.figure(lib, result.KindSign, name, 0, true, 1))
+			}
+			cells = append(cells, x.figure(lib, result.KindVerify, name, 0, false, 1))
+			if multi {
+				cells = append(cells, x.figure(lib, result.KindVerify, name, 0, true, 1))
+			}
+			return cells
+		})
+	}
+	if len(pk.rows) > 0 {
+		pk.foot = []string{"a server signs once per full TLS handshake: cores × sign/s is the most new connections it can take"}
+		pk.write(b)
+	}
+
+	ka := table{title: "key agreement: shared secrets/s on 1 core", left: 2,
+		header: []string{"primitive", "library", "derive/s"}}
+	if multi {
+		ka.title = fmt.Sprintf("key agreement: shared secrets/s on 1 core and on all %s", all)
+		ka.header = append(ka.header, fmt.Sprintf("derive/s ×%d", cores))
+	}
+	for _, name := range x.names {
+		if !x.has(result.KindKeyAgreement, name) {
+			continue
+		}
+		rows(&ka, name, result.KindKeyAgreement, func(lib string) []string {
+			cells := []string{x.figure(lib, result.KindKeyAgreement, name, 0, false, 1)}
+			if multi {
+				cells = append(cells, x.figure(lib, result.KindKeyAgreement, name, 0, true, 1))
+			}
+			return cells
+		})
+	}
+	if len(ka.rows) > 0 {
+		ka.write(b)
+	}
+
+	for _, allCores := range []bool{false, true} {
+		if allCores && !multi {
+			break
+		}
+		title := "ciphers: MB/s on 1 core, by record size in bytes (one record sealed per operation)"
+		if allCores {
+			title = fmt.Sprintf("ciphers: MB/s on all %s, by record size in bytes", all)
+		}
+		ct := table{title: title, left: 2, header: []string{"primitive", "library"}}
+		for _, s := range x.sizes {
+			ct.header = append(ct.header, fmt.Sprint(s))
+		}
+		for _, name := range x.names {
+			if !x.has(result.KindCipher, name) {
+				continue
+			}
+			first := true
+			for _, lib := range x.libs {
+				cells := []string{"", lib}
+				any := false
+				for _, s := range x.sizes {
+					c := x.figure(lib, result.KindCipher, name, s, allCores, 1e-6)
+					any = any || c != "-"
+					cells = append(cells, c)
+				}
+				if !any {
+					continue
+				}
+				if first {
+					cells[0] = name
+				}
+				first = false
+				ct.add(cells...)
+			}
+		}
+		if len(ct.rows) > 0 {
+			ct.write(b)
+		}
+	}
+	x.warnScaling(b, cores)
+}
+
+// warnScaling says which figures were lower on all cores than on one: the
+// cores were busy with other work, or are not independent (SMT siblings,
+// an overcommitted VM), and cores × the one-core figure overstates them.
+func (x *primitives) warnScaling(b *strings.Builder, cores int) {
+	if cores < 2 {
+		return
+	}
+	var low []string
+	n := 0
+	for _, lib := range x.libs {
+		for _, name := range x.names {
+			for _, kind := range []string{result.KindSign, result.KindVerify, result.KindKeyAgreement, result.KindCipher} {
+				sizes := []int{0}
+				if kind == result.KindCipher {
+					sizes = x.sizes
+				}
+				for _, size := range sizes {
+					p, ok := x.at[primKey{lib, kind, name, size}]
+					if !ok || p.AllCores <= 0 {
+						continue
+					}
+					n++
+					if p.AllCores < p.PerCore {
+						what := lib + " " + name + " " + kind
+						if size > 0 {
+							what += fmt.Sprintf(" %d", size)
+						}
+						low = append(low, what)
+					}
+				}
+			}
+		}
+	}
+	if len(low) == 0 {
+		return
+	}
+	const show = 4
+	list := strings.Join(low[:min(len(low), show)], ", ")
+	if len(low) > show {
+		list += fmt.Sprintf(" and %d more", len(low)-show)
+	}
+	fmt.Fprintf(b, "warning: %d of %d figures were lower on all %s than on one (%s): the cores were busy with other work or are not independent (SMT siblings, a shared VM host), so cores × one core overstates what they do together\n",
+		len(low), n, plural(cores, "core"), list)
+}
+
+// CeilingRow is a key's server-side ceiling beside the best connect rate
+// measured with that key.
+type CeilingRow struct {
+	result.Ceiling
+	// Best is the highest mean connections/s over the connect cells of
+	// full-handshake TLS variants with this key (NaN when none ran); BestAt
+	// names that cell's variant and concurrency.
+	Best   float64
+	BestAt string
+}
+
+// Share is Best as a fraction of the ceiling.
+func (c CeilingRow) Share() float64 {
+	if c.ConnPerSec() <= 0 {
+		return math.NaN()
+	}
+	return c.Best / c.ConnPerSec()
+}
+
+// Ceilings pairs each ceiling of r with the best connect rate measured with
+// its key. Variants that resume sessions are left out: a resumed handshake
+// signs nothing.
+func Ceilings(r *result.Result) []CeilingRow {
+	return newView(r).ceilingRows()
+}
+
+func (v *view) ceilingRows() []CeilingRow {
+	var out []CeilingRow
+	for _, c := range v.r.Ceilings {
+		row := CeilingRow{Ceiling: c, Best: math.NaN()}
+		for _, k := range v.cells(plan.Connect) {
+			info, ok := v.info[k.variant]
+			if !ok || info.Plain() || info.Resume || info.Key != c.Key {
+				continue
+			}
+			m := stats.Summarize(collect(v.trials[k], result.Trial.Throughput)).Mean
+			if math.IsNaN(row.Best) || m > row.Best {
+				row.Best, row.BestAt = m, k.variant+" "+plan.Label(k.c)
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// ceilings writes the server-side ceiling of each key beside the best
+// connections/s measured with it.
+func (v *view) ceilings(b *strings.Builder) {
+	rows := v.ceilingRows()
+	if len(rows) == 0 {
+		return
+	}
+	t := table{
+		title:  "connect: server ceiling per key (cores × signatures/s on one core) vs the best measured",
+		left:   2,
+		header: []string{"key", "library", "sign/s per core", "cores", "ceiling conn/s", "best conn/s", "of ceiling", "best at"},
+		foot: []string{
+			"every full handshake costs the server one signature; resumed variants are left out of best; the client shares this machine",
+		},
+	}
+	for _, c := range rows {
+		share := "-"
+		if s := c.Share(); !math.IsNaN(s) {
+			share = fmt.Sprintf("%.1f%%", s*100)
+		}
+		at := c.BestAt
+		if at == "" {
+			at = "-"
+		}
+		t.add(c.Key, c.Library, num(c.SignPerSec, rate), fmt.Sprint(c.Cores), num(c.ConnPerSec(), rate), num(c.Best, rate), share, at)
+	}
+	t.write(b)
+}

@@ -1,0 +1,294 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+var screenshots = flag.String("screenshots", "", "keep the browser test's screenshots in this directory")
+
+// chromium finds the browser: Debian's chromium, which scripts/install.sh
+// installs. Without it the test skips, except in CI, where it fails.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on PATH: scripts/install.sh installs it")
+	}
+	t.Skip("no chromium on PATH (apt-get install chromium): the HTML report is not checked in a browser")
+	return ""
+}
+
+// TestHTMLInChromium opens report pages in headless Chromium, as a reader
+// would from a file: every chart must render with a size and text, the
+// console must stay empty, nothing may be fetched but the page itself and
+// data: URLs, and a screenshot must show the charts' colours. A page built
+// to break those rules shows that the checks catch it.
+func TestHTMLInChromium(t *testing.T) {
+	exe := chromium(t)
+	cases := pageCases(t)
+	dir := t.TempDir()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+	)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	defer cancelBrowser()
+	b := &tab{ctx: browser}
+	if err := chromedp.Listen(browser, b.listen); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+
+	// Every page of the golden test: every kind of chart, and pages with
+	// little on them.
+	names := slices.Sorted(maps.Keys(cases))
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			r := cases[name]
+			path := filepath.Join(dir, name+".html")
+			if err := os.WriteFile(path, renderHTML(t, r), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			v := b.visit(t, path)
+			charts := Charts(r)
+			if len(v.figures) != len(charts) {
+				t.Errorf("%d charts on the page, want %d", len(v.figures), len(charts))
+			}
+			for i, f := range v.figures {
+				if i < len(charts) && f.ID != "chart-"+charts[i].ID {
+					t.Errorf("figure %d is %s, want chart-%s", i, f.ID, charts[i].ID)
+				}
+				if !f.rendered() {
+					t.Errorf("chart %s does not render: %+v", f.ID, f)
+				}
+			}
+			if *screenshots != "" {
+				if err := os.MkdirAll(*screenshots, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(*screenshots, name+".png"), v.shot, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			img, err := png.Decode(bytes.NewReader(v.shot))
+			if err != nil {
+				t.Fatalf("screenshot: %v", err)
+			}
+			ink, colours := pixels(img)
+			if ink < 0.04 || colours < 24 {
+				t.Errorf("the screenshot looks blank: %.1f%% of its pixels are not white, %d colours", 100*ink, colours)
+			}
+			// The charts' own colours are on screen: plain's grey and the
+			// first TLS variant's, where the page has variants.
+			if len(r.Trials) > 0 && !hasColour(img, plainColor) {
+				t.Errorf("plain's grey %s is nowhere in the screenshot", hexColor(plainColor))
+			}
+			tls := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return !direct(newView(r).info[t.Variant]) })
+			if tls && !hasColour(img, variantPalette[0]) {
+				t.Errorf("the first variant colour %s is nowhere in the screenshot", hexColor(variantPalette[0]))
+			}
+			for _, m := range v.console {
+				t.Errorf("console: %s", m)
+			}
+			for _, u := range v.foreign() {
+				t.Errorf("the page fetched %s", u)
+			}
+		})
+	}
+
+	t.Run("the checks catch a broken page", func(t *testing.T) {
+		path := filepath.Join(dir, "broken.html")
+		// An image from the network (a closed loopback port: nothing leaves
+		// the machine), a script that logs an error, a chart of no size.
+		page := `<!DOCTYPE html><html><head><title>broken</title></head><body>
+<figure class="chart" id="chart-empty"><svg width="0" height="0"></svg></figure>
+<img src="http://127.0.0.1:9/x.png" alt="">
+<script>console.error("boom")</script>
+</body></html>`
+		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v := b.visit(t, path)
+		if len(v.figures) != 1 || v.figures[0].rendered() {
+			t.Errorf("the empty chart passed: %+v", v.figures)
+		}
+		if !slices.ContainsFunc(v.console, func(m string) bool { return strings.Contains(m, "boom") }) {
+			t.Errorf("console.error went unseen: %q", v.console)
+		}
+		if !slices.Contains(v.foreign(), "http://127.0.0.1:9/x.png") {
+			t.Errorf("the image request went unseen: %q", v.requests)
+		}
+	})
+}
+
+// tab is the browser's tab and what it saw on the current page.
+type tab struct {
+	ctx context.Context
+	mu  sync.Mutex
+	url string
+	// console holds console calls, exceptions and browser log warnings and
+	// errors; requests every URL the page asked for.
+	console, requests []string
+}
+
+func (b *tab) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		var args []string
+		for _, a := range ev.Args {
+			args = append(args, string(a.Value)+a.Description)
+		}
+		b.console = append(b.console, fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " ")))
+	case *runtime.EventExceptionThrown:
+		b.console = append(b.console, "exception: "+ev.ExceptionDetails.Text)
+	case *log.EventEntryAdded:
+		if ev.Entry.Level == log.EntryLevelError || ev.Entry.Level == log.EntryLevelWarning {
+			b.console = append(b.console, fmt.Sprintf("log %s: %s %s", ev.Entry.Level, ev.Entry.Text, ev.Entry.URL))
+		}
+	case *network.EventRequestWillBeSent:
+		b.requests = append(b.requests, ev.Request.URL)
+	}
+}
+
+// chartBox is a figure of the page as the browser laid it out.
+type chartBox struct {
+	ID                 string
+	Width, Height      float64
+	Texts, Shapes      int
+	TextWidth, Visible float64
+}
+
+func (f chartBox) rendered() bool {
+	return f.Width >= 300 && f.Height >= 80 && f.Texts > 0 && f.Shapes > 0 && f.TextWidth > 0 && f.Visible > 0
+}
+
+// visited is what a page showed and did.
+type visited struct {
+	figures           []chartBox
+	shot              []byte
+	console, requests []string
+	url               string
+}
+
+// foreign lists the requests for anything but the page and data: URLs.
+func (v visited) foreign() []string {
+	var out []string
+	for _, u := range v.requests {
+		if u != v.url && !strings.HasPrefix(u, "data:") {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// visit opens a file, measures its charts and takes a full-page screenshot.
+func (b *tab) visit(t *testing.T, path string) visited {
+	t.Helper()
+	url := "file://" + path
+	b.mu.Lock()
+	b.console, b.requests = nil, nil
+	b.mu.Unlock()
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("opening %s: %v", url, err)
+	}
+	figs, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]chartBox](`Array.from(document.querySelectorAll('figure.chart')).map(f => {
+		const s = f.querySelector('svg'), r = s ? s.getBoundingClientRect() : {width: 0, height: 0};
+		const texts = s ? Array.from(s.querySelectorAll('text')) : [];
+		return {ID: f.id, Width: r.width, Height: r.height, Texts: texts.length,
+			Shapes: s ? s.querySelectorAll('path').length : 0,
+			TextWidth: texts.reduce((w, t) => w + t.getBBox().width, 0),
+			Visible: s ? parseFloat(getComputedStyle(s).opacity) : 0};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return visited{figures: figs, shot: shot, console: slices.Clone(b.console), requests: slices.Clone(b.requests), url: url}
+}
+
+// pixels measures an image: the share of pixels that are not white, and
+// how many colours it has (to 4 bits a channel, so that anti-aliasing does
+// not count).
+func pixels(img image.Image) (ink float64, colours int) {
+	b := img.Bounds()
+	seen := map[[3]uint32]bool{}
+	var n, dark int
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			n++
+			if r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+				dark++
+			}
+			seen[[3]uint32{r >> 12, g >> 12, bl >> 12}] = true
+		}
+	}
+	return float64(dark) / float64(n), len(seen)
+}
+
+// hasColour reports whether at least a small block's worth of pixels have
+// exactly colour c: a bar, not a stray pixel.
+func hasColour(img image.Image, c color.RGBA) bool {
+	b := img.Bounds()
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if color.RGBAModel.Convert(img.At(x, y)).(color.RGBA) == c {
+				if n++; n >= 100 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+// seedFigure is one row group of the MongoDB seed's table: where its
+// latencies are in a mongodb-seed result.
+type seedFigure struct {
+	name  string
+	exp   plan.Experiment
+	phase string // "" for the trial's own latency
+}
+
+// The seed's four figures, in its order.
+var seedFigures = []seedFigure{
+	{"only-connection", plan.NewClient, "only-connection"},
+	{"first-query", plan.NewClient, "first-query"},
+	{"connection-and-first-query", plan.NewClient, ""},
+	{"reused-client query", plan.ReusedClient, ""},
+}
+
+// MongoSeed writes the table of the MongoDB seed study from a
+// mongodb-seed result: each figure per variant over every iteration
+// (histograms merged across trials), its round trips, and its change
+// against the baseline, trials paired by round.
+func MongoSeed(w io.Writer, r *result.Result) error {
+	if r.Spec.Preset != plan.PresetMongoDBSeed {
+		return fmt.Errorf("not a %s result (preset %q)", plan.PresetMongoDBSeed, r.Spec.Preset)
+	}
+	baseline := ""
+	for _, v := range r.Variants {
+		if v.Baseline {
+			baseline = v.ID
+		}
+	}
+	t := table{
+		title: fmt.Sprintf("MongoDB seed study (--preset %s): the seed's figures, ms, over every iteration (%s per trial)",
+			plan.PresetMongoDBSeed, plural(int(r.Spec.Count), "iteration")),
+		left:   2,
+		header: []string{"figure", "variant", "iterations", "mean", "stddev", "p50", "p95", "p99", "round trips", "vs " + baseline},
+	}
+	for _, f := range seedFigures {
+		for i, v := range r.Variants {
+			h, trips, err := f.merged(r.Trials, v.ID)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", f.name, v.ID, err)
+			}
+			name := f.name
+			if i > 0 {
+				name = ""
+			}
+			if h.Count == 0 {
+				t.add(name, v.ID, "0", "-", "-", "-", "-", "-", "-", "-")
+				continue
+			}
+			change := "baseline"
+			if v.ID != baseline {
+				change = delta(f.paired(r.Trials, baseline, v.ID))
+			}
+			t.add(name, v.ID, fmt.Sprint(h.Count), num(h.Mean, millis), num(h.StdDev, millis),
+				num(h.P50, millis), num(h.P95, millis), num(h.P99, millis), trips, change)
+		}
+	}
+	t.foot = []string{
+		"only-connection: mongo.Connect(), the seed's pymongo.MongoClient(): builds the client and starts its monitor, no I/O",
+		"first-query: find_one() with no filter on that new client: server selection waits for the monitor's connection (tcp, TLS, hello),",
+		"  then the pool's connection (tcp, TLS, hello with SCRAM's first message, auth) and the find; round trips of both connections",
+		"reused-client query: find_one() on one client whose connection is open (one untimed find_one first)",
+		"vs " + baseline + ": change of the mean, trials paired by round, ±95% interval, * where it excludes 0",
+	}
+	if s := r.Target.Server; s != nil {
+		t.foot = append(t.foot, fmt.Sprintf("server: %s %s (see the notes for what it does and does not represent)", s.Software, s.Version))
+	}
+	var b strings.Builder
+	t.write(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// latency is the figure's histogram in one trial.
+func (f seedFigure) latency(t result.Trial) (result.Hist, result.RoundTrips, bool) {
+	if t.Experiment != f.exp {
+		return result.Hist{}, result.RoundTrips{}, false
+	}
+	if f.phase == "" {
+		var rt result.RoundTrips
+		for i, p := range t.Phases {
+			// The trial's round trips are its phases' together.
+			if i == 0 {
+				rt = p.RoundTrips
+				continue
+			}
+			rt.Min, rt.Max, rt.Mean = rt.Min+p.RoundTrips.Min, rt.Max+p.RoundTrips.Max, rt.Mean+p.RoundTrips.Mean
+		}
+		return t.Latency, rt, true
+	}
+	for _, p := range t.Phases {
+		if p.Name == f.phase {
+			return p.Latency, p.RoundTrips, true
+		}
+	}
+	return result.Hist{}, result.RoundTrips{}, false
+}
+
+// merged is the figure over every trial of a variant, and its round trips.
+func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, string, error) {
+	all := stats.NewRecorder()
+	lo, hi, seen := 0, 0, false
+	for _, t := range trials {
+		if t.Variant != variant {
+			continue
+		}
+		h, rt, ok := f.latency(t)
+		if !ok || h.Count == 0 {
+			continue
+		}
+		rec, err := stats.DecodeHist(h)
+		if err != nil {
+			return result.Hist{}, "", err
+		}
+		all.Merge(rec)
+		if !seen || rt.Min < lo {
+			lo = rt.Min
+		}
+		hi, seen = max(hi, rt.Max), true
+	}
+	trips := "-"
+	if seen && (f.exp == plan.NewClient || hi > 0) {
+		trips = roundTrips(lo, hi)
+	}
+	return all.Hist(), trips, nil
+}
+
+// paired is the change of the figure's mean against the baseline's.
+func (f seedFigure) paired(trials []result.Trial, baseline, variant string) stats.Delta {
+	base := map[int]float64{}
+	for _, t := range trials {
+		if h, _, ok := f.latency(t); ok && t.Variant == baseline && h.Count > 0 {
+			base[t.Round] = h.Mean
+		}
+	}
+	var bs, vs []float64
+	for _, t := range trials {
+		if h, _, ok := f.latency(t); ok && t.Variant == variant && h.Count > 0 {
+			if x, ok := base[t.Round]; ok {
+				bs, vs = append(bs, x), append(vs, h.Mean)
+			}
+		}
+	}
+	return stats.Paired(bs, vs)
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// TestMongoSeedGolden renders the seed's table from a result stored as
+// measured by `tlsbench connect --preset mongodb-seed --lab mongodb` (never
+// regenerated; -update rewrites only the golden).
+func TestMongoSeedGolden(t *testing.T) {
+	jsonPath := filepath.Join("testdata", "mongodb", "seed.json")
+	goldenPath := filepath.Join("testdata", "mongodb", "seed.golden")
+	r, err := result.Read(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := MongoSeed(&got, r); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(goldenPath, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("MongoSeed(%s) differs from %s (go test ./internal/report -update rewrites it):\n%s", jsonPath, goldenPath, got.String())
+	}
+	// The generic tables render the same file too.
+	if err := Text(&bytes.Buffer{}, r); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestMongoSeedOtherResult: the seed's table is for mongodb-seed results
+// only, and a figure without trials shows as such.
+func TestMongoSeedOtherResult(t *testing.T) {
+	r, err := result.Read(filepath.Join("testdata", "mongodb", "seed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := *r
+	other.Spec.Preset = ""
+	if err := MongoSeed(&bytes.Buffer{}, &other); err == nil {
+		t.Error("the seed's table of a result without the preset")
+	}
+	cut := *r
+	cut.Trials = nil
+	for _, tr := range r.Trials {
+		if tr.Experiment != plan.ReusedClient {
+			cut.Trials = append(cut.Trials, tr)
+		}
+	}
+	var b bytes.Buffer
+	if err := MongoSeed(&b, &cut); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, "reused-client query ") && !strings.Contains(line, " 0 ") {
+			t.Errorf("a figure without trials: %q", line)
+		}
+	}
+}
