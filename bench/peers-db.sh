@@ -456,31 +456,38 @@ echo "machine: $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /
 echo "servers: tlsbench lab, key rsa2048, the same two for every run:"
 echo "         $(lab_field postgres header | cut -d, -f1), user $pg_user ($pg_auth), $pg_host:$pg_port"
 echo "         $(lab_field mariadb header | cut -d, -f1), user $my_user ($my_auth), $my_host:$my_port"
-echo "runs:    $ROUNDS rounds x 8 comparisons x 2 tools, ${T}s each, $C clients, tlsbench then peer in every round"
+echo "runs:    $ROUNDS rounds x 8 comparisons x 2 tools, ${T}s each, $C clients, tlsbench first in odd rounds, the peer first in even ones"
 echo "TLS the peers negotiate (OpenSSL 3 through libpq and libmariadb; asked once, outside the runs):"
 echo "         libpq, sslmode=require:  ${pg_peer_tls:-?} (pg_stat_ssl via psql), group ${pg_peer_group:-?} (openssl s_client -starttls postgres); no client certificate"
 echo "         libmariadb, ssl on:      ${my_peer_tls:-?} (Ssl_version/Ssl_cipher via the mariadb client), group ${my_peer_group:-?} (openssl s_client -starttls mysql); with sysbench's client certificate (rsa2048): mutual TLS"
 echo
 
 pg_tb_url() { echo "$pg_url&sslmode=$1"; }
+# A pair runs tlsbench and its peer back to back, tlsbench first in odd
+# rounds and second in even ones (A B, B A, ...): whatever the first run of
+# a pair pays or leaves behind (cold server caches, a new process) falls
+# on each tool alike.
+pair() { # "tlsbench command" "peer command"
+  if ((r % 2)); then eval "$1"; eval "$2"; else eval "$2"; eval "$1"; fi
+}
 for ((r = 1; r <= ROUNDS; r++)); do
   echo "round $r/$ROUNDS" >&2
-  tlsbench_run pg-pool-disable "$r" pg off pool "$(pg_tb_url disable)" --tls off --workload point-select --warmup 0s
-  pgbench_run pg-pool-disable "$r" disable
-  tlsbench_run pg-pool-require "$r" pg on pool "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select --warmup 0s
-  pgbench_run pg-pool-require "$r" require
-  tlsbench_run pg-connect-disable "$r" pg off connect "$(pg_tb_url disable)" --tls off --workload point-select
-  pgbench_run pg-connect-disable "$r" disable -C
-  tlsbench_run pg-connect-require "$r" pg on connect "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select
-  pgbench_run pg-connect-require "$r" require -C
-  tlsbench_run my-point-off "$r" my off pool "$my_url" --tls off --workload point-select --warmup 0s
-  sysbench_run my-point-off "$r" oltp_point_select off
-  tlsbench_run my-point-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload point-select --warmup 0s
-  sysbench_run my-point-on "$r" oltp_point_select on
-  tlsbench_run my-ro-off "$r" my off pool "$my_url" --tls off --workload read-only --warmup 0s
-  sysbench_run my-ro-off "$r" oltp_read_only off
-  tlsbench_run my-ro-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload read-only --warmup 0s
-  sysbench_run my-ro-on "$r" oltp_read_only on
+  pair 'tlsbench_run pg-pool-disable "$r" pg off pool "$(pg_tb_url disable)" --tls off --workload point-select --warmup 0s' \
+    'pgbench_run pg-pool-disable "$r" disable'
+  pair 'tlsbench_run pg-pool-require "$r" pg on pool "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select --warmup 0s' \
+    'pgbench_run pg-pool-require "$r" require'
+  pair 'tlsbench_run pg-connect-disable "$r" pg off connect "$(pg_tb_url disable)" --tls off --workload point-select' \
+    'pgbench_run pg-connect-disable "$r" disable -C'
+  pair 'tlsbench_run pg-connect-require "$r" pg on connect "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select' \
+    'pgbench_run pg-connect-require "$r" require -C'
+  pair 'tlsbench_run my-point-off "$r" my off pool "$my_url" --tls off --workload point-select --warmup 0s' \
+    'sysbench_run my-point-off "$r" oltp_point_select off'
+  pair 'tlsbench_run my-point-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload point-select --warmup 0s' \
+    'sysbench_run my-point-on "$r" oltp_point_select on'
+  pair 'tlsbench_run my-ro-off "$r" my off pool "$my_url" --tls off --workload read-only --warmup 0s' \
+    'sysbench_run my-ro-off "$r" oltp_read_only off'
+  pair 'tlsbench_run my-ro-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload read-only --warmup 0s' \
+    'sysbench_run my-ro-on "$r" oltp_read_only on'
 done
 echo >&2
 
