@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -148,16 +149,26 @@ func TestTunnelDiesMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	// The listener is the sshd whose parent is no sshd of this run (a
+	// connection's process starts as a fork of it, same command line);
+	// wait until it serves the tunnel and a few trials have finished.
 	listener := 0
-	for deadline := time.Now().Add(60 * time.Second); listener == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, p := range processesMentioning(filepath.Join(tmp, "tlsbench-sshd-")) {
-			listener, _ = strconv.Atoi(p)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		listener = 0
+		pids := processesMentioning(filepath.Join(tmp, "tlsbench-sshd-"))
+		for _, p := range pids {
+			if !slices.Contains(pids, strconv.Itoa(parentOf(p))) {
+				listener, _ = strconv.Atoi(p)
+			}
+		}
+		if listener != 0 && len(descendants(listener)) > 0 {
+			break
 		}
 	}
-	if listener == 0 {
-		t.Fatalf("found no sshd; stderr: %s", stderr.String())
+	if listener == 0 || len(descendants(listener)) == 0 {
+		t.Fatalf("found no sshd serving the tunnel; stderr: %s", stderr.String())
 	}
-	time.Sleep(4 * time.Second)
+	time.Sleep(3 * time.Second)
 	// sshd serves each connection in a child that calls setsid: kill the
 	// whole tree.
 	for _, pid := range append(descendants(listener), listener) {
@@ -185,23 +196,28 @@ func TestTunnelDiesMidRun(t *testing.T) {
 	}
 }
 
+// parentOf returns a process's parent pid, 0 if unknown.
+func parentOf(pid string) int {
+	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces, so read after ")".
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
 // descendants lists the processes below pid.
 func descendants(pid int) []int {
 	parent := map[int]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after ")".
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 1 {
-			parent[p], _ = strconv.Atoi(fields[1])
+		if p, err := strconv.Atoi(e.Name()); err == nil {
+			parent[p] = parentOf(e.Name())
 		}
 	}
 	var out []int
