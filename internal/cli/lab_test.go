@@ -123,14 +123,18 @@ func TestServerKilledMidRun(t *testing.T) {
 	defer cmd.Process.Kill()
 	// Once the postmaster (the process with -D) runs, let a few trials
 	// finish, then kill it.
+	// A backend starts as a fork of the postmaster, same command line:
+	// the postmaster is the one whose parent is none of them.
 	pid := 0
 	for deadline := time.Now().Add(60 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var pids []string
 		for _, p := range processesMentioning(tmp) {
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
 			if bytes.Contains(cmdline, []byte("postgres\x00-D")) {
-				pid, _ = strconv.Atoi(p)
+				pids = append(pids, p)
 			}
 		}
+		pid = rootOf(pids)
 	}
 	if pid == 0 {
 		t.Fatalf("found no postmaster to kill; stderr: %s", stderr.String())

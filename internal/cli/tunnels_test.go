@@ -154,13 +154,7 @@ func TestTunnelDiesMidRun(t *testing.T) {
 	// wait until it serves the tunnel and a few trials have finished.
 	listener := 0
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		listener = 0
-		pids := processesMentioning(filepath.Join(tmp, "tlsbench-sshd-"))
-		for _, p := range pids {
-			if !slices.Contains(pids, strconv.Itoa(parentOf(p))) {
-				listener, _ = strconv.Atoi(p)
-			}
-		}
+		listener = rootOf(processesMentioning(filepath.Join(tmp, "tlsbench-sshd-")))
 		if listener != 0 && len(descendants(listener)) > 0 {
 			break
 		}
@@ -194,6 +188,18 @@ func TestTunnelDiesMidRun(t *testing.T) {
 	if len(r.Trials) == 0 || r.Error == "" {
 		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
 	}
+}
+
+// rootOf returns the one of pids whose parent is none of them (a server
+// whose children start as forks with its command line), 0 if none.
+func rootOf(pids []string) int {
+	for _, p := range pids {
+		if !slices.Contains(pids, strconv.Itoa(parentOf(p))) {
+			pid, _ := strconv.Atoi(p)
+			return pid
+		}
+	}
+	return 0
 }
 
 // parentOf returns a process's parent pid, 0 if unknown.
