@@ -139,11 +139,11 @@ func TestFindings(t *testing.T) {
 		},
 		{
 			name: "ceilings",
-			r:    file("ceilings-fixture.json"),
+			r:    file("measured-ceilings.json"),
 			want: map[Kind][]string{
 				KindFinding: {
-					"With rsa2048 keys the server made at most 474.0 new TLS connections per second (tls1.3 rsa2048 c=2), 20% of the 2369 its 2 cores can sign for",
-					"With ecdsa-p256 keys the server made at most 1209 new TLS connections per second (tls1.2 ecdsa-p256 c=2), 1.8% of the 67743",
+					"With rsa2048 keys the server made at most 714.6 new TLS connections per second (tls1.2 rsa2048 c=2), 40% of the 1766 its 2 cores can sign for",
+					"With ecdsa-p256 keys the server made at most 1277 new TLS connections per second (tls1.2 ecdsa-p256 c=2), 2.5% of the 51408",
 					"signing alone does not limit new connections here",
 				},
 			},
