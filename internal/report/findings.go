@@ -876,6 +876,12 @@ func (f *finder) keys() {
 	}
 	// Recommend the fastest key one may deploy over the slowest, where the
 	// difference is measurable.
+	type keyRec struct {
+		best, worst string
+		size        float64 // |change| in percent
+		why         string
+	}
+	var keyRecs []keyRec
 	for _, g := range groups {
 		var keys []string
 		for _, k := range order {
@@ -898,11 +904,26 @@ func (f *finder) keys() {
 				f.add(KindFinding, "%s made the most connections per second %s, but %s keys are too weak to deploy: that is no reason to use them.", fastest, contextWords(g.info, "key"), weak)
 			}
 		}
-		x := v.contrast(plan.Connect, g.keys[worst], g.keys[best], c)
-		if !x.measurable() {
+		// Paired ratios are not symmetric: try the slower key against the
+		// faster one first (as the findings do), then the other way.
+		ctx := strings.TrimPrefix(contextWords(g.info, "key"), "with ")
+		if x := v.contrast(plan.Connect, g.keys[best], g.keys[worst], c); x.measurable() {
+			keyRecs = append(keyRecs, keyRec{best, worst, math.Abs(x.d.Pct), fmt.Sprintf("%s made %s here (%s)", worst, v.change(plan.Connect, x.d, best, false), ctx)})
+		} else if x := v.contrast(plan.Connect, g.keys[worst], g.keys[best], c); x.measurable() {
+			keyRecs = append(keyRecs, keyRec{best, worst, math.Abs(x.d.Pct), fmt.Sprintf("%s here (%s)", v.change(plan.Connect, x.d, worst, false), ctx)})
+		}
+	}
+	// One recommendation per pair of keys: where the difference was largest.
+	for i, r := range keyRecs {
+		if slices.ContainsFunc(keyRecs[:i], func(o keyRec) bool { return o.best == r.best && o.worst == r.worst }) {
 			continue
 		}
-		f.add(KindRecommendation, "Use %s server keys rather than %s: %s here (%s).", best, worst, v.change(plan.Connect, x.d, worst, false), strings.TrimPrefix(contextWords(g.info, "key"), "with "))
+		for _, o := range keyRecs[i+1:] {
+			if o.best == r.best && o.worst == r.worst && o.size > r.size {
+				r = o
+			}
+		}
+		f.add(KindRecommendation, "Use %s server keys rather than %s: %s.", r.best, r.worst, r.why)
 		break
 	}
 }
