@@ -1049,7 +1049,7 @@ func (f *finder) tunnels() {
 			y := v.contrast(plan.Connect, best, n, c)
 			parts = append(parts, "against "+best+", "+v.outcome(y, "", false))
 			if y.measurable() && y.d.Pct > 0 {
-				f.add(KindRecommendation, "Where connections cannot be pooled, carry them through a long-lived tunnel (%s): it made %s here, since it pays its handshake once instead of per connection.", n, v.change(plan.Connect, y.d, best, false))
+				f.add(KindRecommendation, "Where connections cannot be pooled, carry them through a long-lived tunnel (%s): it made %s here, since a database connection through it does not pay a full TLS handshake of its own (a channel open, or a resumed handshake between stunnels).", n, v.change(plan.Connect, y.d, best, false))
 			}
 		}
 		if len(parts) == 0 {
