@@ -479,12 +479,7 @@ func (b *charter) crypto() {
 	if len(prims) == 0 {
 		return
 	}
-	var libs []string
-	for _, p := range prims {
-		if !slices.Contains(libs, p.Library) {
-			libs = append(libs, p.Library)
-		}
-	}
+	libs := libraries(prims)
 	libColor := func(lib string) color.RGBA {
 		return libraryPalette[slices.Index(libs, lib)%len(libraryPalette)]
 	}

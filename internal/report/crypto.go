@@ -312,3 +312,15 @@ func (v *view) ceilings(b *strings.Builder) {
 	}
 	t.write(b)
 }
+
+// libraries lists the libraries of a crypto run's primitives, in the order
+// measured.
+func libraries(prims []result.Primitive) []string {
+	var libs []string
+	for _, p := range prims {
+		if !slices.Contains(libs, p.Library) {
+			libs = append(libs, p.Library)
+		}
+	}
+	return libs
+}

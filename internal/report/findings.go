@@ -1323,12 +1323,7 @@ func (f *finder) crypto() {
 	if len(prims) == 0 {
 		return
 	}
-	var libs []string
-	for _, p := range prims {
-		if !slices.Contains(libs, p.Library) {
-			libs = append(libs, p.Library)
-		}
-	}
+	libs := libraries(prims)
 	recommended := false
 	for _, lib := range libs {
 		var signs []result.Primitive
