@@ -104,29 +104,10 @@ func TestLabRuns(t *testing.T) {
 // run must end with a clear error, keep the trials that finished, and exit 1.
 func TestServerKilledMidRun(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
-	// PostgreSQL runs as the postgres user: its TMPDIR must be reachable.
-	tmp, err := os.MkdirTemp("", "tlsbench-killtest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	os.Chmod(tmp, 0o755)
-	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(os.Args[0], "connect", "--lab", "postgres", "--tls", "off,1.3", "--key", "ecdsa-p256",
-		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100", "-o", out)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	// Once the postmaster (the process with -D) runs, let a few trials
-	// finish, then kill it.
+	tmp := sharedTempDir(t)
 	// A backend starts as a fork of the postmaster, same command line:
 	// the postmaster is the one whose parent is none of them.
-	pid := 0
-	for deadline := time.Now().Add(60 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	postmaster := func() []int {
 		var pids []string
 		for _, p := range processesMentioning(tmp) {
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
@@ -134,33 +115,13 @@ func TestServerKilledMidRun(t *testing.T) {
 				pids = append(pids, p)
 			}
 		}
-		pid = rootOf(pids)
+		if pid := rootOf(pids); pid != 0 {
+			return []int{pid}
+		}
+		return nil
 	}
-	if pid == 0 {
-		t.Fatalf("found no postmaster to kill; stderr: %s", stderr.String())
-	}
-	time.Sleep(4 * time.Second)
-	syscall.Kill(pid, syscall.SIGKILL)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not end after its server was killed")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
-		t.Errorf("exit %d, want 1; stderr: %s", code, stderr.String())
-	}
-	if msg := errorLines(stderr.String()); len(msg) != 1 || !strings.Contains(msg[0], "finished trials are in") {
-		t.Errorf("stderr should have one clear error line naming the saved trials: %q", msg)
-	}
-	r, err := result.Read(out)
-	if err != nil {
-		t.Fatalf("no result after the server died: %v", err)
-	}
-	if len(r.Trials) == 0 || r.Error == "" {
-		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
-	}
+	killMidRun(t, tmp, postmaster, 4*time.Second, "", "connect", "--lab", "postgres", "--tls", "off,1.3", "--key", "ecdsa-p256",
+		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100")
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		var names []string
 		for _, e := range left {
@@ -174,6 +135,69 @@ func TestServerKilledMidRun(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sharedTempDir is a TMPDIR for a run whose lab PostgreSQL runs as the
+// postgres user, which must be able to enter it.
+func sharedTempDir(t *testing.T) string {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "tlsbench-killtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	os.Chmod(tmp, 0o755)
+	return tmp
+}
+
+// killMidRun runs tlsbench with args and TMPDIR=tmp, waits until find names
+// the server processes to kill, lets trials run for settle, kills them and
+// checks that the run ends with exit 1, one error line naming the saved
+// trials (and containing want), and the finished trials kept in the result,
+// which it returns.
+func killMidRun(t *testing.T, tmp string, find func() []int, settle time.Duration, want string, args ...string) *result.Result {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(os.Args[0], append(args, "-o", out)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var pids []int
+	for deadline := time.Now().Add(60 * time.Second); len(pids) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		pids = find()
+	}
+	if len(pids) == 0 {
+		t.Fatalf("found no server process to kill; stderr: %s", stderr.String())
+	}
+	time.Sleep(settle)
+	for _, pid := range find() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not end after its server was killed")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1; stderr: %s", code, stderr.String())
+	}
+	if msg := errorLines(stderr.String()); len(msg) != 1 || !strings.Contains(msg[0], "finished trials are in") || !strings.Contains(msg[0], want) {
+		t.Errorf("stderr should have one clear error line naming the saved trials (and %q): %q", want, msg)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatalf("no result after the server died: %v", err)
+	}
+	if len(r.Trials) == 0 || r.Error == "" {
+		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
+	}
+	return r
 }
 
 // errorLines drops from a run's stderr the lines naming the files it wrote.

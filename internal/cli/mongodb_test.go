@@ -208,50 +208,17 @@ func TestMongoDBBadInput(t *testing.T) {
 func TestMongoDBServerKilledMidRun(t *testing.T) {
 	needServer(t, "ferretdb")
 	tmp := t.TempDir()
-	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(os.Args[0], "connect", "--preset", "mongodb-seed", "--lab", "mongodb", "--key", "ecdsa-p256",
-		"-n", "20", "--trials", "100", "--rows", "100", "-o", out)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	pid := 0
-	for deadline := time.Now().Add(60 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	ferretdb := func() []int {
 		for _, p := range processesMentioning(tmp) {
 			if cmdline, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline")); bytes.Contains(cmdline, []byte("--handler=sqlite")) {
-				pid, _ = strconv.Atoi(p)
+				pid, _ := strconv.Atoi(p)
+				return []int{pid}
 			}
 		}
+		return nil
 	}
-	if pid == 0 {
-		t.Fatalf("found no ferretdb to kill; stderr: %s", stderr.String())
-	}
-	time.Sleep(3 * time.Second)
-	syscall.Kill(pid, syscall.SIGKILL)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the run did not end after its server was killed")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
-		t.Errorf("exit %d, want 1; stderr: %s", code, stderr.String())
-	}
-	msg := stderr.String()
-	if !strings.Contains(msg, "finished trials are in") || strings.Count(strings.TrimSpace(msg), "\n") > 2 {
-		t.Errorf("stderr should name the saved trials clearly: %q", msg)
-	}
-	r, err := result.Read(out)
-	if err != nil {
-		t.Fatalf("no result after the server died: %v", err)
-	}
-	if len(r.Trials) == 0 || r.Error == "" {
-		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
-	}
+	r := killMidRun(t, tmp, ferretdb, 3*time.Second, "", "connect", "--preset", "mongodb-seed", "--lab", "mongodb", "--key", "ecdsa-p256",
+		"-n", "20", "--trials", "100", "--rows", "100")
 	t.Logf("%d trials kept; error: %s", len(r.Trials), r.Error)
 }
 

@@ -3,12 +3,10 @@ package cli
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -133,60 +131,23 @@ func TestTunnelRTT(t *testing.T) {
 func TestTunnelDiesMidRun(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	needServer(t, "/usr/sbin/sshd")
-	tmp, err := os.MkdirTemp("", "tlsbench-tunneltest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	os.Chmod(tmp, 0o755) // PostgreSQL runs as postgres and needs TMPDIR
-	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(os.Args[0], "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust", "--via", "ssh",
-		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100", "-o", out)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	tmp := sharedTempDir(t)
 	// The listener is the sshd whose parent is no sshd of this run (a
-	// connection's process starts as a fork of it, same command line);
-	// wait until it serves the tunnel and a few trials have finished.
-	listener := 0
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		listener = rootOf(processesMentioning(filepath.Join(tmp, "tlsbench-sshd-")))
-		if listener != 0 && len(descendants(listener)) > 0 {
-			break
+	// connection's process starts as a fork of it, same command line).
+	// Once it serves the tunnel, kill it with its children: each
+	// connection's process calls setsid.
+	sshd := func() []int {
+		listener := rootOf(processesMentioning(filepath.Join(tmp, "tlsbench-sshd-")))
+		children := descendants(listener)
+		if listener == 0 || len(children) == 0 {
+			return nil
 		}
+		return append(children, listener)
 	}
-	if listener == 0 || len(descendants(listener)) == 0 {
-		t.Fatalf("found no sshd serving the tunnel; stderr: %s", stderr.String())
-	}
-	time.Sleep(3 * time.Second)
-	// sshd serves each connection in a child that calls setsid: kill the
-	// whole tree.
-	for _, pid := range append(descendants(listener), listener) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not end after its tunnel died")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
-		t.Errorf("exit %d, want 1; stderr: %s", code, stderr.String())
-	}
-	if msg := errorLines(stderr.String()); len(msg) != 1 || !strings.Contains(msg[0], "finished trials are in") || strings.Count(msg[0], "SSH tunnel") != 1 {
-		t.Errorf("stderr should have one error line naming the tunnel and the saved trials: %q", msg)
-	}
-	r, err := result.Read(out)
-	if err != nil {
-		t.Fatalf("no result after the tunnel died: %v", err)
-	}
-	if len(r.Trials) == 0 || r.Error == "" {
-		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
+	r := killMidRun(t, tmp, sshd, 3*time.Second, "SSH tunnel", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust", "--via", "ssh",
+		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100")
+	if strings.Count(r.Error, "SSH tunnel") != 1 {
+		t.Errorf("the error should name the tunnel once: %q", r.Error)
 	}
 }
 
