@@ -2,8 +2,10 @@ package lab
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -126,4 +128,13 @@ func confirmPresented(ctx context.Context, engine, addr string, roots *x509.Cert
 		return fmt.Errorf("%s lab server: asked to present %s, it presents %s", engine, key, got)
 	}
 	return nil
+}
+
+// newPassword is a lab server's users' password: 128 random bits in hex,
+// so that it needs no quoting or escaping in SQL, a URL, a Redis ACL rule or
+// a passfile. (crypto/rand.Read does not fail since Go 1.24.)
+func newPassword() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -2,11 +2,9 @@ package lab
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -91,9 +89,7 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 			m.Stop()
 		}
 	}()
-	if m.password, err = mariaDBPassword(); err != nil {
-		return nil, err
-	}
+	m.password = newPassword()
 	if err := os.WriteFile(m.PasswordFile(), []byte(m.password+"\n"), 0o600); err != nil {
 		return nil, err
 	}
@@ -147,15 +143,6 @@ func mariaDBBinary(name string) (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("MariaDB: %s is not in PATH or /usr/sbin (install mariadb-server): %w", name, ErrNotInstalled)
-}
-
-// mariaDBPassword is the users' password: 144 random bits.
-func mariaDBPassword() (string, error) {
-	b := make([]byte, 18)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // presentKey copies key's certificate and private key over the files the

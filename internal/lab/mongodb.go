@@ -2,9 +2,7 @@ package lab
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,9 +86,7 @@ func startMongoDB(ctx context.Context, o Options) (_ Server, err error) {
 			m.Stop()
 		}
 	}()
-	if m.password, err = mongoPassword(); err != nil {
-		return nil, err
-	}
+	m.password = newPassword()
 	if err := os.WriteFile(m.PasswordFile(), []byte(m.password+"\n"), 0o600); err != nil {
 		return nil, err
 	}
@@ -114,15 +110,6 @@ func startMongoDB(ctx context.Context, o Options) (_ Server, err error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-// mongoPassword is 24 random bytes, URL-safe.
-func mongoPassword() (string, error) {
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // start runs ferretdb presenting m.key and waits until it answers; the

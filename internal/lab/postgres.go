@@ -2,10 +2,8 @@ package lab
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -115,9 +113,7 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if s.runAs, err = postgresUser(dir); err != nil {
 		return nil, err
 	}
-	if s.password, err = pgPassword(); err != nil {
-		return nil, err
-	}
+	s.password = newPassword()
 	if s.port, err = freePort(); err != nil {
 		return nil, err
 	}
@@ -190,16 +186,6 @@ func postgresUser(dir string) (*syscall.Credential, error) {
 		}
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// pgPassword is the users' password: 128 random bits in hex, so that
-// it needs no quoting in SQL, URLs or a passfile.
-func pgPassword() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // chownAll gives the directory and everything in it to the server's user.

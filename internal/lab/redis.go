@@ -3,10 +3,8 @@ package lab
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -86,9 +84,7 @@ func startRedis(ctx context.Context, o Options) (_ Server, err error) {
 			r.Stop()
 		}
 	}()
-	if r.password, err = redisPassword(); err != nil {
-		return nil, err
-	}
+	r.password = newPassword()
 	if err := os.WriteFile(r.PasswordFile(), []byte(r.password+"\n"), 0o600); err != nil {
 		return nil, err
 	}
@@ -145,16 +141,6 @@ func redisBinary() (string, error) {
 		return "", fmt.Errorf("redis lab server: redis-server not found (apt-get install redis-server): %w", ErrNotInstalled)
 	}
 	return exe, nil
-}
-
-// redisPassword is 24 random bytes, URL-safe, so that it needs no escaping
-// in a URL or an ACL rule.
-func redisPassword() (string, error) {
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // config is redis.conf. The user's password goes in as its SHA-256, so that

@@ -110,18 +110,7 @@ func newView(r *result.Result) *view {
 	for _, cs := range v.conc {
 		slices.Sort(cs)
 	}
-	rank := func(e plan.Experiment) int {
-		switch e {
-		case plan.Connect:
-			return 0
-		case plan.Pool:
-			return 1
-		}
-		return 2
-	}
-	slices.SortFunc(v.experiments, func(a, b plan.Experiment) int {
-		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
-	})
+	slices.SortFunc(v.experiments, expOrder)
 	return v
 }
 
