@@ -28,9 +28,8 @@ import (
 // needs it), the lab's sshd when --via names no SSH server, and the lab's
 // stunnel pair.
 type tunnels struct {
-	ctx      context.Context
-	spec     plan.Spec
-	insecure bool
+	ctx  context.Context
+	spec plan.Spec
 
 	mu      sync.Mutex
 	sshd    *lab.SSHD
@@ -48,12 +47,14 @@ type sshTunnel struct {
 // need, and makes the site's variants with a Via label reach the server
 // through their tunnel.
 func (s *site) openTunnels(ctx context.Context, spec plan.Spec) error {
-	tu := &tunnels{ctx: ctx, spec: spec, insecure: spec.Insecure}
+	tu := &tunnels{ctx: ctx, spec: spec}
 	var stunnelKeys []string
+	tunnelled := false
 	for _, v := range spec.Variants() {
 		if v.Via == "" {
 			continue
 		}
+		tunnelled = true
 		via, err := spec.Tunnel(v.Via)
 		if err != nil {
 			return err
@@ -68,7 +69,7 @@ func (s *site) openTunnels(ctx context.Context, spec plan.Spec) error {
 			stunnelKeys = appendNew(stunnelKeys, v.Key)
 		}
 	}
-	if !slices.ContainsFunc(spec.Variants(), func(v plan.Variant) bool { return v.Via != "" }) {
+	if !tunnelled {
 		return nil
 	}
 	if len(stunnelKeys) > 0 {
@@ -152,7 +153,7 @@ func (tu *tunnels) sshTunnel(label string, via plan.Via, rtt time.Duration) (net
 		cfg = tu.sshd.Config(via.Cipher)
 	} else {
 		var err error
-		if cfg, err = sshConfig(via, tu.insecure); err != nil {
+		if cfg, err = sshConfig(via, tu.spec.Insecure); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -197,4 +199,39 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
+}
+
+// TestTunnelURL goes through an sshd named by URL, as a user's would be:
+// its key file and known_hosts checked; a host key missing from
+// known_hosts stops the run with one line naming the fix.
+func TestTunnelURL(t *testing.T) {
+	needServer(t, "/usr/sbin/sshd")
+	sshd, err := lab.StartSSHD(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sshd.Stop()
+	out := filepath.Join(t.TempDir(), "r.json")
+	via := sshd.URL() + "&cipher=aes256-ctr"
+	code, _, stderr := runMain(t, "connect", "builtin", "--tls", "off", "--via", via, "-n", "5", "--trials", "1", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tunnels) != 1 || r.Tunnels[0].Cipher != "aes256-ctr" || r.Tunnels[0].Addr != sshd.Addr() || r.Trials[0].Phases[0].Name != "tunnel" {
+		t.Errorf("tunnels %+v, first phase %s", r.Tunnels, r.Trials[0].Phases[0].Name)
+	}
+
+	empty := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unknown := strings.Replace(sshd.URL(), "known_hosts="+sshd.KnownHostsFile(), "known_hosts="+empty, 1)
+	code, _, stderr = runMain(t, "connect", "builtin", "--tls", "off", "--via", unknown, "-n", "5", "--trials", "1", "-o", filepath.Join(t.TempDir(), "r.json"))
+	if code != 1 || !strings.Contains(stderr, "is not in "+empty) || !strings.Contains(stderr, "--insecure") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("an unknown host key: exit %d, stderr %q", code, stderr)
+	}
 }
