@@ -22,7 +22,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // sshdBinary is where Debian's openssh-server puts sshd; it must be run by
@@ -207,16 +206,6 @@ func (s *SSHD) CPU() (time.Duration, error) { return s.proc.cpu() }
 
 // Alive reports why the server is gone, if it is.
 func (s *SSHD) Alive() error { return s.proc.alive() }
-
-// Info describes the server for the result.
-func (s *SSHD) Info() result.Server {
-	return result.Server{
-		Software:  "OpenSSH sshd",
-		Version:   s.version,
-		Endpoints: map[string]string{"ssh": s.Addr()},
-		Settings:  map[string]string{"ciphers": strings.Join(plan.SSHCiphers, ","), "host_key": s.hostKey.Type()},
-	}
-}
 
 // Stop stops sshd and removes its directory and keys; safe to call more
 // than once.
