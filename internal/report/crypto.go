@@ -258,13 +258,9 @@ func (c CeilingRow) Share() float64 {
 	return c.Best / c.ConnPerSec()
 }
 
-// Ceilings pairs each ceiling of r with the best connect rate measured with
-// its key. Variants that resume sessions are left out: a resumed handshake
-// signs nothing.
-func Ceilings(r *result.Result) []CeilingRow {
-	return newView(r).ceilingRows()
-}
-
+// ceilingRows pairs each ceiling of the result with the best connect rate
+// measured with its key. Variants that resume sessions are left out: a
+// resumed handshake signs nothing.
 func (v *view) ceilingRows() []CeilingRow {
 	var out []CeilingRow
 	for _, c := range v.r.Ceilings {
