@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -195,16 +196,26 @@ func WriteServerFiles(dir string, ca *CA, keyTypes []string) error {
 
 // LoadServerCert loads dir/<keyType>.crt and dir/<keyType>.key.
 func LoadServerCert(dir, keyType string) (tls.Certificate, error) {
-	c, err := tls.LoadX509KeyPair(filepath.Join(dir, keyType+".crt"), filepath.Join(dir, keyType+".key"))
+	certPEM, err := files.Read(filepath.Join(dir, keyType+".crt"), keyType+" certificate", files.MaxPEM)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := files.Read(filepath.Join(dir, keyType+".key"), keyType+" key", files.MaxPEM)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return c, fmt.Errorf("loading the %s certificate from %s: %w", keyType, dir, err)
 	}
 	return c, nil
 }
 
-// LoadCAFile reads a pool from a PEM file of one or more CA certificates.
+// LoadCAFile reads a pool from a PEM file of one or more CA certificates
+// (--ca, or a URL's tlsCAFile=): a regular file of at most files.MaxPEM
+// bytes, so that /dev/zero or a FIFO is an error, not a hang.
 func LoadCAFile(path string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(path)
+	data, err := files.Read(path, "CA file", files.MaxPEM)
 	if err != nil {
 		return nil, err
 	}

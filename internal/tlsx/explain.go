@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -22,15 +23,32 @@ type explained struct {
 func (e *explained) Error() string { return e.msg }
 func (e *explained) Unwrap() error { return e.err }
 
-// Explain turns a handshake error with addr, made for variant v, into one
-// actionable line that wraps err. Errors it does not recognize are returned
-// as they are.
+// Explain turns an error of a connection to addr, made for variant v, into
+// one actionable line that wraps err: a failed handshake, a refused
+// connection, a full file table. An error it explained already keeps its
+// line; errors it does not recognize are returned as they are.
 func Explain(err error, addr string, v plan.Variant) error {
 	if err == nil {
 		return nil
 	}
 	wrap := func(format string, args ...any) error {
 		return &explained{msg: fmt.Sprintf(format, args...), err: err}
+	}
+	var done *explained
+	if errors.As(err, &done) {
+		// Explained where it happened (a driver's Open); the caller's own
+		// wrapping (the phase) adds nothing to the line.
+		return &explained{msg: done.msg, err: err}
+	}
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		// Only the errno is wrapped: callers that print the innermost
+		// syscall error of a failed dial would otherwise drop this line.
+		return &explained{msg: "too many open files: " + raiseNoFile(), err: syscall.EMFILE}
+	case errors.Is(err, syscall.ENFILE):
+		return &explained{msg: "the system's table of open files is full (ENFILE): raise fs.file-max (sysctl), or use fewer connections (-c)", err: syscall.ENFILE}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return wrap("nothing is listening at %s (connection refused): is the server running, and is that its port?", addr)
 	}
 
 	var unknownCA x509.UnknownAuthorityError
@@ -58,7 +76,7 @@ func Explain(err error, addr string, v plan.Variant) error {
 		if strings.HasPrefix(string(record.RecordHeader[:]), "HTTP/") {
 			what = " (it answered in plain HTTP)"
 		}
-		return wrap("%s does not speak TLS%s: check the port, or use the plain variant (--tls off)", addr, what)
+		return wrap("%s does not speak TLS%s: is it a plaintext port? check the port, or use the plain variant (--tls off)", addr, what)
 	}
 
 	said := "server said: " + strings.TrimPrefix(remoteAlert(err), "tls: ")
@@ -94,6 +112,15 @@ func remoteAlert(err error) string {
 		return op.Err.Error()
 	}
 	return ""
+}
+
+// raiseNoFile says how to raise the limit of open files, with its value now.
+func raiseNoFile() string {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return "raise the limit with ulimit -n, or use fewer connections (-c)"
+	}
+	return fmt.Sprintf("raise the limit with ulimit -n (now %d), or use fewer connections (-c)", rl.Cur)
 }
 
 func certNames(c *x509.Certificate) string {

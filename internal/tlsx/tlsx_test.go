@@ -5,11 +5,13 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,6 +141,40 @@ func TestServerFiles(t *testing.T) {
 	os.WriteFile(bad, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("junk")}), 0o644)
 	if _, err := LoadCAFile(bad); err == nil {
 		t.Error("LoadCAFile of a corrupt certificate succeeded")
+	}
+}
+
+// TestCAFileNotAFile: --ca /dev/zero, a FIFO (opening one blocks until a
+// writer comes) or a directory is one line at once, not a hang or an
+// endless read.
+func TestCAFileNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "ca.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(t.TempDir(), "huge.crt")
+	if err := os.WriteFile(huge, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 8<<20); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"/dev/zero", "is not a regular file (a character device)"},
+		{fifo, "is not a regular file (a named pipe)"},
+		{t.TempDir(), "is a directory"},
+		{huge, "is larger than 4 MiB"},
+	} {
+		start := time.Now()
+		_, err := LoadCAFile(tc.path)
+		took := time.Since(start)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("LoadCAFile(%s) = %v, want one line with %q", tc.path, err, tc.want)
+		}
+		if took > time.Second {
+			t.Errorf("LoadCAFile(%s) took %v", tc.path, took)
+		}
+		t.Logf("%v (%v)", err, took)
 	}
 }
 
@@ -367,9 +403,10 @@ func TestExplain(t *testing.T) {
 		{"RSA suite of an ECDSA server", goodAddr, plan.Variant{ID: "tls1.2 ECDHE_RSA_WITH_AES_128_GCM_SHA256", TLS: "1.2", Cipher: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, trusted,
 			"ADDR and tlsbench share no cipher suite for tls1.2 ECDHE_RSA_WITH_AES_128_GCM_SHA256 (server said: handshake failure): the server does not accept TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 with its key; choose another --cipher or leave it out", nil},
 		{"plain HTTP server", httpAddr, v12, trusted,
-			"ADDR does not speak TLS (it answered in plain HTTP): check the port, or use the plain variant (--tls off)",
+			"ADDR does not speak TLS (it answered in plain HTTP): is it a plaintext port? check the port, or use the plain variant (--tls off)",
 			new(tls.RecordHeaderError)},
-		{"nothing listening", closedAddr, v13, trusted, "", nil},
+		{"nothing listening", closedAddr, v13, trusted,
+			"nothing is listening at ADDR (connection refused): is the server running, and is that its port?", new(*net.OpError)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -398,6 +435,15 @@ func TestExplain(t *testing.T) {
 	}
 	if Explain(nil, goodAddr, v13) != nil {
 		t.Error("Explain(nil) != nil")
+	}
+
+	// An error explained where it happened keeps its line when a caller
+	// wrapped it and explains it again.
+	_, herr := handshake(t, goodAddr, v13, ClientOptions{RootCAs: other.Pool()})
+	once := Explain(herr, goodAddr, v13)
+	again := Explain(fmt.Errorf("tls-handshake: %w", once), goodAddr, v13)
+	if again.Error() != once.Error() || !errors.Is(again, herr) {
+		t.Errorf("explained twice: %q, want %q", again, once)
 	}
 }
 
