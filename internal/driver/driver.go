@@ -16,6 +16,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // Config is what a driver needs to reach the target for one variant.
@@ -165,6 +166,79 @@ func cause(err error) string {
 		return "tls alert"
 	}
 	return "other"
+}
+
+// explained is an error rephrased as what the server did and what to do;
+// the original stays reachable through Unwrap, for Kind.
+type explained struct {
+	msg string
+	err error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }
+
+// Explain turns err, a failed step of a session with cfg over c (nil if no
+// TCP connection was made), into one line that names the cause and the fix,
+// from what the connection saw: a server that closed it before a word (a
+// TLS port reading plaintext, or the reverse), one that said nothing until
+// the timeout, a timeout in mid-answer; the rest is tlsx.Explain's
+// (certificates, a plaintext answer to TLS, refused, too many open files).
+// useTLS is how this engine's URL asks for TLS ("use rediss://"). A
+// cancelled step, and errors not recognized, are returned as they are.
+func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var done *explained
+	if errors.As(err, &done) {
+		return err
+	}
+	if c != nil {
+		sent, received := c.Counters()
+		switch {
+		case received == 0 && sent > 0 && closed(err) && cfg.TLS == nil:
+			return ClosedOnPlaintext(err, cfg.Addr, useTLS)
+		case received == 0 && sent > 0 && closed(err):
+			return ClosedOnTLS(err, cfg.Addr)
+		case received == 0 && timedOut(err):
+			also := ""
+			if cfg.TLS != nil {
+				also = ", or a plaintext port that waits for more of the TLS ClientHello"
+			}
+			return &explained{msg: fmt.Sprintf("the server at %s accepted the connection but sent nothing within --timeout %v: is it stopped or overloaded%s?", cfg.Addr, cfg.Timeout, also), err: err}
+		case timedOut(err):
+			return &explained{msg: fmt.Sprintf("the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout), err: err}
+		}
+	}
+	return tlsx.Explain(err, cfg.Addr, cfg.Variant)
+}
+
+// ClosedOnPlaintext says that the server at addr closed the connection on
+// a plaintext client before answering, as a TLS port does; useTLS is how to
+// ask the engine for TLS.
+func ClosedOnPlaintext(err error, addr, useTLS string) error {
+	return &explained{msg: fmt.Sprintf("the server at %s closed the connection on the plaintext request: is it a TLS port? %s", addr, useTLS), err: err}
+}
+
+// ClosedOnTLS says that the server at addr closed the connection on the
+// TLS ClientHello without a word, as a plaintext port of some engines
+// (MongoDB) does.
+func ClosedOnTLS(err error, addr string) error {
+	return &explained{msg: fmt.Sprintf("the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", addr), err: err}
+}
+
+// closed says whether err is the peer closing or resetting the connection.
+func closed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// timedOut says whether err is a deadline that passed (not a cancellation).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.As(err, &ne) && ne.Timeout()
 }
 
 // New makes the driver registered for a target scheme.

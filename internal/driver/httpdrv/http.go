@@ -5,6 +5,7 @@ package httpdrv
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,13 +42,66 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	return &httpDriver{cfg: cfg, req: []byte(req)}, nil
 }
 
+// maxHeaderBytes bounds the status line and headers of a response. Go's
+// net/http accepts 1 MiB of request headers (DefaultMaxHeaderBytes) and 10
+// MiB of response headers by default; real responses carry well under
+// 16 KiB (cookies and security policies included), and the targets
+// tlsbench measures answer a GET of a test path. 64 KiB is four times
+// that, and small enough that a server that never ends a header line
+// fails at once instead of growing memory until the timeout.
+const maxHeaderBytes = 64 << 10
+
+var errHeadersTooLarge = fmt.Errorf("the server's response headers exceed %d KiB: is it an HTTP server?", maxHeaderBytes>>10)
+
+// useTLS is what to say to a plaintext client of a TLS port.
+const useTLS = "use https://"
+
 type session struct {
 	driver.Link
 	d      *httpDriver
 	rw     io.ReadWriteCloser
+	guard  *headerGuard
 	br     *bufio.Reader
 	used   bool
+	broken bool // an operation failed: the stream is not worth reading on
 	cancel func() bool
+}
+
+// headerGuard is the reader under the session's bufio.Reader: while a
+// response's headers are read it refuses to read past maxHeaderBytes, and
+// it keeps the last read error, which bufio.Reader.ReadLine hides behind a
+// partial line (a timeout in mid-status-line would otherwise read as a
+// malformed "HTT").
+type headerGuard struct {
+	r     io.Reader
+	limit bool  // headers are being read
+	left  int64 // bytes they may still take
+	err   error // the last read error
+}
+
+func (g *headerGuard) Read(p []byte) (int, error) {
+	if g.limit {
+		if g.left <= 0 {
+			g.err = errHeadersTooLarge
+			return 0, g.err
+		}
+		if int64(len(p)) > g.left {
+			p = p[:g.left]
+		}
+	}
+	n, err := g.r.Read(p)
+	g.left -= int64(n)
+	if err != nil {
+		g.err = err
+	}
+	return n, err
+}
+
+// headers starts (on) or ends the bound on the bytes read for a response's
+// headers. Bytes that bufio holds already, at most its buffer's size, are
+// not counted: the bound is loose by that much, never tighter.
+func (g *headerGuard) headers(on bool) {
+	g.limit, g.left, g.err = on, maxHeaderBytes, nil
 }
 
 func (d *httpDriver) Open(ctx context.Context) (driver.Session, error) {
@@ -55,7 +109,7 @@ func (d *httpDriver) Open(ctx context.Context) (driver.Session, error) {
 	defer cancel()
 	c, err := d.cfg.Dialer.Dial(dctx, d.cfg.Addr)
 	if err != nil {
-		return nil, &driver.OpError{Phase: netx.PhaseTCP, Err: err}
+		return nil, &driver.OpError{Phase: netx.PhaseTCP, Err: driver.Explain(err, d.cfg, nil, useTLS)}
 	}
 	s := &session{d: d, Link: driver.Link{Net: c}, rw: c}
 	// An interrupted run must not wait for a slow server: cancelling ctx
@@ -67,17 +121,35 @@ func (d *httpDriver) Open(ctx context.Context) (driver.Session, error) {
 		if err != nil {
 			s.cancel()
 			c.Close()
-			return nil, &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: err}
+			return nil, &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: s.explain(ctx, err)}
 		}
 		s.Secure, s.rw = tc, tc
 	}
-	s.br = bufio.NewReaderSize(s.rw, 32<<10)
+	s.guard = &headerGuard{r: s.rw}
+	s.br = bufio.NewReaderSize(s.guard, 32<<10)
 	return s, nil
+}
+
+// explain makes err one line that names its cause (see driver.Explain); a
+// step ended by the cancellation of ctx says so.
+func (s *session) explain(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
+	return driver.Explain(err, s.d.cfg, s.Net, useTLS)
 }
 
 // Do sends one GET and reads the whole response. The first request of a
 // session is split into the request and response phases.
 func (s *session) Do(ctx context.Context) error {
+	err := s.do(ctx)
+	if err != nil {
+		s.broken = true
+	}
+	return err
+}
+
+func (s *session) do(ctx context.Context) error {
 	first := !s.used
 	s.used = true
 	if first {
@@ -86,31 +158,56 @@ func (s *session) Do(ctx context.Context) error {
 		s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
 	}
 	if _, err := s.rw.Write(s.d.req); err != nil {
-		return &driver.OpError{Phase: PhaseRequest, Err: err}
+		return &driver.OpError{Phase: PhaseRequest, Err: s.explain(ctx, err)}
 	}
+	s.guard.headers(true)
 	resp, err := http.ReadResponse(s.br, nil)
+	readErr := s.guard.err
+	s.guard.headers(false)
 	if err != nil {
-		return &driver.OpError{Phase: PhaseRequest, Err: err}
+		if readErr != nil {
+			// The read error is the cause; what the parser made of
+			// the bytes before it is not.
+			err = readErr
+		}
+		return &driver.OpError{Phase: PhaseRequest, Err: s.explain(ctx, err)}
 	}
 	if first {
 		s.Net.MarkAt(s.Net.TurnRead(), PhaseResponse)
 	}
+	var head [256]byte
+	n := 0
+	if resp.StatusCode != http.StatusOK {
+		n, _ = io.ReadFull(resp.Body, head[:])
+	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return &driver.OpError{Phase: PhaseResponse, Err: err}
+		return &driver.OpError{Phase: PhaseResponse, Err: s.explain(ctx, err)}
 	}
 	if resp.StatusCode != http.StatusOK {
+		for _, said := range tlsPortAnswers {
+			if resp.StatusCode == http.StatusBadRequest && bytes.Contains(head[:n], []byte(said)) {
+				return &driver.OpError{Phase: PhaseResponse, Err: fmt.Errorf("HTTP status %s (%q): %s is a TLS port: %s", resp.Status, said, s.d.cfg.Addr, useTLS)}
+			}
+		}
 		return &driver.OpError{Phase: PhaseResponse, Err: fmt.Errorf("HTTP status %s", resp.Status)}
 	}
 	return nil
+}
+
+// tlsPortAnswers are how HTTPS servers answer a plaintext request, with a
+// 400: Go's net/http, nginx.
+var tlsPortAnswers = []string{
+	"Client sent an HTTP request to an HTTPS server",
+	"The plain HTTP request was sent to HTTPS port",
 }
 
 // Close ends the session. After a Connection: close request it first reads
 // to the end of the stream, so that the server closes first.
 func (s *session) Close() error {
 	defer s.cancel()
-	if s.used && !s.d.cfg.Reuse {
+	if s.used && !s.d.cfg.Reuse && !s.broken {
 		s.Net.Mark(netx.PhaseClose)
 		if _, err := io.Copy(io.Discard, s.br); err != nil && !errors.Is(err, io.EOF) {
 			s.rw.Close()
