@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
@@ -27,6 +30,15 @@ const (
 	PhaseAuth           = "auth"            // startup and authentication until ReadyForQuery
 	PhaseQuery          = "query"           // the first operation
 )
+
+// useTLS is what to say to a plaintext client of a TLS port.
+const useTLS = "use sslmode=require"
+
+// maxMessage bounds a message from the server: pgx's own bound is 1 GiB,
+// which it allocates as soon as a message header claims it. The workloads'
+// largest message is a row of sbtest (under 300 bytes) or an error; 16 MiB
+// leaves room for anything a real server sends them.
+const maxMessage = 16 << 20
 
 type pgDriver struct {
 	cfg  driver.Config
@@ -44,6 +56,9 @@ type pgDriver struct {
 func New(cfg driver.Config) (driver.Driver, error) {
 	if cfg.URL == nil {
 		return nil, errors.New("postgres: no URL to log in with")
+	}
+	if err := checkFiles(cfg.URL); err != nil {
+		return nil, err
 	}
 	base, err := pgx.ParseConfig(cfg.URL.String())
 	if err != nil {
@@ -73,12 +88,43 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	base.Fallbacks = nil
 	base.SSLNegotiation = "postgres" // SSLRequest first, never direct TLS
 	base.ConnectTimeout = 0          // cfg.Timeout bounds Open instead
+	base.MaxProtocolMessageBodyLen = maxMessage
 	// No round trips beyond the login: no target_session_attrs check, no
 	// set-up queries, and no name lookup (cfg.Addr is what is dialed).
 	base.ValidateConnect, base.AfterConnect = nil, nil
 	base.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
 	base.RuntimeParams["application_name"] = "tlsbench"
 	return d, nil
+}
+
+// pgxFiles are the parameters whose files pgx reads, whole, as it parses
+// the URL, and the environment variables that stand in for them.
+var pgxFiles = []struct{ param, env string }{
+	{"sslrootcert", "PGSSLROOTCERT"},
+	{"sslcert", "PGSSLCERT"},
+	{"sslkey", "PGSSLKEY"},
+}
+
+// checkFiles makes sure, before pgx reads them with os.ReadFile, that the
+// certificate and key files u (or the environment) names are regular files
+// of at most files.MaxPEM bytes: sslrootcert=/dev/zero would otherwise
+// read until memory runs out, and a FIFO block. pgx reads the passfile and
+// servicefile a line at a time, with a bound on the line.
+func checkFiles(u *url.URL) error {
+	q := u.Query()
+	for _, f := range pgxFiles {
+		path := q.Get(f.param)
+		if path == "" {
+			path = os.Getenv(f.env)
+		}
+		if path == "" || f.param == "sslrootcert" && path == "system" {
+			continue
+		}
+		if _, err := files.Read(path, f.param, files.MaxPEM); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+	}
+	return nil
 }
 
 // Statements implements driver.Counter.
@@ -90,6 +136,8 @@ type session struct {
 	pg     *pgx.Conn
 	used   bool
 	cancel func() bool // stops the AfterFunc of Open's ctx
+	// handshook is set when the TLS handshake succeeded.
+	handshook bool
 }
 
 // Open connects through cfg.Dialer and logs in. With TLS the phases are
@@ -121,11 +169,14 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 	// inside that write: pgx starts a background reader on the conn when a
 	// write takes over 15 ms, as a slow handshake does, and the conn's
 	// bookkeeping is not made for a reader and a writer at once.
+	// On an error pgx closes the conn the hook returns: it must be the
+	// conn it was given, never nil, or pgx panics.
 	cc.AfterNetConnect = func(hctx context.Context, _ *pgconn.Config, c net.Conn) (net.Conn, error) {
 		if tc, ok := c.(*tls.Conn); ok {
 			if err := tc.HandshakeContext(hctx); err != nil {
-				return nil, err
+				return c, err
 			}
+			s.handshook = true
 		}
 		return c, nil
 	}
@@ -133,7 +184,7 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 	defer cancel()
 	pg, err := pgx.ConnectConfig(octx, &cc)
 	if err != nil {
-		return nil, s.openError(err)
+		return nil, s.openError(ctx, err)
 	}
 	s.pg = pg
 	s.Secure, _ = pg.PgConn().Conn().(*tls.Conn)
@@ -141,19 +192,32 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 }
 
 // openError names the phase a failed Open stopped in: tcp if no
-// connection was made, else the conn's current phase.
-func (s *session) openError(err error) error {
+// connection was made, else the conn's current phase; and its cause (see
+// driver.Explain); a step ended by the cancellation of ctx says so.
+func (s *session) openError(ctx context.Context, err error) error {
 	if s.Net == nil {
-		return &driver.OpError{Phase: netx.PhaseTCP, Err: err}
+		return &driver.OpError{Phase: netx.PhaseTCP, Err: s.explain(ctx, err)}
 	}
 	s.cancel()
 	s.Net.Close()
 	tr := s.Net.Finish()
 	phase := tr.Phases[len(tr.Phases)-1].Name
+	if phase == PhaseAuth && s.d.cfg.TLS != nil && !s.handshook {
+		// The handshake failed: the alert the client sent (encrypted in
+		// TLS 1.3) looked like its Finished to the conn.
+		phase = netx.PhaseTLSHandshake
+	}
 	if phase == PhaseTLSNegotiation && strings.Contains(err.Error(), "server refused TLS connection") {
 		err = fmt.Errorf("the server does not accept TLS (it answered the SSLRequest with 'N'): %w", err)
 	}
-	return &driver.OpError{Phase: phase, Err: err}
+	return &driver.OpError{Phase: phase, Err: s.explain(ctx, err)}
+}
+
+func (s *session) explain(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
+	return driver.Explain(err, s.d.cfg, s.Net, useTLS)
 }
 
 // Do runs one operation of the workload; the first marks the query phase.
@@ -174,7 +238,7 @@ func (s *session) Do(ctx context.Context) error {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return &driver.OpError{Phase: PhaseQuery, Err: err}
+		return &driver.OpError{Phase: PhaseQuery, Err: driver.Explain(err, s.d.cfg, s.Net, useTLS)}
 	}
 	return nil
 }

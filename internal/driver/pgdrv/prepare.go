@@ -7,6 +7,8 @@ import (
 	"net"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
 )
 
 // prepareBatch is how many rows one COPY loads, and how often progress is
@@ -25,7 +27,7 @@ func (d *pgDriver) Prepare(ctx context.Context, tables, rows int, progress func(
 	}
 	c, err := d.connectUnmeasured(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: connecting to prepare the sbtest tables: %w", err)
+		return fmt.Errorf("postgres: connecting to prepare the sbtest tables: %w", driver.Explain(err, d.cfg, nil, useTLS))
 	}
 	defer c.Close(context.Background())
 
@@ -76,6 +78,11 @@ func (d *pgDriver) connectUnmeasured(ctx context.Context) (*pgx.Conn, error) {
 	var nd net.Dialer
 	cc.DialFunc = func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return nd.DialContext(ctx, "tcp", d.cfg.Addr)
+	}
+	if d.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.cfg.Timeout)
+		defer cancel()
 	}
 	return pgx.ConnectConfig(ctx, &cc)
 }
