@@ -178,6 +178,12 @@ type explained struct {
 func (e *explained) Error() string { return e.msg }
 func (e *explained) Unwrap() error { return e.err }
 
+// Explained returns err with the line format and args make of it in place
+// of its own message: a driver's own explanation, which Explain keeps.
+func Explained(err error, format string, args ...any) error {
+	return &explained{msg: fmt.Sprintf(format, args...), err: err}
+}
+
 // Explain turns err, a failed step of a session with cfg over c (nil if no
 // TCP connection was made), into one line that names the cause and the fix,
 // from what the connection saw: a server that closed it before a word (a
@@ -206,9 +212,9 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 			if cfg.TLS != nil {
 				also = ", or a plaintext port that waits for more of the TLS ClientHello"
 			}
-			return &explained{msg: fmt.Sprintf("the server at %s accepted the connection but sent nothing within --timeout %v: is it stopped or overloaded%s?", cfg.Addr, cfg.Timeout, also), err: err}
+			return Explained(err, "the server at %s accepted the connection but sent nothing within --timeout %v: is it stopped or overloaded%s?", cfg.Addr, cfg.Timeout, also)
 		case timedOut(err):
-			return &explained{msg: fmt.Sprintf("the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout), err: err}
+			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
 		}
 	}
 	return tlsx.Explain(err, cfg.Addr, cfg.Variant)
@@ -218,14 +224,14 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 // a plaintext client before answering, as a TLS port does; useTLS is how to
 // ask the engine for TLS.
 func ClosedOnPlaintext(err error, addr, useTLS string) error {
-	return &explained{msg: fmt.Sprintf("the server at %s closed the connection on the plaintext request: is it a TLS port? %s", addr, useTLS), err: err}
+	return Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", addr, useTLS)
 }
 
 // ClosedOnTLS says that the server at addr closed the connection on the
 // TLS ClientHello without a word, as a plaintext port of some engines
 // (MongoDB) does.
 func ClosedOnTLS(err error, addr string) error {
-	return &explained{msg: fmt.Sprintf("the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", addr), err: err}
+	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", addr)
 }
 
 // closed says whether err is the peer closing or resetting the connection.

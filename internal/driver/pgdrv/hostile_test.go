@@ -228,3 +228,33 @@ func TestCertFiles(t *testing.T) {
 		t.Logf("%s: %v (%v)", q, err, took)
 	}
 }
+
+// TestHugeMessage: a message header that claims 1 GiB (pgx's own bound,
+// which it would allocate at once) fails at the driver's 16 MiB bound,
+// without the allocation.
+func TestHugeMessage(t *testing.T) {
+	addr := drivertest.Listen(t, func(c net.Conn) {
+		var n [4]byte
+		if _, err := io.ReadFull(c, n[:]); err != nil {
+			return
+		}
+		// The startup message, then an authentication request of 1 GiB.
+		io.CopyN(io.Discard, c, int64(n[0])<<24|int64(n[1])<<16|int64(n[2])<<8|int64(n[3])-4)
+		c.Write([]byte{'R', 0x3f, 0xff, 0xff, 0xff})
+		drivertest.Drain(c)
+	})
+	cfg := hostileConfig(t, addr, 2*time.Second)
+	cfg.Variant, cfg.TLS = plan.Variant{TLS: "off"}, nil
+	d := newDriver(t, cfg)
+	var err error
+	start := time.Now()
+	growth := drivertest.HeapGrowth(func() { _, err = d.Open(context.Background()) })
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "more than the 16 MiB tlsbench reads") {
+		t.Errorf("Open: %v, want a message too large", err)
+	}
+	if growth > 64<<20 || took > cfg.Timeout {
+		t.Errorf("the heap grew by %d MiB in %v", growth>>20, took)
+	}
+	t.Logf("%v after %v, heap +%d KiB", err, took.Round(time.Millisecond), growth>>10)
+}

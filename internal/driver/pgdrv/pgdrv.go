@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/files"
@@ -217,7 +218,16 @@ func (s *session) explain(ctx context.Context, err error) error {
 	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		return fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
-	return driver.Explain(err, s.d.cfg, s.Net, useTLS)
+	return s.d.explain(err, s.Net)
+}
+
+// explain is driver.Explain, and a message over maxMessage said so.
+func (d *pgDriver) explain(err error, c *netx.Conn) error {
+	var big *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &big) {
+		return driver.Explained(err, "the server at %s sent a message of %d bytes, more than the %d MiB tlsbench reads: is it a PostgreSQL server?", d.cfg.Addr, big.ActualBodyLen, maxMessage>>20)
+	}
+	return driver.Explain(err, d.cfg, c, useTLS)
 }
 
 // Do runs one operation of the workload; the first marks the query phase.
@@ -238,7 +248,7 @@ func (s *session) Do(ctx context.Context) error {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return &driver.OpError{Phase: PhaseQuery, Err: driver.Explain(err, s.d.cfg, s.Net, useTLS)}
+		return &driver.OpError{Phase: PhaseQuery, Err: s.d.explain(err, s.Net)}
 	}
 	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"net"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/tlsbench/tlsbench/internal/driver"
 )
 
 // prepareBatch is how many rows one COPY loads, and how often progress is
@@ -27,7 +25,7 @@ func (d *pgDriver) Prepare(ctx context.Context, tables, rows int, progress func(
 	}
 	c, err := d.connectUnmeasured(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: connecting to prepare the sbtest tables: %w", driver.Explain(err, d.cfg, nil, useTLS))
+		return fmt.Errorf("postgres: connecting to prepare the sbtest tables: %w", d.explain(err, nil))
 	}
 	defer c.Close(context.Background())
 
