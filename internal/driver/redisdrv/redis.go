@@ -3,12 +3,10 @@ package redisdrv
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/netx"
 )
 
@@ -52,6 +51,9 @@ const (
 	streamKey = "stream:1"
 )
 
+// useTLS is what to say to a plaintext client of a TLS port.
+const useTLS = "use rediss://"
+
 // StreamSize is the size of the stream workload's value for rows rows.
 func StreamSize(rows int) int { return min(rows*valueSize, maxStream) }
 
@@ -62,6 +64,7 @@ type redisDriver struct {
 	db       int
 	stream   bool
 	rows     int
+	maxBulk  int64 // the largest value a reply may announce (see respGuard)
 }
 
 // New returns a driver for cfg: user, password (or passfile=PATH) and
@@ -79,13 +82,17 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	if d.rows < 1 {
 		return nil, fmt.Errorf("redis workload %s: %d rows: use 1 or more", cfg.Workload.Name, d.rows)
 	}
+	d.maxBulk = minBulk
+	if d.stream {
+		d.maxBulk = max(minBulk, int64(StreamSize(d.rows)))
+	}
 	if u := cfg.URL; u != nil {
 		if u.User != nil {
 			d.user = u.User.Username()
 			d.password, _ = u.User.Password()
 		}
 		if path := u.Query().Get("passfile"); path != "" && d.password == "" {
-			data, err := os.ReadFile(path)
+			data, err := files.Read(path, "passfile", files.MaxPEM)
 			if err != nil {
 				return nil, fmt.Errorf("reading the password file: %w", err)
 			}
@@ -127,7 +134,7 @@ var errNoRedial = errors.New("the session's connection is gone (no reconnect)")
 // HELLO; go-redis's own HELLO at connect is answered by a hook without
 // reaching the server (see skipHello).
 func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
-	s := &session{d: d, wire: &cancelConn{}}
+	s := &session{d: d, wire: &cancelConn{guard: respGuard{addr: d.cfg.Addr, maxBulk: d.maxBulk}}}
 	// Built before the dial: its cost is the library's, not a phase's.
 	s.client = redis.NewClient(&redis.Options{
 		Addr:     d.cfg.Addr,
@@ -155,61 +162,49 @@ func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
 		},
 	})
 	s.client.AddHook(skipHello{})
+	s.client.AddHook(bounded{wire: s.wire, timeout: d.cfg.Timeout})
 
 	octx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	c, err := d.cfg.Dialer.Dial(octx, d.cfg.Addr)
 	if err != nil {
 		s.client.Close()
-		return nil, &driver.OpError{Phase: netx.PhaseTCP, Err: err}
+		return nil, s.opError(ctx, netx.PhaseTCP, err)
 	}
 	s.Net = c
 	s.wire.raw, s.wire.Conn = c, c
 	// An interrupted run must not wait for a slow server: cancelling ctx
 	// unblocks every read and write at once, whatever deadline go-redis set.
 	s.stop = context.AfterFunc(ctx, s.wire.cancel)
-	s.wire.SetDeadline(time.Now().Add(d.cfg.Timeout))
+	s.wire.bound(d.cfg.Timeout)
 	if d.cfg.TLS != nil {
+		// Redis reads a ClientHello on its plaintext port as an
+		// unfinished inline command and stays silent until the timeout,
+		// or answers -ERR if the hello holds a newline byte: both say
+		// "is it a plaintext port?" (driver.Explain).
 		tc, err := netx.Handshake(octx, c, d.cfg.TLS)
 		if err != nil {
 			s.abort()
-			if ctx.Err() == nil {
-				err = d.notTLS(err, c)
-			}
-			return nil, &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: err}
+			return nil, s.opError(ctx, netx.PhaseTLSHandshake, err)
 		}
 		s.Secure, s.wire.Conn = tc, tc
 	}
 	c.Mark(PhaseAuth)
 	if err := s.login(octx); err != nil {
 		s.abort()
-		return nil, opError(ctx, PhaseAuth, err)
+		return nil, s.opError(ctx, PhaseAuth, err)
 	}
 	return s, nil
 }
 
-// opError names the phase of a failed command; a command ended by the
-// cancellation of ctx (through the connection's deadline) says so, rather
-// than only "i/o timeout".
-func opError(ctx context.Context, phase string, err error) error {
+// opError names the phase of a failed step and its cause (see
+// driver.Explain); a step ended by the cancellation of ctx (through the
+// connection's deadline) says so, rather than only "i/o timeout".
+func (s *session) opError(ctx context.Context, phase string, err error) error {
 	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
-	return &driver.OpError{Phase: phase, Err: err}
-}
-
-// notTLS rephrases a handshake that got no TLS answer. Redis reads a
-// ClientHello on its plaintext port as an unfinished inline command and
-// stays silent until the timeout, or answers -ERR if the hello happens to
-// hold a newline byte.
-func (d *redisDriver) notTLS(err error, c *netx.Conn) error {
-	var record tls.RecordHeaderError
-	_, received := c.Counters()
-	silent := received == 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded))
-	if !errors.As(err, &record) && !silent {
-		return err
-	}
-	return fmt.Errorf("%s gave no TLS answer: is it a plaintext port? (Redis takes TLS on its tls-port only): %w", d.cfg.Addr, err)
+	return &driver.OpError{Phase: phase, Err: driver.Explain(err, s.d.cfg, s.Net, useTLS)}
 }
 
 // login sends AUTH and SELECT as one pipeline: one round trip.
@@ -251,7 +246,7 @@ func (s *session) Do(ctx context.Context) error {
 	case errors.Is(err, redis.Nil):
 		return &driver.OpError{Phase: PhaseQuery, Err: fmt.Errorf("GET %s: no such key: prepare the data (tlsbench prepare)", key)}
 	case err != nil:
-		return opError(ctx, PhaseQuery, err)
+		return s.opError(ctx, PhaseQuery, err)
 	case s.d.stream && len(val) != StreamSize(s.d.rows):
 		return &driver.OpError{Phase: PhaseQuery, Err: fmt.Errorf("GET %s: %d bytes, want %d: prepare the data again", key, len(val), StreamSize(s.d.rows))}
 	}
@@ -311,15 +306,44 @@ func (skipHello) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 	return next
 }
 
+// bounded ends every command and pipeline, as a whole, within the
+// timeout: go-redis sets a deadline per write and per reply, which a
+// server that drips its reply, or a pipeline of many replies, would
+// stretch.
+type bounded struct {
+	wire    *cancelConn
+	timeout time.Duration
+}
+
+func (b bounded) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (b bounded) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		b.wire.bound(b.timeout)
+		return next(ctx, cmd)
+	}
+}
+
+func (b bounded) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		b.wire.bound(b.timeout)
+		return next(ctx, cmds)
+	}
+}
+
 // cancelConn is the connection go-redis uses. Once the session's context is
 // cancelled its deadline stays in the past whatever go-redis sets before
-// its next read, so that a cancelled run never waits for the server.
-// Deadlines go to the netx conn, which is where a TLS conn's go too.
+// its next read, so that a cancelled run never waits for the server; and
+// no deadline go-redis sets passes the end of the current operation (see
+// bounded). Deadlines go to the netx conn, which is where a TLS conn's go
+// too. What it reads passes its respGuard.
 type cancelConn struct {
 	net.Conn           // the TLS conn, or raw
 	raw       net.Conn // the netx conn
+	guard     respGuard
 	mu        sync.Mutex
 	cancelled bool
+	end       time.Time // of the current operation
 }
 
 var past = time.Unix(1, 0)
@@ -331,6 +355,32 @@ func (c *cancelConn) cancel() {
 	c.raw.SetDeadline(past)
 }
 
+// bound starts an operation that must end within timeout.
+func (c *cancelConn) bound(timeout time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.end = time.Time{}
+	if timeout > 0 {
+		c.end = time.Now().Add(timeout)
+	}
+	if !c.cancelled {
+		c.raw.SetDeadline(c.end)
+	}
+}
+
+// Read passes what the server sent through the guard: go-redis has no
+// bound of its own on a reply.
+func (c *cancelConn) Read(p []byte) (int, error) {
+	if c.guard.err != nil {
+		return 0, c.guard.err
+	}
+	n, err := c.Conn.Read(p)
+	if gerr := c.guard.scan(p[:n]); gerr != nil {
+		return 0, gerr
+	}
+	return n, err
+}
+
 func (c *cancelConn) SetDeadline(t time.Time) error { return c.set(t, c.raw.SetDeadline) }
 
 func (c *cancelConn) SetReadDeadline(t time.Time) error { return c.set(t, c.raw.SetReadDeadline) }
@@ -340,8 +390,11 @@ func (c *cancelConn) SetWriteDeadline(t time.Time) error { return c.set(t, c.raw
 func (c *cancelConn) set(t time.Time, set func(time.Time) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cancelled {
+	switch {
+	case c.cancelled:
 		t = past
+	case !c.end.IsZero() && (t.IsZero() || t.After(c.end)):
+		t = c.end
 	}
 	return set(t)
 }

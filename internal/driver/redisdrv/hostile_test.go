@@ -1,0 +1,206 @@
+package redisdrv
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+)
+
+// Bounds a loaded machine meets: a step must fail within its timeout plus
+// margin, growing the heap by less than maxGrowth.
+const (
+	margin    = time.Second
+	maxGrowth = 64 << 20
+)
+
+// hostileConfig is a plain session of the get workload with addr.
+func hostileConfig(addr string, timeout time.Duration) driver.Config {
+	u, _ := url.Parse("redis://" + addr + "/0")
+	return driver.Config{Variant: plan.Variant{TLS: "off"}, Addr: addr, Host: "127.0.0.1", Dialer: &netx.Dialer{},
+		Timeout: timeout, URL: u, Workload: driver.Workload{Name: WorkloadGet, Rows: testRows}}
+}
+
+// getOnce opens a session with cfg and runs one GET: the first error, how
+// long it took and how much the heap grew.
+func getOnce(t *testing.T, cfg driver.Config) (err error, took time.Duration, growth uint64) {
+	t.Helper()
+	d := newDriver(t, cfg)
+	start := time.Now()
+	growth = drivertest.HeapGrowth(func() {
+		var s driver.Session
+		if s, err = d.Open(context.Background()); err != nil {
+			return
+		}
+		defer s.Close()
+		err = s.Do(context.Background())
+	})
+	return err, time.Since(start), growth
+}
+
+// check fails t unless err is one line holding want, within timeout plus
+// margin and maxGrowth.
+func check(t *testing.T, err error, took time.Duration, growth uint64, timeout time.Duration, want string) {
+	t.Helper()
+	switch {
+	case err == nil:
+		t.Fatalf("no error, want %q", want)
+	case !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n"):
+		t.Errorf("error %q, want one line with %q", err, want)
+	}
+	if took > timeout+margin {
+		t.Errorf("took %v, want at most the timeout %v + %v", took, timeout, margin)
+	}
+	if growth > maxGrowth {
+		t.Errorf("the heap grew by %d MiB, want under %d MiB", growth>>20, maxGrowth>>20)
+	}
+	t.Logf("%v after %v, heap +%d KiB", err, took.Round(time.Millisecond), growth>>10)
+}
+
+// TestHostileReplies: a reply line without end, a value or an array of
+// 2^31-1, sent at full speed or not at all, fail the operation at once
+// with one line, the heap bounded.
+func TestHostileReplies(t *testing.T) {
+	const timeout = 2 * time.Second
+	for _, tc := range []struct {
+		name, head string
+		endless    []byte
+		want       string
+	}{
+		{"endless line", "+", []byte(strings.Repeat("a", 64<<10)), "sent a reply line longer than 64 KiB"},
+		{"endless error", "-ERR ", []byte(strings.Repeat("a", 64<<10)), "sent a reply line longer than 64 KiB"},
+		{"huge value, nothing after", "$2147483647\r\n", nil, "announced a value of 2147483647 bytes, more than the 1048576 the workload reads"},
+		{"huge value, bytes after", "$2147483647\r\n", []byte(strings.Repeat("a", 64<<10)), "announced a value of 2147483647 bytes"},
+		{"huge array", "*2147483647\r\n", nil, "announced an aggregate of 2147483647 elements"},
+		{"padded length", "$" + strings.Repeat("0", 30) + "2147483647\r\n", nil, "sent a value length of 43 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := drivertest.Listen(t, func(c net.Conn) {
+				go drivertest.Drain(c)
+				c.Write([]byte(tc.head))
+				if tc.endless != nil {
+					drivertest.Endless(c, tc.endless, 0, 8<<30)
+				}
+			})
+			err, took, growth := getOnce(t, hostileConfig(addr, timeout))
+			check(t, err, took, growth, timeout, tc.want)
+			if took > timeout/2 {
+				t.Errorf("took %v: the bound should stop the read, not the timeout", took)
+			}
+		})
+	}
+}
+
+// TestSlowDrip: a server that sends its reply one byte every 100 ms does
+// not hold a GET past the timeout, however many reads it takes.
+func TestSlowDrip(t *testing.T) {
+	const timeout = time.Second
+	for _, tc := range []struct{ name, head, drip string }{
+		{"line", "+", "a"},
+		{"value", "$100\r\n", "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := drivertest.Listen(t, func(c net.Conn) {
+				go drivertest.Drain(c)
+				c.Write([]byte(tc.head))
+				drivertest.Endless(c, []byte(tc.drip), 100*time.Millisecond, 1000)
+			})
+			err, took, growth := getOnce(t, hostileConfig(addr, timeout))
+			check(t, err, took, growth, timeout, "did not answer within --timeout 1s")
+			if took < timeout-100*time.Millisecond {
+				t.Errorf("failed after %v, before the timeout", took)
+			}
+		})
+	}
+}
+
+// TestWrongPorts: the causes of a failed session are named: nothing
+// listening, a server that accepts and says nothing (stopped), a TLS port
+// that closes on a plaintext request (crypto/tls; the lab's Redis resets
+// it).
+func TestWrongPorts(t *testing.T) {
+	needServer(t)
+	const timeout = time.Second
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	// A listener that never accepts: the kernel completes the connect
+	// and queues the connection, as it does for a stopped (SIGSTOP)
+	// server.
+	stopped, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopped.Close()
+	ca, err := tlsx.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := ca.Issue("ecdsa-p256", []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTLS := drivertest.Listen(t, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}}).Handshake()
+	})
+	labTLS := configOf(t, srv, plan.Variant{TLS: "1.3"}, "/0", WorkloadGet)
+	tlsTo := func(addr string) driver.Config {
+		cfg := hostileConfig(addr, timeout)
+		cfg.Variant, cfg.TLS = labTLS.Variant, labTLS.TLS
+		return cfg
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  driver.Config
+		want string
+	}{
+		{"refused", hostileConfig(closedAddr, timeout), "nothing is listening at " + closedAddr + " (connection refused)"},
+		{"stopped, plain", hostileConfig(stopped.Addr().String(), timeout), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded?"},
+		{"stopped, TLS", tlsTo(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded, or a plaintext port"},
+		{"plain to a Go TLS port", hostileConfig(goTLS, timeout), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
+		{"plain to the lab's TLS port", hostileConfig(labTLS.Addr, timeout), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err, took, growth := getOnce(t, tc.cfg)
+			check(t, err, took, growth, timeout, tc.want)
+		})
+	}
+}
+
+// TestPassfileNotAFile: passfile=/dev/zero or a FIFO is one line from New,
+// at once.
+func TestPassfileNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pass")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", fifo} {
+		cfg := hostileConfig("127.0.0.1:1", time.Second)
+		cfg.URL.RawQuery = url.Values{"passfile": {path}}.Encode()
+		start := time.Now()
+		_, err := New(cfg)
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file") || time.Since(start) > margin {
+			t.Errorf("passfile %s: %v after %v", path, err, time.Since(start))
+		}
+		t.Log(err)
+	}
+}
