@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/netx"
 )
 
@@ -40,6 +40,9 @@ const (
 	// PhaseQuery is the first operation of a session.
 	PhaseQuery = "query"
 )
+
+// useTLS is what to say to a plaintext client of a TLS port.
+const useTLS = "use tls=true"
 
 type mysqlDriver struct {
 	cfg       driver.Config
@@ -104,7 +107,7 @@ func mysqlConfig(u *url.URL) (*mysql.Config, error) {
 		}
 	}
 	if path := q.Get("passfile"); path != "" {
-		data, err := os.ReadFile(path)
+		data, err := files.Read(path, "passfile", files.MaxPEM)
 		if err != nil {
 			return nil, fmt.Errorf("mysql: reading the password file: %w", err)
 		}
@@ -246,7 +249,7 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 		if phase == PhaseAuth && errors.Is(err, mysql.ErrMalformPkt) {
 			err = fmt.Errorf("%w (%s)", err, ed25519Flaw)
 		}
-		return nil, &driver.OpError{Phase: phase, Err: err}
+		return nil, &driver.OpError{Phase: phase, Err: driver.Explain(err, d.cfg, o.conn, useTLS)}
 	}
 	s := &session{d: d, conn: o.conn, dc: dc, o: o}
 	if d.cfg.TLS != nil {
@@ -339,7 +342,7 @@ func (s *session) Do(ctx context.Context) error {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		} else {
-			err = s.o.cause(err)
+			err = driver.Explain(s.o.cause(err), s.d.cfg, s.conn, useTLS)
 		}
 		return &driver.OpError{Phase: PhaseQuery, Err: err}
 	}

@@ -444,7 +444,7 @@ func TestErrors(t *testing.T) {
 		{"password file", withFile, "", "", false},
 		{"missing password file", noFile, "", "reading the password file", true},
 		{"refused", refused, netx.PhaseTCP, "connection refused", false},
-		{"unknown CA", unknownCA, netx.PhaseTLSHandshake, "certificate signed by unknown authority", false},
+		{"unknown CA", unknownCA, netx.PhaseTLSHandshake, "is signed by an unknown authority: pass --ca FILE", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := driver.New("mysql", tc.cfg)
