@@ -105,7 +105,7 @@ func (c *client) DialContext(ctx context.Context, _, _ string) (net.Conn, error)
 	c.mu.Unlock()
 	nc, err := c.d.cfg.Dialer.Dial(ctx, c.d.cfg.Addr)
 	if err != nil {
-		return nil, c.fail(&driver.OpError{Phase: netx.PhaseTCP, Err: err})
+		return nil, c.fail(&driver.OpError{Phase: netx.PhaseTCP, Err: driver.Explain(err, c.d.cfg, nil, useTLS)})
 	}
 	// An interrupted run must not wait for a slow server.
 	stop := context.AfterFunc(c.ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
@@ -116,7 +116,10 @@ func (c *client) DialContext(ctx context.Context, _, _ string) (net.Conn, error)
 		if err != nil {
 			stop()
 			nc.Close()
-			return nil, c.fail(&driver.OpError{Phase: netx.PhaseTLSHandshake, Err: c.d.notTLS(err, nc)})
+			// A MongoDB-protocol port reads a ClientHello as a message too
+			// long to be one and closes the connection: driver.Explain
+			// asks whether it is a plaintext port.
+			return nil, c.fail(&driver.OpError{Phase: netx.PhaseTLSHandshake, Err: driver.Explain(err, c.d.cfg, nc, useTLS)})
 		}
 		l.secure, conn = tc, tc
 	}
@@ -246,23 +249,12 @@ func lastPhase(c *netx.Conn) string {
 	return tr.Phases[len(tr.Phases)-1].Name
 }
 
-// notTLS rephrases a handshake that the server ended without a word: a
-// MongoDB-protocol port reads a ClientHello as a message too long to be
-// one and closes the connection.
-func (d *mongoDriver) notTLS(err error, c *netx.Conn) error {
-	_, received := c.Counters()
-	if received == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isReset(err)) {
-		return fmt.Errorf("%s closed the connection at the TLS handshake: is it a plaintext port? (use the plain variant, --tls off): %w", d.cfg.Addr, err)
-	}
-	return err
-}
-
 // closedAtHello rephrases a hello that the server ended without an answer,
 // as a TLS port does with a plaintext client.
 func (d *mongoDriver) closedAtHello(err error) error {
 	// The driver's connection errors do not always wrap io.EOF.
 	if d.tls == nil && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "EOF") || isReset(err)) {
-		return fmt.Errorf("%s closed the connection at the hello: is it a TLS port? (use --tls 1.3, or tls=true in the URL): %w", d.cfg.Addr, d.clean(err))
+		return driver.ClosedOnPlaintext(d.clean(err), d.cfg.Addr, useTLS)
 	}
 	return d.clean(err)
 }

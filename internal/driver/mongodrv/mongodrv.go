@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
@@ -40,6 +40,9 @@ const (
 	Database   = "ycsb"
 	Collection = "usertable"
 )
+
+// useTLS is what to say to a plaintext client of a TLS port.
+const useTLS = "use tls=true"
 
 type mongoDriver struct {
 	cfg      driver.Config
@@ -70,9 +73,13 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	if u.User != nil {
 		d.password, _ = u.User.Password()
 	}
+	if err := dropFileOptions(q); err != nil {
+		return nil, err
+	}
+	u.RawQuery = q.Encode()
 	if path := q.Get("passfile"); path != "" {
 		if d.password == "" {
-			data, err := os.ReadFile(path)
+			data, err := files.Read(path, "passfile", files.MaxPEM)
 			if err != nil {
 				return nil, fmt.Errorf("mongodb: reading the password file: %w", err)
 			}
@@ -104,6 +111,23 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	}
 	d.base = base
 	return d, nil
+}
+
+// dropFileOptions removes from q the URI options that name a CA file, which
+// the official driver would read whole with os.ReadFile (tlsCAFile=/dev/zero
+// reads until memory runs out): the caller loaded the CA into cfg.TLS, with
+// a bound, and the dialer runs TLS. Client certificate files are refused:
+// tlsbench presents none.
+func dropFileOptions(q url.Values) error {
+	for k := range q {
+		switch strings.ToLower(k) {
+		case "tlscafile", "sslcertificateauthorityfile":
+			q.Del(k)
+		case "tlscertificatekeyfile", "sslclientcertificatekeyfile", "tlscertificatefile", "tlsprivatekeyfile":
+			return fmt.Errorf("mongodb: %s: tlsbench does not present client certificates: leave it out (the server must not require one)", k)
+		}
+	}
+	return nil
 }
 
 // uriBool reads a boolean URI option, case-insensitively by name.
@@ -192,7 +216,7 @@ func (s *session) Do(ctx context.Context) error {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return &driver.OpError{Phase: PhaseQuery, Err: s.d.clean(err)}
+		return &driver.OpError{Phase: PhaseQuery, Err: driver.Explain(s.d.clean(err), s.d.cfg, s.Net, useTLS)}
 	}
 	return nil
 }
