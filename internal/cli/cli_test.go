@@ -84,7 +84,11 @@ func TestBadInput(t *testing.T) {
 		{"ca not PEM", append([]string{"connect", https, "--ca", notResult}, short...), 2, "--ca:"},
 		{"TLS 1.3 of a 1.2 server", append([]string{"connect", "https://127.0.0.1" + port(only12.Endpoint("ecdsa-p256")) + "/", "--tls", "1.3", "--ca", only12.CAFile()}, short...), 1, "does not speak TLS 1.3"},
 		{"report of no result", []string{"report", notResult}, 1, "is not a tlsbench result file"},
-		{"report of nothing", []string{"report", "/nonexistent.json"}, 1, "no such file"},
+		{"report of nothing", []string{"report", "/nonexistent.json"}, 2, "/nonexistent.json: no such result file"},
+		{"empty target", []string{"connect", ""}, 2, "the TARGET given is empty"},
+		{"trials 0", []string{"connect", "builtin", "--trials", "0"}, 2, "--trials: 0 is out of range"},
+		{"timeout 0", []string{"connect", "builtin", "--timeout", "0"}, 2, "--timeout: 0 is out of range"},
+		{"bad error rate", []string{"connect", "builtin", "--max-error-rate", "x"}, 2, `--max-error-rate: "x" is not a share`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
