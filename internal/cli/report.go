@@ -3,8 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"io"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
