@@ -1,5 +1,5 @@
 # The README's commands; .ci/run calls `make test`.
-.PHONY: run test bench lint
+.PHONY: run test fuzz bench lint
 
 run:
 	go run ./cmd/tlsbench
@@ -9,6 +9,11 @@ run:
 test:
 	bash scripts/install.sh
 	go test -p 1 ./...
+
+# Every fuzz target a few seconds past its seed corpus (FUZZTIME=1m for
+# longer); CI runs it after the tests.
+fuzz:
+	bash scripts/fuzz.sh
 
 bench:
 	bash scripts/install.sh bench

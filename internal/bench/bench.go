@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,13 +60,17 @@ func (r *Runner) Run(ctx context.Context) error {
 			for _, c := range r.Spec.Concurrency {
 				for _, v := range r.Variants {
 					t, err := r.Trial(ctx, e, v, c)
-					if err != nil {
+					var many *TooManyErrors
+					if err != nil && !errors.As(err, &many) {
 						return err
 					}
 					t.Round = round
 					done++
 					if r.Done != nil {
 						r.Done(t, done, total)
+					}
+					if err != nil {
+						return err // kept, and the run ends here
 					}
 				}
 			}
@@ -124,7 +130,86 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 		}
 		return t, fmt.Errorf("%s %s c=%d: %w", e, v.ID, c, r.explain(err, v))
 	}
+	if err := CheckErrors(r.Spec, t); err != nil {
+		return t, fmt.Errorf("%s %s c=%d: %w", e, v.ID, c, err)
+	}
 	return t, nil
+}
+
+// TooManyErrors fails a trial whose share of failed operations passed
+// Spec.MaxErrorRate: its figures describe a failing server. The trial is
+// kept in the result; the run ends after it.
+type TooManyErrors struct {
+	Failed, Total int64
+	Max           float64
+	// First is the first message of the most frequent kind of error.
+	Kind, First string
+}
+
+func (e *TooManyErrors) Error() string {
+	return fmt.Sprintf("%d of %d operations failed (%.1f%%, above --max-error-rate %s), most with %s: %s",
+		e.Failed, e.Total, 100*float64(e.Failed)/float64(e.Total), FormatRate(e.Max), e.Kind, e.First)
+}
+
+// FormatRate spells an error rate as the --max-error-rate flag takes it.
+func FormatRate(r float64) string { return strconv.FormatFloat(100*r, 'g', 6, 64) + "%" }
+
+// CheckErrors returns a *TooManyErrors when the trial's failed operations
+// are more than spec.MaxErrorRate of all it attempted.
+func CheckErrors(spec plan.Spec, t result.Trial) error {
+	var failed int64
+	kind := ""
+	for k, n := range t.Errors {
+		failed += n
+		if kind == "" || n > t.Errors[kind] || (n == t.Errors[kind] && k < kind) {
+			kind = k
+		}
+	}
+	total := failed + t.Ops
+	if failed == 0 || float64(failed) <= spec.ErrorRate()*float64(total) {
+		return nil
+	}
+	return &TooManyErrors{Failed: failed, Total: total, Max: spec.ErrorRate(), Kind: kind, First: t.ErrorSamples[kind]}
+}
+
+// PanicError is a panic caught in a worker or a run: a bug, in tlsbench or
+// in a driver, reported as an error so that the finished trials are saved
+// and the servers stopped.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	where := ""
+	if site := panicSite(e.Stack); site != "" {
+		where = " at " + site
+	}
+	return fmt.Sprintf("internal error%s: %v (a bug: please report it with the command line)", where, e.Value)
+}
+
+// panicSite is the file:line of the frame that panicked, from a
+// debug.Stack taken in the deferred recover: the first frame after the
+// runtime's panic call.
+func panicSite(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic(") || i+3 >= len(lines) {
+			continue
+		}
+		// Skip runtime frames (a nil dereference panics in runtime code).
+		for j := i + 2; j+1 < len(lines); j += 2 {
+			file := strings.TrimSpace(lines[j+1])
+			if strings.Contains(file, "/src/runtime/") {
+				continue
+			}
+			if k := strings.LastIndex(file, " +0x"); k > 0 {
+				file = file[:k]
+			}
+			return filepath.Base(file)
+		}
+	}
+	return ""
 }
 
 // Check opens one session per variant, runs one operation and verifies that

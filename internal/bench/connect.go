@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/stats"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -23,8 +26,14 @@ type tally struct {
 	resumed    int64
 	sent, recv int64
 	errors     map[string]int64
-	errRun     int // consecutive failures
-	firstErr   error
+	// samples keeps the first message of each error kind: "query: other"
+	// alone does not tell anybody what went wrong.
+	samples  map[string]string
+	errRun   int // consecutive failures
+	firstErr error
+	// panicked is set when a worker's operation panicked (a bug, in
+	// tlsbench or a driver): the trial is an error, not a figure.
+	panicked   error
 	negotiated *result.Negotiated
 }
 
@@ -36,12 +45,16 @@ type phaseTally struct {
 }
 
 func newTally() *tally {
-	return &tally{latency: stats.NewRecorder(), errors: map[string]int64{}}
+	return &tally{latency: stats.NewRecorder(), errors: map[string]int64{}, samples: map[string]string{}}
 }
 
 // fail counts an error; it reports whether the worker should stop.
 func (t *tally) fail(err error) bool {
-	t.errors[driver.Kind(err)]++
+	kind := driver.Kind(err)
+	t.errors[kind]++
+	if _, ok := t.samples[kind]; !ok {
+		t.samples[kind] = ErrorSample(err)
+	}
 	if t.firstErr == nil {
 		t.firstErr = err
 	}
@@ -98,8 +111,16 @@ func (t *tally) merge(o *tally) {
 	for k, n := range o.errors {
 		t.errors[k] += n
 	}
+	for k, m := range o.samples {
+		if _, ok := t.samples[k]; !ok {
+			t.samples[k] = m
+		}
+	}
 	if t.firstErr == nil {
 		t.firstErr = o.firstErr
+	}
+	if t.panicked == nil {
+		t.panicked = o.panicked
 	}
 	if t.negotiated == nil {
 		t.negotiated = o.negotiated
@@ -124,6 +145,7 @@ func (t *tally) fill(tr *result.Trial) error {
 	tr.Negotiated = t.negotiated
 	if len(t.errors) > 0 {
 		tr.Errors = t.errors
+		tr.ErrorSamples = t.samples
 	}
 	for _, p := range t.phases {
 		rt := result.RoundTrips{Min: p.rtMin, Max: p.rtMax}
@@ -132,10 +154,41 @@ func (t *tally) fill(tr *result.Trial) error {
 		}
 		tr.Phases = append(tr.Phases, result.Phase{Name: p.name, RoundTrips: rt, Latency: p.rec.Hist()})
 	}
-	if t.ops == 0 && t.firstErr != nil {
+	switch {
+	case t.panicked != nil:
+		return t.panicked
+	case t.ops == 0 && t.firstErr != nil:
 		return fmt.Errorf("every operation failed, the first with: %w", t.firstErr)
+	case t.ops == 0:
+		return errNoOps
 	}
 	return nil
+}
+
+// errNoOps ends a trial in which no operation finished and none failed:
+// its time or count was too small to measure anything.
+var errNoOps = errors.New("no operation finished within the trial: give a longer -d/--duration or a larger -n/--count")
+
+// ErrorSample is an error's message as a result keeps it: one line,
+// bounded, secrets removed.
+func ErrorSample(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return plan.Redact(msg)
+}
+
+// guard runs one worker's loop; a panic in it (a bug, in tlsbench or a
+// driver) ends that worker and fails the trial instead of the process, so
+// that the finished trials are saved and the servers stopped.
+func guard(t *tally, loop func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			t.panicked = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	loop()
 }
 
 // connect runs c workers that each open a connection, run one operation and
@@ -152,15 +205,17 @@ func (r *Runner) connect(ctx context.Context, d driver.Driver, c int) (result.Tr
 		tl := newTally()
 		tallies[i] = tl
 		wg.Go(func() {
-			for lim.next() {
-				if err := connectOnce(ctx, d, tl); err != nil {
-					if ctx.Err() != nil || tl.fail(err) {
-						return
+			guard(tl, func() {
+				for lim.next() {
+					if err := connectOnce(ctx, d, tl); err != nil {
+						if ctx.Err() != nil || tl.fail(err) {
+							return
+						}
+						continue
 					}
-					continue
+					tl.errRun = 0
 				}
-				tl.errRun = 0
-			}
+			})
 		})
 	}
 	wg.Wait()

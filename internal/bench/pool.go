@@ -62,39 +62,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 		wg.Go(func() {
 			s := sessions[i]
 			defer func() { sessions[i] = s; ends[i] = time.Now() }()
-			for time.Now().Before(warmEnd) && ctx.Err() == nil {
-				if err := s.Do(ctx); err != nil {
-					if s = r.reopen(ctx, d, s, tl, err); s == nil {
-						return
-					}
-				}
-			}
-			// Bytes count from here: the measured window only.
-			sent0, recv0 := s.Conn().Counters()
-			bytes := func() {
-				sent, recv := s.Conn().Counters()
-				tl.sent += sent - sent0
-				tl.recv += recv - recv0
-				sent0, recv0 = 0, 0
-			}
-			defer func() {
-				if s != nil {
-					bytes()
-				}
-			}()
-			for lim.next() {
-				t0 := time.Now()
-				if err := s.Do(ctx); err != nil {
-					bytes()
-					if s = r.reopen(ctx, d, s, tl, err); s == nil {
-						return
-					}
-					continue
-				}
-				tl.latency.Record(time.Since(t0))
-				tl.ops++
-				tl.errRun = 0
-			}
+			guard(tl, func() { r.poolWorker(ctx, d, &s, tl, lim, warmEnd) })
 		})
 	}
 	wg.Wait()
@@ -106,6 +74,47 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 		}
 	}
 	return finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd)}, &cpu, tallies)
+}
+
+// poolWorker runs one pool connection's warm-up and measured operations;
+// *sp is the session it ends with (nil if it had to give up), also after a
+// panic, so that the pool closes the right one.
+func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl *tally, lim *limits, warmEnd time.Time) {
+	s := *sp
+	defer func() { *sp = s }()
+	for time.Now().Before(warmEnd) && ctx.Err() == nil {
+		if err := s.Do(ctx); err != nil {
+			if s = r.reopen(ctx, d, s, tl, err); s == nil {
+				return
+			}
+		}
+	}
+	// Bytes count from here: the measured window only.
+	sent0, recv0 := s.Conn().Counters()
+	bytes := func() {
+		sent, recv := s.Conn().Counters()
+		tl.sent += sent - sent0
+		tl.recv += recv - recv0
+		sent0, recv0 = 0, 0
+	}
+	defer func() {
+		if s != nil {
+			bytes()
+		}
+	}()
+	for lim.next() {
+		t0 := time.Now()
+		if err := s.Do(ctx); err != nil {
+			bytes()
+			if s = r.reopen(ctx, d, s, tl, err); s == nil {
+				return
+			}
+			continue
+		}
+		tl.latency.Record(time.Since(t0))
+		tl.ops++
+		tl.errRun = 0
+	}
 }
 
 // reopen replaces a failed session; nil means the worker should stop.

@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -39,7 +41,17 @@ var errInterrupted = errors.New("interrupted")
 
 // Main runs tlsbench with args (without the program name) and returns the
 // exit code. Only Main prints errors.
-func Main(args []string, stdout, stderr io.Writer) int {
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	// A panic is a bug: one line and exit 1, not a stack trace. run has
+	// already saved the finished trials and stopped the servers (its
+	// defers ran); this catches what happens outside a run.
+	defer func() {
+		if p := recover(); p != nil {
+			err := &bench.PanicError{Value: p, Stack: debug.Stack()}
+			fmt.Fprintln(stderr, "tlsbench: "+oneLine(err.Error()))
+			code = exitFailed
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -139,7 +151,9 @@ MongoDB seed study.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target := ""
 			if len(args) == 1 {
-				target = args[0]
+				if target = args[0]; strings.TrimSpace(target) == "" {
+					return usageError{fmt.Errorf("%s: the TARGET given is empty (an unset variable?): give a URL, builtin, or --lab ENGINE", e)}
+				}
 			}
 			raw, err := f.spec(cmd, target, []plan.Experiment{e})
 			if err != nil {

@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -21,6 +27,9 @@ import (
 // the subprocesses of these tests run the real command line.
 func TestMain(m *testing.M) {
 	if os.Getenv("TLSBENCH_AS_MAIN") != "" {
+		if n, err := strconv.Atoi(os.Getenv("TLSBENCH_TEST_PANIC_AT")); err == nil {
+			panicAt(int64(n))
+		}
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("TLSBENCH_AS_MAIN", "1")
@@ -75,7 +84,11 @@ func TestBadInput(t *testing.T) {
 		{"ca not PEM", append([]string{"connect", https, "--ca", notResult}, short...), 2, "--ca:"},
 		{"TLS 1.3 of a 1.2 server", append([]string{"connect", "https://127.0.0.1" + port(only12.Endpoint("ecdsa-p256")) + "/", "--tls", "1.3", "--ca", only12.CAFile()}, short...), 1, "does not speak TLS 1.3"},
 		{"report of no result", []string{"report", notResult}, 1, "is not a tlsbench result file"},
-		{"report of nothing", []string{"report", "/nonexistent.json"}, 1, "no such file"},
+		{"report of nothing", []string{"report", "/nonexistent.json"}, 2, "/nonexistent.json: no such result file"},
+		{"empty target", []string{"connect", ""}, 2, "the TARGET given is empty"},
+		{"trials 0", []string{"connect", "builtin", "--trials", "0"}, 2, "--trials: 0 is out of range"},
+		{"timeout 0", []string{"connect", "builtin", "--timeout", "0"}, 2, "--timeout: 0 is out of range"},
+		{"bad error rate", []string{"connect", "builtin", "--max-error-rate", "x"}, 2, `--max-error-rate: "x" is not a share`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,4 +219,131 @@ func processesMentioning(s string) []string {
 		}
 	}
 	return pids
+}
+
+// panicAt makes the built-in target's driver panic in its nth Open, in a
+// worker goroutine as a driver bug would: a stand-in for tlsbench's own
+// driver seam, wrapping the real HTTP driver.
+func panicAt(n int64) {
+	var opens atomic.Int64
+	driver.Register(func(cfg driver.Config) (driver.Driver, error) {
+		d, err := driver.New("http", cfg)
+		return panicky{d, &opens, n}, err
+	}, "builtin")
+}
+
+type panicky struct {
+	driver.Driver
+	opens *atomic.Int64
+	at    int64
+}
+
+func (p panicky) Open(ctx context.Context) (driver.Session, error) {
+	if p.opens.Add(1) == p.at {
+		var s driver.Session
+		s.Close() // a nil interface: the kind of bug pgx's hook had
+	}
+	return p.Driver.Open(ctx)
+}
+
+// TestPanicKeepsTrials makes a driver panic mid-run, in a worker (open 30:
+// the check opens one connection per variant, each trial 20, so it falls in
+// the second trial) and on the run's own goroutine (open 2, in the check).
+// Either way the run ends with one line and exit 1, not a stack trace; the
+// finished trials are in the result file; the server it started is stopped
+// and its keys removed.
+func TestPanicKeepsTrials(t *testing.T) {
+	for _, tt := range []struct {
+		at     string
+		trials int
+	}{{"30", 1}, {"2", 0}} {
+		tmp := t.TempDir()
+		out := filepath.Join(t.TempDir(), "r.json")
+		cmd := exec.Command(os.Args[0], "connect", "builtin", "--tls", "off,1.3", "--key", "ecdsa-p256", "-n", "20", "--trials", "3", "-o", out)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "TLSBENCH_TEST_PANIC_AT="+tt.at)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 1 {
+			t.Errorf("panic at open %s: exit %d, want 1; stderr: %s", tt.at, code, stderr.String())
+		}
+		lines := errorLines(stderr.String())
+		if len(lines) != 1 || !strings.Contains(lines[0], "internal error at cli_test.go:") {
+			t.Errorf("panic at open %s: want one error line naming the panic's site, got %q", tt.at, lines)
+		}
+		if strings.Contains(stderr.String(), "goroutine ") {
+			t.Errorf("panic at open %s: a stack trace was printed:\n%s", tt.at, stderr.String())
+		}
+		r, err := result.Read(out)
+		switch {
+		case tt.trials == 0 && err == nil:
+			t.Errorf("panic at open %s: a result file with no trial was written", tt.at)
+		case tt.trials > 0 && err != nil:
+			t.Errorf("panic at open %s: no result: %v", tt.at, err)
+		case tt.trials > 0 && (len(r.Trials) != tt.trials || !strings.Contains(r.Error, "internal error") || !strings.Contains(lines[0], "finished trials are in")):
+			t.Errorf("panic at open %s: result has %d trials and error %q; want %d and the internal error", tt.at, len(r.Trials), r.Error, tt.trials)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("panic at open %s: the server's temp dir (keys) is left behind: %v", tt.at, left)
+		}
+		if pids := processesMentioning(tmp); len(pids) > 0 {
+			t.Errorf("panic at open %s: server processes still running: %v", tt.at, pids)
+		}
+	}
+}
+
+// TestErrorRate runs against a real HTTP server that fails every third
+// request: a third of the operations failing is past the default
+// --max-error-rate of 5%, so the run stops with exit 1 after saving the
+// trial, with the first message of the failing kind; a rate above a third
+// lets it through; a trial with no operation at all (-d 1ns) is an error.
+func TestErrorRate(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1)%3 == 0 {
+			http.Error(w, "third", http.StatusInternalServerError)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		want   string
+		trials int
+	}{
+		{"default 5%", nil, 1, "operations failed (33.", 1},
+		{"50%", []string{"--max-error-rate", "50%"}, 0, "", 2},
+		{"fraction", []string{"--max-error-rate", "0.4"}, 0, "", 2},
+		{"no operation", []string{"-d", "1ns", "-n", "0"}, 1, "no operation finished within the trial", 0},
+		{"bad rate", []string{"--max-error-rate", "120%"}, 2, "--max-error-rate: 120% is out of range", 0},
+	} {
+		n.Store(0)
+		out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".json")
+		args := append([]string{"connect", srv.URL + "/", "-n", "30", "--trials", "2", "-o", out}, tt.args...)
+		code, _, stderr := runMain(t, args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tt.name, code, stderr, tt.code, tt.want)
+		}
+		r, err := result.Read(out)
+		if tt.trials == 0 {
+			if err == nil {
+				t.Errorf("%s: a result with no trial was written", tt.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if len(r.Trials) != tt.trials {
+			t.Errorf("%s: %d trials saved, want %d", tt.name, len(r.Trials), tt.trials)
+		}
+		tr := r.Trials[0]
+		if got := tr.ErrorSamples["response: other"]; tr.Errors["response: other"] != 10 || !strings.Contains(got, "HTTP status 500") {
+			t.Errorf("%s: errors %v, samples %v; want 10 of kind response: other with its message", tt.name, tr.Errors, tr.ErrorSamples)
+		}
+	}
 }

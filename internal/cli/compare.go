@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tlsbench/tlsbench/internal/report"
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 func newCompareCmd(stdout io.Writer) *cobra.Command {
@@ -33,7 +32,7 @@ duration or machine.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			var runs [2]report.Run
 			for i, path := range args {
-				r, err := result.Read(path)
+				r, err := readResult(path)
 				if err != nil {
 					return err
 				}

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -27,6 +29,7 @@ type runFlags struct {
 	workload, queryMode        string
 	tables, rows               int
 	preset                     string
+	maxErrorRate               string
 	defaults                   defaults
 }
 
@@ -60,7 +63,11 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.StringSliceVar(&f.tls, "tls", d.tls, "TLS modes to compare: off, 1.2, 1.3, auto (default: off,1.2,1.3 for builtin, auto for https://, off for http://)")
 	fs.StringSliceVar(&f.ciphers, "cipher", nil, "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)")
 	fs.StringSliceVar(&f.resume, "resume", []string{"off"}, "client session resumption: off, on, or off,on to compare")
-	fs.StringSliceVar(&f.keys, "key", d.keys, "server key types (built-in server only): "+strings.Join(plan.KeyTypes, ", ")+" (default rsa2048)")
+	keyUsage := "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", ")
+	if len(d.keys) == 0 {
+		keyUsage += " (default rsa2048)" // plan.New's; cobra prints a flag default itself
+	}
+	fs.StringSliceVar(&f.keys, "key", d.keys, keyUsage)
 	fs.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the server's certificate (default: system roots)")
 	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the server's certificate")
 	fs.IntSliceVarP(&f.concurrency, "concurrency", "c", d.concurrency, "workers (connect) or connections (pool); a list sweeps, e.g. 1,2,4,8,16,32")
@@ -81,6 +88,7 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.IntVar(&f.tables, "tables", 0, "databases: sbtest tables the workload reads (default 8)")
 	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000); mongodb: documents in ycsb.usertable")
 	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
+	fs.StringVar(&f.maxErrorRate, "max-error-rate", bench.FormatRate(plan.DefaultMaxErrorRate), "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
 	f.defaults = d
 }
 
@@ -125,6 +133,16 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 			return s, usageError{fmt.Errorf("--resume: %q is not off or on: use --resume off,on to compare", r)}
 		}
 	}
+	for _, name := range []string{"trials", "timeout"} {
+		if fl := cmd.Flags().Lookup(name); fl.Changed && (fl.Value.String() == "0" || fl.Value.String() == "0s") {
+			return s, usageError{fmt.Errorf("--%s: 0 is out of range: give a positive value or leave --%s out for the default (%s)", name, name, fl.DefValue)}
+		}
+	}
+	rate, err := parseRate(f.maxErrorRate)
+	if err != nil {
+		return s, usageError{fmt.Errorf("--max-error-rate: %w", err)}
+	}
+	s.MaxErrorRate = &rate
 	if f.preset != "" {
 		// A preset has defaults of its own (plan.New): the command's
 		// defaults give way to them, what was typed does not.
@@ -146,4 +164,20 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		return s, usageError{fmt.Errorf("-d/--duration: 0 is no trial: give a positive duration or -n COUNT")}
 	}
 	return s, nil
+}
+
+// parseRate reads a share as "5%", "0.5%" or a fraction "0.05".
+func parseRate(v string) (float64, error) {
+	num, pct := strings.CutSuffix(strings.TrimSpace(v), "%")
+	r, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a share: give a percentage such as 5%% or a fraction such as 0.05", v)
+	}
+	if pct {
+		r /= 100
+	}
+	if !(r >= 0 && r <= 1) {
+		return 0, fmt.Errorf("%s is out of range: use 0%% to 100%%", v)
+	}
+	return r, nil
 }

@@ -257,10 +257,66 @@ func TestLabCommand(t *testing.T) {
 		}
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("lab after Ctrl-C: %v", err)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("lab after Ctrl-C: exit %d, want 130 as every interrupted command", code)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestSignalMidHandshake interrupts a lab PostgreSQL run whose four workers
+// spend most of their time in RSA-4096 TLS handshakes (Ctrl-C, then
+// SIGTERM): the run must stop with exit 130 and one line, keep the finished
+// trials, and stop the server with its keys and passfile removed. (A failed
+// handshake used to panic in pgx's hook and lose all of it.)
+func TestSignalMidHandshake(t *testing.T) {
+	needServer(t, labBinaries["postgres"])
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		tmp := sharedTempDir(t)
+		out := filepath.Join(t.TempDir(), "r.json")
+		cmd := exec.Command(os.Args[0], "connect", "--lab", "postgres", "--tls", "1.3", "--key", "rsa4096", "-c", "4",
+			"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100", "-o", out)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		// Signal once a few trials are done: the progress is not on a
+		// TTY, so wait for the server and then for trials to run.
+		for deadline := time.Now().Add(60 * time.Second); len(processesMentioning(tmp)) == 0 && time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(5 * time.Second)
+		cmd.Process.Signal(sig)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v: the run did not stop", sig)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Errorf("%v: exit %d, want 130; stderr: %s", sig, code, stderr.String())
+		}
+		if lines := errorLines(stderr.String()); len(lines) != 1 || lines[0] != "tlsbench: interrupted" {
+			t.Errorf("%v: stderr should be one line, got %q", sig, lines)
+		}
+		r, err := result.Read(out)
+		if err != nil {
+			t.Fatalf("%v: no result: %v", sig, err)
+		}
+		if !r.Interrupted || len(r.Trials) == 0 {
+			t.Errorf("%v: interrupted %v with %d trials; want true and some", sig, r.Interrupted, len(r.Trials))
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("%v: left behind in TMPDIR (keys, passfile): %v", sig, left)
+		}
+		if pids := processesMentioning(tmp); len(pids) > 0 {
+			t.Errorf("%v: server processes still running: %v", sig, pids)
+		}
 	}
 }

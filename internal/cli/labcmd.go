@@ -84,7 +84,7 @@ Ctrl-C stops the servers and removes their keys.`,
 			}
 			fmt.Fprintln(stdout, "Ctrl-C stops the servers.")
 			<-ctx.Done()
-			return nil
+			return errInterrupted
 		},
 	}
 	cmd.Flags().StringSliceVar(&keys, "key", []string{"rsa2048"}, "server key types: "+strings.Join(plan.KeyTypes, ", "))

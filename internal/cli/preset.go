@@ -56,16 +56,22 @@ func measure(spec plan.Spec, runner *bench.Runner) (func(context.Context) error,
 					var err error
 					if e == plan.Connect {
 						t, err = runner.Trial(ctx, e, v, 1)
-					} else {
-						t, err = seedTrial(ctx, runner, seeds[v.ID], e, v)
+					} else if t, err = seedTrial(ctx, runner, seeds[v.ID], e, v); err == nil {
+						if err = bench.CheckErrors(spec, t); err != nil {
+							err = fmt.Errorf("%s %s: %w", e, v.ID, err)
+						}
 					}
-					if err != nil {
+					var many *bench.TooManyErrors
+					if err != nil && !errors.As(err, &many) {
 						return err
 					}
 					t.Round = round
 					done++
 					if runner.Done != nil {
 						runner.Done(t, done, total)
+					}
+					if err != nil {
+						return err // kept, and the run ends here
 					}
 				}
 			}
@@ -126,17 +132,22 @@ const maxFailures = 50
 
 // failures counts an iteration's errors by kind.
 type failures struct {
-	kinds map[string]int64
-	first error
-	run   int
+	kinds   map[string]int64
+	samples map[string]string
+	first   error
+	run     int
 }
 
 // add counts err and reports whether the trial should stop.
 func (f *failures) add(err error) bool {
 	if f.kinds == nil {
-		f.kinds = map[string]int64{}
+		f.kinds, f.samples = map[string]int64{}, map[string]string{}
 	}
-	f.kinds[driver.Kind(err)]++
+	kind := driver.Kind(err)
+	f.kinds[kind]++
+	if _, ok := f.samples[kind]; !ok {
+		f.samples[kind] = bench.ErrorSample(err)
+	}
 	if f.first == nil {
 		f.first = err
 	}
@@ -146,7 +157,7 @@ func (f *failures) add(err error) bool {
 
 func (f *failures) fill(t *result.Trial) error {
 	if len(f.kinds) > 0 {
-		t.Errors = f.kinds
+		t.Errors, t.ErrorSamples = f.kinds, f.samples
 	}
 	if t.Ops == 0 && f.first != nil {
 		return fmt.Errorf("every iteration failed, the first with: %w", f.first)

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +46,7 @@ printed only if --format is given too.`,
 			if !ok {
 				return usageError{fmt.Errorf("--format: unknown format %q: use text, csv or json", format)}
 			}
-			r, err := result.Read(args[0])
+			r, err := readResult(args[0])
 			if err != nil {
 				return err
 			}
@@ -80,4 +82,14 @@ printed only if --format is given too.`,
 	cmd.Flags().StringVar(&pngDir, "png", "", "write each chart as a PNG file into `DIR`")
 	cmd.Flags().StringVar(&svgDir, "svg", "", "write each chart as an SVG file into `DIR`")
 	return cmd
+}
+
+// readResult reads a result file named on the command line: a file that is
+// not there is a usage error (exit 2), like any other mistyped argument.
+func readResult(path string) (*result.Result, error) {
+	r, err := result.Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usageError{fmt.Errorf("%s: no such result file: give the path of a tlsbench result (.json)", path)}
+	}
+	return r, err
 }

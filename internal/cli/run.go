@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ const loopbackSources = 64
 
 // run measures raw against its target, saves the result (also the part that
 // finished when interrupted or failed) and prints the tables.
-func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdout, stderr io.Writer) (err error) {
 	spec, err := plan.New(raw)
 	if err != nil {
 		return err
@@ -36,6 +37,20 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	res, output := newResult(argv, output)
 	res.Spec = spec
 	res.Variants = spec.Variants()
+	// A panic (a bug) still saves the finished trials; the servers are
+	// stopped by the deferred stop below, which runs before this.
+	defer func() {
+		if p := recover(); p != nil {
+			perr := &bench.PanicError{Value: p, Stack: debug.Stack()}
+			res.Error, res.Ended = perr.Error(), time.Now().UTC()
+			err = perr
+			if len(res.Trials) > 0 {
+				if _, serr := save(output, res, stdout, stderr); serr == nil {
+					err = fmt.Errorf("%w (the %d finished trials are in %s)", perr, len(res.Trials), output)
+				}
+			}
+		}
+	}()
 
 	st, err := openSite(ctx, spec)
 	if err != nil {

@@ -107,6 +107,11 @@ type Spec struct {
 	// CIPHER" and "stunnel KEY" beside the direct ones.
 	Via []string `json:"via,omitempty"`
 
+	// MaxErrorRate is the share of failed operations above which a trial
+	// fails the run (kept in the result, then exit 1); nil is
+	// DefaultMaxErrorRate, 0 fails on any error.
+	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
+
 	// secretTarget is Target as given, credentials and all: never stored;
 	// secretVia the same for Via.
 	secretTarget string
@@ -117,6 +122,14 @@ type Spec struct {
 // the drivers that log in. Never print or store it: Target is the
 // redacted form.
 func (s Spec) SecretURL() string { return s.secretTarget }
+
+// ErrorRate is the share of failed operations a trial may have.
+func (s Spec) ErrorRate() float64 {
+	if s.MaxErrorRate == nil {
+		return DefaultMaxErrorRate
+	}
+	return *s.MaxErrorRate
+}
 
 // Variant is one way of reaching the target.
 type Variant struct {
@@ -157,6 +170,9 @@ const (
 	// MaxCountDuration bounds a count-limited trial in time, so that no loop
 	// runs unbounded against a server that slowed down.
 	MaxCountDuration = 10 * time.Minute
+	// DefaultMaxErrorRate is the share of operations that may fail before
+	// a trial fails the run.
+	DefaultMaxErrorRate = 0.05
 	// MaxRTT bounds the emulated round-trip time.
 	MaxRTT = 10 * time.Second
 )
@@ -296,6 +312,13 @@ func New(raw Spec) (Spec, error) {
 	}
 	if s.Trials == 0 {
 		s.Trials = DefaultTrials
+	}
+	if s.MaxErrorRate == nil {
+		rate := DefaultMaxErrorRate
+		s.MaxErrorRate = &rate
+	}
+	if r := *s.MaxErrorRate; !(r >= 0 && r <= 1) {
+		return s, errorf("--max-error-rate: %v is out of range: use 0%% to 100%%", r)
 	}
 	if s.Trials < 1 || s.Trials > 1000 {
 		return s, errorf("--trials: %d is out of range: use 1 to 1000", s.Trials)

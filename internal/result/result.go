@@ -186,6 +186,8 @@ type Trial struct {
 	// transaction is 16), when the engine counts them.
 	Queries int64            `json:"queries,omitempty"`
 	Errors  map[string]int64 `json:"errors,omitempty"` // failed operations by kind
+	// ErrorSamples holds the first message of each kind in Errors.
+	ErrorSamples map[string]string `json:"error_samples,omitempty"`
 	// Conns is the number of connections opened (connect: one per op).
 	Conns   int64 `json:"conns"`
 	Resumed int64 `json:"resumed"` // connections that resumed a TLS session
