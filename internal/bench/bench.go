@@ -268,7 +268,7 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 
 func (r *Runner) explain(err error, v plan.Variant) error {
 	var oe *driver.OpError
-	if errors.As(err, &oe) && oe.Phase == netx.PhaseTCP {
+	if errors.As(err, &oe) && oe.Phase == netx.PhaseTCP && !tlsx.FileLimit(err) {
 		hint := ""
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			hint = " (is the server running and listening there?)"

@@ -38,7 +38,7 @@ func TestReportAndCompare(t *testing.T) {
 		{"compare different specs", []string{"compare", connect, pool}, 0, "", "note: the runs differ in"},
 		{"compare one file", []string{"compare", connect}, 2, "", "compare takes two result files, OLD and NEW, got 1 arguments"},
 		{"compare no result", []string{"compare", connect, notResult}, 1, "", "is not a tlsbench result file"},
-		{"compare nothing", []string{"compare", "/nonexistent.json", connect}, 1, "", "no such file"},
+		{"compare nothing", []string{"compare", "/nonexistent.json", connect}, 2, "", "no such result file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

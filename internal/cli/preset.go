@@ -113,7 +113,7 @@ func seedTrial(ctx context.Context, runner *bench.Runner, s *mongodrv.Seed, e pl
 // a connection refused names the address, a TLS failure what to do.
 func explainSeed(err error, addr string, v plan.Variant) error {
 	var oe *driver.OpError
-	if errors.As(err, &oe) && oe.Phase == netx.PhaseTCP {
+	if errors.As(err, &oe) && oe.Phase == netx.PhaseTCP && !tlsx.FileLimit(err) {
 		var se *os.SyscallError
 		if errors.As(err, &se) {
 			err = se.Err

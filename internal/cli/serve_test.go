@@ -97,7 +97,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"--tls-max", "1.1"}, `"1.1" is not 1.2 or 1.3`, true},
 		{[]string{"--size", "-1"}, "out of range", true},
 		{[]string{"--http", "", "--https", "", "--key", "ed25519"}, "nothing to serve", false},
-		{[]string{"--http", "", "--https", "127.0.0.1:0", "--key", "ed25519", "--cert-dir", "/nonexistent"}, "loading the ed25519 certificate", false},
+		{[]string{"--http", "", "--https", "127.0.0.1:0", "--key", "ed25519", "--cert-dir", "/nonexistent"}, "ed25519 certificate: stat /nonexistent/ed25519.crt: no such file", false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -168,20 +168,10 @@ func cause(err error) string {
 	return "other"
 }
 
-// explained is an error rephrased as what the server did and what to do;
-// the original stays reachable through Unwrap, for Kind.
-type explained struct {
-	msg string
-	err error
-}
-
-func (e *explained) Error() string { return e.msg }
-func (e *explained) Unwrap() error { return e.err }
-
 // Explained returns err with the line format and args make of it in place
 // of its own message: a driver's own explanation, which Explain keeps.
 func Explained(err error, format string, args ...any) error {
-	return &explained{msg: fmt.Sprintf(format, args...), err: err}
+	return tlsx.Explained(err, format, args...)
 }
 
 // Explain turns err, a failed step of a session with cfg over c (nil if no
@@ -196,8 +186,7 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return err
 	}
-	var done *explained
-	if errors.As(err, &done) {
+	if tlsx.IsExplained(err) {
 		return err
 	}
 	if c != nil {

@@ -23,6 +23,19 @@ type explained struct {
 func (e *explained) Error() string { return e.msg }
 func (e *explained) Unwrap() error { return e.err }
 
+// Explained returns err with the line format and args make of it in place
+// of its own message, kept by Explain: an explanation made where the cause
+// is known (a driver's Open); Unwrap still reaches err, for counting kinds.
+func Explained(err error, format string, args ...any) error {
+	return &explained{msg: fmt.Sprintf(format, args...), err: err}
+}
+
+// IsExplained reports whether err carries an explanation already.
+func IsExplained(err error) bool {
+	var done *explained
+	return errors.As(err, &done)
+}
+
 // Explain turns an error of a connection to addr, made for variant v, into
 // one actionable line that wraps err: a failed handshake, a refused
 // connection, a full file table. An error it explained already keeps its
@@ -112,6 +125,12 @@ func remoteAlert(err error) string {
 		return op.Err.Error()
 	}
 	return ""
+}
+
+// FileLimit reports whether err is a full table of open files (EMFILE,
+// ENFILE), which Explain phrases with the fix.
+func FileLimit(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // raiseNoFile says how to raise the limit of open files, with its value now.
