@@ -250,6 +250,11 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 	if err := s.Do(ctx); err != nil {
 		return c, r.explain(err, v)
 	}
+	if dc, ok := s.(driver.DataChecker); ok {
+		if err := dc.CheckData(ctx); err != nil {
+			return c, r.explain(err, v)
+		}
+	}
 	if state, ok := s.TLS(); ok {
 		n := tlsx.Describe(state)
 		c.Client = &n
@@ -285,7 +290,8 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 		}
 		return fmt.Errorf("cannot connect to %s: %w%s", r.Configs[v.ID].Addr, err, hint)
 	}
-	if msg := err.Error(); strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
+	var missing *driver.MissingData
+	if msg := err.Error(); errors.As(err, &missing) || strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
 		return fmt.Errorf("%w: the workload's tables are missing: run tlsbench prepare URL --tables %d --rows %d first", err, r.Spec.Tables, r.Spec.Rows)
 	}
 	return tlsx.Explain(err, r.Configs[v.ID].Addr, v)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"net/url"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -318,5 +320,53 @@ func TestSignalMidHandshake(t *testing.T) {
 		if pids := processesMentioning(tmp); len(pids) > 0 {
 			t.Errorf("%v: server processes still running: %v", sig, pids)
 		}
+	}
+}
+
+// TestMissingData prepares 2 tables of 100 rows on lab PostgreSQL and
+// MariaDB, then runs workloads that read a third table, or 200 rows: the
+// check before the trials finds every table the workload reads (not just
+// the one its single query picks) and says to run prepare; exit 1, no trial.
+func TestMissingData(t *testing.T) {
+	for _, engine := range []string{"postgres", "mariadb"} {
+		t.Run(engine, func(t *testing.T) {
+			needServer(t, labBinaries[engine])
+			srv, err := lab.Start(context.Background(), engine, lab.Options{Keys: []string{"ecdsa-p256"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop()
+			url, err := srv.URL(srv.Auths()[0], false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, _, stderr := runMain(t, "prepare", url, "--tables", "2", "--rows", "100"); code != 0 {
+				t.Fatalf("prepare: exit %d: %s", code, stderr)
+			}
+			for _, tt := range []struct {
+				args []string
+				want string
+			}{
+				// The check's own query may pick sbtest3 first: then the
+				// server's message says so ("relation "sbtest3" does not
+				// exist", "Table 'sbtest.sbtest3' doesn't exist").
+				{[]string{"--tables", "3", "--rows", "100"}, "sbtest3"},
+				{[]string{"--tables", "2", "--rows", "200"}, "sbtest1 holds ids up to 100, the workload reads ids up to 200"},
+			} {
+				out := filepath.Join(t.TempDir(), "r.json")
+				args := append([]string{"pool", url, "--tls", "off", "-n", "10", "--trials", "1", "-o", out}, tt.args...)
+				code, _, stderr := runMain(t, args...)
+				if code != 1 || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "exist") && tt.want == "sbtest3" || !strings.Contains(stderr, "run tlsbench prepare") {
+					t.Errorf("%v: exit %d, %q; want 1 and %q with the prepare hint", tt.args, code, stderr, tt.want)
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("%v: a result without trials was written", tt.args)
+				}
+			}
+			if code, _, stderr := runMain(t, "pool", url, "--tls", "off", "-n", "10", "--trials", "1", "--tables", "2", "--rows", "100",
+				"-o", filepath.Join(t.TempDir(), "r.json")); code != 0 {
+				t.Errorf("the prepared data: exit %d: %s", code, stderr)
+			}
+		})
 	}
 }

@@ -74,6 +74,27 @@ type Preparer interface {
 	Prepare(ctx context.Context, tables, rows int, progress func(done, total int64)) error
 }
 
+// DataChecker is a Session that can tell, before any trial, whether all the
+// data its workload reads is there: every sbtest table and its rows, not
+// just the one the check's single query happened to pick.
+type DataChecker interface {
+	CheckData(ctx context.Context) error
+}
+
+// MissingData is a table the workload reads that is not there, or holds
+// fewer rows (MaxID, -1 if there is no such table) than it reads (Rows).
+type MissingData struct {
+	Table       string
+	MaxID, Rows int64
+}
+
+func (e *MissingData) Error() string {
+	if e.MaxID < 0 {
+		return e.Table + " does not exist"
+	}
+	return fmt.Sprintf("%s holds ids up to %d, the workload reads ids up to %d", e.Table, e.MaxID, e.Rows)
+}
+
 // Counter is a Driver whose operations run several statements (a
 // transaction): Statements is how many, for queries per second.
 type Counter interface {

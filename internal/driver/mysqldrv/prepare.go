@@ -149,3 +149,47 @@ func digitGroups(sb *strings.Builder, n int) {
 		}
 	}
 }
+
+// CheckData implements driver.DataChecker: every table the workload reads
+// exists and has its ids (a point select of a missing id finds no row and
+// fails nothing, so a short table would go unnoticed).
+func (s *session) CheckData(ctx context.Context) error {
+	w := s.d.cfg.Workload
+	tables := w.Tables
+	if w.Name == "stream" {
+		tables = 1 // it reads sbtest1 whole, however many rows
+	}
+	for n := 1; n <= tables; n++ {
+		maxID, err := s.maxID(ctx, n)
+		if err != nil {
+			return err
+		}
+		if maxID < 0 || (w.Name != "stream" && maxID < int64(w.Rows)) {
+			return &driver.MissingData{Table: fmt.Sprintf("sbtest%d", n), MaxID: maxID, Rows: int64(w.Rows)}
+		}
+	}
+	return nil
+}
+
+// maxID is the largest id in sbtestN (0 if empty), -1 if there is no such
+// table.
+func (s *session) maxID(ctx context.Context, table int) (int64, error) {
+	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
+	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx, fmt.Sprintf("SELECT COALESCE(MAX(id), 0) FROM sbtest%d", table), nil)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == errNoSuchTable {
+		return -1, nil
+	}
+	if err != nil {
+		return 0, &driver.OpError{Phase: PhaseQuery, Err: s.o.cause(err)}
+	}
+	defer rows.Close()
+	var n int64
+	err = eachRow(rows, func(row []sqldriver.Value) {
+		n, _ = strconv.ParseInt(asString(row[0]), 10, 64)
+	})
+	if err != nil {
+		return 0, &driver.OpError{Phase: PhaseQuery, Err: s.o.cause(err)}
+	}
+	return n, nil
+}

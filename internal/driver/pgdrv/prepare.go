@@ -7,6 +7,8 @@ import (
 	"net"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
 )
 
 // prepareBatch is how many rows one COPY loads, and how often progress is
@@ -140,4 +142,39 @@ func digitGroups(buf []byte, groups int) string {
 		}
 	}
 	return string(buf)
+}
+
+// CheckData implements driver.DataChecker: every table the workload reads
+// exists and has its ids (a point select of a missing id finds no row and
+// fails nothing, so a short table would go unnoticed).
+func (s *session) CheckData(ctx context.Context) error {
+	w := s.d.cfg.Workload
+	tables := w.Tables
+	if w.Name == "stream" {
+		tables = 1 // it reads sbtest1 whole, however many rows
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
+	defer cancel()
+	for n := 1; n <= tables; n++ {
+		table := fmt.Sprintf("sbtest%d", n)
+		var maxID *int64
+		var exists bool
+		if err := s.pg.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", pgx.QueryExecModeSimpleProtocol, table).Scan(&exists); err != nil {
+			return fmt.Errorf("checking %s: %w", table, err)
+		}
+		if !exists {
+			return &driver.MissingData{Table: table, MaxID: -1, Rows: int64(w.Rows)}
+		}
+		if err := s.pg.QueryRow(ctx, "SELECT max(id) FROM "+table, pgx.QueryExecModeSimpleProtocol).Scan(&maxID); err != nil {
+			return fmt.Errorf("checking %s: %w", table, err)
+		}
+		if w.Name != "stream" && (maxID == nil || *maxID < int64(w.Rows)) {
+			have := int64(0)
+			if maxID != nil {
+				have = *maxID
+			}
+			return &driver.MissingData{Table: table, MaxID: have, Rows: int64(w.Rows)}
+		}
+	}
+	return nil
 }
