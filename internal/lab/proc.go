@@ -232,8 +232,10 @@ func (p *process) cpu() (time.Duration, error) {
 }
 
 type stat struct {
+	state string // R, S, Z (zombie), ...
 	ppid  int
-	ticks int64 // utime + stime + cutime + cstime
+	ticks int64  // utime + stime + cutime + cstime
+	start uint64 // clock ticks after boot: with the pid, names a process
 }
 
 // parseStat reads /proc/PID/stat. The command name (field 2) may hold
@@ -243,12 +245,13 @@ func parseStat(data []byte) (stat, error) {
 	if i < 0 {
 		return stat{}, errors.New("malformed /proc stat")
 	}
-	// After ")": state(3) ppid(4) pgrp(5) ... utime(14) stime(15) cutime(16) cstime(17).
+	// After ")": state(3) ppid(4) pgrp(5) ... utime(14) stime(15)
+	// cutime(16) cstime(17) ... starttime(22).
 	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 15 {
+	if len(f) < 20 {
 		return stat{}, errors.New("short /proc stat")
 	}
-	var st stat
+	st := stat{state: f[0]}
 	var err error
 	if st.ppid, err = strconv.Atoi(f[1]); err != nil {
 		return stat{}, err
@@ -259,6 +262,9 @@ func parseStat(data []byte) (stat, error) {
 			return stat{}, err
 		}
 		st.ticks += n
+	}
+	if st.start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return stat{}, err
 	}
 	return st, nil
 }
