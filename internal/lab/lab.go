@@ -90,11 +90,11 @@ func Start(ctx context.Context, engine string, o Options) (Server, error) {
 	return start(ctx, o)
 }
 
-// newLabDir makes a 0700 temp dir holding a new CA (ca.crt) and a
-// certificate per key, and returns the dir and a pool with the CA; it
-// removes the dir again if that fails.
+// newLabDir makes a lab dir (see makeLabDir) holding a new CA (ca.crt)
+// and a certificate per key, and returns the dir and a pool with the CA;
+// it removes the dir again if that fails.
 func newLabDir(prefix string, keys []string) (dir string, roots *x509.CertPool, err error) {
-	if dir, err = os.MkdirTemp("", prefix); err != nil {
+	if dir, err = makeLabDir(prefix); err != nil {
 		return "", nil, err
 	}
 	ca, err := tlsx.NewCA()

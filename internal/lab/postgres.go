@@ -188,7 +188,8 @@ func postgresUser(dir string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// chownAll gives the directory and everything in it to the server's user.
+// chownAll gives the directory and everything in it to the server's user,
+// but the owner file, which a sweep trusts only if it is ours.
 func (s *Postgres) chownAll() error {
 	if s.runAs == nil {
 		return nil
@@ -196,6 +197,9 @@ func (s *Postgres) chownAll() error {
 	return filepath.WalkDir(s.dir, func(path string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if path == filepath.Join(s.dir, ownerFile) {
+			return nil
 		}
 		return os.Lchown(path, int(s.runAs.Uid), int(s.runAs.Gid))
 	})
