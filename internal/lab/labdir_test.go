@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -441,4 +442,56 @@ func TestOrphanedPostgres(t *testing.T) {
 	if exists(h.dir) {
 		t.Errorf("%s left", h.dir)
 	}
+}
+
+// longTemp makes a directory of n bytes under parent, which the postgres
+// user can enter.
+func longTemp(t *testing.T, parent string, n int) string {
+	t.Helper()
+	long := filepath.Join(parent, strings.Repeat("x", n-len(parent)-1))
+	if err := os.Mkdir(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return long
+}
+
+// TestLongTempDir: a TMPDIR too long for the lab's Unix sockets fails the
+// start at once, with the fix, and leaves nothing; the longest one allowed
+// works.
+func TestLongTempDir(t *testing.T) {
+	for _, tt := range []struct{ engine, name string }{{"postgres", "PostgreSQL"}, {"mariadb", "MariaDB"}} {
+		t.Run(tt.engine, func(t *testing.T) {
+			tmp := longTemp(t, isolateTemp(t), 121)
+			t.Setenv("TMPDIR", tmp)
+			_, err := Start(context.Background(), tt.engine, Options{Keys: []string{"ecdsa-p256"}})
+			if err == nil {
+				t.Fatal("started")
+			}
+			if errors.Is(err, ErrNotInstalled) {
+				needInstalled(t, err)
+			}
+			want := tt.name + " lab server: TMPDIR is 121 bytes long: the lab's Unix socket path would pass 107 bytes: " +
+				"set TMPDIR to a shorter directory (at most "
+			if msg := err.Error(); !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, "), e.g. TMPDIR=/tmp") || strings.Contains(msg, "\n") {
+				t.Errorf("error %q\nwant %q…", msg, want)
+			}
+			assertEmpty(t, tmp)
+		})
+	}
+	// The longest TMPDIR the check allows works: a socket path of 107
+	// bytes is fine (with os.MkdirTemp's longest suffix).
+	t.Run("postgres at the limit", func(t *testing.T) {
+		if _, err := postgresBin(); err != nil {
+			needInstalled(t, err)
+		}
+		parent := reachableTemp(t)
+		n := maxSocketPath - len("/tlsbench-postgres-4294967295/.s.PGSQL.65535")
+		t.Setenv("TMPDIR", longTemp(t, parent, n+1))
+		err := checkSocketPath("PostgreSQL", "tlsbench-postgres-", ".s.PGSQL.65535")
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("(at most %d bytes)", n)) {
+			t.Errorf("TMPDIR of %d bytes: %v", n+1, err)
+		}
+		t.Setenv("TMPDIR", longTemp(t, parent, n))
+		startT(t, "postgres", Options{Keys: []string{"ecdsa-p256"}})
+	})
 }

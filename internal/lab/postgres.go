@@ -96,6 +96,10 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The postmaster's socket, .s.PGSQL.PORT, goes in the lab dir.
+	if err := checkSocketPath("PostgreSQL", "tlsbench-postgres-", ".s.PGSQL.65535"); err != nil {
+		return nil, err
+	}
 	var keys []string
 	if !o.PlainOnly {
 		keys = o.Keys
