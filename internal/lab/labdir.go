@@ -193,14 +193,14 @@ func (r sweepReport) note() string {
 		for i, p := range r.owners {
 			pids[i] = strconv.Itoa(p)
 		}
-		who := "a tlsbench that did not stop cleanly (pid "
+		who, its := "a tlsbench that did not stop cleanly (pid ", "its"
 		if len(pids) > 1 {
-			who = "tlsbench processes that did not stop cleanly (pids "
+			who, its = "tlsbench processes that did not stop cleanly (pids ", "their"
 		}
 		s := fmt.Sprintf("removed %s (keys, passwords) left by %s%s)",
 			plural(r.dirs, "lab directory", "lab directories"), who, strings.Join(pids, ", "))
 		if r.killed > 0 {
-			s += fmt.Sprintf(" and killed %s of theirs that still ran", plural(r.killed, "server process", "server processes"))
+			s += fmt.Sprintf(" and killed %d of %s server processes that still ran", r.killed, its)
 		}
 		parts = append(parts, s)
 	}

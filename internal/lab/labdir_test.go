@@ -250,14 +250,15 @@ func TestSweepKillsServers(t *testing.T) {
 		t.Cleanup(func() { p.stop(syscall.SIGKILL) })
 		return p
 	}
-	orphan := start(labDirOf(t, "tlsbench-redis-", deadOwner(t)))
+	dead := deadOwner(t)
+	orphan := start(labDirOf(t, "tlsbench-redis-", dead))
 	_, live := sleeper(t)
 	kept := start(labDirOf(t, "tlsbench-redis-", live))
 	note, err := SweepStale()
 	if err != nil {
 		t.Error(err)
 	}
-	if !strings.HasSuffix(note, " and killed 1 server process of theirs that still ran") {
+	if !strings.HasSuffix(note, "(pid "+strconv.Itoa(dead.pid)+") and killed 1 of its server processes that still ran") {
 		t.Errorf("note %q", note)
 	}
 	select {
