@@ -277,53 +277,108 @@ func TestBuiltinStartFailures(t *testing.T) {
 // TestChildDiesWithParent kills a parent that started the built-in server
 // with SIGKILL, which no cleanup code sees: Pdeathsig must end the child.
 func TestChildDiesWithParent(t *testing.T) {
-	helper := exec.Command(os.Args[0], "-test.run=^$")
-	helper.Env = append(os.Environ(), "TLSBENCH_LAB_HELPER="+tlsbenchExe, "TMPDIR="+t.TempDir())
-	out, err := helper.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	h := startHelper(t, "builtin", t.TempDir())
+	if !alive(h.server) {
+		t.Fatalf("server %d not running while its parent is", h.server)
 	}
-	helper.Stderr = os.Stderr
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		helper.Process.Kill()
-		helper.Wait()
-		t.Fatalf("helper: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatalf("helper said %q", line)
-	}
-	if !alive(pid) {
-		t.Fatalf("server %d not running while its parent is", pid)
-	}
-	helper.Process.Kill()
-	helper.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(pid) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("server %d outlived its killed parent", pid)
+	h.kill()
+	if !waitGone(h.server, 5*time.Second) {
+		syscall.Kill(h.server, syscall.SIGKILL)
+		t.Errorf("server %d outlived its killed parent", h.server)
 	}
 }
 
-// helperParent is the parent process of TestChildDiesWithParent: it starts
-// the server, prints its pid and waits to be killed.
+// helper is a tlsbench stand-in (this test binary) that started a lab
+// server and waits to be killed.
+type helper struct {
+	cmd    *exec.Cmd
+	server int    // the server's pid
+	dir    string // its lab dir
+	addr   string // where it listens
+}
+
+// startHelper starts a helper running server ("builtin", "sshd" or
+// "postgres") with TMPDIR tmp.
+func startHelper(t *testing.T, server, tmp string) *helper {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TLSBENCH_LAB_HELPER="+tlsbenchExe, "TLSBENCH_LAB_HELPER_SERVER="+server, "TMPDIR="+tmp)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &helper{cmd: cmd}
+	t.Cleanup(h.kill)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 3 {
+		t.Fatalf("helper said %q", line)
+	}
+	if h.server, err = strconv.Atoi(f[0]); err != nil {
+		t.Fatalf("helper said %q", line)
+	}
+	h.dir, h.addr = f[1], f[2]
+	return h
+}
+
+// kill SIGKILLs the helper, which no cleanup code sees.
+func (h *helper) kill() {
+	if h.cmd.ProcessState == nil {
+		h.cmd.Process.Kill()
+		h.cmd.Wait()
+	}
+}
+
+// helperParent is the helper's side: it starts the server, prints its pid,
+// dir and address, and waits to be killed.
 func helperParent() {
-	b, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"ecdsa-p256"}, Exe: os.Getenv("TLSBENCH_LAB_HELPER")})
+	ctx := context.Background()
+	var (
+		p         *process
+		dir, addr string
+		err       error
+	)
+	switch os.Getenv("TLSBENCH_LAB_HELPER_SERVER") {
+	case "sshd":
+		var s *SSHD
+		if s, err = StartSSHD(ctx); err == nil {
+			p, dir, addr = s.proc, s.dir, s.Addr()
+		}
+	case "postgres":
+		var s Server
+		if s, err = Start(ctx, "postgres", Options{Keys: []string{"ecdsa-p256"}}); err == nil {
+			pg := s.(*Postgres)
+			p, dir, addr = pg.proc, pg.dir, pg.addr()
+		}
+	default:
+		var b *Builtin
+		if b, err = StartBuiltin(ctx, BuiltinOptions{Keys: []string{"ecdsa-p256"}, Exe: os.Getenv("TLSBENCH_LAB_HELPER")}); err == nil {
+			p, dir, addr = b.proc, b.dir, b.Endpoint("")
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println(b.proc.cmd.Process.Pid)
+	fmt.Println(p.cmd.Process.Pid, dir, addr)
 	time.Sleep(time.Minute)
-	b.Stop()
 	os.Exit(1)
+}
+
+// waitGone waits up to d for pid to end and reports whether it did.
+func waitGone(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return !alive(pid)
 }
 
 // alive reports whether pid runs: it exists and is not a zombie (which an
@@ -343,11 +398,13 @@ func TestParseStat(t *testing.T) {
 		want    stat
 		wantErr bool
 	}{
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 100 0 0", stat{ppid: 1, ticks: 340}, false},
-		{"1234 (a) b) c) R 1 77 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", stat{ppid: 1, ticks: 3}, false},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 100 0 0", stat{state: "S", ppid: 1, ticks: 340, start: 100}, false},
+		{"1234 (a) b) c) R 1 77 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", stat{state: "R", ppid: 1, ticks: 3, start: 100}, false},
 		{"1234 tlsbench S 1", stat{}, true},
 		{"1234 (tlsbench) S 1 2 3", stat{}, true},
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 x 75 0 0", stat{}, true},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5", stat{}, true},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 x 75 0 0 20 0 8 0 100 0 0", stat{}, true},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 x 0 0", stat{}, true},
 	}
 	for _, tt := range tests {
 		got, err := parseStat([]byte(tt.stat))

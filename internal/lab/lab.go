@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -90,11 +91,11 @@ func Start(ctx context.Context, engine string, o Options) (Server, error) {
 	return start(ctx, o)
 }
 
-// newLabDir makes a 0700 temp dir holding a new CA (ca.crt) and a
-// certificate per key, and returns the dir and a pool with the CA; it
-// removes the dir again if that fails.
+// newLabDir makes a lab dir (see makeLabDir) holding a new CA (ca.crt)
+// and a certificate per key, and returns the dir and a pool with the CA;
+// it removes the dir again if that fails.
 func newLabDir(prefix string, keys []string) (dir string, roots *x509.CertPool, err error) {
-	if dir, err = os.MkdirTemp("", prefix); err != nil {
+	if dir, err = makeLabDir(prefix); err != nil {
 		return "", nil, err
 	}
 	ca, err := tlsx.NewCA()
@@ -106,6 +107,25 @@ func newLabDir(prefix string, keys []string) (dir string, roots *x509.CertPool, 
 		return "", nil, err
 	}
 	return dir, ca.Pool(), nil
+}
+
+// maxSocketPath is the longest path a Unix socket can have on Linux:
+// sun_path holds 108 bytes, the last one a NUL.
+const maxSocketPath = 107
+
+// checkSocketPath fails, before anything is made, if the Unix socket named
+// socket in a lab dir made with prefix would have a path longer than
+// maxSocketPath: the server would fail to start, with a message about a
+// path the user did not choose. It counts os.MkdirTemp's longest random
+// suffix (10 digits), so that the answer does not depend on chance.
+func checkSocketPath(server, prefix, socket string) error {
+	tmp := labTempDir()
+	fixed := len(filepath.Join(tmp, prefix+"4294967295", socket)) - len(tmp)
+	if len(tmp)+fixed <= maxSocketPath {
+		return nil
+	}
+	return fmt.Errorf("%s lab server: TMPDIR is %d bytes long: the lab's Unix socket path would pass %d bytes: set TMPDIR to a shorter directory (at most %d bytes), e.g. TMPDIR=/tmp",
+		server, len(tmp), maxSocketPath, maxSocketPath-fixed)
 }
 
 // confirmPresented makes one TLS handshake with a lab server's TLS port and

@@ -75,6 +75,9 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSocketPath("MariaDB", "tlsbench-mariadb-", mariaDBSocket); err != nil {
+		return nil, err
+	}
 	var keys []string
 	if !o.PlainOnly {
 		keys = o.Keys
@@ -202,7 +205,10 @@ func mariaDBRunAs() []string {
 	return nil
 }
 
-func (m *MariaDB) socket() string { return filepath.Join(m.dir, "sock") }
+// mariaDBSocket is the server's Unix socket in the lab dir.
+const mariaDBSocket = "sock"
+
+func (m *MariaDB) socket() string { return filepath.Join(m.dir, mariaDBSocket) }
 
 // serverArgs are all of mariadbd's options: none comes from /etc/mysql.
 func (m *MariaDB) serverArgs() []string {

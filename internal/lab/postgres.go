@@ -96,6 +96,10 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The postmaster's socket, .s.PGSQL.PORT, goes in the lab dir.
+	if err := checkSocketPath("PostgreSQL", "tlsbench-postgres-", ".s.PGSQL.65535"); err != nil {
+		return nil, err
+	}
 	var keys []string
 	if !o.PlainOnly {
 		keys = o.Keys
@@ -188,7 +192,8 @@ func postgresUser(dir string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// chownAll gives the directory and everything in it to the server's user.
+// chownAll gives the directory and everything in it to the server's user,
+// but the owner file, which a sweep trusts only if it is ours.
 func (s *Postgres) chownAll() error {
 	if s.runAs == nil {
 		return nil
@@ -196,6 +201,9 @@ func (s *Postgres) chownAll() error {
 	return filepath.WalkDir(s.dir, func(path string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if path == filepath.Join(s.dir, ownerFile) {
+			return nil
 		}
 		return os.Lchown(path, int(s.runAs.Uid), int(s.runAs.Gid))
 	})

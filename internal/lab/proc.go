@@ -16,7 +16,9 @@ import (
 
 // process is a server child process: in its own process group (a Ctrl-C
 // on the terminal reaches only tlsbench, which stops it in order) and
-// killed by the kernel if tlsbench dies.
+// killed by the kernel if tlsbench dies. Its own children are not (sshd's
+// per-connection ones outlive it while their client is connected): the
+// next lab start's sweep kills them.
 type process struct {
 	name    string // for messages: "PostgreSQL", "built-in server"
 	cmd     *exec.Cmd
@@ -25,10 +27,15 @@ type process struct {
 	exitErr error
 }
 
-// startProcess starts cmd as a server process. Unless cmd already has
-// them, its stdout and stderr go to logPath.
+// startProcess starts cmd as a server process of the lab dir that holds
+// logPath, marked as such in its environment (see labEnv and serverOf).
+// Unless cmd already has them, its stdout and stderr go to logPath.
 func startProcess(name string, cmd *exec.Cmd, logPath string) (*process, error) {
 	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, labEnv+"="+filepath.Dir(logPath))
 	if cmd.Stdout == nil || cmd.Stderr == nil {
 		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -108,13 +115,14 @@ func (p *process) failure(what string) error {
 
 // keepLog copies the server's log out of its directory, which is removed
 // with the server's keys, and returns where it went: a server that failed
-// to start leaves its whole log for a post-mortem.
+// to start leaves its whole log for a post-mortem (a sweep removes it a day
+// after this process has ended).
 func (p *process) keepLog() string {
 	data, err := os.ReadFile(p.log)
 	if err != nil || len(data) == 0 {
 		return ""
 	}
-	f, err := os.CreateTemp("", "tlsbench-"+strings.ToLower(strings.ReplaceAll(p.name, " ", "-"))+"-*.log")
+	f, err := os.CreateTemp(labTempDir(), keptLogPattern(p.name))
 	if err != nil {
 		return ""
 	}
@@ -232,8 +240,10 @@ func (p *process) cpu() (time.Duration, error) {
 }
 
 type stat struct {
+	state string // R, S, Z (zombie), ...
 	ppid  int
-	ticks int64 // utime + stime + cutime + cstime
+	ticks int64  // utime + stime + cutime + cstime
+	start uint64 // clock ticks after boot: with the pid, names a process
 }
 
 // parseStat reads /proc/PID/stat. The command name (field 2) may hold
@@ -243,12 +253,13 @@ func parseStat(data []byte) (stat, error) {
 	if i < 0 {
 		return stat{}, errors.New("malformed /proc stat")
 	}
-	// After ")": state(3) ppid(4) pgrp(5) ... utime(14) stime(15) cutime(16) cstime(17).
+	// After ")": state(3) ppid(4) pgrp(5) ... utime(14) stime(15)
+	// cutime(16) cstime(17) ... starttime(22).
 	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 15 {
+	if len(f) < 20 {
 		return stat{}, errors.New("short /proc stat")
 	}
-	var st stat
+	st := stat{state: f[0]}
 	var err error
 	if st.ppid, err = strconv.Atoi(f[1]); err != nil {
 		return stat{}, err
@@ -259,6 +270,9 @@ func parseStat(data []byte) (stat, error) {
 			return stat{}, err
 		}
 		st.ticks += n
+	}
+	if st.start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return stat{}, err
 	}
 	return st, nil
 }

@@ -54,7 +54,7 @@ func StartSSHD(ctx context.Context) (_ *SSHD, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "tlsbench-sshd-")
+	dir, err := makeLabDir("tlsbench-sshd-")
 	if err != nil {
 		return nil, err
 	}
