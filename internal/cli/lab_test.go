@@ -370,3 +370,53 @@ func TestMissingData(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleLabSwept SIGKILLs `tlsbench lab redis` (as the OOM killer
+// would): its lab dir with the server's keys and password stays behind, and
+// the next run that starts a server removes it and says so.
+func TestStaleLabSwept(t *testing.T) {
+	needServer(t, labBinaries["redis"])
+	tmp := t.TempDir()
+	cmd := exec.Command(os.Args[0], "lab", "redis", "--key", "ecdsa-p256")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var printed strings.Builder
+	buf := make([]byte, 4096)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(printed.String(), "Ctrl-C stops") && time.Now().Before(deadline); {
+		n, err := stdout.Read(buf)
+		printed.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	left, _ := filepath.Glob(filepath.Join(tmp, "tlsbench-redis-*"))
+	if len(left) != 1 {
+		t.Fatalf("after SIGKILL: lab dirs %v, want the one left behind", left)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	c := exec.Command(os.Args[0], "connect", "builtin", "--tls", "off", "-n", "5", "--trials", "1", "-o", out)
+	c.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("the next run: %v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "note: removed 1 lab directory") {
+		t.Errorf("the next run does not say what it removed: %s", stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "tlsbench-redis-*")); len(left) > 0 {
+		t.Errorf("still left behind: %v", left)
+	}
+	if pids := processesMentioning(tmp); len(pids) > 0 {
+		t.Errorf("processes still running: %v", pids)
+	}
+}

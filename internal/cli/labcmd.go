@@ -36,6 +36,7 @@ Ctrl-C stops the servers and removes their keys.`,
 					return err
 				}
 			}
+			sweepStale(cmd.ErrOrStderr())
 			for _, engine := range args {
 				if engine == "sshd" {
 					srv, err := lab.StartSSHD(ctx)

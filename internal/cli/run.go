@@ -13,6 +13,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/lab"
 	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"  // registers http, https, builtin
 	_ "github.com/tlsbench/tlsbench/internal/driver/mongodrv" // registers mongodb
 	_ "github.com/tlsbench/tlsbench/internal/driver/mysqldrv" // registers mysql
@@ -52,6 +53,9 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		}
 	}()
 
+	if spec.Target == plan.Builtin || spec.Lab != "" || slices.ContainsFunc(spec.Via, func(v string) bool { return !strings.Contains(v, "://") && v != "direct" }) {
+		sweepStale(stderr)
+	}
 	st, err := openSite(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -222,4 +226,17 @@ func prepareData(ctx context.Context, runner *bench.Runner, spec plan.Spec, stde
 		return fmt.Errorf("preparing %d tables of %d rows: %w", spec.Tables, spec.Rows, err)
 	}
 	return nil
+}
+
+// sweepStale removes the lab directories (keys, passwords) and servers a
+// tlsbench that did not stop cleanly left behind, and says so. The lab
+// sweeps again at every start; this one is for the note.
+func sweepStale(stderr io.Writer) {
+	note, err := lab.SweepStale()
+	if note != "" {
+		fmt.Fprintln(stderr, "note: "+note)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "note: looking for lab directories left behind: "+oneLine(err.Error()))
+	}
 }
