@@ -10,8 +10,8 @@ func TestRedact(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://127.0.0.1:8443/", "https://127.0.0.1:8443/"},
 		{"http://bench:s3cret@127.0.0.1/x", "http://bench:xxxxx@127.0.0.1/x"},
-		{"postgres://u@127.0.0.1/db?sslmode=require&password=s3cret", "postgres://u@127.0.0.1/db?password=xxxxx&sslmode=require"},
-		{"http://u:p@[::1", "http://xxxxx@[::1"},
+		{"postgres://u@127.0.0.1/db?sslmode=require&password=s3cret", "postgres://u@127.0.0.1/db?sslmode=require&password=xxxxx"},
+		{"http://u:p@[::1", "http://u:xxxxx@[::1"},
 		{"builtin", "builtin"},
 	}
 	for _, tt := range tests {
