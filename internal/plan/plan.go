@@ -161,10 +161,50 @@ const (
 	MaxCountDuration = 10 * time.Minute
 	// MaxRTT bounds the emulated round-trip time.
 	MaxRTT = 10 * time.Second
+	// TimeoutRTTs is how many emulated round trips --timeout must allow at
+	// least: a connection setup takes up to about 8 (PostgreSQL, TLS 1.2,
+	// SCRAM), then the query. The default timeout allows --rtt 1s.
+	TimeoutRTTs = 10
 )
 
+// twice refuses a list that holds one value twice; show writes a value as
+// the flag takes it.
+func twice[T comparable](flag string, list []T, show func(T) string) error {
+	for i, v := range list {
+		if slices.Contains(list[:i], v) {
+			return errTwice(flag, show(v))
+		}
+	}
+	return nil
+}
+
+func errTwice(flag, value string) error { return errorf("%s: %s is given twice", flag, value) }
+
+// flagDuration writes a duration as a flag takes it: whole seconds as
+// "100s", not "1m40s".
+func flagDuration(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
 // New fills defaults into raw, validates it and returns the Spec to run.
+// On error, the Spec it returns holds no secret either.
 func New(raw Spec) (Spec, error) {
+	s, err := newSpec(raw)
+	if err != nil {
+		s.Target = Redact(s.Target)
+		via := make([]string, len(s.Via))
+		for i, v := range s.Via {
+			via[i] = Redact(v)
+		}
+		s.Via, s.secretTarget, s.secretVia = via, "", nil
+	}
+	return s, err
+}
+
+func newSpec(raw Spec) (Spec, error) {
 	s := raw
 	if err := s.preset(); err != nil {
 		return s, err
@@ -196,9 +236,12 @@ func New(raw Spec) (Spec, error) {
 	if len(s.TLS) == 0 {
 		s.TLS = t.DefaultTLS
 	}
-	for _, m := range s.TLS {
+	for i, m := range s.TLS {
 		if !slices.Contains(TLSModes, m) {
 			return s, errorf("--tls: unknown mode %q: use off, 1.2, 1.3 or auto", m)
+		}
+		if slices.Contains(s.TLS[:i], m) {
+			return s, errTwice("--tls", m)
 		}
 		if t.Scheme == "http" && m != "off" {
 			return s, errorf("--tls %s: %s is plain HTTP: use an https:// URL for TLS", m, t.Redacted)
@@ -215,16 +258,30 @@ func New(raw Spec) (Spec, error) {
 	if len(s.Auth) > 0 && t.Lab == "" {
 		return s, errorf("--auth applies to lab servers only (--lab ENGINE): against a URL, the URL's user decides the method")
 	}
+	if err := twice("--auth", s.Auth, func(a string) string { return a }); err != nil {
+		return s, err
+	}
 	if err := s.workload(t); err != nil {
 		return s, err
 	}
 	if len(s.Resume) == 0 {
 		s.Resume = []bool{false}
 	}
+	if err := twice("--resume", s.Resume, func(r bool) string { return map[bool]string{false: "off", true: "on"}[r] }); err != nil {
+		return s, err
+	}
 	for _, c := range s.Ciphers {
 		if _, ok := CipherSuite(c); !ok {
 			return s, errorf("--cipher: unknown TLS 1.2 cipher suite %q: use an IANA name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", c)
 		}
+	}
+	suites := make([]string, len(s.Ciphers))
+	for i, c := range s.Ciphers {
+		cs, _ := CipherSuite(c)
+		suites[i] = cs.Name
+	}
+	if err := twice("--cipher", suites, func(c string) string { return c }); err != nil {
+		return s, err
 	}
 	if len(s.Ciphers) > 0 && !slices.Contains(s.TLS, "1.2") {
 		return s, errorf("--cipher applies to TLS 1.2 only: add 1.2 to --tls")
@@ -237,6 +294,12 @@ func New(raw Spec) (Spec, error) {
 			if !slices.Contains(KeyTypes, k) {
 				return s, errorf("--key: unknown key type %q: use one of %s", k, strings.Join(KeyTypes, ", "))
 			}
+		}
+		if err := twice("--key", s.Keys, func(k string) string { return k }); err != nil {
+			return s, err
+		}
+		if s.CAFile != "" {
+			return s, errorf("--ca applies to URL targets: tlsbench verifies the servers it starts with the CA it made for them")
 		}
 	} else if len(s.Keys) > 0 {
 		return s, errorf("--key applies to servers tlsbench starts (builtin, --lab ENGINE) only: an external server presents its own key, which tlsbench records")
@@ -263,15 +326,24 @@ func New(raw Spec) (Spec, error) {
 			return s, errorf("-c/--concurrency: %d is out of range: use 1 to 4096", c)
 		}
 	}
+	if err := twice("-c/--concurrency", s.Concurrency, strconv.Itoa); err != nil {
+		return s, err
+	}
 	for _, r := range s.RTT {
 		if r < 0 || r > MaxRTT {
 			return s, errorf("--rtt: %v is out of range: use 0 to %v", r, MaxRTT)
 		}
 	}
+	if err := twice("--rtt", s.RTT, time.Duration.String); err != nil {
+		return s, err
+	}
 	for _, r := range s.PredictRTT {
 		if r < time.Microsecond || r > MaxRTT {
 			return s, errorf("--predict-rtt: %v is out of range: use 1µs to %v", r, MaxRTT)
 		}
+	}
+	if err := twice("--predict-rtt", s.PredictRTT, time.Duration.String); err != nil {
+		return s, err
 	}
 	if len(s.PredictRTT) > 0 {
 		if !slices.Contains(s.Experiments, Connect) {
@@ -295,6 +367,12 @@ func New(raw Spec) (Spec, error) {
 	}
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout
+	}
+	if len(s.RTT) > 0 {
+		if rtt := slices.Max(s.RTT); s.Timeout < TimeoutRTTs*rtt {
+			return s, errorf("--timeout %s is too short for --rtt %s: a connection takes about 8 round trips: give --timeout %s or more",
+				flagDuration(s.Timeout), flagDuration(rtt), flagDuration(TimeoutRTTs*rtt))
+		}
 	}
 	if s.Trials == 0 {
 		s.Trials = DefaultTrials
