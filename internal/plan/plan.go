@@ -746,6 +746,9 @@ func parseURL(what, s string) (*url.URL, error) {
 	if strings.Contains(strings.ToLower(s), "@unix(") {
 		return nil, errUnixSocket(what, strings.ToLower(s[:i]))
 	}
+	if dsnAddr.MatchString(s) {
+		return nil, errorf("%s: the host part looks like a go-sql-driver DSN's net(addr): give mysql://user@host:port/db", what)
+	}
 	// The authority as the text shows it: up to the first '/' or '?'; the
 	// host after its last '@'.
 	scheme := strings.ToLower(s[:i])
@@ -821,6 +824,7 @@ func notURL(what, s string) error {
 var (
 	libpqString = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
 	goSQLDSN    = regexp.MustCompile(`@[A-Za-z0-9]*\(|@/`)
+	dsnAddr     = regexp.MustCompile(`@[A-Za-z0-9]*\(`)
 )
 
 // checkHost checks the host and port of a parsed URL: present, one host,

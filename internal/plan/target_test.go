@@ -19,6 +19,8 @@ func TestParseTargetRefusals(t *testing.T) {
 		{"host=localhost user=app password=S3cr3t dbname=app", "target is not a URL: it looks like a libpq key=value string: give postgres://user@host:port/db?sslmode=", ""},
 		{"app:S3cr3t@tcp(127.0.0.1:3306)/bench", "target is not a URL: it looks like a go-sql-driver DSN: give mysql://user@host:port/db", ""},
 		{"app:S3cr3t@/bench", "go-sql-driver DSN", ""},
+		{"mysql://app:S3cr3t@tcp(127.0.0.1:3306)/bench", "target: the host part looks like a go-sql-driver DSN's net(addr): give mysql://user@host:port/db", ""},
+		{"https://127.0.0.1/a@/b", "target: an '@' before '/' or 'name(' reads as a go-sql-driver DSN: percent-encode that '@' as %40", ""},
 		{"127.0.0.1:5432", "target is not a URL: use http(s)://", ""},
 		{"S3cr3t", "target is not a URL", ""},
 		{"1pg://app:S3cr3t@127.0.0.1/", "target: the scheme does not parse", ""},
