@@ -29,7 +29,7 @@ func (t *Target) mongoTLS(u *url.URL) error {
 			continue
 		}
 		if v != "true" && v != "false" {
-			return errorf("%s=%s: use true or false", k, v)
+			return errorf("%s: use true or false", shown(k, "=", v))
 		}
 		if on != "" && on != v {
 			return errorf("tls= and ssl= disagree: give one of them")

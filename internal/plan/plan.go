@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -175,10 +177,50 @@ const (
 	DefaultMaxErrorRate = 0.05
 	// MaxRTT bounds the emulated round-trip time.
 	MaxRTT = 10 * time.Second
+	// TimeoutRTTs is how many emulated round trips --timeout must allow at
+	// least: a connection setup takes up to about 8 (PostgreSQL, TLS 1.2,
+	// SCRAM), then the query. The default timeout allows --rtt 1s.
+	TimeoutRTTs = 10
 )
 
+// twice refuses a list that holds one value twice; show writes a value as
+// the flag takes it.
+func twice[T comparable](flag string, list []T, show func(T) string) error {
+	for i, v := range list {
+		if slices.Contains(list[:i], v) {
+			return errTwice(flag, show(v))
+		}
+	}
+	return nil
+}
+
+func errTwice(flag, value string) error { return errorf("%s: %s is given twice", flag, value) }
+
+// flagDuration writes a duration as a flag takes it: whole seconds as
+// "100s", not "1m40s".
+func flagDuration(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
 // New fills defaults into raw, validates it and returns the Spec to run.
+// On error, the Spec it returns holds no secret either.
 func New(raw Spec) (Spec, error) {
+	s, err := newSpec(raw)
+	if err != nil {
+		s.Target = Redact(s.Target)
+		via := make([]string, len(s.Via))
+		for i, v := range s.Via {
+			via[i] = Redact(v)
+		}
+		s.Via, s.secretTarget, s.secretVia = via, "", nil
+	}
+	return s, err
+}
+
+func newSpec(raw Spec) (Spec, error) {
 	s := raw
 	if err := s.preset(); err != nil {
 		return s, err
@@ -210,9 +252,12 @@ func New(raw Spec) (Spec, error) {
 	if len(s.TLS) == 0 {
 		s.TLS = t.DefaultTLS
 	}
-	for _, m := range s.TLS {
+	for i, m := range s.TLS {
 		if !slices.Contains(TLSModes, m) {
 			return s, errorf("--tls: unknown mode %q: use off, 1.2, 1.3 or auto", m)
+		}
+		if slices.Contains(s.TLS[:i], m) {
+			return s, errTwice("--tls", m)
 		}
 		if t.Scheme == "http" && m != "off" {
 			return s, errorf("--tls %s: %s is plain HTTP: use an https:// URL for TLS", m, t.Redacted)
@@ -229,16 +274,30 @@ func New(raw Spec) (Spec, error) {
 	if len(s.Auth) > 0 && t.Lab == "" {
 		return s, errorf("--auth applies to lab servers only (--lab ENGINE): against a URL, the URL's user decides the method")
 	}
+	if err := twice("--auth", s.Auth, func(a string) string { return a }); err != nil {
+		return s, err
+	}
 	if err := s.workload(t); err != nil {
 		return s, err
 	}
 	if len(s.Resume) == 0 {
 		s.Resume = []bool{false}
 	}
+	if err := twice("--resume", s.Resume, func(r bool) string { return map[bool]string{false: "off", true: "on"}[r] }); err != nil {
+		return s, err
+	}
 	for _, c := range s.Ciphers {
 		if _, ok := CipherSuite(c); !ok {
 			return s, errorf("--cipher: unknown TLS 1.2 cipher suite %q: use an IANA name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", c)
 		}
+	}
+	suites := make([]string, len(s.Ciphers))
+	for i, c := range s.Ciphers {
+		cs, _ := CipherSuite(c)
+		suites[i] = cs.Name
+	}
+	if err := twice("--cipher", suites, func(c string) string { return c }); err != nil {
+		return s, err
 	}
 	if len(s.Ciphers) > 0 && !slices.Contains(s.TLS, "1.2") {
 		return s, errorf("--cipher applies to TLS 1.2 only: add 1.2 to --tls")
@@ -251,6 +310,12 @@ func New(raw Spec) (Spec, error) {
 			if !slices.Contains(KeyTypes, k) {
 				return s, errorf("--key: unknown key type %q: use one of %s", k, strings.Join(KeyTypes, ", "))
 			}
+		}
+		if err := twice("--key", s.Keys, func(k string) string { return k }); err != nil {
+			return s, err
+		}
+		if s.CAFile != "" {
+			return s, errorf("--ca applies to URL targets: tlsbench verifies the servers it starts with the CA it made for them")
 		}
 	} else if len(s.Keys) > 0 {
 		return s, errorf("--key applies to servers tlsbench starts (builtin, --lab ENGINE) only: an external server presents its own key, which tlsbench records")
@@ -277,15 +342,24 @@ func New(raw Spec) (Spec, error) {
 			return s, errorf("-c/--concurrency: %d is out of range: use 1 to 4096", c)
 		}
 	}
+	if err := twice("-c/--concurrency", s.Concurrency, strconv.Itoa); err != nil {
+		return s, err
+	}
 	for _, r := range s.RTT {
 		if r < 0 || r > MaxRTT {
 			return s, errorf("--rtt: %v is out of range: use 0 to %v", r, MaxRTT)
 		}
 	}
+	if err := twice("--rtt", s.RTT, time.Duration.String); err != nil {
+		return s, err
+	}
 	for _, r := range s.PredictRTT {
 		if r < time.Microsecond || r > MaxRTT {
 			return s, errorf("--predict-rtt: %v is out of range: use 1µs to %v", r, MaxRTT)
 		}
+	}
+	if err := twice("--predict-rtt", s.PredictRTT, time.Duration.String); err != nil {
+		return s, err
 	}
 	if len(s.PredictRTT) > 0 {
 		if !slices.Contains(s.Experiments, Connect) {
@@ -309,6 +383,12 @@ func New(raw Spec) (Spec, error) {
 	}
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout
+	}
+	if len(s.RTT) > 0 {
+		if rtt := slices.Max(s.RTT); s.Timeout < TimeoutRTTs*rtt {
+			return s, errorf("--timeout %s is too short for --rtt %s: a connection takes about 8 round trips: give --timeout %s or more",
+				flagDuration(s.Timeout), flagDuration(rtt), flagDuration(TimeoutRTTs*rtt))
+		}
 	}
 	if s.Trials == 0 {
 		s.Trials = DefaultTrials
@@ -551,7 +631,8 @@ func (t Target) Engine() string {
 var labEngines = map[string]string{"postgres": "postgres", "mariadb": "mysql", "redis": "redis", "mongodb": "mongodb"}
 
 // ParseTarget parses "builtin", "lab:ENGINE" or a URL: http(s)://,
-// postgres(ql)://, mysql://, redis(s)://.
+// postgres(ql)://, mysql://, redis(s)://, mongodb://. It never echoes a
+// target it cannot parse: its errors say which part is wrong.
 func ParseTarget(s string) (Target, error) {
 	compare := []string{"off", "1.2", "1.3"}
 	if s == Builtin {
@@ -560,13 +641,13 @@ func ParseTarget(s string) (Target, error) {
 	if engine, ok := strings.CutPrefix(s, "lab:"); ok {
 		scheme, ok := labEngines[engine]
 		if !ok {
-			return Target{}, errorf("--lab %q: no such lab server: use postgres, mariadb, redis or mongodb", engine)
+			return Target{}, errorf("%s: no such lab server: use postgres, mariadb, redis or mongodb", shown("--lab", " ", engine))
 		}
 		return Target{Lab: engine, Scheme: scheme, Redacted: s, DefaultTLS: compare}, nil
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return Target{}, errorf("target %q is not a URL: use http(s)://, postgres://, mysql://, redis(s):// or builtin", redactRaw(s))
+	u, err := parseURL("target", s)
+	if err != nil {
+		return Target{}, err
 	}
 	t := Target{Scheme: u.Scheme, Redacted: Redact(s)}
 	port := map[string]string{"http": "80", "https": "443", "postgres": "5432", "postgresql": "5432", "mysql": "3306", "redis": "6379", "rediss": "6379", "mongodb": "27017"}[u.Scheme]
@@ -580,6 +661,11 @@ func ParseTarget(s string) (Target, error) {
 		t.Path = u.RequestURI()
 	case "postgres", "postgresql":
 		t.Scheme = "postgres"
+		for _, h := range q["host"] {
+			if strings.HasPrefix(h, "/") || strings.HasPrefix(h, "@") {
+				return Target{}, errUnixSocket("target", "postgres")
+			}
+		}
 		switch mode := q.Get("sslmode"); mode {
 		case "disable":
 			t.DefaultTLS = []string{"off"}
@@ -590,7 +676,7 @@ func ParseTarget(s string) (Target, error) {
 		case "verify-ca", "verify-full":
 			t.DefaultTLS = []string{"auto"}
 		default:
-			return Target{}, errorf("sslmode=%s: use disable, allow, prefer, require, verify-ca or verify-full, as libpq spells them", mode)
+			return Target{}, errorf("%s: use disable, allow, prefer, require, verify-ca or verify-full, as libpq spells them", shown("sslmode", "=", mode))
 		}
 	case "mysql":
 		switch mode := strings.ToLower(q.Get("tls")); mode {
@@ -603,7 +689,7 @@ func ParseTarget(s string) (Target, error) {
 		case "true", "on", "verify", "required":
 			t.DefaultTLS = []string{"auto"}
 		default:
-			return Target{}, errorf("tls=%s: use false, preferred, skip-verify or true, as the Go MySQL driver spells them", mode)
+			return Target{}, errorf("%s: use false, preferred, skip-verify or true, as the Go MySQL driver spells them", shown("tls", "=", mode))
 		}
 	case "redis":
 		t.DefaultTLS = []string{"off"}
@@ -619,11 +705,190 @@ func ParseTarget(s string) (Target, error) {
 	default:
 		return Target{}, errorf("unsupported target scheme %q: use http://, https://, postgres://, mysql://, redis://, rediss://, mongodb:// or builtin", u.Scheme)
 	}
+	if err := checkHost("target", u, t.Scheme); err != nil {
+		return Target{}, err
+	}
 	t.Host = u.Host
 	if u.Port() == "" {
 		t.Host = net.JoinHostPort(u.Hostname(), port)
 	}
 	return t, nil
+}
+
+// schemes lists the URL schemes a target can have, for errors.
+const schemes = "http(s)://, postgres://, mysql://, redis(s)://, mongodb:// or builtin"
+
+// exampleURL is a URL of the scheme with a host, for errors.
+func exampleURL(scheme string) string {
+	switch scheme {
+	case "postgres", "postgresql":
+		return "postgres://127.0.0.1:5432/db"
+	case "mysql":
+		return "mysql://127.0.0.1:3306/db"
+	case "redis", "rediss":
+		return scheme + "://127.0.0.1:6379"
+	case "mongodb":
+		return "mongodb://127.0.0.1:27017"
+	case "ssh":
+		return "ssh://user@127.0.0.1:22"
+	case "http":
+		return "http://127.0.0.1:8080/"
+	}
+	return "https://127.0.0.1:8443/"
+}
+
+// shown writes name and value for an error, the value only if it is a plain
+// word: a value that is not may hold a password.
+func shown(name, sep, value string) string {
+	if plainWord(value) {
+		return name + sep + value
+	}
+	return name
+}
+
+func errUnixSocket(what, scheme string) error {
+	return errorf("%s: Unix sockets are not supported: tlsbench measures TCP connections: give the TCP host, e.g. %s (TLS never runs over a Unix socket anyway)", what, exampleURL(scheme))
+}
+
+// parseURL parses a scheme://authority URL whose parts are unambiguous: no
+// '#' (a fragment, or a password's '#' that cuts the user info short) and
+// no '@' after the authority with a ':' before it (a password's '/' or '?'
+// doing the same), so that the host dialed is the host the text shows. Its
+// errors name what the URL is (what: "target", "--via") and never quote s.
+func parseURL(what, s string) (*url.URL, error) {
+	i := strings.Index(s, "://")
+	if i < 0 || !validScheme(s[:i]) {
+		return nil, notURL(what, s)
+	}
+	if strings.Contains(s, "#") {
+		return nil, errorf("%s: a '#' starts a URL fragment, which tlsbench does not use: if it is part of the password, percent-encode it as %%23", what)
+	}
+	if ambiguousUserInfo(maskCiphers(s)) {
+		return nil, errorf("%s: the user info does not parse: an '@' follows the host part: percent-encode '/', '?' and '@' in the password as %%2F, %%3F and %%40", what)
+	}
+	if strings.Contains(strings.ToLower(s), "@unix(") {
+		return nil, errUnixSocket(what, strings.ToLower(s[:i]))
+	}
+	if dsnAddr.MatchString(s) {
+		return nil, errorf("%s: the host part looks like a go-sql-driver DSN's net(addr): give mysql://user@host:port/db", what)
+	}
+	// The authority as the text shows it: up to the first '/' or '?'; the
+	// host after its last '@'.
+	scheme := strings.ToLower(s[:i])
+	rest := s[i+3:]
+	auth := rest
+	if e := strings.IndexAny(rest, "/?"); e >= 0 {
+		auth = rest[:e]
+	}
+	at := strings.LastIndex(auth, "@")
+	host := auth[at+1:]
+	u, err := url.Parse(s)
+	if err == nil {
+		if shown, err := url.PathUnescape(host); err != nil || shown != u.Host {
+			return nil, errorf("%s: the host part does not parse: give a host name or an IP address, e.g. %s", what, exampleURL(scheme))
+		}
+		if u.Host != "" && goSQLDSN.MatchString(s) {
+			// Redact reads it as a DSN: refuse it rather than record it so.
+			return nil, errorf("%s: an '@' before '/' or 'name(' reads as a go-sql-driver DSN: percent-encode that '@' as %%40, or give mysql://user@host:port/db", what)
+		}
+		return u, nil
+	}
+	// Say which part does not parse: the host, the user info or the rest.
+	if _, err := url.Parse(s[:i+3] + host); err != nil {
+		return nil, hostError(what, scheme, host)
+	}
+	if _, err := url.Parse(s[:i+3] + auth); at >= 0 && err != nil {
+		return nil, errorf("%s: the user info does not parse: percent-encode special characters of the user name and password (e.g. ' ' as %%20, '%%' as %%25)", what)
+	}
+	return nil, errorf("%s: the path or query does not parse: percent-encode its special characters (e.g. '%%' as %%25)", what)
+}
+
+// ambiguousUserInfo reports whether a URL's user info could end at another
+// '@' than the one net/url takes: an '@' after the authority (after a '/',
+// '?' or '#') with a ':' before it.
+func ambiguousUserInfo(s string) bool {
+	rest := s[strings.Index(s, "://")+3:]
+	at := strings.LastIndex(rest, "@")
+	end := strings.IndexAny(rest, "/?#")
+	return at >= 0 && end >= 0 && at > end && strings.Contains(rest[:at], ":")
+}
+
+// hostError explains a host[:port] that does not parse.
+func hostError(what, scheme, host string) error {
+	if strings.HasPrefix(strings.ToLower(host), "%2f") {
+		return errUnixSocket(what, scheme)
+	}
+	if strings.HasPrefix(host, "[") && !strings.Contains(host, "]") {
+		return errorf("%s: the host part does not parse: an IPv6 address needs its closing ']', e.g. [::1]:PORT", what)
+	}
+	hostPort := host
+	if k := strings.LastIndex(host, "]"); k >= 0 {
+		hostPort = host[k+1:]
+	}
+	if c := strings.LastIndex(hostPort, ":"); c >= 0 && strings.Trim(hostPort[c+1:], "0123456789") != "" {
+		return errorf("%s: the port is not a number: give HOST:PORT with a port from 1 to 65535, e.g. %s", what, exampleURL(scheme))
+	}
+	return errorf("%s: the host part does not parse: give a host name or an IP address, e.g. %s", what, exampleURL(scheme))
+}
+
+// notURL explains a target that is not a scheme://... URL.
+func notURL(what, s string) error {
+	switch {
+	case libpqString.MatchString(s):
+		return errorf("%s is not a URL: it looks like a libpq key=value string: give postgres://user@host:port/db?sslmode=...", what)
+	case goSQLDSN.MatchString(s):
+		return errorf("%s is not a URL: it looks like a go-sql-driver DSN: give mysql://user@host:port/db", what)
+	case strings.Contains(s, "://"):
+		return errorf("%s: the scheme does not parse: use %s", what, schemes)
+	}
+	return errorf("%s is not a URL: use %s", what, schemes)
+}
+
+var (
+	libpqString = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+	goSQLDSN    = regexp.MustCompile(`@[A-Za-z0-9]*\(|@/`)
+	dsnAddr     = regexp.MustCompile(`@[A-Za-z0-9]*\(`)
+)
+
+// checkHost checks the host and port of a parsed URL: present, one host,
+// a name or an IP address, a port from 1 to 65535.
+func checkHost(what string, u *url.URL, scheme string) error {
+	name := u.Hostname()
+	switch {
+	case name == "":
+		return errorf("%s has no host: give the host, e.g. %s", what, exampleURL(scheme))
+	case strings.HasPrefix(strings.ToLower(name), "unix("):
+		return errUnixSocket(what, scheme)
+	case strings.Contains(u.Host, ","):
+		return errorf("%s lists %d hosts: tlsbench measures one server over a direct connection: give one HOST:PORT", what, strings.Count(u.Host, ",")+1)
+	case !validHost(u.Host, name):
+		return errorf("%s: the host part does not parse: give a host name or an IP address, e.g. %s", what, exampleURL(scheme))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return errorf("%s: port %s is out of range: use 1 to 65535", what, p)
+		}
+	}
+	return nil
+}
+
+// validHost reports whether name (of host, as net/url split it) is an IP
+// address ([IPv6] in brackets, with an optional zone) or a DNS name.
+func validHost(host, name string) bool {
+	if strings.HasPrefix(host, "[") {
+		ip, _, _ := strings.Cut(name, "%")
+		return strings.Contains(ip, ":") && net.ParseIP(ip) != nil
+	}
+	if len(name) > 253 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Workloads lists each engine's workloads, its default first.
@@ -689,35 +954,256 @@ func (s *Spec) workload(t Target) error {
 // the engines tlsbench speaks to.
 var secretParams = []string{"password", "pass", "pwd", "sslpassword", "secret", "token", "auth"}
 
-// Redact returns a URL fit to print and store: the password of its user
-// info and the values of credential query parameters become "xxxxx".
-// Anything that is not a URL comes back as is, with user info hidden.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
-		return redactRaw(raw)
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if slices.Contains(secretParams, strings.ToLower(k)) {
-				q.Set(k, "xxxxx")
-			}
+// hidden replaces every secret Redact removes.
+const hidden = "xxxxx"
+
+// Redact returns any string fit to print and store: a URL, a libpq
+// key=value string, a go-sql-driver DSN, a command-line argument. It hides
+//   - everything between the first ':' and the last '@' of the user info
+//     (of a URL: after "scheme://"; of anything else, or of anything with
+//     a go-sql-driver DSN's "@net(" or "@/": of the whole string), so that a
+//     password holding '#', '/', '?' or '@' is hidden whole;
+//   - the values of credential parameters (secretParams), as URL query
+//     parameters (up to '&' or '#') or as libpq key=value pairs (quoted or
+//     up to white space);
+//   - a URL's fragment.
+//
+// Strings without such parts (flags, durations, paths, "builtin",
+// "lab:postgres", --via lists such as "direct,ssh:aes128-gcm@openssh.com")
+// come back unchanged, and Redact(Redact(s)) == Redact(s).
+//
+// One case stays ambiguous: in an ssh:// URL, "?cipher=C@openssh.com" is
+// taken as a cipher name, not as the end of a password.
+func Redact(s string) string {
+	for range 8 {
+		r := redactOnce(s)
+		if r == s {
+			return s
 		}
-		u.RawQuery = q.Encode()
+		s = r
 	}
-	return u.Redacted()
+	return hidden // no fixed point: hide everything rather than guess
 }
 
-// redactRaw hides anything between "://" and "@" in a string that did not
-// parse as a URL, so that a malformed URL with a password is not echoed.
-func redactRaw(s string) string {
-	i := strings.Index(s, "://")
-	j := strings.LastIndex(s, "@")
-	if i < 0 || j < i {
+// redactOnce hides the secret regions of s, found on s as given.
+func redactOnce(s string) string {
+	if viaWords(s) {
 		return s
 	}
-	return s[:i+3] + "xxxxx" + s[j:]
+	m := maskCiphers(s)
+	var regions [][2]int
+	i := strings.Index(m, "://")
+	isURL := i > 0 && validScheme(m[:i])
+	if !isURL || goSQLDSN.MatchString(m) {
+		// A DSN's password may start with "//": "app://pw@tcp(...)/db".
+		if at := strings.LastIndex(m, "@"); at >= 0 {
+			if c := strings.Index(m[:at], ":"); c >= 0 {
+				regions = append(regions, [2]int{c + 1, at})
+			}
+		}
+	}
+	if isURL {
+		base := i + 3
+		rest := m[base:]
+		frag := 0
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if c := strings.Index(rest[:at], ":"); c >= 0 {
+				regions = append(regions, [2]int{base + c + 1, base + at})
+			}
+			frag = at + 1
+		}
+		if h := strings.Index(rest[frag:], "#"); h >= 0 {
+			regions = append(regions, [2]int{base + frag + h + 1, len(m)})
+		}
+	}
+	regions = append(regions, secretValues(m)...)
+	return hide(s, regions)
+}
+
+// secretValues finds the values of credential parameters: after a key of
+// secretParams and '=' that start the string or follow white space, '?',
+// '&', ';' or ','. After '?', '&' or ';' (a URL query) the value ends at
+// '&' or '#'; otherwise (libpq key=value) it is quoted or ends at white
+// space, with backslash escapes, as libpq reads it. Keys inside a value
+// count too: "pass= password=x" hides both values.
+func secretValues(s string) [][2]int {
+	var regions [][2]int
+	// Values end where they end whatever their start: remember the last
+	// ones, so that keys inside them do not make the scan quadratic.
+	queryFrom, queryEnd := -1, -1 // no '&' or '#' in s[queryFrom:queryEnd]
+	plainFrom, plainEnd := -1, -1 // an unquoted libpq value
+	for j := 0; j < len(s); j++ {
+		var before byte = ' '
+		if j > 0 {
+			before = s[j-1]
+		}
+		if !isSpace(before) && !strings.ContainsRune("?&;,", rune(before)) {
+			continue
+		}
+		k := j
+		for k < len(s) && isKeyChar(s[k]) {
+			k++
+		}
+		key := s[j:k]
+		p := skipSpace(s, k)
+		if key == "" || p >= len(s) || s[p] != '=' {
+			continue
+		}
+		query := strings.ContainsRune("?&;", rune(before))
+		if query {
+			if dec, err := url.QueryUnescape(key); err == nil {
+				key = dec
+			}
+		}
+		if !slices.Contains(secretParams, strings.ToLower(key)) {
+			continue
+		}
+		start, end := p+1, len(s)
+		switch {
+		case query && queryFrom <= start && start <= queryEnd:
+			end = queryEnd
+		case query:
+			if e := strings.IndexAny(s[start:], "&#"); e >= 0 {
+				end = start + e
+			}
+			queryFrom, queryEnd = start, end
+		default:
+			start = skipSpace(s, start)
+			quoted := start < len(s) && (s[start] == '\'' || s[start] == '"')
+			if !quoted && plainFrom <= start && start <= plainEnd {
+				end = plainEnd
+				break
+			}
+			end = libpqValueEnd(s, start)
+			if !quoted {
+				plainFrom, plainEnd = start, end
+			}
+		}
+		regions = append(regions, [2]int{start, end})
+		if end == len(s) {
+			break // what follows is hidden already
+		}
+		j = p // look for keys inside the value too
+	}
+	return regions
+}
+
+// libpqValueEnd is where a libpq value starting at i ends: after its
+// closing quote, or at white space. A quote or white space after a
+// backslash is taken as escaped, as libpq does, and so is one after an
+// escaped backslash, which libpq does not: the value found is never
+// shorter than libpq's, and its end depends on where it is only.
+func libpqValueEnd(s string, i int) int {
+	var quote byte
+	if i < len(s) && (s[i] == '\'' || s[i] == '"') {
+		quote = s[i]
+		i++
+	}
+	for ; i < len(s); i++ {
+		if i > 0 && s[i-1] == '\\' {
+			continue
+		}
+		switch {
+		case quote != 0 && s[i] == quote:
+			return i + 1
+		case quote == 0 && isSpace(s[i]):
+			return i
+		}
+	}
+	return len(s)
+}
+
+func isSpace(c byte) bool { return strings.IndexByte(" \t\n\v\f\r", c) >= 0 }
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isKeyChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_-.%+", c) >= 0
+}
+
+// hide replaces the regions of s (merged where they overlap or touch; empty
+// ones skipped) by "xxxxx".
+func hide(s string, regions [][2]int) string {
+	slices.SortFunc(regions, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(regions); {
+		start, end := regions[i][0], regions[i][1]
+		for i++; i < len(regions) && regions[i][0] <= end; i++ {
+			end = max(end, regions[i][1])
+		}
+		if start >= end || start < last {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(hidden)
+		last = end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// validScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, '+', '-' or '.'.
+func validScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (i == 0 || !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// viaWords reports whether s is a list of --via entries without a URL
+// (direct, ssh, stunnel, ssh:CIPHER): some ciphers hold an '@'.
+func viaWords(s string) bool {
+	for w := range strings.SplitSeq(s, ",") {
+		c, ok := strings.CutPrefix(w, "ssh:")
+		if w != ViaDirect && w != ViaSSH && w != ViaStunnel && (!ok || !slices.Contains(SSHCiphers, c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// maskCiphers hides from the search for '@' the SSH cipher names with an
+// '@' in an ssh:// URL's "cipher=" parameters: it returns s with those '@'
+// replaced by NUL, same length.
+func maskCiphers(s string) string {
+	if !strings.HasPrefix(strings.ToLower(s), "ssh://") || !strings.Contains(s, "@openssh.com") {
+		return s
+	}
+	b := []byte(s)
+	for _, c := range SSHCiphers {
+		at := strings.IndexByte(c, '@')
+		if at < 0 {
+			continue
+		}
+		param := "cipher=" + c
+		for i := 0; ; {
+			k := strings.Index(s[i:], param)
+			if k < 0 {
+				break
+			}
+			k += i
+			end := k + len(param)
+			if k > 0 && (s[k-1] == '?' || s[k-1] == '&') && (end == len(s) || s[end] == '&' || s[end] == '#') {
+				b[k+len("cipher=")+at] = 0
+			}
+			i = k + 1
+		}
+	}
+	return string(b)
 }
 
 // Label is the text of a concurrency column in tables.

@@ -44,9 +44,12 @@ func ParseVia(raw string) (Via, error) {
 	case raw == ViaSSH:
 		return Via{Kind: ViaSSH}, nil
 	case strings.HasPrefix(raw, "ssh://"):
-		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" {
-			return Via{}, errorf("--via %s: not an ssh://[user@]host[:port] URL", Redact(raw))
+		u, err := parseURL("--via", raw)
+		if err != nil {
+			return Via{}, err
+		}
+		if err := checkHost("--via", u, "ssh"); err != nil {
+			return Via{}, err
 		}
 		for k := range u.Query() {
 			if !slices.Contains([]string{"cipher", "identity", "known_hosts"}, k) {
@@ -59,7 +62,26 @@ func ParseVia(raw string) (Via, error) {
 		v := Via{Kind: ViaSSH, Cipher: strings.TrimPrefix(raw, "ssh:")}
 		return v, v.checkCipher()
 	}
-	return Via{}, errorf("--via %s: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel", Redact(raw))
+	way := "--via"
+	if plainWord(raw) {
+		way += " " + raw
+	}
+	return Via{}, errorf("%s: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel", way)
+}
+
+// plainWord reports whether s is a word that may be echoed in an error:
+// letters, digits, '.', '_' and '-' only (no ':' or '@' of a login), short.
+func plainWord(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (v Via) checkCipher() error {
@@ -68,7 +90,11 @@ func (v Via) checkCipher() error {
 		if strings.HasSuffix(v.Cipher, "-cbc") {
 			hint = " (golang.org/x/crypto/ssh implements aes128-cbc only)"
 		}
-		return errorf("--via: unknown SSH cipher %q%s: use one of %s", v.Cipher, hint, strings.Join(SSHCiphers, ", "))
+		name := ""
+		if plainWord(v.Cipher) {
+			name = fmt.Sprintf(" %q", v.Cipher)
+		}
+		return errorf("--via: unknown SSH cipher%s%s: use one of %s", name, hint, strings.Join(SSHCiphers, ", "))
 	}
 	return nil
 }
