@@ -52,7 +52,7 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 			Variant: v,
 			Addr:    ep.Addr,
 			Host:    net.JoinHostPort(ep.Host, port),
-			Path:    spec.Path,
+			Path:    spec.RequestPath(),
 			Dialer:  vd,
 			Timeout: spec.Timeout,
 			URL:     ep.URL,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -143,23 +144,48 @@ func TestReportRerendersRun(t *testing.T) {
 	}
 }
 
-// TestNoSecrets checks that a password in the target URL reaches neither
-// the output nor the result file.
+// TestNoSecrets checks that a password in the target URL, a token in its
+// query and passwords in inputs that are no URL at all reach neither the
+// output, the result file nor its HTML page; the token still reaches the
+// server, which refuses requests without it.
 func TestNoSecrets(t *testing.T) {
-	srv := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 16})
-	out := filepath.Join(t.TempDir(), "r.json")
-	url := "http://bench:s3cr3t-pw@127.0.0.1" + port(srv.Endpoint("")) + "/"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("token") != "s3cr3t-tok" {
+			http.Error(w, "no token", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	url := strings.Replace(srv.URL, "http://", "http://bench:s3cr3t-pw@", 1) + "/x?token=s3cr3t-tok&a=1"
 	code, stdout, stderr := runMain(t, "connect", url, "-n", "5", "--trials", "1", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	data, _ := os.ReadFile(out)
-	for what, s := range map[string]string{"stdout": stdout, "stderr": stderr, "result": string(data)} {
-		if strings.Contains(s, "s3cr3t-pw") {
-			t.Errorf("the password is in %s", what)
+	page, _ := os.ReadFile(filepath.Join(dir, "r.html"))
+	seen := map[string]string{"stdout": stdout, "stderr": stderr, "result": string(data), "page": string(page)}
+	for i, bad := range []string{
+		"host=127.0.0.1 user=app password=s3cr3t-pw dbname=app",
+		"app:s3cr3t-pw@tcp(127.0.0.1:3306)/bench",
+		"postgres:///app?host=/var/run/postgresql&password=s3cr3t-pw",
+		"postgres://[::1/app?password=s3cr3t-pw",
+		"https://admin:12#s3cr3t-pw@127.0.0.1/",
+	} {
+		code, so, se := runMain(t, "connect", bad, "-n", "1")
+		if code != 2 {
+			t.Errorf("%d: exit %d, want 2: %s", i, code, se)
+		}
+		seen[fmt.Sprintf("bad input %d", i)] = so + se
+	}
+	for what, s := range seen {
+		if strings.Contains(s, "s3cr3t-pw") || strings.Contains(s, "s3cr3t-tok") {
+			t.Errorf("a secret is in %s:\n%s", what, s)
 		}
 	}
-	if !strings.Contains(string(data), "bench:xxxxx@") {
+	if !strings.Contains(string(data), "bench:xxxxx@") || !strings.Contains(string(data), "token=xxxxx") {
 		t.Errorf("the result does not name the redacted target")
 	}
 }

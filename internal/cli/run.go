@@ -189,8 +189,8 @@ func writeHTMLBeside(output string, res *result.Result, stderr io.Writer) error 
 	return nil
 }
 
-// redactArgs removes secrets from a command line: URL passwords and
-// credential parameters, also in --flag=URL form.
+// redactArgs removes secrets from a command line: passwords and credential
+// parameters in whatever form (see plan.Redact), also in --flag=VALUE form.
 func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
@@ -198,10 +198,9 @@ func redactArgs(args []string) []string {
 		if k := strings.Index(a, "="); strings.HasPrefix(a, "-") && k > 0 {
 			prefix, val = a[:k+1], a[k+1:]
 		}
-		out[i] = prefix + val
-		if strings.Contains(val, "://") {
-			out[i] = prefix + plan.Redact(val)
-		}
+		// Any argument may hold a secret: a URL, a libpq key=value
+		// string, a DSN, a --via ssh:// URL.
+		out[i] = prefix + plan.Redact(val)
 	}
 	return out
 }

@@ -118,12 +118,23 @@ type Spec struct {
 	// secretVia the same for Via.
 	secretTarget string
 	secretVia    []string
+	// secretPath is Path as given: a query may carry a token.
+	secretPath string
 }
 
 // SecretURL is the target as the user gave it, with its credentials, for
 // the drivers that log in. Never print or store it: Target is the
 // redacted form.
 func (s Spec) SecretURL() string { return s.secretTarget }
+
+// RequestPath is the HTTP request path as the user gave it, for the
+// request line: Path is its redacted form (a ?token= is hidden).
+func (s Spec) RequestPath() string {
+	if s.secretPath != "" {
+		return s.secretPath
+	}
+	return s.Path
+}
 
 // ErrorRate is the share of failed operations a trial may have.
 func (s Spec) ErrorRate() float64 {
@@ -419,6 +430,7 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, errorf("no variant left: every --cipher excludes every --key (an RSA suite needs an RSA key, an ECDSA suite an ECDSA or Ed25519 key)")
 	}
 	s.secretTarget, s.Target = s.Target, t.Redacted
+	s.secretPath, s.Path = s.Path, Redact(s.Path)
 	return s, nil
 }
 
