@@ -287,12 +287,17 @@ func TestSignalMidHandshake(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cmd.Process.Kill()
-		// Signal once a few trials are done: the progress is not on a
-		// TTY, so wait for the server and then for trials to run.
-		for deadline := time.Now().Add(60 * time.Second); len(processesMentioning(tmp)) == 0 && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond)
+		// Signal once a few trials are done. The progress is not on a
+		// TTY: trials show as backends, one per connection, which the
+		// preparing and checking before them do not fork by the dozen.
+		backends := map[string]bool{}
+		for deadline := time.Now().Add(90 * time.Second); len(backends) < 40 && time.Now().Before(deadline); {
+			for _, pid := range processesMentioning(tmp) {
+				backends[pid] = true
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Second)
+		time.Sleep(2 * time.Second) // several 300 ms trials
 		cmd.Process.Signal(sig)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
