@@ -275,7 +275,9 @@ func encode(r *Result) ([]byte, error) {
 }
 
 // Read loads a result file (a regular file of at most files.MaxResult
-// bytes) and checks its schema and version. A missing file's error satisfies
+// bytes), checks its schema and version, and checks every figure the
+// reports draw (see validate), so that a damaged file is one clear error
+// and never a panic or a nonsense chart. A missing file's error satisfies
 // errors.Is(err, fs.ErrNotExist).
 func Read(path string) (*Result, error) {
 	data, err := files.Read(path, "result file", files.MaxResult)
@@ -297,6 +299,9 @@ func Read(path string) (*Result, error) {
 	}
 	if r.Version != Version {
 		return nil, fmt.Errorf("%s has result version %d; this tlsbench reads version %d: re-run it or use a matching tlsbench", path, r.Version, Version)
+	}
+	if err := r.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %v: the file is damaged (re-run, or fix that field)", path, err)
 	}
 	return &r, nil
 }
