@@ -651,7 +651,7 @@ func WriteCharts(dir, format string, r *result.Result) ([]string, error) {
 			return paths, err
 		}
 		path := filepath.Join(dir, c.ID+"."+format)
-		if err := writeFile(path, data, "a chart"); err != nil {
+		if err := result.WriteFile(path, data, "a chart"); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)

@@ -3,12 +3,9 @@ package report
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -156,52 +153,14 @@ func HTML(w io.Writer, r *result.Result) error {
 	return err
 }
 
-// WriteHTMLFile writes the HTML page of r to path, whole or not at all (a
-// temporary file renamed), so that a failed write leaves no half page.
+// WriteHTMLFile writes the HTML page of r to path, whole or not at all, and
+// only over a regular file (see result.WriteFile).
 func WriteHTMLFile(path string, r *result.Result) error {
 	var buf bytes.Buffer
 	if err := HTML(&buf, r); err != nil {
 		return err
 	}
-	return writeFile(path, buf.Bytes(), "the HTML report")
-}
-
-// writeFile writes data to path through a temporary file beside it; its
-// errors name path and what was written, not the temporary file.
-func writeFile(path string, data []byte, what string) error {
-	fail := func(err error) error {
-		var pe *os.PathError
-		var le *os.LinkError
-		switch {
-		case errors.As(err, &pe):
-			err = pe.Err
-		case errors.As(err, &le):
-			err = le.Err
-		}
-		return fmt.Errorf("writing %s to %s: %w", what, path, err)
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fail(errors.New("it is a directory"))
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tlsbench-*"+filepath.Ext(path))
-	if err != nil {
-		return fail(err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fail(err)
-	}
-	return nil
+	return result.WriteFile(path, buf.Bytes(), "the HTML report")
 }
 
 // tableHeader matches the column header under a table's title: names two

@@ -4,11 +4,11 @@ package result
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -257,39 +257,43 @@ type Negotiated struct {
 // New returns an empty result with the schema fields set.
 func New() *Result { return &Result{Schema: Schema, Version: Version} }
 
-// Write stores r as indented JSON, atomically (temp file and rename), so an
-// interrupted write never leaves a truncated result.
+// Write stores r as indented JSON at path, atomically and only over a
+// regular file (see WriteFile), so that an interrupted write never leaves a
+// truncated result and -o never replaces a device or a symlink.
 func Write(path string, r *Result) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := encode(r)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tlsbench-*.json")
-	if err != nil {
-		return fmt.Errorf("writing result: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing result: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing result: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return WriteFile(path, data, "the result")
 }
 
-// Read loads a result file and checks its schema and version.
+func encode(r *Result) ([]byte, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// Read loads a result file (a regular file of at most files.MaxResult
+// bytes), checks its schema and version, and checks every figure the
+// reports draw (see validate), so that a damaged file is one clear error
+// and never a panic or a nonsense chart. A missing file's error satisfies
+// errors.Is(err, fs.ErrNotExist).
 func Read(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := files.Read(path, "result file", files.MaxResult)
 	if err != nil {
 		return nil, err
 	}
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
+		// The decoder goes on after a value of the wrong type, so the
+		// schema tells a damaged result from another file.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && r.Schema == Schema && r.Version == Version {
+			return nil, fmt.Errorf("%s: %s is %s, not a valid %s: the file is damaged (re-run, or fix that field)", path, te.Field, te.Value, te.Type)
+		}
 		return nil, fmt.Errorf("%s is not a tlsbench result file: %v", path, err)
 	}
 	if r.Schema != Schema {
@@ -297,6 +301,9 @@ func Read(path string) (*Result, error) {
 	}
 	if r.Version != Version {
 		return nil, fmt.Errorf("%s has result version %d; this tlsbench reads version %d: re-run it or use a matching tlsbench", path, r.Version, Version)
+	}
+	if err := r.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %v: the file is damaged (re-run, or fix that field)", path, err)
 	}
 	return &r, nil
 }
