@@ -87,6 +87,8 @@ func TestBadInput(t *testing.T) {
 		{"report of no result", []string{"report", notResult}, 1, "is not a tlsbench result file"},
 		{"report of nothing", []string{"report", "/nonexistent.json"}, 2, "/nonexistent.json: no such result file"},
 		{"empty target", []string{"connect", ""}, 2, "the TARGET given is empty"},
+		{"report of a device", []string{"report", "/dev/zero"}, 2, "result file /dev/zero is not a regular file (a character device)"},
+		{"ca of a device", []string{"connect", https, "--ca", "/dev/zero"}, 2, "--ca: CA file /dev/zero is not a regular file"},
 		{"trials 0", []string{"connect", "builtin", "--trials", "0"}, 2, "--trials: 0 is out of range"},
 		{"timeout 0", []string{"connect", "builtin", "--timeout", "0"}, 2, "--timeout: 0 is out of range"},
 		{"bad error rate", []string{"connect", "builtin", "--max-error-rate", "x"}, 2, `--max-error-rate: "x" is not a share`},

@@ -92,7 +92,12 @@ func cryptoRun(ctx context.Context, o bench.CryptoOptions, openssl, output strin
 			return usageError{fmt.Errorf("--openssl: %w", err)}
 		}
 	}
-	res, output := newResult(argv, output)
+	out, err := openResultFile(output)
+	if err != nil {
+		return err
+	}
+	defer out.discard()
+	res := newResult(argv)
 	res.Spec = plan.Spec{Experiments: []plan.Experiment{cryptoExperiment}, Duration: o.Duration, Count: o.Count}
 	res.Target = result.Target{URL: "local", Kind: "crypto"}
 	res.Trials = []result.Trial{}
@@ -120,10 +125,11 @@ func cryptoRun(ctx context.Context, o bench.CryptoOptions, openssl, output strin
 	case err != nil:
 		res.Error = err.Error()
 	}
+	var where string
 	var pageErr error
 	if len(res.Crypto) > 0 {
 		var serr error
-		if pageErr, serr = save(output, res, stdout, stderr); serr != nil {
+		if where, pageErr, serr = out.save(res, stdout, stderr); serr != nil {
 			return serr
 		}
 	}
@@ -131,7 +137,7 @@ func cryptoRun(ctx context.Context, o bench.CryptoOptions, openssl, output strin
 	case res.Interrupted:
 		return errInterrupted
 	case err != nil && len(res.Crypto) > 0:
-		return fmt.Errorf("%w (the figures taken are in %s)", err, output)
+		return fmt.Errorf("%w (the figures taken are in %s)", err, where)
 	case err != nil:
 		return err
 	}

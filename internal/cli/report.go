@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -88,8 +89,11 @@ printed only if --format is given too.`,
 // not there is a usage error (exit 2), like any other mistyped argument.
 func readResult(path string) (*result.Result, error) {
 	r, err := result.Read(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, usageError{fmt.Errorf("%s: no such result file: give the path of a tlsbench result (.json)", path)}
+	case errors.Is(err, files.ErrNotFile):
+		return nil, usageError{err}
 	}
 	return r, err
 }

@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // measured is a stored result of the report package's tests.
@@ -99,5 +105,82 @@ func TestReportRunWritesHTML(t *testing.T) {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// TestOutputPath checks -o before anything is measured: a FIFO, a
+// directory, a missing directory and /proc are refused at once (exit 2,
+// nothing written, the FIFO still a FIFO), and a symlink is written
+// through, not replaced.
+func TestOutputPath(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{fifo, "is a named pipe"},
+		{dir, "it is a directory"},
+		{filepath.Join(dir, "missing", "r.json"), "does not exist"},
+		{"/proc/r.json", "cannot create files in /proc"},
+	} {
+		start := time.Now()
+		code, _, stderr := runMain(t, "connect", "builtin", "-o", tt.path)
+		if code != 2 || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("-o %s: exit %d, %q; want 2 and one line with %q", tt.path, code, stderr, tt.want)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("-o %s: refused after %v: the run started first", tt.path, took)
+		}
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+	target := filepath.Join(dir, "real.json")
+	link := filepath.Join(dir, "link.json")
+	os.WriteFile(target, nil, 0o644)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runMain(t, "connect", "builtin", "--tls", "off", "-n", "5", "--trials", "1", "-o", link); code != 0 {
+		t.Fatalf("-o symlink: exit %d: %s", code, stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v", err)
+	}
+	if _, err := result.Read(target); err != nil {
+		t.Errorf("nothing written through the symlink: %v", err)
+	}
+}
+
+// TestOutputFallback removes the result's directory while a run is under
+// way: the tables are printed all the same, the result goes to a fallback
+// file in TMPDIR that the error names, and the exit is 1.
+func TestOutputFallback(t *testing.T) {
+	tmp, dir := t.TempDir(), t.TempDir()
+	out := filepath.Join(dir, "sub", "r.json")
+	os.Mkdir(filepath.Dir(out), 0o755)
+	cmd := exec.Command(os.Args[0], "connect", "builtin", "--tls", "off", "-d", "300ms", "--trials", "8", "-o", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	os.RemoveAll(filepath.Dir(out))
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1; stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "connect: connections/s") {
+		t.Errorf("no tables printed:\n%s", stdout.String())
+	}
+	saved, _ := filepath.Glob(filepath.Join(tmp, "tlsbench-*.json"))
+	if len(saved) != 1 || !strings.Contains(stderr.String(), "the result is in "+saved[0]+" instead") {
+		t.Fatalf("fallback files %v; stderr %s", saved, stderr.String())
+	}
+	if r, err := result.Read(saved[0]); err != nil || len(r.Trials) != 8 {
+		t.Errorf("the fallback result: %v", err)
 	}
 }

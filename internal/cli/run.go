@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -21,7 +20,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -35,7 +33,12 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	if err != nil {
 		return err
 	}
-	res, output := newResult(argv, output)
+	out, err := openResultFile(output)
+	if err != nil {
+		return err
+	}
+	defer out.discard()
+	res := newResult(argv)
 	res.Spec = spec
 	res.Variants = spec.Variants()
 	// A panic (a bug) still saves the finished trials; the servers are
@@ -46,8 +49,10 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 			res.Error, res.Ended = perr.Error(), time.Now().UTC()
 			err = perr
 			if len(res.Trials) > 0 {
-				if _, serr := save(output, res, stdout, stderr); serr == nil {
-					err = fmt.Errorf("%w (the %d finished trials are in %s)", perr, len(res.Trials), output)
+				if where, _, serr := out.save(res, stdout, stderr); where != "" {
+					err = fmt.Errorf("%w (the %d finished trials are in %s)", perr, len(res.Trials), where)
+				} else {
+					err = fmt.Errorf("%w; %v", perr, serr)
 				}
 			}
 		}
@@ -129,64 +134,36 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	if st.tunnels != nil {
 		res.Tunnels = st.tunnels.results()
 	}
-	var htmlErr error
+	var where string
+	var pageErr, saveErr error
 	if len(res.Trials) > 0 {
-		if htmlErr, err = save(output, res, stdout, stderr); err != nil {
-			return err
-		}
+		where, pageErr, saveErr = out.save(res, stdout, stderr)
 	}
 	switch {
+	case saveErr != nil && runErr != nil:
+		return fmt.Errorf("%w; %v", runErr, saveErr)
+	case saveErr != nil:
+		return saveErr
 	case res.Interrupted:
 		return errInterrupted
 	case runErr != nil:
 		if len(res.Trials) > 0 {
-			return fmt.Errorf("%w (the %d finished trials are in %s)", runErr, len(res.Trials), output)
+			return fmt.Errorf("%w (the %d finished trials are in %s)", runErr, len(res.Trials), where)
 		}
 		return runErr
 	}
-	return htmlErr
+	return pageErr
 }
 
 // newResult starts the result of a run: tool, machine, command line
-// (credentials removed), start time; and names its file if output is "".
-func newResult(argv []string, output string) (*result.Result, string) {
-	if output == "" {
-		output = time.Now().Format("tlsbench-20060102-150405.json")
-	}
+// (credentials removed), start time.
+func newResult(argv []string) *result.Result {
 	res := result.New()
 	res.Tool = result.Tool{Name: "tlsbench", Version: Version, Go: runtime.Version(), TLSLibrary: "Go crypto/tls " + runtime.Version()}
 	res.Env = bench.Environment()
 	res.Command = append([]string{"tlsbench"}, redactArgs(argv)...)
 	res.Started = time.Now().UTC()
-	return res, output
-}
-
-// save writes a result file, prints its tables and writes its HTML page
-// beside it. A page that cannot be written is reported apart (pageErr), so
-// that the run's own outcome still comes first.
-func save(output string, res *result.Result, stdout, stderr io.Writer) (pageErr, err error) {
-	if err := result.Write(output, res); err != nil {
-		return nil, err
-	}
-	if err := textReport(stdout, res); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(stderr, "result: %s\n", output)
-	return writeHTMLBeside(output, res, stderr), nil
-}
-
-// writeHTMLBeside writes the HTML report of a result saved at output next
-// to it (x.json: x.html) and names it on stderr.
-func writeHTMLBeside(output string, res *result.Result, stderr io.Writer) error {
-	path := strings.TrimSuffix(output, filepath.Ext(output)) + ".html"
-	if filepath.Ext(output) != ".json" {
-		path = output + ".html"
-	}
-	if err := report.WriteHTMLFile(path, res); err != nil {
-		return fmt.Errorf("%w (the result is in %s)", err, output)
-	}
-	fmt.Fprintf(stderr, "report: %s\n", path)
-	return nil
+	return res
 }
 
 // redactArgs removes secrets from a command line: passwords and credential

@@ -5,6 +5,7 @@
 package files
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,6 +24,18 @@ const (
 	MaxResult = 1 << 30
 )
 
+// ErrNotFile is in the chain of every error Read returns for a path that
+// is no regular file or is too large: the user named the wrong thing.
+var ErrNotFile = errors.New("not a regular file of a sensible size")
+
+// notFile is an error of the user's path, with ErrNotFile in its chain.
+type notFile struct{ msg string }
+
+func (e *notFile) Error() string        { return e.msg }
+func (e *notFile) Is(target error) bool { return target == ErrNotFile }
+
+func notFilef(format string, args ...any) error { return &notFile{fmt.Sprintf(format, args...)} }
+
 // Read returns the contents of the regular file at path (symlinks are
 // followed), refusing devices, FIFOs, directories and files over limit
 // bytes. what names the file in errors ("--ca", "result file").
@@ -37,7 +50,7 @@ func Read(path, what string, limit int64) ([]byte, error) {
 	defer f.Close()
 	// Stat the open file too: the path may have been swapped since.
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s is not a regular file: give the path of a file", what, path)
+		return nil, notFilef("%s %s is not a regular file: give the path of a file", what, path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
@@ -57,9 +70,9 @@ func regular(path, what string, limit int64) error {
 	case err != nil:
 		return fmt.Errorf("%s: %w", what, err)
 	case fi.IsDir():
-		return fmt.Errorf("%s %s is a directory: give the path of a file", what, path)
+		return notFilef("%s %s is a directory: give the path of a file", what, path)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%s %s is not a regular file (%s): give the path of a file", what, path, kind(fi.Mode()))
+		return notFilef("%s %s is not a regular file (%s): give the path of a file", what, path, kind(fi.Mode()))
 	case fi.Size() > limit:
 		return tooLarge(path, what, limit)
 	}
@@ -67,7 +80,7 @@ func regular(path, what string, limit int64) error {
 }
 
 func tooLarge(path, what string, limit int64) error {
-	return fmt.Errorf("%s %s is larger than %d MiB: is it the right file?", what, path, limit>>20)
+	return notFilef("%s %s is larger than %d MiB: is it the right file?", what, path, limit>>20)
 }
 
 func kind(m fs.FileMode) string {

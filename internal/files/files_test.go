@@ -1,6 +1,8 @@
 package files
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +56,7 @@ func TestRead(t *testing.T) {
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "--ca") {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "--ca") || errors.Is(err, ErrNotFile) == errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("Read(%s) error = %v; want one starting --ca and containing %q", tt.path, err, tt.want)
 		}
 	}

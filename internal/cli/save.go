@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/report"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// resultFile is where a run's result goes, settled before the run: a path
+// the user named, checked to be writable (a regular file or none, in a
+// directory that takes files), or a fresh default name claimed so that no
+// other run takes it. A run of an hour must not learn at its end that its
+// result cannot be written.
+type resultFile struct {
+	path    string
+	claimed bool // an empty file made for the run, removed if unused
+	saved   bool
+}
+
+// openResultFile checks -o FILE (and the page beside it), or claims a
+// default name; a bad -o is a usage error.
+func openResultFile(output string) (*resultFile, error) {
+	if output == "" {
+		path, err := result.Create(result.DefaultName, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		return &resultFile{path: path, claimed: true}, nil
+	}
+	for _, p := range []string{output, pageBeside(output)} {
+		if err := result.CheckOutput(p); err != nil {
+			return nil, usageError{fmt.Errorf("-o: %w", err)}
+		}
+	}
+	return &resultFile{path: output}, nil
+}
+
+// discard removes a claimed file the run saved nothing in.
+func (f *resultFile) discard() {
+	if f.claimed && !f.saved {
+		os.Remove(f.path)
+	}
+}
+
+// save prints a result's tables, writes its file and its HTML page beside
+// it, and returns where the result is. If the file cannot be written after
+// all (a full disk, a directory removed meanwhile), the result goes to a
+// fallback file, named in err. A page that cannot be written is reported
+// apart (pageErr), so that the run's own outcome still comes first.
+func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where string, pageErr, err error) {
+	// The tables first: they are printed whatever happens to the file.
+	if err := textReport(stdout, res); err != nil {
+		return "", nil, err
+	}
+	if werr := result.Write(f.path, res); werr != nil {
+		fallback, ferr := result.WriteFallback(res)
+		if ferr != nil {
+			return "", nil, fmt.Errorf("%w; %v", werr, ferr)
+		}
+		fmt.Fprintf(stderr, "result: %s\n", fallback)
+		return fallback, nil, fmt.Errorf("%w: the result is in %s instead", werr, fallback)
+	}
+	f.saved = true
+	fmt.Fprintf(stderr, "result: %s\n", f.path)
+	return f.path, writePage(f.path, res, stderr), nil
+}
+
+// pageBeside names the HTML page of the result at output: x.json: x.html.
+func pageBeside(output string) string {
+	if filepath.Ext(output) != ".json" {
+		return output + ".html"
+	}
+	return strings.TrimSuffix(output, ".json") + ".html"
+}
+
+// writePage writes the HTML report of a result saved at output next to it
+// and names it on stderr.
+func writePage(output string, res *result.Result, stderr io.Writer) error {
+	path := pageBeside(output)
+	if err := report.WriteHTMLFile(path, res); err != nil {
+		return fmt.Errorf("%w (the result is in %s)", err, output)
+	}
+	fmt.Fprintf(stderr, "report: %s\n", path)
+	return nil
+}
