@@ -72,7 +72,14 @@ type charter struct {
 	out    []Chart
 }
 
+// add keeps a chart whose axes gonum can draw: finite ranges, and above
+// zero on a log scale. Results built in memory are not validated, and even
+// a valid file's figures can overflow once summed (1e308 ms twice): such a
+// chart is left out, not drawn wrong or panicking.
 func (b *charter) add(c Chart) {
+	if !drawable(c.plot) {
+		return
+	}
 	if c.height == 0 {
 		c.height = chartHeight
 	}
@@ -169,6 +176,9 @@ func (b *charter) bars(e plan.Experiment, names []string, c int, id, title, xlab
 			continue
 		}
 		s := stats.Summarize(xs)
+		if !finite(s.Mean, s.StdDev) {
+			continue
+		}
 		bs = append(bs, bar{label: name, value: s.Mean, err: s.StdDev, color: b.styles[name].color, note: note(s.Mean)})
 	}
 	if len(bs) == 0 {
@@ -218,6 +228,9 @@ func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel str
 				continue
 			}
 			s := stats.Summarize(xs)
+			if !finite(s.Mean, s.StdDev, s.Mean+s.StdDev) {
+				continue // gonum's plotters refuse it
+			}
 			pts = append(pts, struct{ x, y, err float64 }{float64(c) * nudge, s.Mean, s.StdDev})
 			top = max(top, s.Mean+s.StdDev)
 		}
@@ -249,11 +262,11 @@ func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel str
 	})
 }
 
-// series is a variant's line, points and error bars.
+// series is a variant's line, points and error bars; pts are finite.
 func (b *charter) series(pts errPoints, st style) (*plotter.Line, *plotter.Scatter, *plotter.YErrorBars) {
 	line, err := plotter.NewLine(pts)
 	if err != nil {
-		panic(err) // trialValues let no NaN through
+		panic(err) // lines lets no NaN or infinity through
 	}
 	line.Color, line.Width, line.Dashes = st.color, vg.Points(1.6), st.dashes
 	sc, err := plotter.NewScatter(pts)
@@ -315,6 +328,9 @@ func (b *charter) phases() {
 				br.segments = append(br.segments, segment{ms, phaseColor(ph, others)})
 				br.value += ms
 			}
+			if !finite(br.value) {
+				continue // sums of absurd figures overflow
+			}
 			br.note = num(br.value, millis) + " ms"
 			bars = append(bars, br)
 		}
@@ -367,19 +383,25 @@ func (b *charter) rttOverhead() {
 			continue
 		}
 		st := b.styles[p.Variant]
-		pred := errPoints{{0, p.Local - local[p.Plain], 0}}
-		meas := errPoints{{0, p.Local - local[p.Plain], 0}}
+		var pred, meas errPoints
+		if at0 := p.Local - local[p.Plain]; finite(at0) {
+			pred = append(pred, struct{ x, y, err float64 }{0, at0, 0})
+			meas = append(meas, struct{ x, y, err float64 }{0, at0, 0})
+		}
 		for _, pt := range p.At {
 			x := float64(pt.RTT) / float64(time.Millisecond)
 			right = max(right, x)
-			if !math.IsNaN(pt.Overhead) {
+			if finite(pt.Overhead) {
 				pred = append(pred, struct{ x, y, err float64 }{x, pt.Overhead, 0})
 				top = max(top, pt.Overhead)
 			}
-			if !math.IsNaN(pt.MeasuredOverhead) {
+			if finite(pt.MeasuredOverhead) {
 				meas = append(meas, struct{ x, y, err float64 }{x, pt.MeasuredOverhead, 0})
 				top = max(top, pt.MeasuredOverhead)
 			}
+		}
+		if len(pred) == 0 && len(meas) == 0 {
+			continue
 		}
 		line, err := plotter.NewLine(pred)
 		if err != nil {
@@ -418,7 +440,7 @@ func (b *charter) ceilings() {
 	}
 	var bars []bar
 	for _, cl := range v.r.Ceilings {
-		if cl.ConnPerSec() <= 0 {
+		if !(cl.ConnPerSec() > 0) || !finite(cl.ConnPerSec()) {
 			continue
 		}
 		bars = append(bars, bar{
@@ -435,7 +457,7 @@ func (b *charter) ceilings() {
 			best, at := stats.Summary{}, 0
 			for _, c := range v.conc[plan.Connect] {
 				s := stats.Summarize(collect(v.trials[cell{plan.Connect, name, c}], v.metric(plan.Connect)))
-				if s.N > 0 && s.Mean > best.Mean {
+				if s.N > 0 && s.Mean > best.Mean && finite(s.Mean, s.StdDev) {
 					best, at = s, c
 				}
 			}
@@ -500,7 +522,7 @@ func (b *charter) crypto() {
 	}
 	find := func(lib, kind, name string, size int) (result.Primitive, bool) {
 		for _, p := range prims {
-			if p.Library == lib && p.Kind == kind && p.Name == name && p.Size == size && p.PerCore > 0 {
+			if p.Library == lib && p.Kind == kind && p.Name == name && p.Size == size && p.PerCore > 0 && finite(p.PerCore) {
 				return p, true
 			}
 		}

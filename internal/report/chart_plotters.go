@@ -85,7 +85,10 @@ func (h *hbars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	top := 0.0
 	xmin = math.Inf(1)
 	for _, b := range h.bars {
-		v := b.value + b.err
+		v := b.value + max(b.err, 0)
+		if !(v >= 0) { // NaN: leave it out rather than poison the range
+			continue
+		}
 		top = math.Max(top, v)
 		if b.value > 0 {
 			xmin = math.Min(xmin, b.value)

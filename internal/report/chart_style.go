@@ -199,6 +199,9 @@ func (numberTicks) Ticks(lo, hi float64) []plot.Tick {
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !finite(lo, hi) {
+		return nil // no log axis to mark (add keeps such charts out)
+	}
 	var ts []plot.Tick
 	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi*1.0001; e++ {
 		base := math.Pow(10, e)
@@ -227,4 +230,28 @@ func trialValues(ts []result.Trial, f func(result.Trial) (float64, bool)) []floa
 		}
 	}
 	return out
+}
+
+// finite reports whether every x is a number gonum can draw.
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// drawable reports whether gonum can draw p's axes: finite ranges (gonum
+// would draw an infinite one as 0), above zero on a log scale (it panics).
+func drawable(p *plot.Plot) bool {
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		if !finite(a.Min, a.Max) {
+			return false
+		}
+		if _, log := a.Scale.(plot.LogScale); log && !(a.Min > 0 && a.Max > 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -50,7 +50,7 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 		for i, v := range r.Variants {
 			h, trips, err := f.merged(r.Trials, v.ID)
 			if err != nil {
-				return fmt.Errorf("%s %s: %w", f.name, v.ID, err)
+				return fmt.Errorf("the %s table: %s %s: %w: the result's histograms are damaged (re-run it)", plan.PresetMongoDBSeed, f.name, v.ID, err)
 			}
 			name := f.name
 			if i > 0 {
