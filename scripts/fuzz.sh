@@ -11,6 +11,6 @@ for file in "${files[@]}"; do
   pkg="./$(dirname "$file")"
   for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | cut -d' ' -f2); do
     echo "fuzz: $pkg $target ($fuzztime)"
-    go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" >/dev/null
+    go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 10s >/dev/null
   done
 done

@@ -352,9 +352,12 @@ func TestErrorRate(t *testing.T) {
 		n.Store(0)
 		out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".json")
 		args := append([]string{"connect", srv.URL + "/", "-n", "30", "--trials", "2", "-o", out}, tt.args...)
-		code, _, stderr := runMain(t, args...)
+		code, stdout, stderr := runMain(t, args...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tt.name, code, stderr, tt.code, tt.want)
+		}
+		if tt.trials > 0 && !strings.Contains(stdout, "response: other errors, the first: response: HTTP status 500") {
+			t.Errorf("%s: the report does not quote the first error:\n%s", tt.name, stdout)
 		}
 		r, err := result.Read(out)
 		if tt.trials == 0 {

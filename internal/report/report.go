@@ -572,10 +572,13 @@ func (v *view) warnings(b *strings.Builder) {
 	for _, e := range v.experiments {
 		for _, name := range v.variants {
 			for _, c := range v.conc[e] {
-				errs := map[string]int64{}
+				errs, first := map[string]int64{}, map[string]string{}
 				for _, t := range v.trials[cell{e, name, c}] {
 					for kind, n := range t.Errors {
 						errs[kind] += n
+						if first[kind] == "" {
+							first[kind] = t.ErrorSamples[kind]
+						}
 					}
 				}
 				kinds := make([]string, 0, len(errs))
@@ -584,7 +587,11 @@ func (v *view) warnings(b *strings.Builder) {
 				}
 				slices.Sort(kinds)
 				for _, k := range kinds {
-					fmt.Fprintf(b, "warning: %s %s %s: %d %s\n", e, name, plan.Label(c), errs[k], errorWord(errs[k], k))
+					msg := ""
+					if first[k] != "" {
+						msg = ", the first: " + first[k]
+					}
+					fmt.Fprintf(b, "warning: %s %s %s: %d %s%s\n", e, name, plan.Label(c), errs[k], errorWord(errs[k], k), msg)
 				}
 			}
 		}
