@@ -378,3 +378,17 @@ func TestErrorRate(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpDefaults checks that every flag of the measuring commands shows
+// at most one default in --help (the command's own, or plan's when it has
+// none): --key once showed two.
+func TestHelpDefaults(t *testing.T) {
+	for _, cmd := range [][]string{{"--help"}, {"connect", "--help"}, {"pool", "--help"}} {
+		_, stdout, _ := runMain(t, cmd...)
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "-") && strings.Count(line, "(default") > 1 {
+				t.Errorf("%v: two defaults: %s", cmd, strings.TrimSpace(line))
+			}
+		}
+	}
+}
