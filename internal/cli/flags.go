@@ -60,7 +60,11 @@ var experimentDefaults = defaults{
 
 func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs := cmd.Flags()
-	fs.StringSliceVar(&f.tls, "tls", d.tls, "TLS modes to compare: off, 1.2, 1.3, auto (default: off,1.2,1.3 for builtin, auto for https://, off for http://)")
+	tlsUsage := "TLS modes to compare: off, 1.2, 1.3, auto"
+	if len(d.tls) == 0 {
+		tlsUsage += " (default: off,1.2,1.3 for builtin, auto for https://, off for http://)"
+	}
+	fs.StringSliceVar(&f.tls, "tls", d.tls, tlsUsage)
 	fs.StringSliceVar(&f.ciphers, "cipher", nil, "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)")
 	fs.StringSliceVar(&f.resume, "resume", []string{"off"}, "client session resumption: off, on, or off,on to compare")
 	keyUsage := "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", ")
@@ -80,7 +84,9 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
 	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET)")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
-	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2) (default 0)")
+	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2)")
+	// pflag prints "(default [])" for an empty list of durations.
+	fs.Lookup("rtt").DefValue, fs.Lookup("predict-rtt").DefValue = "0", ""
 	fs.DurationSliceVar(&f.predictRTT, "predict-rtt", nil, "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given")
 	fs.StringSliceVar(&f.via, "via", nil, "how connections reach the server, a list to compare: direct, ssh (a throw-away sshd), ssh:CIPHER, ssh://user@host:port?cipher=C&identity=FILE&known_hosts=FILE, stunnel (lab: a throw-away stunnel pair); tunnels carry plain connections (default direct)")
 	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream; mongodb: find-one-id (default), find-one, stream")
