@@ -85,8 +85,6 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET)")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
 	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2)")
-	// pflag prints "(default [])" for an empty list of durations.
-	fs.Lookup("rtt").DefValue, fs.Lookup("predict-rtt").DefValue = "0", ""
 	fs.DurationSliceVar(&f.predictRTT, "predict-rtt", nil, "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given")
 	fs.StringSliceVar(&f.via, "via", nil, "how connections reach the server, a list to compare: direct, ssh (a throw-away sshd), ssh:CIPHER, ssh://user@host:port?cipher=C&identity=FILE&known_hosts=FILE, stunnel (lab: a throw-away stunnel pair); tunnels carry plain connections (default direct)")
 	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream; mongodb: find-one-id (default), find-one, stream")
@@ -95,6 +93,8 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000); mongodb: documents in ycsb.usertable")
 	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
 	fs.StringVar(&f.maxErrorRate, "max-error-rate", bench.FormatRate(plan.DefaultMaxErrorRate), "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
+	// pflag prints "(default [])" for an empty list of durations.
+	fs.Lookup("rtt").DefValue, fs.Lookup("predict-rtt").DefValue = "0", ""
 	f.defaults = d
 }
 
