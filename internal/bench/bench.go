@@ -36,6 +36,9 @@ type Runner struct {
 	Before func(ctx context.Context, v plan.Variant) error
 	// Done is called after every finished trial, with the progress so far.
 	Done func(t result.Trial, done, total int)
+	// NewDriver makes the driver of a variant; nil is driver.New. Tests of
+	// the Runner's own logic give it a stand-in.
+	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
 
 	drivers map[driverKey]driver.Driver
 }
@@ -89,7 +92,11 @@ func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
 		return nil, fmt.Errorf("no connection settings for variant %s", v.ID)
 	}
 	cfg.Reuse = reuse
-	d, err := driver.New(r.Scheme, cfg)
+	newDriver := r.NewDriver
+	if newDriver == nil {
+		newDriver = driver.New
+	}
+	d, err := newDriver(r.Scheme, cfg)
 	if err != nil {
 		return nil, err
 	}

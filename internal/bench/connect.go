@@ -241,8 +241,16 @@ func connectOnce(ctx context.Context, d driver.Driver, tl *tally) error {
 	if err != nil {
 		return err
 	}
+	closed := false
+	defer func() {
+		if !closed { // Do panicked
+			s.Close()
+		}
+	}()
 	err = s.Do(ctx)
-	if cerr := s.Close(); err == nil {
+	cerr := s.Close()
+	closed = true
+	if err == nil {
 		err = cerr
 	}
 	if err != nil {

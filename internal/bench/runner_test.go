@@ -1,0 +1,308 @@
+package bench_test
+
+// Tests of the Runner's own logic (interleaving, progress, the failure
+// policy, counts shared across workers, the pool's reopen) with a stand-in
+// driver: a fake of tlsbench's own driver seam, not of any server. Its
+// sessions run over real loopback TCP connections to a listener that only
+// accepts, so that the Runner's phase and byte accounting has a real
+// netx.Conn to read; every operation's outcome is scripted.
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// script decides the outcome of the nth Open and the nth Do (from 1,
+// counted over every session of a stand-in driver); nil succeeds.
+type script struct {
+	open, do func(n int64) error
+}
+
+type standIn struct {
+	addr          string
+	script        script
+	opens, dos    atomic.Int64
+	closes, alive atomic.Int64
+}
+
+func (d *standIn) Open(ctx context.Context) (driver.Session, error) {
+	if f := d.script.open; f != nil {
+		if err := f(d.opens.Add(1)); err != nil {
+			return nil, &driver.OpError{Phase: netx.PhaseTCP, Err: err}
+		}
+	} else {
+		d.opens.Add(1)
+	}
+	c, err := (&netx.Dialer{}).Dial(ctx, d.addr)
+	if err != nil {
+		return nil, err
+	}
+	d.alive.Add(1)
+	return &standInSession{d: d, c: c}, nil
+}
+
+type standInSession struct {
+	d      *standIn
+	c      *netx.Conn
+	closed bool
+}
+
+func (s *standInSession) Do(context.Context) error {
+	n := s.d.dos.Add(1)
+	if f := s.d.script.do; f != nil {
+		if err := f(n); err != nil {
+			return &driver.OpError{Phase: "query", Err: err}
+		}
+	}
+	return nil
+}
+
+func (s *standInSession) Close() error {
+	if !s.closed {
+		s.closed = true
+		s.d.closes.Add(1)
+		s.d.alive.Add(-1)
+	}
+	return s.c.Close()
+}
+
+func (s *standInSession) Conn() *netx.Conn                 { return s.c }
+func (s *standInSession) TLS() (tls.ConnectionState, bool) { return tls.ConnectionState{}, false }
+
+// acceptor is a loopback listener that accepts and holds connections.
+func acceptor(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// standInRunner is a Runner for raw (a built-in target, so that plan.New
+// accepts it) whose variants all get d.
+func standInRunner(t *testing.T, raw plan.Spec, d *standIn) *bench.Runner {
+	t.Helper()
+	raw.Target = plan.Builtin
+	spec, err := plan.New(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := spec.Variants()
+	cfgs := map[string]driver.Config{}
+	for _, v := range vs {
+		cfgs[v.ID] = driver.Config{Variant: v, Timeout: time.Second}
+	}
+	return &bench.Runner{Spec: spec, Variants: vs, Scheme: "stand-in", Configs: cfgs,
+		NewDriver: func(string, driver.Config) (driver.Driver, error) { return d, nil }}
+}
+
+var errScripted = errors.New("scripted failure")
+
+// TestRunnerInterleaves checks the order of Run: rounds outermost, then
+// experiments, concurrencies and variants (A B C A B C ...), each trial
+// with its round number, and progress counted to the planned total.
+func TestRunnerInterleaves(t *testing.T) {
+	d := &standIn{addr: acceptor(t)}
+	r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{plan.Connect, plan.Pool}, TLS: []string{"off", "1.2", "1.3"},
+		Keys: []string{"ecdsa-p256"}, Concurrency: []int{1, 2}, Count: 4, Trials: 3}, d)
+	var got []string
+	var dones []int
+	r.Done = func(tr result.Trial, done, total int) {
+		if total != r.Total() {
+			t.Errorf("progress total %d, want %d", total, r.Total())
+		}
+		got = append(got, strings.Join([]string{string(rune('0' + tr.Round)), string(tr.Experiment), plan.Label(tr.Concurrency), tr.Variant}, " "))
+		dones = append(dones, done)
+	}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for round := range 3 {
+		for _, e := range []string{"connect", "pool"} {
+			for _, c := range []string{"c=1", "c=2"} {
+				for _, v := range []string{"plain", "tls1.2 ecdsa-p256", "tls1.3 ecdsa-p256"} {
+					want = append(want, strings.Join([]string{string(rune('0' + round)), e, c, v}, " "))
+				}
+			}
+		}
+	}
+	if r.Total() != len(want) || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Total %d; trials in this order:\n%s\nwant:\n%s", r.Total(), strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i, n := range dones {
+		if n != i+1 {
+			t.Fatalf("progress %v, want 1, 2, 3, ...", dones)
+		}
+	}
+	if n := d.alive.Load(); n != 0 {
+		t.Errorf("%d sessions left open", n)
+	}
+}
+
+// TestRunnerCount checks that -n is shared by all workers: a connect trial
+// at c=4 of 103 operations makes exactly 103 connections, a pool trial 103
+// operations over 4 connections.
+func TestRunnerCount(t *testing.T) {
+	for _, e := range []plan.Experiment{plan.Connect, plan.Pool} {
+		d := &standIn{addr: acceptor(t)}
+		r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{e}, TLS: []string{"off"}, Concurrency: []int{4}, Count: 103, Warmup: time.Nanosecond}, d)
+		tr, err := r.Trial(context.Background(), e, r.Variants[0], 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns := map[plan.Experiment]int64{plan.Connect: 103, plan.Pool: 4}[e]
+		if tr.Ops != 103 || tr.Conns != conns {
+			t.Errorf("%s: %d ops on %d connections, want 103 on %d", e, tr.Ops, tr.Conns, conns)
+		}
+	}
+}
+
+// TestRunnerFailurePolicy covers what a failing server meets: a worker
+// stops after 50 failures in a row (a dead server is not hammered), a
+// success in between resets that count, the share of failures decides
+// whether the trial fails the run (--max-error-rate), the first message of
+// each kind is kept, and a panic in a driver fails the trial, not the
+// process.
+func TestRunnerFailurePolicy(t *testing.T) {
+	tests := []struct {
+		name    string
+		e       plan.Experiment
+		rate    float64
+		count   int64
+		script  script
+		opens   int64  // Opens the driver saw, -1 to skip
+		ops     int64  // successful operations
+		wantErr string // "" for none
+	}{
+		{"dead server: 50 in a row", plan.Connect, 0.05, 1000,
+			script{open: func(int64) error { return errScripted }}, 50, 0, "every operation failed, the first with: tcp: scripted failure"},
+		{"a success resets the run", plan.Connect, 1, 150,
+			script{open: func(n int64) error {
+				if n%50 == 0 {
+					return nil
+				}
+				return errScripted
+			}}, 150, 3, ""},
+		{"within the rate", plan.Connect, 0.05, 100,
+			script{do: func(n int64) error {
+				if n%25 == 0 {
+					return errScripted
+				}
+				return nil
+			}}, 100, 96, ""},
+		{"above the rate", plan.Connect, 0.05, 100,
+			script{do: func(n int64) error {
+				if n%10 == 0 {
+					return errScripted
+				}
+				return nil
+			}}, 100, 90, "10 of 100 operations failed (10.0%, above --max-error-rate 5%), most with query: other: query: scripted failure"},
+		{"pool reopens a failed session", plan.Pool, 0.05, 100,
+			script{do: func(n int64) error {
+				if n == 10 {
+					return errScripted
+				}
+				return nil
+			}}, 2, 99, ""},
+		{"a driver's panic", plan.Connect, 0.05, 100,
+			script{do: func(n int64) error {
+				if n == 7 {
+					var s driver.Session
+					s.Close()
+				}
+				return nil
+			}}, -1, 6, "internal error at runner_test.go:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &standIn{addr: acceptor(t), script: tt.script}
+			rate := tt.rate
+			r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{tt.e}, TLS: []string{"off"}, Count: tt.count, Trials: 1, MaxErrorRate: &rate, Warmup: time.Nanosecond}, d)
+			var saved []result.Trial
+			r.Done = func(tr result.Trial, _, _ int) { saved = append(saved, tr) }
+			err := r.Run(context.Background())
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one with %q", err, tt.wantErr)
+			}
+			if tt.opens >= 0 && d.opens.Load() != tt.opens {
+				t.Errorf("%d opens, want %d", d.opens.Load(), tt.opens)
+			}
+			var many *bench.TooManyErrors
+			if tt.wantErr == "" || errors.As(err, &many) {
+				// A trial that ran is kept, even one that failed the run.
+				if len(saved) != 1 || saved[0].Ops != tt.ops {
+					t.Fatalf("saved %d trials, ops %+v; want one with %d ops", len(saved), saved, tt.ops)
+				}
+				for kind := range saved[0].Errors {
+					if !strings.HasSuffix(saved[0].ErrorSamples[kind], ": scripted failure") {
+						t.Errorf("errors %v, samples %v: the first message of each kind is not kept", saved[0].Errors, saved[0].ErrorSamples)
+					}
+				}
+			}
+			if n := d.alive.Load(); n != 0 {
+				t.Errorf("%d sessions left open", n)
+			}
+		})
+	}
+}
+
+// TestRunnerCancel stops a trial in mid-run: the error is the context's,
+// nothing is passed to Done, no session stays open.
+func TestRunnerCancel(t *testing.T) {
+	d := &standIn{addr: acceptor(t)}
+	r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{3}, Duration: time.Minute, Trials: 1, Warmup: time.Nanosecond}, d)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var trials int
+	r.Done = func(result.Trial, int, int) { trials++ }
+	start := time.Now()
+	err := r.Run(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || trials != 0 {
+		t.Errorf("error %v with %d trials; want the context's and none", err, trials)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stopping took %v", took)
+	}
+	if n := d.alive.Load(); n != 0 {
+		t.Errorf("%d sessions left open", n)
+	}
+}
