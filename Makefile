@@ -15,8 +15,11 @@ test:
 fuzz:
 	bash scripts/fuzz.sh
 
+# Figures, not pass/fail: tlsbench beside its peers, and the accuracy of
+# its emulated RTT and of its round-trip model. Run on an idle machine.
 bench:
 	bash scripts/install.sh bench
+	go test -run '^$$' -bench 'RTTAccuracy|PredictRTT|PhaseTimes' -benchtime 1x ./internal/netx ./internal/cli ./internal/driver/pgdrv ./internal/driver/mysqldrv
 	bash bench/peers.sh
 	bash bench/peers-db.sh
 

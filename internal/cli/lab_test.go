@@ -20,7 +20,7 @@ import (
 
 // needServer skips a test whose server binary is missing, except in CI,
 // where a missing server is a failure.
-func needServer(t *testing.T, bin string) {
+func needServer(t testing.TB, bin string) {
 	t.Helper()
 	if _, err := exec.LookPath(bin); err == nil {
 		return

@@ -11,58 +11,98 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// TestPredictRTT runs connect at RTT 0 and with 20 ms emulated, on the
-// built-in server and on lab PostgreSQL, and checks that the round-trip
-// model's prediction from the loopback run (round trips × RTT + local time)
-// is within 10% of the emulated measurement for plain, TLS 1.2 and TLS 1.3.
-func TestPredictRTT(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		bin  string
-	}{
-		{"builtin", []string{"builtin", "-n", "20"}, ""},
-		// PostgreSQL's connect takes ~8 round trips (TLS 1.3: a
-		// HelloRetryRequest): ~200 ms a connection at 20 ms.
-		{"postgres", []string{"--lab", "postgres", "--tables", "1", "--rows", "100", "-n", "10"}, labBinaries["postgres"]},
+// predictCases are connect runs at RTT 0 and 20 ms emulated, on the
+// built-in server and on lab PostgreSQL, with the round trips each
+// variant's setup takes: HTTP tcp + request; TLS 1.2 two more, TLS 1.3 one;
+// PostgreSQL tcp, SSLRequest, the handshake (TLS 1.3: a HelloRetryRequest,
+// PostgreSQL 15 offers only P-256), SCRAM's three and the query.
+var predictCases = []struct {
+	name       string
+	args       []string
+	bin        string
+	roundTrips map[string]float64
+}{
+	{"builtin", []string{"builtin", "-n", "20"}, "",
+		map[string]float64{"plain": 2, "tls1.2 ecdsa-p256": 4, "tls1.3 ecdsa-p256": 3}},
+	{"postgres", []string{"--lab", "postgres", "--tables", "1", "--rows", "100", "-n", "10"}, labBinaries["postgres"],
+		map[string]float64{"plain": 6, "tls1.2 ecdsa-p256": 9, "tls1.3 ecdsa-p256": 9}},
+}
+
+// predictRTT runs one case and returns its predictions at 20 ms and the
+// report's text.
+func predictRTT(tb testing.TB, args []string) ([]report.Prediction, string) {
+	out := filepath.Join(tb.TempDir(), "r.json")
+	args = append(append([]string{"connect"}, args...), "--tls", "off,1.2,1.3", "--key", "ecdsa-p256", "--rtt", "0,20ms", "--predict-rtt", "20ms",
+		"--trials", "1", "-o", out)
+	var stdout, stderr strings.Builder
+	if code := Main(args, &stdout, &stderr); code != 0 {
+		tb.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, tt := range tests {
+	r, err := result.Read(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(r.Spec.PredictRTT) != 1 || r.Spec.PredictRTT[0] != 20*time.Millisecond {
+		tb.Errorf("spec predict_rtt %v", r.Spec.PredictRTT)
+	}
+	return report.Predict(r), stdout.String()
+}
+
+// TestPredictRTT checks the round-trip model's invariants: each variant's
+// setup takes its exact round trips, the emulated measurement is never
+// below round trips × RTT (the emulation only delays), and prediction and
+// measurement agree within 50% — a bound a loaded machine meets, which
+// still catches a model that lost its RTT term (−90%) or counted it twice.
+// How close they are is a figure: BenchmarkPredictRTT.
+func TestPredictRTT(t *testing.T) {
+	for _, tt := range predictCases {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.bin != "" {
 				needServer(t, tt.bin)
 			}
-			out := filepath.Join(t.TempDir(), "r.json")
-			args := append([]string{"connect"}, tt.args...)
-			args = append(args, "--tls", "off,1.2,1.3", "--key", "ecdsa-p256", "--rtt", "0,20ms", "--predict-rtt", "20ms",
-				"--trials", "1", "-o", out)
-			code, stdout, stderr := runMain(t, args...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			r, err := result.Read(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Spec.PredictRTT) != 1 || r.Spec.PredictRTT[0] != 20*time.Millisecond {
-				t.Errorf("spec predict_rtt %v", r.Spec.PredictRTT)
-			}
-			ps := report.Predict(r)
-			if len(ps) != 3 {
+			ps, stdout := predictRTT(t, tt.args)
+			if len(ps) != len(tt.roundTrips) {
 				t.Fatalf("%d predictions: %+v", len(ps), ps)
 			}
 			for _, p := range ps {
 				pt := p.At[0]
 				t.Logf("%s: %.2f round trips + %.3f ms: predicted %.2f ms at 20ms, measured %.2f ms, error %+.1f%%",
 					p.Variant, p.RoundTrips, p.Local, pt.Predicted, pt.Measured, 100*pt.Error())
-				if pt.Variant != p.Variant+" rtt20ms" || math.IsNaN(pt.Error()) || math.Abs(pt.Error()) > 0.10 {
-					t.Errorf("%s: predicted %.2f ms at 20ms, measured %.2f ms (%q): error %+.1f%% exceeds 10%%",
-						p.Variant, pt.Predicted, pt.Measured, pt.Variant, 100*pt.Error())
+				if p.RoundTrips != tt.roundTrips[p.Variant] {
+					t.Errorf("%s: %.2f round trips, want %v", p.Variant, p.RoundTrips, tt.roundTrips[p.Variant])
+				}
+				if pt.Variant != p.Variant+" rtt20ms" || pt.Measured < 20*p.RoundTrips {
+					t.Errorf("%s: measured %.2f ms (%q) at 20 ms for %.0f round trips", p.Variant, pt.Measured, pt.Variant, p.RoundTrips)
+				}
+				if math.IsNaN(pt.Error()) || math.Abs(pt.Error()) > 0.5 {
+					t.Errorf("%s: predicted %.2f ms at 20ms, measured %.2f ms: error %+.1f%% exceeds 50%%",
+						p.Variant, pt.Predicted, pt.Measured, 100*pt.Error())
 				}
 			}
 			for _, want := range []string{"predicted@20ms", "plain: setup = ", "tls1.3 ecdsa-p256: setup = "} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("the report lacks %q:\n%s", want, stdout)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkPredictRTT prints how far the round-trip model's prediction at
+// 20 ms is from the emulated measurement, in percent per variant: the
+// accuracy the README quotes. Run it on an idle machine: make bench.
+func BenchmarkPredictRTT(b *testing.B) {
+	for _, tt := range predictCases {
+		b.Run(tt.name, func(b *testing.B) {
+			if tt.bin != "" {
+				needServer(b, tt.bin)
+			}
+			var ps []report.Prediction
+			for range b.N {
+				ps, _ = predictRTT(b, tt.args)
+			}
+			for _, p := range ps {
+				b.ReportMetric(100*p.At[0].Error(), "%err-"+strings.ReplaceAll(p.Variant, " ", "-"))
 			}
 		})
 	}

@@ -53,7 +53,7 @@ func tlsListener(t *testing.T, maxVersion uint16, preamble bool) (addr string, r
 
 // listen runs a real TCP server on loopback that hands each connection to
 // handle, and closes it after.
-func listen(t *testing.T, handle func(net.Conn)) string {
+func listen(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

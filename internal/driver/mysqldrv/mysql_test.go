@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 
 // server returns the shared lab MariaDB. Without its binaries the test is
 // skipped, except in CI, where that is a failure.
-func server(t *testing.T) lab.Server {
+func server(t testing.TB) lab.Server {
 	t.Helper()
 	labOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -69,7 +69,7 @@ func server(t *testing.T) lab.Server {
 }
 
 // config is the driver config of one variant: tlsMode off, 1.2 or 1.3.
-func config(t *testing.T, srv lab.Server, tlsMode, auth, workload, mode string) driver.Config {
+func config(t testing.TB, srv lab.Server, tlsMode, auth, workload, mode string) driver.Config {
 	t.Helper()
 	raw, err := srv.URL(auth, tlsMode != "off")
 	if err != nil {
@@ -99,7 +99,7 @@ func config(t *testing.T, srv lab.Server, tlsMode, auth, workload, mode string) 
 
 // connectOnce opens a session, runs one operation and closes it, as the
 // connect experiment does, and returns its trace and TLS state.
-func connectOnce(t *testing.T, cfg driver.Config) (netx.Trace, *tls.ConnectionState) {
+func connectOnce(t testing.TB, cfg driver.Config) (netx.Trace, *tls.ConnectionState) {
 	t.Helper()
 	d, err := driver.New("mysql", cfg)
 	if err != nil {
@@ -140,7 +140,7 @@ func serverView(t *testing.T, cfg driver.Config) driver.ServerView {
 // open opens a session. An ed25519 login that meets the driver's flaw
 // (ed25519Flaw, 1 in 256) is tried again, so that tests of other things do
 // not fail by chance; TestEd25519Flaw is about the flaw.
-func open(t *testing.T, d driver.Driver) driver.Session {
+func open(t testing.TB, d driver.Driver) driver.Session {
 	t.Helper()
 	for range 5 {
 		s, err := d.Open(context.Background())
@@ -252,7 +252,11 @@ func TestPhases(t *testing.T) {
 
 // TestPhaseTimes logs the phase times of plain and TLS 1.3 sessions with
 // each auth method, medians of interleaved connections, for the record.
-func TestPhaseTimes(t *testing.T) {
+// BenchmarkPhaseTimes prints the median time of each connection phase
+// per auth method, with and without TLS, in ms: figures, not invariants
+// (the round-trip tests hold those).
+func BenchmarkPhaseTimes(b *testing.B) {
+	t := b
 	srv := server(t)
 	if _, err := srv.UseKey(context.Background(), "rsa2048"); err != nil {
 		t.Fatal(err)
@@ -260,7 +264,7 @@ func TestPhaseTimes(t *testing.T) {
 	type variant struct{ tls, auth string }
 	variants := []variant{{"off", "mysql_native_password"}, {"1.3", "mysql_native_password"}, {"off", "ed25519"}, {"1.3", "ed25519"}}
 	times := map[variant]map[string][]time.Duration{}
-	for range 30 {
+	for range 30 * b.N {
 		for _, v := range variants {
 			tr, _ := connectOnce(t, config(t, srv, v.tls, v.auth, "point-select", "prepared"))
 			if times[v] == nil {
@@ -277,6 +281,7 @@ func TestPhaseTimes(t *testing.T) {
 		for _, name := range []string{netx.PhaseTCP, PhaseGreeting, PhaseTLSNegotiation, netx.PhaseTLSHandshake, PhaseAuth, PhaseQuery, netx.PhaseClose, "total"} {
 			if ds := times[v][name]; ds != nil {
 				parts = append(parts, fmt.Sprintf("%s %v", name, median(ds).Round(time.Microsecond)))
+				b.ReportMetric(float64(median(ds).Microseconds())/1000, fmt.Sprintf("ms-%s-tls%s-%s", v.auth, v.tls, name))
 			}
 		}
 		t.Logf("%-3s rsa2048 %-21s %s", v.tls, v.auth, strings.Join(parts, ", "))

@@ -63,7 +63,7 @@ func prepare() error {
 
 // server returns the shared lab server. Without PostgreSQL's binaries the
 // test is skipped, except in CI, where that is a failure.
-func server(t *testing.T) *lab.Postgres {
+func server(t testing.TB) *lab.Postgres {
 	t.Helper()
 	labtest.Check(t, srvErr)
 	return srv
@@ -98,7 +98,7 @@ func newConfig(auth, tlsMode string, w driver.Workload) (driver.Config, error) {
 	return cfg, err
 }
 
-func mustConfig(t *testing.T, auth, tlsMode string, w driver.Workload) driver.Config {
+func mustConfig(t testing.TB, auth, tlsMode string, w driver.Workload) driver.Config {
 	t.Helper()
 	server(t)
 	cfg, err := newConfig(auth, tlsMode, w)
@@ -108,7 +108,7 @@ func mustConfig(t *testing.T, auth, tlsMode string, w driver.Workload) driver.Co
 	return cfg
 }
 
-func open(t *testing.T, cfg driver.Config) *session {
+func open(t testing.TB, cfg driver.Config) *session {
 	t.Helper()
 	d, err := New(cfg)
 	if err != nil {
@@ -122,7 +122,7 @@ func open(t *testing.T, cfg driver.Config) *session {
 }
 
 // connectOnce is one connect-experiment operation: open, one Do, close.
-func connectOnce(t *testing.T, cfg driver.Config) netx.Trace {
+func connectOnce(t testing.TB, cfg driver.Config) netx.Trace {
 	t.Helper()
 	s := open(t, cfg)
 	if err := s.Do(context.Background()); err != nil {
@@ -190,7 +190,11 @@ func phaseTrips(tr netx.Trace) []string {
 
 // TestPhaseTimes reports the median phase times of plain vs TLS 1.3
 // (rsa2048) and trust vs scram, from 20 interleaved connections each.
-func TestPhaseTimes(t *testing.T) {
+// BenchmarkPhaseTimes prints the median time of each connection phase
+// per auth method, with and without TLS, in ms: figures, not invariants
+// (the round-trip tests hold those).
+func BenchmarkPhaseTimes(b *testing.B) {
+	t := b
 	type variant struct{ auth, tls string }
 	variants := []variant{{"trust", "off"}, {"trust", "1.3"}, {"scram-sha-256", "off"}, {"scram-sha-256", "1.3"}}
 	cfgs := make([]driver.Config, len(variants))
@@ -201,7 +205,7 @@ func TestPhaseTimes(t *testing.T) {
 	for i := range times {
 		times[i] = map[string][]time.Duration{}
 	}
-	for range 20 {
+	for range 20 * b.N {
 		for i, cfg := range cfgs {
 			tr := connectOnce(t, cfg)
 			for _, p := range tr.Phases {
@@ -215,6 +219,7 @@ func TestPhaseTimes(t *testing.T) {
 		for _, name := range []string{"tcp", PhaseTLSNegotiation, netx.PhaseTLSHandshake, PhaseAuth, PhaseQuery, netx.PhaseClose, "total"} {
 			if ds := times[i][name]; len(ds) > 0 {
 				parts = append(parts, fmt.Sprintf("%s %v", name, median(ds).Round(time.Microsecond)))
+				b.ReportMetric(float64(median(ds).Microseconds())/1000, fmt.Sprintf("ms-%s-tls%s-%s", v.auth, v.tls, name))
 			}
 		}
 		t.Logf("%-13s tls %-3s: %s", v.auth, v.tls, strings.Join(parts, ", "))
