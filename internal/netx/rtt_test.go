@@ -86,8 +86,8 @@ func BenchmarkRTTAccuracy(b *testing.B) {
 			for range b.N {
 				mc, me = rttMedians(b, addr, rtt, 20)
 			}
-			b.ReportMetric(float64((mc-rtt).Microseconds()), "µs-over-connect")
-			b.ReportMetric(float64((me-rtt).Microseconds()), "µs-over-exchange")
+			b.ReportMetric(float64((mc - rtt).Microseconds()), "µs-over-connect")
+			b.ReportMetric(float64((me - rtt).Microseconds()), "µs-over-exchange")
 		})
 	}
 }
