@@ -59,7 +59,7 @@ type Spec struct {
 	// recorded (see Redact).
 	Target string `json:"target"`
 	// Lab is the engine of a throw-away server tlsbench starts for the run
-	// (postgres, mariadb, redis), instead of a target URL.
+	// (postgres, mariadb, redis, mongodb), instead of a target URL.
 	Lab string `json:"lab,omitempty"`
 
 	TLS         []string `json:"tls"`
