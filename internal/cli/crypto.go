@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/speed"
@@ -132,39 +132,7 @@ func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, argv 
 }
 
 // ceilings measures, before a connect run, the server-side ceiling of each
-// key of its TLS variants, when tlsbench started the server on this
-// machine: Go signs for the built-in server, OpenSSL for the lab servers
-// (which link it). For a URL target the server's machine is unknown, and
-// there are none. A ceiling that cannot be measured is a note, not a
-// failed run.
+// key of its TLS variants (see lab.Ceilings).
 func ceilings(ctx context.Context, spec plan.Spec, variants []plan.Variant) ([]result.Ceiling, []string, error) {
-	if !slices.Contains(spec.Experiments, plan.Connect) {
-		return nil, nil, nil
-	}
-	t, err := plan.ParseTarget(spec.Target)
-	if err != nil {
-		return nil, nil, err
-	}
-	var s speed.Signer
-	switch {
-	case t.Builtin, t.Lab == "mongodb":
-		// The built-in server and FerretDB are Go programs: Go signs.
-		s = speed.GoSigner()
-	case t.Lab != "":
-		o, err := speed.FindOpenSSL(ctx, "")
-		if err != nil {
-			return nil, []string{fmt.Sprintf("no signature ceilings: the lab %s server signs with OpenSSL, and %v", t.Lab, err)}, nil
-		}
-		s = o.Signer()
-	default:
-		return nil, nil, nil
-	}
-	cs, err := speed.Ceilings(ctx, s, variants, speed.CeilingDuration, 0)
-	if err != nil {
-		if ctx.Err() != nil {
-			return cs, nil, ctx.Err()
-		}
-		return cs, []string{"signature ceilings: " + err.Error()}, nil
-	}
-	return cs, nil, nil
+	return lab.Ceilings(ctx, spec, variants)
 }
