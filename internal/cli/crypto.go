@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/speed"
 )
 
 // cryptoExperiment names a crypto run in its result's spec.
@@ -39,32 +39,21 @@ figures are measured too (openssl speed), since most servers use OpenSSL. The
 signature rates are the ceiling of a server's new TLS connections: every full
 handshake costs it one signature.
 
-PRIMITIVE is any of ` + strings.Join(bench.Primitives(), ", ") + ` (default all).
+PRIMITIVE is any of ` + strings.Join(plan.Primitives(), ", ") + ` (default all).
 With all of them and openssl, a run takes about a minute on two cores: openssl
 speed spends at least a second on each figure.`,
-		Args: func(_ *cobra.Command, args []string) error {
-			for _, a := range args {
-				if !slices.Contains(bench.Primitives(), a) {
-					return usageError{fmt.Errorf("unknown primitive %q: use %s", a, strings.Join(bench.Primitives(), ", "))}
-				}
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if duration <= 0 {
-				return usageError{fmt.Errorf("-d/--duration: %v is no measurement: give a positive duration", duration)}
-			}
-			o := bench.CryptoOptions{Duration: duration, Count: count, Only: args, Sizes: sizes}
-			if err := bench.CheckCrypto(o); err != nil {
-				return usageError{err}
+			o, err := plan.NewCrypto(plan.Crypto{Duration: duration, Count: count, Only: args, Sizes: sizes})
+			if err != nil {
+				return err
 			}
 			return cryptoRun(cmd.Context(), o, openssl, output, argv, stdout, stderr)
 		},
 	}
 	fs := cmd.Flags()
-	fs.DurationVarP(&duration, "duration", "d", bench.CryptoDuration, "time of each Go figure (one operation, one size, on one core or all); openssl speed takes whole seconds, at least one")
+	fs.DurationVarP(&duration, "duration", "d", plan.DefaultCryptoDuration, "time of each Go figure (one operation, one size, on one core or all); openssl speed takes whole seconds, at least one")
 	fs.Int64VarP(&count, "count", "n", 0, "operations per Go figure at most (then -d only bounds it)")
-	fs.IntSliceVar(&sizes, "sizes", bench.CipherSizes, "cipher record sizes in bytes")
+	fs.IntSliceVar(&sizes, "sizes", plan.RecordSizes, "cipher record sizes in bytes")
 	fs.StringVar(&openssl, "openssl", "auto", "openssl binary to measure too: auto (the one on the PATH, if any), off, or a path")
 	fs.StringVarP(&output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
 	return cmd
@@ -72,23 +61,23 @@ speed spends at least a second on each figure.`,
 
 // cryptoRun measures Go's primitives and OpenSSL's, saves the result (also
 // the part that finished when interrupted) and prints the tables.
-func cryptoRun(ctx context.Context, o bench.CryptoOptions, openssl, output string, argv []string, stdout, stderr io.Writer) error {
-	var ossl *bench.OpenSSL
+func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, argv []string, stdout, stderr io.Writer) error {
+	var ossl *speed.OpenSSL
 	var notes []string
 	switch openssl {
 	case "off":
 	case "auto", "":
 		var err error
-		ossl, err = bench.FindOpenSSL(ctx, "")
+		ossl, err = speed.FindOpenSSL(ctx, "")
 		switch {
-		case errors.Is(err, bench.ErrNoOpenSSL):
+		case errors.Is(err, speed.ErrNoOpenSSL):
 			notes = append(notes, "no openssl on this machine: Go's figures only")
 		case err != nil:
 			return err
 		}
 	default:
 		var err error
-		if ossl, err = bench.FindOpenSSL(ctx, openssl); err != nil {
+		if ossl, err = speed.FindOpenSSL(ctx, openssl); err != nil {
 			return usageError{fmt.Errorf("--openssl: %w", err)}
 		}
 	}
@@ -102,21 +91,19 @@ func cryptoRun(ctx context.Context, o bench.CryptoOptions, openssl, output strin
 	res.Target = result.Target{URL: "local", Kind: "crypto"}
 	res.Trials = []result.Trial{}
 
-	bar := newCountBar(stderr, "go")
-	o.Done = func(done, total int) { bar.set(int64(done), int64(total)) }
-	ps, err := bench.MeasureGo(ctx, o)
-	bar.finish()
-	res.Crypto = append(res.Crypto, ps...)
-	res.Notes = append(res.Notes, bench.GoCryptoNotes...)
-	if err == nil && ossl != nil {
-		bar = newCountBar(stderr, "openssl speed")
-		o.Done = func(done, total int) { bar.set(int64(done), int64(total)) }
-		var more []string
-		ps, more, err = ossl.Measure(ctx, o)
+	var bar *progress
+	ps, more, err := speed.Run(ctx, o, ossl, func(stage string) func(done, total int) {
+		if bar != nil {
+			bar.finish()
+		}
+		bar = newCountBar(stderr, stage)
+		return func(done, total int) { bar.set(int64(done), int64(total)) }
+	})
+	if bar != nil {
 		bar.finish()
-		res.Crypto = append(res.Crypto, ps...)
-		res.Notes = append(res.Notes, more...)
 	}
+	res.Crypto = append(res.Crypto, ps...)
+	res.Notes = append(res.Notes, more...)
 	res.Notes = append(res.Notes, notes...)
 	res.Ended = time.Now().UTC()
 	switch {
@@ -145,39 +132,7 @@ func cryptoRun(ctx context.Context, o bench.CryptoOptions, openssl, output strin
 }
 
 // ceilings measures, before a connect run, the server-side ceiling of each
-// key of its TLS variants, when tlsbench started the server on this
-// machine: Go signs for the built-in server, OpenSSL for the lab servers
-// (which link it). For a URL target the server's machine is unknown, and
-// there are none. A ceiling that cannot be measured is a note, not a
-// failed run.
+// key of its TLS variants (see lab.Ceilings).
 func ceilings(ctx context.Context, spec plan.Spec, variants []plan.Variant) ([]result.Ceiling, []string, error) {
-	if !slices.Contains(spec.Experiments, plan.Connect) {
-		return nil, nil, nil
-	}
-	t, err := plan.ParseTarget(spec.Target)
-	if err != nil {
-		return nil, nil, err
-	}
-	var s bench.Signer
-	switch {
-	case t.Builtin, t.Lab == "mongodb":
-		// The built-in server and FerretDB are Go programs: Go signs.
-		s = bench.GoSigner()
-	case t.Lab != "":
-		o, err := bench.FindOpenSSL(ctx, "")
-		if err != nil {
-			return nil, []string{fmt.Sprintf("no signature ceilings: the lab %s server signs with OpenSSL, and %v", t.Lab, err)}, nil
-		}
-		s = o.Signer()
-	default:
-		return nil, nil, nil
-	}
-	cs, err := bench.Ceilings(ctx, s, variants, bench.CeilingDuration, 0)
-	if err != nil {
-		if ctx.Err() != nil {
-			return cs, nil, ctx.Err()
-		}
-		return cs, []string{"signature ceilings: " + err.Error()}, nil
-	}
-	return cs, nil, nil
+	return lab.Ceilings(ctx, spec, variants)
 }

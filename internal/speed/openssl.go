@@ -1,4 +1,4 @@
-package bench
+package speed
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -85,19 +86,16 @@ func seconds(d time.Duration) int {
 // -multi on o.Cores. Its ciphers' all-cores figures are taken at the largest
 // size only, since openssl speed spends at least a second on every figure.
 // Primitives this openssl does not offer are left out and named in the
-// notes, which also say how the figures were taken.
-func (s *OpenSSL) Measure(ctx context.Context, o CryptoOptions) ([]result.Primitive, []string, error) {
-	o, err := o.check()
-	if err != nil {
-		return nil, nil, err
-	}
+// notes, which also say how the figures were taken. o comes from
+// plan.NewCrypto; done, if not nil, is called with the progress so far.
+func (s *OpenSSL) Measure(ctx context.Context, o plan.Crypto, done func(done, total int)) ([]result.Primitive, []string, error) {
 	sec := seconds(o.Duration)
 	note := fmt.Sprintf("%s: figures from openssl speed -seconds %d (whole seconds, at least one), per second of user CPU time", s.Library, sec)
 	if o.Cores > 1 {
 		note += fmt.Sprintf("; all cores with -multi %d, the sum of its processes", o.Cores)
 	}
 	notes := []string{note}
-	runs := s.plan(o)
+	runs := s.runs(o)
 	byKey := map[string]*result.Primitive{}
 	var order []string
 	collect := func() []result.Primitive {
@@ -109,8 +107,8 @@ func (s *OpenSSL) Measure(ctx context.Context, o CryptoOptions) ([]result.Primit
 	}
 	missing := map[string]string{}
 	for i, run := range runs {
-		if o.Done != nil && i > 0 {
-			o.Done(i, len(runs))
+		if done != nil && i > 0 {
+			done(i, len(runs))
 		}
 		if _, gone := missing[run.cipher]; gone {
 			continue
@@ -139,12 +137,12 @@ func (s *OpenSSL) Measure(ctx context.Context, o CryptoOptions) ([]result.Primit
 			}
 		}
 	}
-	if o.Done != nil && len(runs) > 0 {
-		o.Done(len(runs), len(runs))
+	if done != nil && len(runs) > 0 {
+		done(len(runs), len(runs))
 	}
 	var ciphers []string
 	for _, name := range o.Only {
-		if slices.Contains(Ciphers, name) {
+		if slices.Contains(plan.RecordCiphers, name) {
 			ciphers = append(ciphers, name)
 		}
 	}
@@ -174,15 +172,15 @@ type speedRun struct {
 	sizes  []int
 }
 
-// plan lists the openssl speed runs of o: all public-key primitives in one
+// runs lists the openssl speed runs of o: all public-key primitives in one
 // run, ciphers with -aead once per size (-aead would otherwise pick sizes of
 // its own), then the same with -multi, ciphers at the largest size only.
-func (s *OpenSSL) plan(o CryptoOptions) []speedRun {
+func (s *OpenSSL) runs(o plan.Crypto) []speedRun {
 	var pk, ciphers []string
 	for _, name := range o.Only {
 		if n, ok := opensslNames[name]; ok {
 			pk = append(pk, n)
-		} else if slices.Contains(Ciphers, name) {
+		} else if slices.Contains(plan.RecordCiphers, name) {
 			ciphers = append(ciphers, name)
 		}
 	}
@@ -202,9 +200,9 @@ func (s *OpenSSL) plan(o CryptoOptions) []speedRun {
 		}
 		for _, c := range ciphers {
 			aead := slices.Contains(aeads, c)
-			if !aead && slices.Equal(sizes, CipherSizes) {
+			if !aead && slices.Equal(sizes, plan.RecordSizes) {
 				// openssl speed's own sizes, in one run.
-				runs = append(runs, speedRun{args: append(slices.Clone(base), "-evp", c), multi: multi, cipher: c, sizes: CipherSizes})
+				runs = append(runs, speedRun{args: append(slices.Clone(base), "-evp", c), multi: multi, cipher: c, sizes: plan.RecordSizes})
 				continue
 			}
 			for _, size := range sizes {
@@ -225,7 +223,7 @@ func (s *OpenSSL) plan(o CryptoOptions) []speedRun {
 // takes two seconds at least.
 func (s *OpenSSL) SignRate(ctx context.Context, key string, d time.Duration) (float64, error) {
 	name, ok := opensslNames[key]
-	if !ok || !slices.Contains(SignKeys, key) {
+	if !ok || !slices.Contains(plan.KeyTypes, key) {
 		return 0, fmt.Errorf("openssl speed has no signature for key type %q", key)
 	}
 	rows, err := s.speed(ctx, []string{"speed", "-mr", "-seconds", strconv.Itoa(seconds(d)), name}, nil)

@@ -1,4 +1,4 @@
-package bench_test
+package speed_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/speed"
 )
 
 // figures indexes primitives by library, kind, name and size.
@@ -31,25 +31,35 @@ func key(lib, kind, name string, size int) string {
 	return fmt.Sprintf("%s/%s/%s/%d", lib, kind, name, size)
 }
 
+// options are the options of a crypto run, as plan.NewCrypto makes them.
+func options(t *testing.T, raw plan.Crypto) plan.Crypto {
+	t.Helper()
+	o, err := plan.NewCrypto(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 // TestCryptoGo measures every Go primitive briefly and checks what must
 // hold whatever the machine: every row there with positive figures, and
 // the orderings no CPU reverses.
 func TestCryptoGo(t *testing.T) {
-	ps, err := bench.MeasureGo(context.Background(), bench.CryptoOptions{Duration: 30 * time.Millisecond})
+	ps, err := speed.MeasureGo(context.Background(), options(t, plan.Crypto{Duration: 30 * time.Millisecond}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := index(ps)
-	go_ := bench.GoLibrary()
+	go_ := speed.GoLibrary()
 	var want []string
-	for _, k := range bench.SignKeys {
+	for _, k := range plan.KeyTypes {
 		want = append(want, key(go_, result.KindSign, k, 0), key(go_, result.KindVerify, k, 0))
 	}
-	for _, k := range bench.KeyAgreements {
+	for _, k := range plan.KeyAgreements {
 		want = append(want, key(go_, result.KindKeyAgreement, k, 0))
 	}
-	for _, c := range bench.Ciphers {
-		for _, size := range bench.CipherSizes {
+	for _, c := range plan.RecordCiphers {
+		for _, size := range plan.RecordSizes {
 			want = append(want, key(go_, result.KindCipher, c, size))
 		}
 	}
@@ -72,38 +82,11 @@ func TestCryptoGo(t *testing.T) {
 	if v := f[key(go_, result.KindVerify, "rsa2048", 0)].PerCore; v <= sign("rsa2048") {
 		t.Errorf("rsa2048 verify %.0f/s <= sign %.0f/s: want verify faster", v, sign("rsa2048"))
 	}
-	for _, c := range bench.Ciphers {
+	for _, c := range plan.RecordCiphers {
 		small, large := f[key(go_, result.KindCipher, c, 16)].PerCore, f[key(go_, result.KindCipher, c, 16384)].PerCore
 		if large <= small {
 			t.Errorf("%s: %.0f B/s at 16384 bytes <= %.0f B/s at 16: want larger records cheaper per byte", c, large, small)
 		}
-	}
-}
-
-func TestCryptoOptions(t *testing.T) {
-	tests := []struct {
-		name string
-		o    bench.CryptoOptions
-		want string
-	}{
-		{"unknown primitive", bench.CryptoOptions{Only: []string{"rsa512"}}, `unknown primitive "rsa512": use rsa1024, rsa2048`},
-		{"negative duration", bench.CryptoOptions{Duration: -time.Second}, "-d/--duration: -1s is out of range"},
-		{"negative count", bench.CryptoOptions{Count: -1}, "-n/--count: -1 is negative"},
-		{"zero size", bench.CryptoOptions{Sizes: []int{0}}, "--sizes: 0 is out of range"},
-		{"fine", bench.CryptoOptions{Only: []string{"x25519"}}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := bench.CheckCrypto(tt.o)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("error %v, want none", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("error %v, want %q", err, tt.want)
-			case err != nil && strings.Contains(err.Error(), "\n"):
-				t.Errorf("error %q is not one line", err)
-			}
-		})
 	}
 }
 
@@ -112,7 +95,7 @@ func TestCryptoOptions(t *testing.T) {
 func TestCryptoCount(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ps, err := bench.MeasureGo(ctx, bench.CryptoOptions{Duration: 5 * time.Minute, Count: 3, Only: []string{"ed25519", "aes-128-gcm"}, Sizes: []int{64}})
+	ps, err := speed.MeasureGo(ctx, options(t, plan.Crypto{Duration: 5 * time.Minute, Count: 3, Only: []string{"ed25519", "aes-128-gcm"}, Sizes: []int{64}}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,19 +109,65 @@ func TestCryptoCount(t *testing.T) {
 	}
 }
 
+// TestRun checks the order of a crypto run: Go's figures, then OpenSSL's,
+// each announced to the progress display, and Go's figures kept when
+// openssl fails.
+func TestRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "openssl")
+	script := `#!/bin/sh
+case "$1" in
+version) echo "OpenSSL 3.0.19 27 Jan 2026";;
+*) echo "speed: out of luck" >&2; exit 1;;
+esac
+`
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ossl, err := speed.FindOpenSSL(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(t, plan.Crypto{Duration: time.Millisecond, Only: []string{"x25519"}})
+	for _, tt := range []struct {
+		ossl   *speed.OpenSSL
+		stages []string
+		err    string
+	}{
+		{nil, []string{"go"}, ""},
+		{ossl, []string{"go", "openssl speed"}, "out of luck"},
+	} {
+		var stages []string
+		var done int
+		ps, notes, err := speed.Run(ctx, o, tt.ossl, func(stage string) func(int, int) {
+			stages = append(stages, stage)
+			return func(d, _ int) { done = d }
+		})
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("error %v, want %q", err, tt.err)
+		}
+		if !slices.Equal(stages, tt.stages) || done == 0 {
+			t.Errorf("stages %q (last done %d), want %q", stages, done, tt.stages)
+		}
+		if len(ps) != 1 || ps[0].Library != speed.GoLibrary() || len(notes) < len(speed.GoCryptoNotes) || !slices.Equal(notes[:len(speed.GoCryptoNotes)], speed.GoCryptoNotes) {
+			t.Errorf("figures %+v, notes %q: want Go's x25519 and Go's notes first", ps, notes)
+		}
+	}
+}
+
 // TestCryptoOpenSSL parses the figures of a real openssl speed run, on one
 // core and on all, and a real signature rate as the lab's ceilings take it
 // (TestParseSpeed has every line format, from stored real output).
 func TestCryptoOpenSSL(t *testing.T) {
 	ctx := context.Background()
-	o, err := bench.FindOpenSSL(ctx, "")
+	o, err := speed.FindOpenSSL(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(o.Library, "OpenSSL 3.") {
 		t.Errorf("library %q, want OpenSSL 3.x", o.Library)
 	}
-	ps, notes, err := o.Measure(ctx, bench.CryptoOptions{Duration: time.Nanosecond, Only: []string{"x25519", "chacha20-poly1305"}, Sizes: []int{16, 16384}})
+	ps, notes, err := o.Measure(ctx, options(t, plan.Crypto{Duration: time.Nanosecond, Only: []string{"x25519", "chacha20-poly1305"}, Sizes: []int{16, 16384}}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,11 +221,11 @@ esac
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	o, err := bench.FindOpenSSL(context.Background(), path)
+	o, err := speed.FindOpenSSL(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, notes, err := o.Measure(context.Background(), bench.CryptoOptions{Only: []string{"aes-256-cbc-hmac-sha1"}})
+	ps, notes, err := o.Measure(context.Background(), options(t, plan.Crypto{Duration: plan.DefaultCryptoDuration, Only: []string{"aes-256-cbc-hmac-sha1"}}), nil)
 	if err != nil || len(ps) != 0 {
 		t.Fatalf("figures %+v, error %v; want none and no error", ps, err)
 	}
@@ -215,7 +244,7 @@ func TestCeilings(t *testing.T) {
 		{ID: "tls1.3 ecdsa-p256", TLS: "1.3", Key: "ecdsa-p256"},
 		{ID: "tls1.3 rsa2048", TLS: "1.3", Key: "rsa2048"},
 	}
-	cs, err := bench.Ceilings(context.Background(), bench.GoSigner(), vs, 20*time.Millisecond, 0)
+	cs, err := speed.Ceilings(context.Background(), speed.GoSigner(), vs, 20*time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

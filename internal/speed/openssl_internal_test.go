@@ -1,4 +1,4 @@
-package bench
+package speed
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -42,7 +43,7 @@ Got: +F4:3:256:60048.000000:20727.000000 from 1
 +R:271763:AES-128-GCM:0.970000
 +H:16:64:256:1024:8192:16384
 +F:25:AES-128-GCM:41913098.99:177986688.00:636867584.00:1833896421.05:3516428412.12:4590273187.63
-`, CipherSizes, []speedRow{
+`, plan.RecordSizes, []speedRow{
 			{result.KindCipher, "aes-128-gcm", 16, 41913098.99}, {result.KindCipher, "aes-128-gcm", 64, 177986688},
 			{result.KindCipher, "aes-128-gcm", 256, 636867584}, {result.KindCipher, "aes-128-gcm", 1024, 1833896421.05},
 			{result.KindCipher, "aes-128-gcm", 8192, 3516428412.12}, {result.KindCipher, "aes-128-gcm", 16384, 4590273187.63},

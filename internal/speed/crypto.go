@@ -1,4 +1,5 @@
-package bench
+// Package speed measures crypto primitive rates (Go and openssl speed) and signing ceilings.
+package speed
 
 import (
 	"context"
@@ -19,9 +20,9 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/chacha20poly1305"
@@ -31,94 +32,37 @@ import (
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// The primitives of `tlsbench crypto`, in the order tables show them: the
-// server keys (sign and verify), the key agreements of a TLS handshake and
-// the record ciphers.
-var (
-	SignKeys      = plan.KeyTypes
-	KeyAgreements = []string{"x25519", "ecdh-p256"}
-	Ciphers       = []string{"aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "aes-256-cbc-hmac-sha1"}
-	// CipherSizes are the record sizes of `openssl speed`; 16384 is TLS's
-	// largest record.
-	CipherSizes = []int{16, 64, 256, 1024, 8192, 16384}
-)
-
-// Primitives lists every primitive name, in table order.
-func Primitives() []string {
-	return slices.Concat(SignKeys, KeyAgreements, Ciphers)
-}
-
-// Default bounds of a crypto run: each figure (one operation, one size, on
-// one core or on all) takes CryptoDuration, so that all of them on Go and
-// OpenSSL together stay near a minute on two cores.
-const (
-	CryptoDuration    = 100 * time.Millisecond
-	MaxCryptoDuration = 10 * time.Minute
-)
-
-// CryptoOptions bound a crypto run.
-type CryptoOptions struct {
-	// Duration is the time each figure is measured for; Count, if set,
-	// bounds its operations too (whichever comes first).
-	Duration time.Duration
-	Count    int64
-	// Only names the primitives to measure (see Primitives); nil is all.
-	Only []string
-	// Sizes are the cipher record sizes in bytes; nil is CipherSizes.
-	Sizes []int
-	// Cores is how many goroutines (or processes) the all-cores figures use;
-	// 0 is runtime.NumCPU().
-	Cores int
-	// Done, when set, is called after each figure with the progress so far.
-	Done func(done, total int)
-}
-
-// check fills in defaults and validates o.
-func (o CryptoOptions) check() (CryptoOptions, error) {
-	if o.Duration == 0 {
-		o.Duration = CryptoDuration
-	}
-	if o.Duration < 0 || o.Duration > MaxCryptoDuration {
-		return o, fmt.Errorf("-d/--duration: %v is out of range: use 1ns to %v", o.Duration, MaxCryptoDuration)
-	}
-	if o.Count < 0 {
-		return o, fmt.Errorf("-n/--count: %d is negative: use a positive count of operations", o.Count)
-	}
-	for _, name := range o.Only {
-		if !slices.Contains(Primitives(), name) {
-			return o, fmt.Errorf("unknown primitive %q: use %s", name, strings.Join(Primitives(), ", "))
-		}
-	}
-	if len(o.Only) == 0 {
-		o.Only = Primitives()
-	}
-	if len(o.Sizes) == 0 {
-		o.Sizes = CipherSizes
-	}
-	for _, s := range o.Sizes {
-		if s < 1 || s > 1<<20 {
-			return o, fmt.Errorf("--sizes: %d is out of range: use 1 to 1048576 bytes", s)
-		}
-	}
-	if o.Cores == 0 {
-		o.Cores = runtime.NumCPU()
-	}
-	return o, nil
-}
-
-// CheckCrypto validates options as MeasureGo will, so that bad input is one
-// error before anything is measured.
-func CheckCrypto(o CryptoOptions) error {
-	_, err := o.check()
-	return err
-}
-
 // GoLibrary names Go's crypto in results: the Go version.
 func GoLibrary() string { return runtime.Version() }
 
 // GoCryptoNotes say how the Go figures were taken.
 var GoCryptoNotes = []string{
 	"Go: figures per CPU-second of tlsbench's process (user+system), times the cores in use, so that other load on the machine does not lower them; RSA signs PKCS#1 v1.5 over a SHA-256 digest, as openssl speed does (TLS 1.3 signs PSS: the same private-key operation); key agreement is one shared-secret derivation; ciphers encrypt and authenticate one record per operation with a 13-byte header, aes-256-cbc-hmac-sha1 as TLS 1.2 does it (HMAC-SHA1, padding, a random explicit IV, CBC)",
+}
+
+// Progress is told when the figures of a library start ("go", "openssl
+// speed") and returns what is told, after each figure, how many of them
+// are done.
+type Progress func(stage string) func(done, total int)
+
+// Run measures Go's primitives, then, if ossl is not nil and Go's figures
+// are all taken, OpenSSL's: the figures taken (also on error), the notes
+// that say how, and the first error. o comes from plan.NewCrypto; progress
+// may be nil.
+func Run(ctx context.Context, o plan.Crypto, ossl *OpenSSL, progress Progress) ([]result.Primitive, []string, error) {
+	stage := func(name string) func(done, total int) {
+		if progress == nil {
+			return nil
+		}
+		return progress(name)
+	}
+	ps, err := MeasureGo(ctx, o, stage("go"))
+	notes := slices.Clone(GoCryptoNotes)
+	if err != nil || ossl == nil {
+		return ps, notes, err
+	}
+	more, moreNotes, err := ossl.Measure(ctx, o, stage("openssl speed"))
+	return append(ps, more...), append(notes, moreNotes...), err
 }
 
 // figure is one measurement: an operation of one primitive at one size;
@@ -130,12 +74,10 @@ type figure struct {
 }
 
 // MeasureGo measures Go's own primitives, each figure on one core (one
-// goroutine) and on all cores (o.Cores goroutines).
-func MeasureGo(ctx context.Context, o CryptoOptions) ([]result.Primitive, error) {
-	o, err := o.check()
-	if err != nil {
-		return nil, err
-	}
+// goroutine) and on all cores (o.Cores goroutines). o comes from
+// plan.NewCrypto; done, if not nil, is called after each figure with the
+// progress so far.
+func MeasureGo(ctx context.Context, o plan.Crypto, done func(done, total int)) ([]result.Primitive, error) {
 	var figs []figure
 	for _, name := range o.Only {
 		fs, err := goFigures(name, o.Sizes)
@@ -146,6 +88,7 @@ func MeasureGo(ctx context.Context, o CryptoOptions) ([]result.Primitive, error)
 	}
 	var out []result.Primitive
 	for i, f := range figs {
+		var err error
 		p := result.Primitive{Library: GoLibrary(), Kind: f.kind, Name: f.name, Size: f.size}
 		if p.PerCore, err = rate(ctx, 1, o.Duration, o.Count, f.worker); err != nil {
 			return out, fmt.Errorf("go %s %s: %w", f.name, f.kind, err)
@@ -161,8 +104,8 @@ func MeasureGo(ctx context.Context, o CryptoOptions) ([]result.Primitive, error)
 			p.AllCores *= float64(f.size)
 		}
 		out = append(out, p)
-		if o.Done != nil {
-			o.Done(i+1, len(figs))
+		if done != nil {
+			done(i+1, len(figs))
 		}
 	}
 	return out, nil
@@ -172,7 +115,7 @@ func MeasureGo(ctx context.Context, o CryptoOptions) ([]result.Primitive, error)
 // shared by all goroutines, as a server shares its key.
 func goFigures(name string, sizes []int) ([]figure, error) {
 	switch {
-	case slices.Contains(SignKeys, name):
+	case slices.Contains(plan.KeyTypes, name):
 		key, err := tlsx.GenerateKey(name)
 		if err != nil {
 			return nil, err
@@ -182,7 +125,7 @@ func goFigures(name string, sizes []int) ([]figure, error) {
 			{kind: result.KindSign, name: name, worker: sign},
 			{kind: result.KindVerify, name: name, worker: verify},
 		}, nil
-	case slices.Contains(KeyAgreements, name):
+	case slices.Contains(plan.KeyAgreements, name):
 		curve := ecdh.X25519()
 		if name == "ecdh-p256" {
 			curve = ecdh.P256()
@@ -198,7 +141,7 @@ func goFigures(name string, sizes []int) ([]figure, error) {
 			}
 			return func() error { _, err := priv.ECDH(peer.PublicKey()); return err }, nil
 		}}}, nil
-	case slices.Contains(Ciphers, name):
+	case slices.Contains(plan.RecordCiphers, name):
 		var figs []figure
 		for _, size := range sizes {
 			figs = append(figs, figure{kind: result.KindCipher, name: name, size: size, worker: func() (func() error, error) {
@@ -375,7 +318,7 @@ func rate(ctx context.Context, workers int, d time.Duration, count int64, newOp 
 	var issued, done atomic.Int64
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	cpu0 := clientCPU()
+	cpu0 := ProcessCPU()
 	start := time.Now()
 	deadline := start.Add(d)
 	for i, op := range ops {
@@ -410,7 +353,7 @@ func rate(ctx context.Context, workers int, d time.Duration, count int64, newOp 
 		})
 	}
 	wg.Wait()
-	cpu, elapsed := clientCPU()-cpu0, time.Since(start)
+	cpu, elapsed := ProcessCPU()-cpu0, time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -436,4 +379,14 @@ func reserve(issued *atomic.Int64, limit, want int64) int64 {
 			return n
 		}
 	}
+}
+
+// ProcessCPU is the CPU time (user and system) this process has used so
+// far.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
