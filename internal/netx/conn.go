@@ -200,6 +200,14 @@ func (c *Conn) Turns() int64 {
 	return c.turns
 }
 
+// Waiting reports whether the client's last write is still unanswered: a
+// write now would join that turn instead of beginning one.
+func (c *Conn) Waiting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wrote
+}
+
 // Counters returns the bytes moved so far each way.
 func (c *Conn) Counters() (sent, received int64) {
 	c.mu.Lock()

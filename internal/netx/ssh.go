@@ -126,6 +126,11 @@ func (t *SSHTunnel) Open(ctx context.Context, addr string) (net.Conn, int, error
 // Conn.Turns): exact per channel open only while nothing else is in flight.
 func (t *SSHTunnel) Turns() int64 { return t.transport.Turns() }
 
+// Quiet reports whether nothing sent on the SSH connection waits for an
+// answer (a channel's close, a window adjust), so that the turns of what
+// is sent next are its own.
+func (t *SSHTunnel) Quiet() bool { return !t.transport.Waiting() }
+
 // Err says why the tunnel is gone, or nil while it is up.
 func (t *SSHTunnel) Err() error {
 	t.mu.Lock()
