@@ -15,7 +15,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/server"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // serveFlags are the flags of the serve command.
@@ -27,13 +26,6 @@ type serveFlags struct {
 	tlsMax    string
 	certDir   string
 	jsonReady bool
-}
-
-// serveReady is the one line `serve --json` prints once it listens; the lab
-// reads it (keep the two in step).
-type serveReady struct {
-	HTTP  string            `json:"http"`
-	HTTPS map[string]string `json:"https"`
 }
 
 func newServeCmd() *cobra.Command {
@@ -99,24 +91,16 @@ func (f *serveFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		// The keys are throw-away: they go when the server does.
 		defer os.RemoveAll(tmp)
-		ca, err := tlsx.NewCA()
-		if err != nil {
-			return err
-		}
-		if err := tlsx.WriteServerFiles(tmp, ca, f.keys); err != nil {
+		if err := server.WriteCerts(tmp, f.keys); err != nil {
 			return err
 		}
 		dir = tmp
 	}
 	if f.https != "" {
-		cfg.Certs = map[string]tls.Certificate{}
 		cfg.Keys = f.keys
-		for _, k := range f.keys {
-			c, err := tlsx.LoadServerCert(dir, k)
-			if err != nil {
-				return err
-			}
-			cfg.Certs[k] = c
+		var err error
+		if cfg.Certs, err = server.LoadCerts(dir, f.keys); err != nil {
+			return err
 		}
 	}
 
@@ -126,8 +110,7 @@ func (f *serveFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	defer srv.Close()
 	if f.jsonReady {
-		ready := serveReady{HTTP: srv.HTTPAddr(), HTTPS: srv.HTTPSAddrs()}
-		if err := json.NewEncoder(stdout).Encode(ready); err != nil {
+		if err := json.NewEncoder(stdout).Encode(srv.Ready()); err != nil {
 			return err
 		}
 	} else if err := f.printListeners(stdout, srv, dir); err != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/server"
 )
 
 // BuiltinOptions configure the built-in server.
@@ -38,16 +39,10 @@ type Builtin struct {
 	dir      string
 	proc     *process
 	opts     BuiltinOptions
-	ready    readyLine
+	ready    server.Ready
 	roots    *x509.CertPool
 	stopOnce sync.Once
 	stopErr  error
-}
-
-// readyLine is what `tlsbench serve --json` prints once it listens.
-type readyLine struct {
-	HTTP  string            `json:"http"`
-	HTTPS map[string]string `json:"https"`
 }
 
 // StartBuiltin writes a CA and a certificate per key into a new 0700 temp
