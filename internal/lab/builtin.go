@@ -35,6 +35,8 @@ type BuiltinOptions struct {
 }
 
 // Builtin is a running built-in server: a child process `tlsbench serve`.
+// It is a Server like the lab's database servers, with an HTTPS listener
+// per key (Endpoint) instead of one certificate presented at a time.
 type Builtin struct {
 	dir      string
 	proc     *process
@@ -43,7 +45,12 @@ type Builtin struct {
 	roots    *x509.CertPool
 	stopOnce sync.Once
 	stopErr  error
+
+	mu  sync.Mutex
+	key string // the key URL's HTTPS listener serves (UseKey)
 }
+
+var _ Server = (*Builtin)(nil)
 
 // StartBuiltin writes a CA and a certificate per key into a new 0700 temp
 // dir and starts `Exe serve --json` on free loopback ports in its own
@@ -66,7 +73,7 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 	if err != nil {
 		return nil, err
 	}
-	b := &Builtin{dir: dir, opts: o, roots: roots}
+	b := &Builtin{dir: dir, opts: o, roots: roots, key: o.Keys[0]}
 	defer func() {
 		if err != nil {
 			b.Stop()
@@ -159,6 +166,45 @@ func (b *Builtin) Endpoint(key string) string {
 	return b.ready.HTTPS[key]
 }
 
+// Engine is "builtin".
+func (b *Builtin) Engine() string { return "builtin" }
+
+// URL is http://HOST:PORT/ of the plain listener, or https://HOST:PORT/ of
+// the HTTPS listener of the key UseKey chose last (the first key at
+// start). The server has no users: auth must be "".
+func (b *Builtin) URL(auth string, tls bool) (string, error) {
+	if auth != "" {
+		return "", fmt.Errorf("built-in server: no user for auth method %q: it takes no login", auth)
+	}
+	if !tls {
+		return "http://" + b.ready.HTTP + "/", nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return "https://" + b.ready.HTTPS[b.key] + "/", nil
+}
+
+// Auths is empty: the server takes no login.
+func (b *Builtin) Auths() []string { return nil }
+
+// PasswordFile is "": the server has no password.
+func (b *Builtin) PasswordFile() string { return "" }
+
+// UseKey points URL at key's HTTPS listener. Every key has a listener of
+// its own, so the server itself switches nothing.
+func (b *Builtin) UseKey(_ context.Context, key string) (string, error) {
+	if _, ok := b.ready.HTTPS[key]; !ok {
+		return "", fmt.Errorf("built-in server: no listener for key %q: it was started with %s", key, strings.Join(b.opts.Keys, ", "))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.key = key
+	return "every key has an HTTPS listener of its own", nil
+}
+
+// Notes are none: the result's server settings say what the server does.
+func (b *Builtin) Notes() []string { return nil }
+
 // RootCAs is a pool with the CA that signed the server's certificates.
 func (b *Builtin) RootCAs() *x509.CertPool { return b.roots }
 
@@ -192,6 +238,9 @@ func (b *Builtin) Info() result.Server {
 
 // CPU is the server's user+system CPU time so far.
 func (b *Builtin) CPU() (time.Duration, error) { return b.proc.cpu() }
+
+// Alive reports why the server is gone, if it is, quoting its log.
+func (b *Builtin) Alive() error { return b.proc.alive() }
 
 // Stop ends the child (SIGTERM, then SIGKILL after 2 s) and removes the
 // temp dir with its keys. It is safe to call more than once. It reports a

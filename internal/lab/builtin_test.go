@@ -119,6 +119,27 @@ func TestBuiltin(t *testing.T) {
 		t.Error("Endpoint of a key not served is not empty")
 	}
 
+	// As a Server: URL follows UseKey; Alive is nil while it runs.
+	var srv Server = b
+	if u, err := srv.URL("", false); err != nil || u != "http://"+b.Endpoint("")+"/" {
+		t.Errorf("URL plain = %q, %v", u, err)
+	}
+	if _, err := srv.UseKey(context.Background(), "ecdsa-p256"); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := srv.URL("", true); err != nil || u != "https://"+b.Endpoint("ecdsa-p256")+"/" {
+		t.Errorf("URL after UseKey(ecdsa-p256) = %q, %v", u, err)
+	}
+	if _, err := srv.UseKey(context.Background(), "ed25519"); err == nil {
+		t.Error("UseKey of a key not served succeeded")
+	}
+	if _, err := srv.URL("scram-sha-256", false); err == nil {
+		t.Error("URL with an auth method succeeded")
+	}
+	if err := srv.Alive(); err != nil {
+		t.Errorf("Alive of a running server: %v", err)
+	}
+
 	// Full RSA handshakes cost the server CPU, which CPU must show.
 	before, err := b.CPU()
 	if err != nil {
@@ -159,6 +180,9 @@ func TestBuiltin(t *testing.T) {
 	}
 	if _, err := b.CPU(); err == nil {
 		t.Error("CPU of a stopped server succeeded")
+	}
+	if err := b.Alive(); err == nil {
+		t.Error("Alive of a stopped server is nil")
 	}
 	assertEmpty(t, tmp)
 }

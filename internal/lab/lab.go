@@ -25,7 +25,7 @@ var ErrNotInstalled = errors.New("server not installed")
 // system's binaries: in a temp dir, on a free loopback port, with a
 // certificate per key type, TLS on and plaintext allowed.
 type Server interface {
-	// Engine is "postgres", "mariadb" or "redis".
+	// Engine is "postgres", "mariadb", "redis", "mongodb" or "builtin".
 	Engine() string
 	// URL is how a client logging in with auth method auth ("" for the
 	// default, Auths()[0]) reaches the server, with TLS (tls) or without.
@@ -45,6 +45,9 @@ type Server interface {
 	UseKey(ctx context.Context, key string) (string, error)
 	// CPU is the CPU time all the server's processes have used so far.
 	CPU() (time.Duration, error)
+	// Alive reports why the server is gone, if it is (its process exited),
+	// quoting its log.
+	Alive() error
 	// Info describes the server for the result: software, version, TLS
 	// settings, endpoints.
 	Info() result.Server

@@ -442,6 +442,9 @@ func (m *MariaDB) Info() result.Server {
 	return result.Server{Software: "MariaDB (mariadbd)", Version: m.version, Endpoints: eps, Settings: s}
 }
 
+// Alive reports why the server is gone, if it is.
+func (m *MariaDB) Alive() error { return m.proc.alive() }
+
 // Notes implements Server.
 func (m *MariaDB) Notes() []string {
 	notes := []string{

@@ -277,6 +277,14 @@ func (m *mongoServer) Info() result.Server {
 	return result.Server{Software: "FerretDB", Version: m.version, Endpoints: eps, Settings: settings}
 }
 
+// Alive reports why FerretDB is gone, if it is (not while a key switch
+// restarts it).
+func (m *mongoServer) Alive() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.proc.alive()
+}
+
 // Notes are the facts behind this server's figures.
 func (m *mongoServer) Notes() []string {
 	notes := []string{

@@ -593,6 +593,9 @@ func (s *Postgres) Info() result.Server {
 	return result.Server{Software: "PostgreSQL", Version: s.version, Endpoints: eps, Settings: settings}
 }
 
+// Alive reports why the server is gone, if it is.
+func (s *Postgres) Alive() error { return s.proc.alive() }
+
 // Notes implements Server.
 func (s *Postgres) Notes() []string {
 	if s.opts.PlainOnly {

@@ -276,6 +276,9 @@ func (r *redisServer) Info() result.Server {
 	return result.Server{Software: "Redis", Version: r.version, Endpoints: eps, Settings: settings}
 }
 
+// Alive reports why the server is gone, if it is.
+func (r *redisServer) Alive() error { return r.proc.alive() }
+
 // Notes are the facts behind this server's figures.
 func (r *redisServer) Notes() []string {
 	if r.opts.PlainOnly {
