@@ -5,16 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
-	"os"
-	"os/user"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
-
-	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/lab"
@@ -215,7 +208,7 @@ func (tu *tunnels) results() []result.Tunnel {
 		a := t.Algorithms()
 		r := result.Tunnel{Via: t.via, RTT: t.rtt, Addr: t.Addr(), Server: t.ServerVersion(),
 			KeyExchange: a.KeyExchange, HostKey: a.HostKey, Cipher: a.Write.Cipher}
-		if !isAEAD(r.Cipher) {
+		if !netx.SSHAEAD(r.Cipher) {
 			r.MAC = a.Write.MAC // an AEAD cipher authenticates by itself
 		}
 		for _, p := range t.Setup().Phases {
@@ -233,10 +226,6 @@ func (tu *tunnels) results() []result.Tunnel {
 	return out
 }
 
-func isAEAD(cipher string) bool {
-	return cipher == ssh.CipherAES128GCM || cipher == ssh.CipherAES256GCM || cipher == ssh.CipherChaCha20Poly1305
-}
-
 func (tu *tunnels) close() {
 	tu.mu.Lock()
 	defer tu.mu.Unlock()
@@ -251,80 +240,18 @@ func (tu *tunnels) close() {
 	}
 }
 
-// sshConfig is how to log in to an SSH server named by a --via URL: the
-// URL's password or its identity files (default ~/.ssh/id_ed25519,
-// id_ecdsa, id_rsa), the host key checked against known_hosts (default
-// ~/.ssh/known_hosts) unless insecure.
+// sshConfig is how to log in to the SSH server a --via URL names (see
+// netx.SSHConfigFromURL); a URL that cannot be used is a usage error.
 func sshConfig(via plan.Via, insecure bool) (netx.SSHConfig, error) {
-	u := via.URL
-	cfg := netx.SSHConfig{Addr: u.Host, Cipher: via.Cipher}
-	if u.Port() == "" {
-		cfg.Addr = net.JoinHostPort(u.Hostname(), "22")
+	cfg, err := netx.SSHConfigFromURL(via.URL, via.Cipher, insecure)
+	var ue *netx.SSHURLError
+	switch {
+	case errors.Is(err, netx.ErrNoSSHAuth):
+		return cfg, usageError{fmt.Errorf("--via %s: %w", plan.Redact(via.URL.String()), err)}
+	case errors.As(err, &ue):
+		return cfg, usageError{fmt.Errorf("--via: %w", err)}
 	}
-	home, _ := os.UserHomeDir()
-	if u.User != nil {
-		cfg.User = u.User.Username()
-	}
-	if cfg.User == "" {
-		me, err := user.Current()
-		if err != nil {
-			return cfg, err
-		}
-		cfg.User = me.Username
-	}
-	if pw, ok := u.User.Password(); ok {
-		cfg.Auth = append(cfg.Auth, ssh.Password(pw))
-	}
-	identities := []string{u.Query().Get("identity")}
-	if identities[0] == "" {
-		identities = []string{filepath.Join(home, ".ssh", "id_ed25519"), filepath.Join(home, ".ssh", "id_ecdsa"), filepath.Join(home, ".ssh", "id_rsa")}
-	}
-	var signers []ssh.Signer
-	for _, path := range identities {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			if len(identities) == 1 { // named by ?identity=
-				return cfg, usageError{fmt.Errorf("--via: identity file: %w", err)}
-			}
-			continue
-		}
-		signer, err := ssh.ParsePrivateKey(data)
-		var pp *ssh.PassphraseMissingError
-		if errors.As(err, &pp) {
-			return cfg, usageError{fmt.Errorf("--via: %s is protected by a passphrase: give an unprotected key with ?identity=FILE", path)}
-		}
-		if err != nil {
-			return cfg, usageError{fmt.Errorf("--via: %s: %v", path, err)}
-		}
-		signers = append(signers, signer)
-	}
-	if len(signers) > 0 {
-		cfg.Auth = append(cfg.Auth, ssh.PublicKeys(signers...))
-	}
-	if len(cfg.Auth) == 0 {
-		return cfg, usageError{fmt.Errorf("--via %s: no password and no key: add ?identity=FILE", plan.Redact(u.String()))}
-	}
-	if insecure {
-		cfg.HostKey = ssh.InsecureIgnoreHostKey()
-		return cfg, nil
-	}
-	known := u.Query().Get("known_hosts")
-	if known == "" {
-		known = filepath.Join(home, ".ssh", "known_hosts")
-	}
-	check, err := knownhosts.New(known)
-	if err != nil {
-		return cfg, usageError{fmt.Errorf("--via: known hosts: %v: give ?known_hosts=FILE or --insecure", err)}
-	}
-	cfg.HostKey = func(host string, remote net.Addr, key ssh.PublicKey) error {
-		err := check(host, remote, key)
-		var ke *knownhosts.KeyError
-		if errors.As(err, &ke) && len(ke.Want) == 0 {
-			return fmt.Errorf("the host key of %s is not in %s: add it (ssh-keyscan -p PORT HOST >> %s) or pass --insecure", host, known, known)
-		}
-		return err
-	}
-	return cfg, nil
+	return cfg, err
 }
 
 // appendNew appends s to list unless it is there.

@@ -1,6 +1,8 @@
 // Package netx is the dialer every driver uses: it times each connection's
-// phases, counts its round trips, sees TLS records and spreads loopback
-// source addresses so that connect loops do not run out of ports.
+// phases, counts its round trips, sees TLS records, emulates latency and
+// spreads loopback source addresses so that connect loops do not run out
+// of ports; and the SSH tunnels it can dial through, with their login
+// from an ssh:// URL.
 package netx
 
 import (

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"os/user"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // Phases of an SSH connection's setup.
@@ -225,4 +229,97 @@ func (c *deadlineConn) Close() error {
 	c.arm(&c.read, time.Time{})
 	c.arm(&c.write, time.Time{})
 	return c.Conn.Close()
+}
+
+// SSHURLError is an SSH URL that cannot be used as it is (a key file that
+// cannot be read, no way to log in, no known_hosts file): its writer's to
+// fix, not a failure of the server.
+type SSHURLError struct{ Err error }
+
+func (e *SSHURLError) Error() string { return e.Err.Error() }
+func (e *SSHURLError) Unwrap() error { return e.Err }
+
+// ErrNoSSHAuth is an SSH URL with no password and no key to log in with.
+var ErrNoSSHAuth = errors.New("no password and no key: add ?identity=FILE")
+
+// SSHConfigFromURL is how to log in to the SSH server ssh://[USER[:PASSWORD]@]HOST[:PORT]
+// names, offering only cipher (if set): the URL's password or its identity
+// files (?identity=FILE; by default ~/.ssh/id_ed25519, id_ecdsa, id_rsa),
+// the host key checked against ?known_hosts=FILE (default
+// ~/.ssh/known_hosts) unless insecure. The user defaults to the current one.
+func SSHConfigFromURL(u *url.URL, cipher string, insecure bool) (SSHConfig, error) {
+	cfg := SSHConfig{Addr: u.Host, Cipher: cipher}
+	if u.Port() == "" {
+		cfg.Addr = net.JoinHostPort(u.Hostname(), "22")
+	}
+	home, _ := os.UserHomeDir()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+	}
+	if cfg.User == "" {
+		me, err := user.Current()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.User = me.Username
+	}
+	if pw, ok := u.User.Password(); ok {
+		cfg.Auth = append(cfg.Auth, ssh.Password(pw))
+	}
+	identities := []string{u.Query().Get("identity")}
+	if identities[0] == "" {
+		identities = []string{filepath.Join(home, ".ssh", "id_ed25519"), filepath.Join(home, ".ssh", "id_ecdsa"), filepath.Join(home, ".ssh", "id_rsa")}
+	}
+	var signers []ssh.Signer
+	for _, path := range identities {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if len(identities) == 1 { // named by ?identity=
+				return cfg, &SSHURLError{fmt.Errorf("identity file: %w", err)}
+			}
+			continue
+		}
+		signer, err := ssh.ParsePrivateKey(data)
+		var pp *ssh.PassphraseMissingError
+		if errors.As(err, &pp) {
+			return cfg, &SSHURLError{fmt.Errorf("%s is protected by a passphrase: give an unprotected key with ?identity=FILE", path)}
+		}
+		if err != nil {
+			return cfg, &SSHURLError{fmt.Errorf("%s: %v", path, err)}
+		}
+		signers = append(signers, signer)
+	}
+	if len(signers) > 0 {
+		cfg.Auth = append(cfg.Auth, ssh.PublicKeys(signers...))
+	}
+	if len(cfg.Auth) == 0 {
+		return cfg, &SSHURLError{ErrNoSSHAuth}
+	}
+	if insecure {
+		cfg.HostKey = ssh.InsecureIgnoreHostKey()
+		return cfg, nil
+	}
+	known := u.Query().Get("known_hosts")
+	if known == "" {
+		known = filepath.Join(home, ".ssh", "known_hosts")
+	}
+	check, err := knownhosts.New(known)
+	if err != nil {
+		return cfg, &SSHURLError{fmt.Errorf("known hosts: %v: give ?known_hosts=FILE or --insecure", err)}
+	}
+	cfg.HostKey = func(host string, remote net.Addr, key ssh.PublicKey) error {
+		err := check(host, remote, key)
+		var ke *knownhosts.KeyError
+		if errors.As(err, &ke) && len(ke.Want) == 0 {
+			return fmt.Errorf("the host key of %s is not in %s: add it (ssh-keyscan -p PORT HOST >> %s) or pass --insecure", host, known, known)
+		}
+		return err
+	}
+	return cfg, nil
+}
+
+// SSHAEAD reports whether an SSH cipher authenticates by itself (then no
+// MAC is used).
+func SSHAEAD(cipher string) bool {
+	return cipher == ssh.CipherAES128GCM || cipher == ssh.CipherAES256GCM || cipher == ssh.CipherChaCha20Poly1305
 }
