@@ -11,6 +11,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/site"
 )
 
 func newPrepareCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -51,17 +52,17 @@ load cut short is continued.`,
 			if err != nil {
 				return err
 			}
-			st, err := openSite(cmd.Context(), spec)
+			st, err := site.Open(cmd.Context(), spec)
 			if err != nil {
 				return err
 			}
-			defer st.stop()
+			defer st.Stop()
 			v := spec.Variants()[0]
-			cfgs, err := bench.Configs(spec, []plan.Variant{v}, st.locate, st.tls, &netx.Dialer{})
+			cfgs, err := bench.Configs(spec, []plan.Variant{v}, st.Locate, st.ClientTLS(), &netx.Dialer{})
 			if err != nil {
 				return err
 			}
-			d, err := driver.New(st.engine, cfgs[v.ID])
+			d, err := driver.New(st.Engine(), cfgs[v.ID])
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,15 +13,11 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
-	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"  // registers http, https, builtin
-	_ "github.com/tlsbench/tlsbench/internal/driver/mongodrv" // registers mongodb
-	_ "github.com/tlsbench/tlsbench/internal/driver/mysqldrv" // registers mysql
-	_ "github.com/tlsbench/tlsbench/internal/driver/pgdrv"    // registers postgres
-	_ "github.com/tlsbench/tlsbench/internal/driver/redisdrv" // registers redis
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/site"
 )
 
 // loopbackSources is how many source addresses connect loops spread over.
@@ -58,21 +55,24 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		}
 	}()
 
-	if spec.Target == plan.Builtin || spec.Lab != "" || slices.ContainsFunc(spec.Via, func(v string) bool { return !strings.Contains(v, "://") && v != "direct" }) {
+	if site.StartsServers(spec) {
 		sweepStale(stderr)
 	}
-	st, err := openSite(ctx, spec)
+	st, err := site.Open(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
 		return err
 	}
-	defer st.stop()
-	res.Target = st.target
+	defer st.Stop()
+	res.Target = st.Target()
 	dialer := &netx.Dialer{Sources: netx.LoopbackSources(loopbackSources)}
-	runner := &bench.Runner{Spec: spec, Variants: res.Variants, Scheme: st.engine, ServerCPU: st.cpu, Before: st.before}
-	runner.Configs, err = bench.Configs(spec, res.Variants, st.locate, st.tls, dialer)
+	runner := &bench.Runner{Spec: spec, Variants: res.Variants, Scheme: st.Engine(), Before: st.Before}
+	if _, err := st.CPU(); !errors.Is(err, bench.ErrNoServerCPU) {
+		runner.ServerCPU = st.CPU
+	}
+	runner.Configs, err = bench.Configs(spec, res.Variants, st.Locate, st.ClientTLS(), dialer)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 			res.Notes = append(res.Notes, n)
 		}
 	}
-	if slices.Contains(spec.Experiments, plan.Connect) && (st.engine == "http" || st.engine == "builtin") {
+	if slices.Contains(spec.Experiments, plan.Connect) && (st.Engine() == "http" || st.Engine() == "builtin") {
 		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
 	}
 	if strings.HasPrefix(spec.Target, "lab:") {
@@ -125,15 +125,13 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	case ctx.Err() != nil:
 		res.Interrupted = true
 	case runErr != nil:
-		if gone := st.alive(); gone != nil && !strings.Contains(runErr.Error(), gone.Error()) {
+		if gone := st.Alive(); gone != nil && !strings.Contains(runErr.Error(), gone.Error()) {
 			runErr = fmt.Errorf("%w; %v", runErr, gone)
 		}
 		res.Error = runErr.Error()
 	}
-	res.Notes = append(res.Notes, st.notes...)
-	if st.tunnels != nil {
-		res.Tunnels = st.tunnels.results()
-	}
+	res.Notes = append(res.Notes, st.Notes()...)
+	res.Tunnels = st.Tunnels()
 	var where string
 	var pageErr, saveErr error
 	if len(res.Trials) > 0 {

@@ -1,4 +1,4 @@
-package cli
+package site
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type sshTunnel struct {
 // openTunnels starts the lab sshd and stunnel the spec's --via entries
 // need, and makes the site's variants with a Via label reach the server
 // through their tunnel.
-func (s *site) openTunnels(ctx context.Context, spec plan.Spec) error {
+func (s *Site) openTunnels(ctx context.Context, spec plan.Spec) error {
 	tu := &tunnels{ctx: ctx, spec: spec}
 	var stunnelKeys []string
 	tunnelled := false
@@ -68,7 +68,7 @@ func (s *site) openTunnels(ctx context.Context, spec plan.Spec) error {
 	if len(stunnelKeys) > 0 {
 		// stunnel's server instance talks plaintext to the server's
 		// plaintext port, as a plain variant reaches it.
-		ep, err := s.locate(plan.Variant{TLS: "off"})
+		ep, err := s.direct(plan.Variant{TLS: "off"})
 		if err != nil {
 			tu.close()
 			return err
@@ -78,42 +78,15 @@ func (s *site) openTunnels(ctx context.Context, spec plan.Spec) error {
 			return fmt.Errorf("starting the lab stunnel pair for --via stunnel: %w", err)
 		}
 	}
-	s.wrapTunnels(tu)
 	s.tunnels = tu
-	return nil
-}
-
-// wrapTunnels routes the site through tu and makes its CPU, liveness,
-// notes and stop cover the tunnels too.
-func (s *site) wrapTunnels(tu *tunnels) {
-	locate, cpu, alive, stop := s.locate, s.cpu, s.alive, s.stop
-	s.locate = func(v plan.Variant) (bench.Endpoint, error) {
-		ep, err := locate(v)
-		if err != nil || v.Via == "" {
-			return ep, err
-		}
-		return tu.route(v, ep)
-	}
-	if cpu != nil {
-		// The tunnel's far end runs beside the server: its CPU is the
-		// server side's.
-		s.cpu = func() (time.Duration, error) {
-			d, err := cpu()
-			if err != nil {
-				return 0, err
-			}
-			more, err := tu.serverCPU()
-			return d + more, err
-		}
-	}
-	s.alive = func() error { return errors.Join(alive(), tu.alive()) }
-	s.stop = func() { tu.close(); stop() }
+	// Locate, CPU, Alive and Stop cover the tunnels once s.tunnels is set.
 	if tu.sshd != nil {
 		s.notes = append(s.notes, fmt.Sprintf("ssh tunnels: a throw-away %s on %s, one SSH connection per tunnelled variant and RTT, one direct-tcpip channel per database connection (as ssh -L does); server CPU includes sshd's", tu.sshd.Version(), tu.sshd.Addr()))
 	}
 	if tu.stunnel != nil {
 		s.notes = append(s.notes, "stunnel: a client instance (plaintext in) and a server instance (TLS out to the server's plaintext port), Debian's stunnel4 "+tu.stunnel.Info().Version+"; one TLS connection between them per database connection, with stunnel's default client session reuse, so most are resumed; server CPU includes the server instance's, not the client instance's")
 	}
+	return nil
 }
 
 // route sends a tunnelled variant's connections through its tunnel.
@@ -241,15 +214,16 @@ func (tu *tunnels) close() {
 }
 
 // sshConfig is how to log in to the SSH server a --via URL names (see
-// netx.SSHConfigFromURL); a URL that cannot be used is a usage error.
+// netx.SSHConfigFromURL); a URL that cannot be used is an error in the
+// spec.
 func sshConfig(via plan.Via, insecure bool) (netx.SSHConfig, error) {
 	cfg, err := netx.SSHConfigFromURL(via.URL, via.Cipher, insecure)
 	var ue *netx.SSHURLError
 	switch {
 	case errors.Is(err, netx.ErrNoSSHAuth):
-		return cfg, usageError{fmt.Errorf("--via %s: %w", plan.Redact(via.URL.String()), err)}
+		return cfg, &plan.Error{Msg: fmt.Sprintf("--via %s: %v", plan.Redact(via.URL.String()), err)}
 	case errors.As(err, &ue):
-		return cfg, usageError{fmt.Errorf("--via: %w", err)}
+		return cfg, &plan.Error{Msg: "--via: " + err.Error()}
 	}
 	return cfg, err
 }

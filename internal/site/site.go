@@ -1,0 +1,259 @@
+// Package site is the run's topology: the built-in server, a lab server or
+// a URL, and the paths to it (SSH tunnels, stunnel); it starts and stops
+// the servers and tunnels tlsbench runs itself.
+package site
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"  // registers http, https, builtin
+	_ "github.com/tlsbench/tlsbench/internal/driver/mongodrv" // registers mongodb
+	_ "github.com/tlsbench/tlsbench/internal/driver/mysqldrv" // registers mysql
+	_ "github.com/tlsbench/tlsbench/internal/driver/pgdrv"    // registers postgres
+	_ "github.com/tlsbench/tlsbench/internal/driver/redisdrv" // registers redis
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+)
+
+// Site is where a run measures: how each variant reaches the target, and
+// the server and tunnels tlsbench started for it. It is a bench.Site.
+type Site struct {
+	engine string // driver registry key
+	target result.Target
+	tls    tlsx.ClientOptions
+	// srv is the server tlsbench started (built-in or lab), nil for a URL.
+	srv lab.Server
+	// direct finds a variant's endpoint before any tunnel.
+	direct  func(v plan.Variant) (bench.Endpoint, error)
+	tunnels *tunnels // nil unless a variant goes through one
+
+	mu    sync.Mutex
+	notes []string
+	key   string // the key the server presents (lab servers)
+	said  bool   // the key switch note is in notes
+}
+
+var _ bench.Site = (*Site)(nil)
+
+// StartsServers reports whether a run of spec starts servers of its own
+// (the built-in one, a lab server, the lab's sshd or stunnel), which is
+// when lab directories a crashed run left behind matter.
+func StartsServers(spec plan.Spec) bool {
+	return spec.Target == plan.Builtin || spec.Lab != "" ||
+		slices.ContainsFunc(spec.Via, func(v string) bool { return !strings.Contains(v, "://") && v != "direct" })
+}
+
+// Open starts the server a spec asks for (builtin, --lab ENGINE), or
+// prepares to reach the URL it names, and the tunnels of its --via
+// entries. Stop undoes it.
+func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
+	t, err := plan.ParseTarget(spec.Target)
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{engine: t.Engine()}
+	if t.Scheme == "http" || t.Scheme == "https" || t.Builtin {
+		s.tls.ALPN = []string{"http/1.1"}
+	}
+	switch {
+	case t.Builtin:
+		err = s.builtin(ctx, spec)
+	case t.Lab != "":
+		err = s.lab(ctx, spec, t)
+	default:
+		err = s.url(spec, t)
+	}
+	if err == nil {
+		err = s.openTunnels(ctx, spec)
+	}
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// builtinExe is the tlsbench binary the built-in server runs; "" is this
+// one (tests set another).
+var builtinExe string
+
+func (s *Site) builtin(ctx context.Context, spec plan.Spec) error {
+	srv, err := lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize, Exe: builtinExe})
+	if err != nil {
+		return fmt.Errorf("starting the built-in server: %w", err)
+	}
+	s.started(srv, plan.Builtin, "builtin")
+	// A listener per key: nothing to switch between variants.
+	s.direct = func(v plan.Variant) (bench.Endpoint, error) {
+		key := v.Key
+		if v.Plain() {
+			key = ""
+		}
+		return bench.Endpoint{Addr: srv.Endpoint(key), Host: "127.0.0.1"}, nil
+	}
+	return nil
+}
+
+func (s *Site) lab(ctx context.Context, spec plan.Spec, t plan.Target) error {
+	srv, err := lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys})
+	if err != nil {
+		return fmt.Errorf("starting the lab %s server: %w", t.Lab, err)
+	}
+	s.started(srv, spec.Target, "lab")
+	s.key = spec.Keys[0]
+	s.direct = func(v plan.Variant) (bench.Endpoint, error) {
+		raw, err := srv.URL(v.Auth, !v.Plain())
+		if err != nil {
+			return bench.Endpoint{}, err
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return bench.Endpoint{}, fmt.Errorf("lab %s URL: %s", t.Lab, plan.Redact(raw))
+		}
+		return bench.Endpoint{Addr: u.Host, Host: "127.0.0.1", URL: u}, nil
+	}
+	return nil
+}
+
+// started takes over a server tlsbench started.
+func (s *Site) started(srv lab.Server, url, kind string) {
+	s.srv = srv
+	info := srv.Info()
+	s.target = result.Target{URL: url, Kind: kind, Server: &info}
+	s.notes = append(s.notes, srv.Notes()...)
+	s.tls.RootCAs = srv.RootCAs()
+}
+
+func (s *Site) url(spec plan.Spec, t plan.Target) error {
+	s.target = result.Target{URL: spec.Target, Kind: t.Scheme}
+	if spec.CAFile != "" {
+		roots, err := tlsx.LoadCAFile(spec.CAFile)
+		if err != nil {
+			return &plan.Error{Msg: "--ca: " + err.Error()}
+		}
+		s.tls.RootCAs = roots
+	}
+	s.tls.Insecure = spec.Insecure
+	host, _, _ := net.SplitHostPort(t.Host)
+	// The spec holds the redacted URL; the credentials are only in the
+	// process's own copy.
+	u, err := url.Parse(spec.SecretURL())
+	if err != nil {
+		return err
+	}
+	s.direct = func(plan.Variant) (bench.Endpoint, error) {
+		return bench.Endpoint{Addr: t.Host, Host: host, URL: u}, nil
+	}
+	return nil
+}
+
+// Engine is the driver registry key.
+func (s *Site) Engine() string { return s.engine }
+
+// Target describes what is measured, for the result.
+func (s *Site) Target() result.Target { return s.target }
+
+// ClientTLS is what every TLS variant's client trusts and offers.
+func (s *Site) ClientTLS() tlsx.ClientOptions { return s.tls }
+
+// Locate finds the endpoint of a variant: the server's, or its tunnel's.
+func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
+	ep, err := s.direct(v)
+	if err != nil || v.Via == "" || s.tunnels == nil {
+		return ep, err
+	}
+	return s.tunnels.route(v, ep)
+}
+
+// Before readies the server for variant v: a lab server presents one
+// certificate at a time, so it is switched when a variant with another key
+// comes up, and a note says once how it is done. The built-in server and
+// a URL need nothing.
+func (s *Site) Before(ctx context.Context, v plan.Variant) error {
+	if s.srv == nil || s.target.Kind != "lab" || v.Plain() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v.Key == s.key {
+		return nil
+	}
+	how, err := s.srv.UseKey(ctx, v.Key)
+	if err != nil {
+		return fmt.Errorf("switching the server to its %s certificate: %w", v.Key, err)
+	}
+	s.key = v.Key
+	if !s.said {
+		s.said = true
+		s.notes = append(s.notes, "server keys switched between variants: "+how)
+	}
+	return nil
+}
+
+// CPU is the CPU time the server tlsbench started has used so far, with
+// its tunnels' far ends (they run beside it); bench.ErrNoServerCPU for a
+// URL target.
+func (s *Site) CPU() (time.Duration, error) {
+	if s.srv == nil {
+		return 0, bench.ErrNoServerCPU
+	}
+	d, err := s.srv.CPU()
+	if err != nil || s.tunnels == nil {
+		return d, err
+	}
+	more, err := s.tunnels.serverCPU()
+	return d + more, err
+}
+
+// Alive reports why the server or a tunnel tlsbench started is gone, if
+// one is.
+func (s *Site) Alive() error {
+	var errs []error
+	if s.srv != nil {
+		errs = append(errs, s.srv.Alive())
+	}
+	if s.tunnels != nil {
+		errs = append(errs, s.tunnels.alive())
+	}
+	return errors.Join(errs...)
+}
+
+// Notes are facts about the server and the tunnels a reader of the
+// figures needs, and how the server switched keys, once it did.
+func (s *Site) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.notes)
+}
+
+// Tunnels describes the tunnels for the result: nil without any.
+func (s *Site) Tunnels() []result.Tunnel {
+	if s.tunnels == nil {
+		return nil
+	}
+	return s.tunnels.results()
+}
+
+// Stop closes the tunnels and stops the server tlsbench started, removing
+// their keys; safe to call more than once.
+func (s *Site) Stop() error {
+	var errs []error
+	if s.tunnels != nil {
+		s.tunnels.close()
+	}
+	if s.srv != nil {
+		errs = append(errs, s.srv.Stop())
+	}
+	return errors.Join(errs...)
+}
