@@ -113,6 +113,7 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	if err != nil {
 		return err
 	}
+	res.PlannedTrials = total
 	bar := newProgress(stderr, total)
 	runner.Done = func(t result.Trial, done, total int) {
 		res.Trials = append(res.Trials, t)

@@ -45,7 +45,11 @@ type Result struct {
 	// Tunnels are the SSH connections and stunnel pairs tunnelled variants
 	// went through, each set up once per run, not per connection.
 	Tunnels []Tunnel `json:"tunnels,omitempty"`
-	Trials  []Trial  `json:"trials"`
+	// PlannedTrials is how many trials the run was to run; Trials holds
+	// fewer when it was interrupted or failed. Zero for a crypto run and
+	// in files written before the field.
+	PlannedTrials int     `json:"planned_trials,omitempty"`
+	Trials        []Trial `json:"trials"`
 
 	// Ceilings are, per key of a connect run on a server tlsbench started,
 	// the most new TLS connections per second the server's CPUs could sign

@@ -24,6 +24,7 @@ func (r *Result) validate() error {
 		c.duration(fmt.Sprintf("spec.predict_rtt_ns[%d]", i), d)
 	}
 	c.count("environment.cores", int64(r.Env.Cores))
+	c.count("planned_trials", int64(r.PlannedTrials))
 	ids := make([]string, len(r.Variants))
 	for i, v := range r.Variants {
 		ids[i] = v.ID

@@ -17,6 +17,7 @@ func full() *Result {
 	r.Spec.RTT = []time.Duration{0, 20 * time.Millisecond}
 	r.Spec.PredictRTT = []time.Duration{50 * time.Millisecond}
 	r.Env.Cores = 2
+	r.PlannedTrials = 4
 	r.Variants = append(r.Variants, plan.Variant{ID: "tls1.3", TLS: "1.3", RTT: 20 * time.Millisecond})
 	h := Hist{Count: 10, Mean: 1, StdDev: 0.1, P50: 1, P95: 1.2, P99: 1.5, Max: 3}
 	r.Trials = []Trial{
@@ -49,6 +50,7 @@ func TestValidate(t *testing.T) {
 		{"spec rtt negative", func(r *Result) { r.Spec.RTT[1] = -1 }, "spec.rtt_ns[1] is -1"},
 		{"spec predict rtt negative", func(r *Result) { r.Spec.PredictRTT[0] = -5 }, "spec.predict_rtt_ns[0] is -5"},
 		{"cores negative", func(r *Result) { r.Env.Cores = -2 }, "environment.cores is -2"},
+		{"planned trials negative", func(r *Result) { r.PlannedTrials = -1 }, "planned_trials is -1"},
 		{"variant rtt negative", func(r *Result) { r.Variants[1].RTT = -1 }, "variants[1].rtt_ns is -1"},
 		{"unknown variant", func(r *Result) { tr(r).Variant = "mystery" }, `trials[1].variant is "mystery", not the id of any entry of variants`},
 		{"no variants", func(r *Result) { r.Variants = nil }, `trials[0].variant is "plain", not the id of any entry of variants`},
