@@ -221,6 +221,16 @@ func (p *process) cpu() (time.Duration, error) {
 		}
 	}
 	root := p.cmd.Process.Pid
+	if st, ok := all[root]; !ok || st.state == "Z" {
+		// It died while /proc was read: its children are no longer its
+		// own, and its time is gone with it. Reaping it is a moment away.
+		select {
+		case <-p.exited:
+			return 0, p.alive()
+		case <-time.After(stopGrace):
+			return 0, p.failure("has exited")
+		}
+	}
 	var ticks int64
 	for pid, st := range all {
 		// Walk up the parents; a chain is short (server, backend).
