@@ -1,5 +1,7 @@
-// Package bench runs the experiments (connect, pool): workers, trials and
-// the interleaving of variants, turning sessions into result.Trial figures.
+// Package bench is the one trial engine: every experiment (connect, pool,
+// stream, the MongoDB seed's loops), workers, trials and the interleaving
+// of variants, checks, and the run pipeline that turns a spec and a site
+// into a result.
 package bench
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/driver/mongodrv"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -41,6 +44,7 @@ type Runner struct {
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
 
 	drivers map[driverKey]driver.Driver
+	seeds   map[string]*mongodrv.Seed // by Variant.ID
 }
 
 type driverKey struct {
@@ -109,24 +113,44 @@ func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
 
 // Trial runs one experiment on one variant at concurrency c.
 func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c int) (result.Trial, error) {
-	d, err := r.driver(v, e != plan.Connect)
-	if err != nil {
-		return result.Trial{}, err
+	where := fmt.Sprintf("%s %s c=%d", e, v.ID, c)
+	var d driver.Driver
+	var run func() (result.Trial, error)
+	switch e {
+	case plan.NewClient, plan.ReusedClient:
+		// The seed's loops run one client at a time: no c= to name.
+		where = fmt.Sprintf("%s %s", e, v.ID)
+		s, err := r.seed(v)
+		if err != nil {
+			return result.Trial{}, err
+		}
+		run = func() (result.Trial, error) {
+			if e == plan.NewClient {
+				return r.newClient(ctx, s)
+			}
+			return r.reusedClient(ctx, s)
+		}
+	default:
+		var err error
+		if d, err = r.driver(v, e != plan.Connect); err != nil {
+			return result.Trial{}, err
+		}
+		run = func() (result.Trial, error) {
+			switch e {
+			case plan.Connect:
+				return r.connect(ctx, d, c)
+			case plan.Pool, plan.Stream:
+				return r.pool(ctx, d, c)
+			}
+			return result.Trial{}, fmt.Errorf("unknown experiment %q", e)
+		}
 	}
 	if r.Before != nil {
 		if err := r.Before(ctx, v); err != nil {
 			return result.Trial{}, fmt.Errorf("%s: %w", v.ID, err)
 		}
 	}
-	var t result.Trial
-	switch e {
-	case plan.Connect:
-		t, err = r.connect(ctx, d, c)
-	case plan.Pool, plan.Stream:
-		t, err = r.pool(ctx, d, c)
-	default:
-		err = fmt.Errorf("unknown experiment %q", e)
-	}
+	t, err := run()
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
 	if n, ok := d.(driver.Counter); ok {
 		t.Queries = t.Ops * int64(n.Statements())
@@ -135,10 +159,10 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 		if ctx.Err() != nil {
 			return t, ctx.Err()
 		}
-		return t, fmt.Errorf("%s %s c=%d: %w", e, v.ID, c, r.explain(err, v))
+		return t, fmt.Errorf("%s: %w", where, r.explain(err, v))
 	}
 	if err := CheckErrors(r.Spec, t); err != nil {
-		return t, fmt.Errorf("%s %s c=%d: %w", e, v.ID, c, err)
+		return t, fmt.Errorf("%s: %w", where, err)
 	}
 	return t, nil
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -63,15 +64,23 @@ func (t *tally) fail(err error) bool {
 }
 
 func (t *tally) session(s driver.Session) {
+	state, ok := s.TLS()
+	t.connection(state, ok)
+}
+
+// connection counts one connection and, if it is secure, what it
+// negotiated.
+func (t *tally) connection(state tls.ConnectionState, secure bool) {
 	t.conns++
-	if state, ok := s.TLS(); ok {
-		if state.DidResume {
-			t.resumed++
-		}
-		if t.negotiated == nil {
-			n := tlsx.Describe(state)
-			t.negotiated = &n
-		}
+	if !secure {
+		return
+	}
+	if state.DidResume {
+		t.resumed++
+	}
+	if t.negotiated == nil {
+		n := tlsx.Describe(state)
+		t.negotiated = &n
 	}
 }
 
@@ -80,15 +89,20 @@ func (t *tally) trace(tr netx.Trace) {
 	t.sent += tr.Sent
 	t.recv += tr.Received
 	for _, p := range tr.Phases {
-		pt := t.phase(p.Name)
-		pt.rec.Record(p.Duration)
-		if pt.samples == 0 || p.RoundTrips < pt.rtMin {
-			pt.rtMin = p.RoundTrips
-		}
-		pt.rtMax = max(pt.rtMax, p.RoundTrips)
-		pt.rtSum += int64(p.RoundTrips)
-		pt.samples++
+		t.record(p.Name, p.Duration, p.RoundTrips)
 	}
+}
+
+// record adds one sample of a phase: its time and round trips.
+func (t *tally) record(phase string, d time.Duration, roundTrips int) {
+	pt := t.phase(phase)
+	pt.rec.Record(d)
+	if pt.samples == 0 || roundTrips < pt.rtMin {
+		pt.rtMin = roundTrips
+	}
+	pt.rtMax = max(pt.rtMax, roundTrips)
+	pt.rtSum += int64(roundTrips)
+	pt.samples++
 }
 
 func (t *tally) phase(name string) *phaseTally {

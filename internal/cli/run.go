@@ -109,17 +109,13 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	}
 	res.Notes = append(res.Notes, ceilingNotes...)
 
-	trials, total, err := measure(spec, runner)
-	if err != nil {
-		return err
-	}
-	res.PlannedTrials = total
-	bar := newProgress(stderr, total)
+	res.PlannedTrials = runner.Total()
+	bar := newProgress(stderr, res.PlannedTrials)
 	runner.Done = func(t result.Trial, done, total int) {
 		res.Trials = append(res.Trials, t)
 		bar.step(t, done)
 	}
-	runErr := trials(ctx)
+	runErr := runner.Run(ctx)
 	bar.finish()
 	res.Ended = time.Now().UTC()
 	switch {

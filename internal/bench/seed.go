@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/driver/mongodrv"
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// The MongoDB seed study's loops (--preset mongodb-seed): new-client and
+// reused-client, one client at a time, counted, timed and failed as the
+// other experiments are.
+
+// Phases of the seed's trials, named as the seed named its figures.
+const (
+	phaseOnlyConnection = "only-connection"
+	phaseFirstQuery     = "first-query"
+	phaseFindOne        = "find_one"
+)
+
+// seed returns variant v's seed loops, made once.
+func (r *Runner) seed(v plan.Variant) (*mongodrv.Seed, error) {
+	if s, ok := r.seeds[v.ID]; ok {
+		return s, nil
+	}
+	cfg, ok := r.Configs[v.ID]
+	if !ok {
+		return nil, fmt.Errorf("no connection settings for variant %s", v.ID)
+	}
+	s, err := mongodrv.NewSeed(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if r.seeds == nil {
+		r.seeds = map[string]*mongodrv.Seed{}
+	}
+	r.seeds[v.ID] = s
+	return s, nil
+}
+
+// newClient runs new-client iterations for the trial's time or count: a
+// new client each, its first find_one(), then an untimed disconnect. The
+// trial's latency is the seed's connection-and-first-query; its phases are
+// the seed's only-connection and first-query, which add up to it. Each
+// client is two connections, the monitor's and the operation's.
+func (r *Runner) newClient(ctx context.Context, s *mongodrv.Seed) (result.Trial, error) {
+	lim := &limits{ctx: ctx, count: r.Spec.Count}
+	cpu := spanCPU{serverCPU: r.ServerCPU}
+	tl := newTally()
+	start := time.Now()
+	lim.deadline = start.Add(r.Spec.Duration)
+	cpu.start()
+	guard(tl, func() {
+		for lim.next() {
+			smp, err := s.NewClient(ctx)
+			if err != nil {
+				if ctx.Err() != nil || tl.fail(err) {
+					return
+				}
+				continue
+			}
+			tl.errRun = 0
+			tl.seedSample(smp)
+		}
+	})
+	return finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*tally{tl})
+}
+
+// seedSample counts one new client's iteration.
+func (t *tally) seedSample(smp mongodrv.Sample) {
+	t.ops++
+	t.latency.Record(smp.Connect + smp.FirstQuery)
+	t.record(phaseOnlyConnection, smp.Connect, 0)
+	t.record(phaseFirstQuery, smp.FirstQuery, smp.RoundTrips())
+	t.connection(smp.TLS, smp.Secure)
+	t.conns++ // the monitor's
+	t.sent += smp.Op.Sent + smp.Monitor.Sent
+	t.recv += smp.Op.Received + smp.Monitor.Received
+}
+
+// reusedClient times one client's find_one()s, after an untimed first one,
+// for the trial's time or count (the trial's span includes the client's
+// start and disconnect). A failed find_one() is counted and the client
+// replaced by a new one, as a pool replaces a failed session.
+func (r *Runner) reusedClient(ctx context.Context, s *mongodrv.Seed) (result.Trial, error) {
+	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu.start()
+	start := time.Now()
+	first, err := s.OpenReused(ctx)
+	if err != nil {
+		return result.Trial{Start: start, Elapsed: time.Since(start)}, err
+	}
+	tl := newTally()
+	rl := &reusedLoop{seed: s, tl: tl}
+	rl.use(first)
+	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: time.Now().Add(r.Spec.Duration)}
+	guard(tl, func() { rl.run(ctx, lim) })
+	rl.drop()
+	t, err := finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*tally{tl})
+	if err == nil && rl.finds > 0 {
+		// A client's query phase began with its untimed find_one(): its
+		// other round trips are the loop's.
+		per := float64(rl.trips) / float64(rl.finds)
+		t.Phases = []result.Phase{{Name: phaseFindOne, Latency: t.Latency,
+			RoundTrips: result.RoundTrips{Min: int(math.Floor(per)), Max: int(math.Ceil(per)), Mean: per}}}
+	}
+	return t, err
+}
+
+// reusedLoop is the reused-client loop: its current client and the round
+// trips and find_one()s of the clients it used.
+type reusedLoop struct {
+	seed *mongodrv.Seed
+	tl   *tally
+
+	c            *mongodrv.Reused
+	conn         *netx.Conn
+	sent0, recv0 int64
+	found        int64 // find_one()s on c
+	trips, finds int64 // of the clients dropped
+}
+
+// use makes c the loop's client.
+func (l *reusedLoop) use(c *mongodrv.Reused) {
+	conn, secure := c.Conn()
+	l.c, l.conn, l.found = c, conn, 0
+	var state tls.ConnectionState
+	if secure != nil {
+		state = secure.ConnectionState()
+	}
+	l.tl.connection(state, secure != nil)
+	if conn != nil {
+		l.sent0, l.recv0 = conn.Counters()
+	}
+}
+
+// drop counts the current client's bytes and round trips and closes it.
+func (l *reusedLoop) drop() {
+	if l.c == nil {
+		return
+	}
+	if l.conn != nil {
+		sent, recv := l.conn.Counters()
+		l.tl.sent += sent - l.sent0
+		l.tl.recv += recv - l.recv0
+		if p, ok := l.conn.Finish().Phase(mongodrv.PhaseQuery); ok && l.found > 0 {
+			l.trips += int64(p.RoundTrips - 1)
+			l.finds += l.found
+		}
+	}
+	l.c.Close()
+	l.c = nil
+}
+
+func (l *reusedLoop) run(ctx context.Context, lim *limits) {
+	for lim.next() {
+		el, err := l.c.FindOne(ctx)
+		l.found++
+		if err != nil {
+			l.drop()
+			if ctx.Err() != nil || l.tl.fail(err) {
+				return
+			}
+			c, err := l.seed.OpenReused(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					l.tl.fail(err)
+				}
+				return
+			}
+			l.use(c)
+			continue
+		}
+		l.tl.latency.Record(el)
+		l.tl.ops++
+		l.tl.errRun = 0
+	}
+}
