@@ -96,11 +96,7 @@ func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
 		return nil, fmt.Errorf("no connection settings for variant %s", v.ID)
 	}
 	cfg.Reuse = reuse
-	newDriver := r.NewDriver
-	if newDriver == nil {
-		newDriver = driver.New
-	}
-	d, err := newDriver(r.Scheme, cfg)
+	d, err := r.newDriver(r.Scheme, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +105,14 @@ func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
 	}
 	r.drivers[k] = d
 	return d, nil
+}
+
+// newDriver makes a driver with NewDriver, or driver.New.
+func (r *Runner) newDriver(scheme string, cfg driver.Config) (driver.Driver, error) {
+	if r.NewDriver != nil {
+		return r.NewDriver(scheme, cfg)
+	}
+	return driver.New(scheme, cfg)
 }
 
 // Trial runs one experiment on one variant at concurrency c.

@@ -17,6 +17,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/site"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
@@ -55,45 +56,55 @@ func runTests(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
-// runner builds a Runner as the cli does, for the variants of raw.
-func runner(t *testing.T, raw plan.Spec) *bench.Runner {
+// run runs raw against the shared built-in server through the run
+// pipeline, as a run of the cli does (on fewer source addresses).
+func run(t *testing.T, raw plan.Spec) *result.Result {
 	t.Helper()
 	raw.Target = plan.Builtin
+	if raw.Trials == 0 {
+		raw.Trials = 1
+	}
+	if raw.Experiments == nil {
+		raw.Experiments = []plan.Experiment{plan.Connect}
+	}
 	spec, err := plan.New(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	variants := spec.Variants()
-	at := func(v plan.Variant) (bench.Endpoint, error) {
-		if v.Plain() {
-			return bench.Endpoint{Addr: srv.Endpoint(""), Host: "127.0.0.1"}, nil
-		}
-		return bench.Endpoint{Addr: srv.Endpoint(v.Key), Host: "127.0.0.1"}, nil
-	}
-	d := &netx.Dialer{Sources: netx.LoopbackSources(4)}
-	cfgs, err := bench.Configs(spec, variants, at, tlsx.ClientOptions{RootCAs: srv.RootCAs(), ALPN: []string{"http/1.1"}}, d)
+	ctx := context.Background()
+	st, err := site.Attach(ctx, spec, srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &bench.Runner{Spec: spec, Variants: variants, Scheme: "builtin", Configs: cfgs, ServerCPU: srv.CPU}
-	if _, err := r.Check(context.Background()); err != nil {
+	defer st.Stop()
+	res := result.New()
+	res.Spec = spec
+	var progress []bench.Progress
+	err = bench.Execute(ctx, res, st, bench.Options{
+		Dialer:   &netx.Dialer{Sources: netx.LoopbackSources(4)},
+		Progress: func(p bench.Progress) { progress = append(progress, p) },
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	if len(res.Trials) != res.PlannedTrials || len(res.Checks) != len(res.Variants) || res.Ended.IsZero() {
+		t.Fatalf("%d trials of %d planned, %d checks of %d variants, ended %v", len(res.Trials), res.PlannedTrials, len(res.Checks), len(res.Variants), res.Ended)
+	}
+	if last := progress[len(progress)-1]; last.Stage != bench.StageTrials || last.Done != int64(res.PlannedTrials) || last.Trial == nil {
+		t.Fatalf("last progress %+v, want trial %d of %d", last, res.PlannedTrials, res.PlannedTrials)
+	}
+	return res
 }
 
-func trial(t *testing.T, r *bench.Runner, e plan.Experiment, id string, c int) result.Trial {
+// trial is the first trial of experiment e on variant id at concurrency c.
+func trial(t *testing.T, res *result.Result, e plan.Experiment, id string, c int) result.Trial {
 	t.Helper()
-	for _, v := range r.Variants {
-		if v.ID == id {
-			tr, err := r.Trial(context.Background(), e, v, c)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, tr := range res.Trials {
+		if tr.Experiment == e && tr.Variant == id && tr.Concurrency == c {
 			return tr
 		}
 	}
-	t.Fatalf("no variant %q in %v", id, r.Variants)
+	t.Fatalf("no %s trial of variant %q at c=%d in %v", e, id, c, res.Variants)
 	return result.Trial{}
 }
 
@@ -112,7 +123,7 @@ func phase(t *testing.T, tr result.Trial, name string) result.Phase {
 // TLS 1.3 full handshake 1, TLS 1.2 full 2, TLS 1.2 resumed 1, one HTTP
 // request 1, on every connection of a trial (Min and Max agree).
 func TestRoundTrips(t *testing.T) {
-	r := runner(t, plan.Spec{TLS: []string{"off", "1.2", "1.3"}, Resume: []bool{false, true}, Count: 30, Duration: time.Minute})
+	r := run(t, plan.Spec{TLS: []string{"off", "1.2", "1.3"}, Resume: []bool{false, true}, Count: 30, Duration: time.Minute})
 	tests := []struct {
 		variant   string
 		handshake int
@@ -165,7 +176,7 @@ func names(tr result.Trial) []string {
 // TestPhasesAddUp checks that phases come in connection order and that their
 // mean times add up to the mean total, and that percentiles are ordered.
 func TestPhasesAddUp(t *testing.T) {
-	r := runner(t, plan.Spec{TLS: []string{"1.3"}, Count: 50, Duration: time.Minute})
+	r := run(t, plan.Spec{TLS: []string{"1.3"}, Concurrency: []int{2}, Count: 50, Duration: time.Minute})
 	tr := trial(t, r, plan.Connect, "tls1.3 rsa2048", 2)
 	if got, want := strings.Join(names(tr), ","), "tcp,tls-handshake,request,response,close"; got != want {
 		t.Errorf("phases %s, want %s", got, want)
@@ -195,11 +206,12 @@ func TestPhasesAddUp(t *testing.T) {
 
 // TestNegotiated checks that version, suite and key are what was asked.
 func TestNegotiated(t *testing.T) {
-	r := runner(t, plan.Spec{
-		TLS:     []string{"1.2", "1.3"},
-		Keys:    []string{"rsa2048", "ecdsa-p256"},
-		Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"},
-		Count:   5, Duration: time.Minute,
+	r := run(t, plan.Spec{
+		Experiments: []plan.Experiment{plan.Connect, plan.Pool},
+		TLS:         []string{"1.2", "1.3"},
+		Keys:        []string{"rsa2048", "ecdsa-p256"},
+		Ciphers:     []string{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"},
+		Count:       5, Duration: time.Minute,
 	})
 	want := map[string]result.Negotiated{
 		"tls1.2 rsa2048 ECDHE_RSA_WITH_AES_256_GCM_SHA384":            {Version: "TLS 1.2", Suite: "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", PeerKey: "RSA-2048"},
@@ -226,17 +238,19 @@ func TestNegotiated(t *testing.T) {
 // shared machine (latency there is mostly waiting for a core); the median
 // handshake time must still order the extremes.
 func TestKeyCost(t *testing.T) {
-	r := runner(t, plan.Spec{TLS: []string{"1.3"}, Keys: []string{"rsa4096", "rsa2048", "ecdsa-p256"}, Count: 25, Duration: time.Minute})
+	r := run(t, plan.Spec{TLS: []string{"1.3"}, Keys: []string{"rsa4096", "rsa2048", "ecdsa-p256"}, Trials: 3, Count: 25, Duration: time.Minute})
 	p50 := map[string][]float64{}
 	cpu := map[string]time.Duration{}
 	conns := map[string]int64{}
-	for range 3 {
-		for _, v := range r.Variants {
-			tr := trial(t, r, plan.Connect, v.ID, 1)
-			p50[v.Key] = append(p50[v.Key], phase(t, tr, "tls-handshake").Latency.P50)
-			cpu[v.Key] += tr.ServerCPU
-			conns[v.Key] += tr.Conns
-		}
+	keys := map[string]string{}
+	for _, v := range r.Variants {
+		keys[v.ID] = v.Key
+	}
+	for _, tr := range r.Trials {
+		k := keys[tr.Variant]
+		p50[k] = append(p50[k], phase(t, tr, "tls-handshake").Latency.P50)
+		cpu[k] += tr.ServerCPU
+		conns[k] += tr.Conns
 	}
 	m, perConn := map[string]float64{}, map[string]float64{}
 	for k, xs := range p50 {
@@ -260,7 +274,7 @@ func TestKeyCost(t *testing.T) {
 // TestPool checks a pool trial: c connections, no reconnects, one latency
 // sample per request, bytes of the measured window only.
 func TestPool(t *testing.T) {
-	r := runner(t, plan.Spec{TLS: []string{"off", "1.3"}, Count: 400, Duration: time.Minute, Warmup: 100 * time.Millisecond})
+	r := run(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off", "1.3"}, Concurrency: []int{4}, Count: 400, Duration: time.Minute, Warmup: 100 * time.Millisecond})
 	for _, id := range []string{"plain", "tls1.3 rsa2048"} {
 		tr := trial(t, r, plan.Pool, id, 4)
 		if tr.Ops != 400 || tr.Conns != 4 || len(tr.Errors) > 0 {
@@ -311,7 +325,7 @@ func TestServerGone(t *testing.T) {
 // later after 44 ms of sleep than after 0.3 ms).
 func TestRTT(t *testing.T) {
 	rtts := []time.Duration{time.Millisecond, 44 * time.Millisecond}
-	r := runner(t, plan.Spec{TLS: []string{"off", "1.2", "1.3"}, RTT: append([]time.Duration{0}, rtts...), Count: 7, Duration: time.Minute})
+	r := run(t, plan.Spec{TLS: []string{"off", "1.2", "1.3"}, RTT: append([]time.Duration{0}, rtts...), Count: 7, Duration: time.Minute})
 	for _, id := range []string{"plain", "tls1.2 rsa2048", "tls1.3 rsa2048"} {
 		base := trial(t, r, plan.Connect, id, 1)
 		for _, rtt := range rtts {

@@ -3,8 +3,13 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -40,3 +45,194 @@ type Site interface {
 // ErrNoServerCPU is a Site's CPU when tlsbench did not start the server:
 // its CPU is not measured.
 var ErrNoServerCPU = errors.New("the server's CPU is not measured: tlsbench did not start it")
+
+// LoopbackSources is how many source addresses a run's connections to a
+// loopback server spread over, unless Options.Dialer says otherwise.
+const LoopbackSources = 64
+
+// Stage is a step of a run, as a progress display shows it.
+type Stage string
+
+// The stages of a run, in order; a run without a lab server prepares no
+// data, one without Options.Ceilings measures none.
+const (
+	StagePrepare  Stage = "prepare"  // a lab server is filled with the workload's data
+	StageCheck    Stage = "check"    // one connection per variant is checked
+	StageCeilings Stage = "ceilings" // the signing ceilings are measured
+	StageTrials   Stage = "trials"   // the trials run
+)
+
+// Progress is how far a run is: the stage it is in, with what is done of
+// its total (rows prepared, Total -1 while unknown; trials finished), and
+// in StageTrials the trial just finished (nil as the stage begins).
+type Progress struct {
+	Stage       Stage
+	Done, Total int64
+	Trial       *result.Trial
+}
+
+// Options are what a run takes besides its spec and site.
+type Options struct {
+	// Dialer is every variant's base dialer (see Configs); nil spreads
+	// connections over LoopbackSources loopback source addresses.
+	Dialer *netx.Dialer
+	// Ceilings measures the signing ceilings of the keys of a run's
+	// variants before the trials, with notes on what it could not
+	// measure (lab.Ceilings); nil measures none.
+	Ceilings func(ctx context.Context, spec plan.Spec, variants []plan.Variant) ([]result.Ceiling, []string, error)
+	// Progress, when set, is told each stage as it begins and every
+	// finished trial.
+	Progress func(Progress)
+	// NewDriver makes the drivers (Runner.NewDriver); nil is driver.New.
+	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
+}
+
+// Execute runs the spec of res (made by plan.New) against s: the notes on
+// how it measures, the data a lab server needs, the check of every
+// variant, the ceilings, then every trial, interleaved. It fills res with
+// the variants, the target, the notes, checks and ceilings, the planned
+// trial count, each trial as it finishes (so that a caller that catches a
+// panic still has them) and how the run ended (Ended, Interrupted, Error),
+// also when it returns an error: an error in a trial keeps the trials
+// finished before it, and says why the server is gone if it is.
+func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err error) {
+	spec := res.Spec
+	res.Variants = spec.Variants()
+	res.Target = s.Target()
+	defer func() {
+		res.Ended = time.Now().UTC()
+		switch {
+		case ctx.Err() != nil:
+			res.Interrupted = true
+		case err != nil:
+			res.Error = err.Error()
+		}
+	}()
+	progress := o.Progress
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	d := o.Dialer
+	if d == nil {
+		d = &netx.Dialer{Sources: netx.LoopbackSources(LoopbackSources)}
+	}
+	r := &Runner{Spec: spec, Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver}
+	if _, err := s.CPU(); !errors.Is(err, ErrNoServerCPU) {
+		r.ServerCPU = s.CPU
+	}
+	if r.Configs, err = Configs(spec, res.Variants, s.Locate, s.ClientTLS(), d); err != nil {
+		return err
+	}
+	res.Notes = append(res.Notes, d.PortNote())
+	for _, rtt := range spec.RTT {
+		if n := d.WithRTT(rtt).RTTNote(); n != "" && !slices.Contains(res.Notes, n) {
+			res.Notes = append(res.Notes, n)
+		}
+	}
+	if slices.Contains(spec.Experiments, plan.Connect) && (r.Scheme == "http" || r.Scheme == "builtin") {
+		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
+	}
+	if strings.HasPrefix(spec.Target, "lab:") {
+		if err := r.prepareData(ctx, progress); err != nil {
+			return err
+		}
+	}
+	progress(Progress{Stage: StageCheck, Total: int64(len(res.Variants))})
+	if res.Checks, err = r.Check(ctx); err != nil {
+		return err
+	}
+	if o.Ceilings != nil {
+		progress(Progress{Stage: StageCeilings})
+		var notes []string
+		if res.Ceilings, notes, err = o.Ceilings(ctx, spec, res.Variants); err != nil {
+			return err
+		}
+		res.Notes = append(res.Notes, notes...)
+	}
+
+	res.PlannedTrials = r.Total()
+	progress(Progress{Stage: StageTrials, Total: int64(res.PlannedTrials)})
+	r.Done = func(t result.Trial, done, total int) {
+		res.Trials = append(res.Trials, t)
+		progress(Progress{Stage: StageTrials, Done: int64(done), Total: int64(total), Trial: &t})
+	}
+	err = r.Run(ctx)
+	if err != nil && ctx.Err() == nil {
+		if gone := s.Alive(); gone != nil && !strings.Contains(err.Error(), gone.Error()) {
+			err = fmt.Errorf("%w; %v", err, gone)
+		}
+	}
+	res.Notes = append(res.Notes, s.Notes()...)
+	res.Tunnels = s.Tunnels()
+	return err
+}
+
+// prepareData fills a lab server with the data its workloads read,
+// through the first variant's connection settings, over the bare link
+// whatever RTT the run emulates.
+func (r *Runner) prepareData(ctx context.Context, progress func(Progress)) error {
+	cfg := r.Configs[r.Variants[0].ID]
+	cfg.Dialer = cfg.Dialer.WithRTT(0)
+	d, err := r.newDriver(r.Scheme, cfg)
+	if err != nil {
+		return err
+	}
+	err = prepare(ctx, r.Spec, d, func(done, total int64) {
+		progress(Progress{Stage: StagePrepare, Done: done, Total: total})
+	})
+	var pe *prepareError
+	switch {
+	case errors.Is(err, ErrNothingToPrepare):
+		return nil
+	case errors.As(err, &pe):
+		return fmt.Errorf("preparing %d tables of %d rows: %w", r.Spec.Tables, r.Spec.Rows, pe.err)
+	}
+	return err
+}
+
+// ErrNothingToPrepare is Prepare's answer for an engine whose workloads
+// read no data of tlsbench's (HTTP).
+var ErrNothingToPrepare = errors.New("nothing to prepare for this engine")
+
+// Prepare fills the server of s with the data spec's workloads read
+// (sysbench's sbtest tables, Redis keys, MongoDB's YCSB usertable),
+// through spec's first variant, telling progress the rows done so far
+// (first 0 of -1, as it begins). Its own failure is wrapped as "preparing
+// TARGET: ...".
+func Prepare(ctx context.Context, spec plan.Spec, s Site, progress func(done, total int64)) error {
+	v := spec.Variants()[0]
+	cfgs, err := Configs(spec, []plan.Variant{v}, s.Locate, s.ClientTLS(), &netx.Dialer{})
+	if err != nil {
+		return err
+	}
+	d, err := driver.New(s.Engine(), cfgs[v.ID])
+	if err != nil {
+		return err
+	}
+	err = prepare(ctx, spec, d, progress)
+	var pe *prepareError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("preparing %s: %w", spec.Target, pe.err)
+	}
+	return err
+}
+
+// prepareError is a Preparer's own failure, apart from not getting to it.
+type prepareError struct{ err error }
+
+func (e *prepareError) Error() string { return e.err.Error() }
+func (e *prepareError) Unwrap() error { return e.err }
+
+// prepare fills the server behind d, if its engine reads data of
+// tlsbench's: ErrNothingToPrepare if not, a *prepareError if it fails.
+func prepare(ctx context.Context, spec plan.Spec, d driver.Driver, progress func(done, total int64)) error {
+	p, ok := d.(driver.Preparer)
+	if !ok {
+		return ErrNothingToPrepare
+	}
+	progress(0, -1)
+	if err := p.Prepare(ctx, spec.Tables, spec.Rows, progress); err != nil {
+		return &prepareError{err}
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -8,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
-	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/site"
 )
@@ -57,27 +56,23 @@ load cut short is continued.`,
 				return err
 			}
 			defer st.Stop()
-			v := spec.Variants()[0]
-			cfgs, err := bench.Configs(spec, []plan.Variant{v}, st.Locate, st.ClientTLS(), &netx.Dialer{})
-			if err != nil {
-				return err
-			}
-			d, err := driver.New(st.Engine(), cfgs[v.ID])
-			if err != nil {
-				return err
-			}
-			p, ok := d.(driver.Preparer)
-			if !ok {
-				return fmt.Errorf("%s: nothing to prepare for this engine", spec.Target)
-			}
-			bar := newCountBar(stderr, "preparing")
-			err = p.Prepare(cmd.Context(), spec.Tables, spec.Rows, bar.set)
-			bar.finish()
-			if err != nil {
-				if cmd.Context().Err() != nil {
-					return errInterrupted
+			var bar *progress
+			err = bench.Prepare(cmd.Context(), spec, st, func(done, total int64) {
+				if bar == nil {
+					bar = newCountBar(stderr, "preparing")
 				}
-				return fmt.Errorf("preparing %s: %w", spec.Target, err)
+				bar.set(done, total)
+			})
+			if bar != nil {
+				bar.finish()
+			}
+			switch {
+			case errors.Is(err, bench.ErrNothingToPrepare):
+				return fmt.Errorf("%s: %w", spec.Target, err)
+			case err != nil && cmd.Context().Err() != nil:
+				return errInterrupted
+			case err != nil:
+				return err
 			}
 			if t.Scheme == "mongodb" {
 				fmt.Fprintf(stdout, "prepared %d documents in ycsb.usertable in %s\n", spec.Rows, spec.Target)

@@ -8,6 +8,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -38,6 +39,42 @@ func newProgress(w io.Writer, total int) *progress { return newBar(w, int64(tota
 
 // newCountBar is a bar whose total is learned as it goes (rows prepared).
 func newCountBar(w io.Writer, desc string) *progress { return newBar(w, -1, desc) }
+
+// runProgress draws a run's bars from the pipeline's progress: the rows a
+// lab server is filled with, then the trials.
+type runProgress struct {
+	w               io.Writer
+	prepare, trials *progress
+}
+
+func (p *runProgress) update(ev bench.Progress) {
+	if ev.Stage != bench.StagePrepare && p.prepare != nil {
+		p.prepare.finish()
+		p.prepare = nil
+	}
+	switch ev.Stage {
+	case bench.StagePrepare:
+		if p.prepare == nil {
+			p.prepare = newCountBar(p.w, "preparing data")
+		}
+		p.prepare.set(ev.Done, ev.Total)
+	case bench.StageTrials:
+		if p.trials == nil {
+			p.trials = newProgress(p.w, int(ev.Total))
+		}
+		if ev.Trial != nil {
+			p.trials.step(*ev.Trial, int(ev.Done))
+		}
+	}
+}
+
+func (p *runProgress) finish() {
+	for _, b := range []*progress{p.prepare, p.trials} {
+		if b != nil {
+			b.finish()
+		}
+	}
+}
 
 func (p *progress) step(t result.Trial, done int) {
 	if p.bar == nil {

@@ -2,26 +2,19 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
-	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/lab"
-	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/site"
 )
-
-// loopbackSources is how many source addresses connect loops spread over.
-const loopbackSources = 64
 
 // run measures raw against its target, saves the result (also the part that
 // finished when interrupted or failed) and prints the tables.
@@ -37,7 +30,6 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	defer out.discard()
 	res := newResult(argv)
 	res.Spec = spec
-	res.Variants = spec.Variants()
 	// A panic (a bug) still saves the finished trials; the servers are
 	// stopped by the deferred stop below, which runs before this.
 	defer func() {
@@ -66,69 +58,9 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		return err
 	}
 	defer st.Stop()
-	res.Target = st.Target()
-	dialer := &netx.Dialer{Sources: netx.LoopbackSources(loopbackSources)}
-	runner := &bench.Runner{Spec: spec, Variants: res.Variants, Scheme: st.Engine(), Before: st.Before}
-	if _, err := st.CPU(); !errors.Is(err, bench.ErrNoServerCPU) {
-		runner.ServerCPU = st.CPU
-	}
-	runner.Configs, err = bench.Configs(spec, res.Variants, st.Locate, st.ClientTLS(), dialer)
-	if err != nil {
-		return err
-	}
-	res.Notes = append(res.Notes, dialer.PortNote())
-	for _, rtt := range spec.RTT {
-		if n := dialer.WithRTT(rtt).RTTNote(); n != "" && !slices.Contains(res.Notes, n) {
-			res.Notes = append(res.Notes, n)
-		}
-	}
-	if slices.Contains(spec.Experiments, plan.Connect) && (st.Engine() == "http" || st.Engine() == "builtin") {
-		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
-	}
-	if strings.HasPrefix(spec.Target, "lab:") {
-		if err := prepareData(ctx, runner, spec, stderr); err != nil {
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			return err
-		}
-	}
-	res.Checks, err = runner.Check(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		return err
-	}
-	var ceilingNotes []string
-	if res.Ceilings, ceilingNotes, err = ceilings(ctx, spec, res.Variants); err != nil {
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		return err
-	}
-	res.Notes = append(res.Notes, ceilingNotes...)
-
-	res.PlannedTrials = runner.Total()
-	bar := newProgress(stderr, res.PlannedTrials)
-	runner.Done = func(t result.Trial, done, total int) {
-		res.Trials = append(res.Trials, t)
-		bar.step(t, done)
-	}
-	runErr := runner.Run(ctx)
-	bar.finish()
-	res.Ended = time.Now().UTC()
-	switch {
-	case ctx.Err() != nil:
-		res.Interrupted = true
-	case runErr != nil:
-		if gone := st.Alive(); gone != nil && !strings.Contains(runErr.Error(), gone.Error()) {
-			runErr = fmt.Errorf("%w; %v", runErr, gone)
-		}
-		res.Error = runErr.Error()
-	}
-	res.Notes = append(res.Notes, st.Notes()...)
-	res.Tunnels = st.Tunnels()
+	bars := &runProgress{w: stderr}
+	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: bars.update})
+	bars.finish()
 	var where string
 	var pageErr, saveErr error
 	if len(res.Trials) > 0 {
@@ -175,28 +107,6 @@ func redactArgs(args []string) []string {
 		out[i] = prefix + plan.Redact(val)
 	}
 	return out
-}
-
-// prepareData fills a lab server with the sbtest data its workloads read,
-// through the first variant's connection settings.
-func prepareData(ctx context.Context, runner *bench.Runner, spec plan.Spec, stderr io.Writer) error {
-	cfg := runner.Configs[runner.Variants[0].ID]
-	// The data goes in over the bare link, whatever RTT the run emulates.
-	cfg.Dialer = cfg.Dialer.WithRTT(0)
-	d, err := driver.New(runner.Scheme, cfg)
-	if err != nil {
-		return err
-	}
-	p, ok := d.(driver.Preparer)
-	if !ok {
-		return nil
-	}
-	bar := newCountBar(stderr, "preparing data")
-	defer bar.finish()
-	if err := p.Prepare(ctx, spec.Tables, spec.Rows, bar.set); err != nil {
-		return fmt.Errorf("preparing %d tables of %d rows: %w", spec.Tables, spec.Rows, err)
-	}
-	return nil
 }
 
 // sweepStale removes the lab directories (keys, passwords) and servers a

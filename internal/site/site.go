@@ -32,15 +32,17 @@ type Site struct {
 	engine string // driver registry key
 	target result.Target
 	tls    tlsx.ClientOptions
-	// srv is the server tlsbench started (built-in or lab), nil for a URL.
-	srv lab.Server
+	// srv is the server tlsbench started (built-in or lab), nil for a URL;
+	// owned unless the caller started it (Attach).
+	srv   lab.Server
+	owned bool
 	// direct finds a variant's endpoint before any tunnel.
 	direct  func(v plan.Variant) (bench.Endpoint, error)
 	tunnels *tunnels // nil unless a variant goes through one
 
 	mu    sync.Mutex
 	notes []string
-	key   string // the key the server presents (lab servers)
+	key   string // the key the server presents
 	said  bool   // the key switch note is in notes
 }
 
@@ -54,6 +56,10 @@ func StartsServers(spec plan.Spec) bool {
 		slices.ContainsFunc(spec.Via, func(v string) bool { return !strings.Contains(v, "://") && v != "direct" })
 }
 
+// builtinExe is the tlsbench binary the built-in server runs; "" is this
+// one (tests set another).
+var builtinExe string
+
 // Open starts the server a spec asks for (builtin, --lab ENGINE), or
 // prepares to reach the URL it names, and the tunnels of its --via
 // entries. Stop undoes it.
@@ -62,15 +68,25 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Site{engine: t.Engine()}
+	s := &Site{engine: t.Engine(), owned: true}
 	if t.Scheme == "http" || t.Scheme == "https" || t.Builtin {
 		s.tls.ALPN = []string{"http/1.1"}
 	}
 	switch {
 	case t.Builtin:
-		err = s.builtin(ctx, spec)
+		var srv *lab.Builtin
+		if srv, err = lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize, Exe: builtinExe}); err != nil {
+			err = fmt.Errorf("starting the built-in server: %w", err)
+			break
+		}
+		s.serve(srv, spec)
 	case t.Lab != "":
-		err = s.lab(ctx, spec, t)
+		var srv lab.Server
+		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys}); err != nil {
+			err = fmt.Errorf("starting the lab %s server: %w", t.Lab, err)
+			break
+		}
+		s.serve(srv, spec)
 	default:
 		err = s.url(spec, t)
 	}
@@ -84,34 +100,47 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 	return s, nil
 }
 
-// builtinExe is the tlsbench binary the built-in server runs; "" is this
-// one (tests set another).
-var builtinExe string
-
-func (s *Site) builtin(ctx context.Context, spec plan.Spec) error {
-	srv, err := lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize, Exe: builtinExe})
-	if err != nil {
-		return fmt.Errorf("starting the built-in server: %w", err)
+// Attach is the site of spec on a server the caller started, the built-in
+// one or a lab server presenting spec's first key, with the tunnels of
+// spec's --via entries; Stop leaves the server running.
+func Attach(ctx context.Context, spec plan.Spec, srv lab.Server) (*Site, error) {
+	s := &Site{engine: srv.Engine()}
+	if srv.Engine() == "builtin" {
+		s.tls.ALPN = []string{"http/1.1"}
 	}
-	s.started(srv, plan.Builtin, "builtin")
-	// A listener per key: nothing to switch between variants.
-	s.direct = func(v plan.Variant) (bench.Endpoint, error) {
-		key := v.Key
-		if v.Plain() {
-			key = ""
-		}
-		return bench.Endpoint{Addr: srv.Endpoint(key), Host: "127.0.0.1"}, nil
+	s.serve(srv, spec)
+	if err := s.openTunnels(ctx, spec); err != nil {
+		s.Stop()
+		return nil, err
 	}
-	return nil
+	return s, nil
 }
 
-func (s *Site) lab(ctx context.Context, spec plan.Spec, t plan.Target) error {
-	srv, err := lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys})
-	if err != nil {
-		return fmt.Errorf("starting the lab %s server: %w", t.Lab, err)
-	}
-	s.started(srv, spec.Target, "lab")
+// perKey is a server with an HTTPS listener per key (the built-in one):
+// a variant finds its key's listener, and nothing is switched.
+type perKey interface {
+	Endpoint(key string) string // "" for the plain listener
+}
+
+// serve makes srv, started for spec, the site's server.
+func (s *Site) serve(srv lab.Server, spec plan.Spec) {
+	s.srv = srv
+	info := srv.Info()
+	s.target = result.Target{URL: spec.Target, Kind: "lab", Server: &info}
+	s.notes = append(s.notes, srv.Notes()...)
+	s.tls.RootCAs = srv.RootCAs()
 	s.key = spec.Keys[0]
+	if pk, ok := srv.(perKey); ok {
+		s.target.URL, s.target.Kind = plan.Builtin, "builtin"
+		s.direct = func(v plan.Variant) (bench.Endpoint, error) {
+			key := v.Key
+			if v.Plain() {
+				key = ""
+			}
+			return bench.Endpoint{Addr: pk.Endpoint(key), Host: "127.0.0.1"}, nil
+		}
+		return
+	}
 	s.direct = func(v plan.Variant) (bench.Endpoint, error) {
 		raw, err := srv.URL(v.Auth, !v.Plain())
 		if err != nil {
@@ -119,20 +148,10 @@ func (s *Site) lab(ctx context.Context, spec plan.Spec, t plan.Target) error {
 		}
 		u, err := url.Parse(raw)
 		if err != nil {
-			return bench.Endpoint{}, fmt.Errorf("lab %s URL: %s", t.Lab, plan.Redact(raw))
+			return bench.Endpoint{}, fmt.Errorf("lab %s URL: %s", srv.Engine(), plan.Redact(raw))
 		}
 		return bench.Endpoint{Addr: u.Host, Host: "127.0.0.1", URL: u}, nil
 	}
-	return nil
-}
-
-// started takes over a server tlsbench started.
-func (s *Site) started(srv lab.Server, url, kind string) {
-	s.srv = srv
-	info := srv.Info()
-	s.target = result.Target{URL: url, Kind: kind, Server: &info}
-	s.notes = append(s.notes, srv.Notes()...)
-	s.tls.RootCAs = srv.RootCAs()
 }
 
 func (s *Site) url(spec plan.Spec, t plan.Target) error {
@@ -178,10 +197,10 @@ func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
 
 // Before readies the server for variant v: a lab server presents one
 // certificate at a time, so it is switched when a variant with another key
-// comes up, and a note says once how it is done. The built-in server and
-// a URL need nothing.
+// comes up, and a note says once how it is done. The built-in server (a
+// listener per key) and a URL need nothing.
 func (s *Site) Before(ctx context.Context, v plan.Variant) error {
-	if s.srv == nil || s.target.Kind != "lab" || v.Plain() {
+	if _, ok := s.srv.(perKey); s.srv == nil || ok || v.Plain() {
 		return nil
 	}
 	s.mu.Lock()
@@ -245,15 +264,14 @@ func (s *Site) Tunnels() []result.Tunnel {
 	return s.tunnels.results()
 }
 
-// Stop closes the tunnels and stops the server tlsbench started, removing
+// Stop closes the tunnels and stops the server Open started, removing
 // their keys; safe to call more than once.
 func (s *Site) Stop() error {
-	var errs []error
 	if s.tunnels != nil {
 		s.tunnels.close()
 	}
-	if s.srv != nil {
-		errs = append(errs, s.srv.Stop())
+	if s.srv != nil && s.owned {
+		return s.srv.Stop()
 	}
-	return errors.Join(errs...)
+	return nil
 }
