@@ -1,5 +1,6 @@
 // Package cli is tlsbench's command line: subcommands, flags into a
-// plan.Spec, signals, exit codes and the progress display.
+// plan.Spec, signals, exit codes, the progress display, and saving and
+// printing results. It measures nothing itself (see bench and site).
 package cli
 
 import (

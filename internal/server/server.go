@@ -1,4 +1,5 @@
-// Package server is the built-in HTTPS/HTTP target: fixed-size responses over HTTP/1.1.
+// Package server is the built-in HTTPS/HTTP target: fixed-size responses
+// over HTTP/1.1, its throw-away certificates and the ready line it prints.
 package server
 
 import (
