@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -264,9 +267,16 @@ func TestFindings(t *testing.T) {
 			recs: 1,
 		},
 	}
+	// The wording of every case is golden.
+	var words bytes.Buffer
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := Findings(tt.r(t))
+			fmt.Fprintf(&words, "== %s\n", tt.name)
+			for _, f := range fs {
+				fmt.Fprintf(&words, "%s: %s\n", f.Kind, f.Text)
+			}
+			words.WriteString("\n")
 			var all []string
 			for _, f := range fs {
 				all = append(all, string(f.Kind)+": "+f.Text)
@@ -296,6 +306,7 @@ func TestFindings(t *testing.T) {
 			}
 		})
 	}
+	golden(t, filepath.Join("testdata", "findings.golden"), words.Bytes())
 }
 
 // file reads a stored result of testdata.

@@ -88,7 +88,7 @@ func TestHTMLInChromium(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			r := cases[name]
-			path := filepath.Join(dir, name+".html")
+			path := filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".html")
 			if err := os.WriteFile(path, renderHTML(t, r), 0o644); err != nil {
 				t.Fatal(err)
 			}

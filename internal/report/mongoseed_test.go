@@ -37,10 +37,16 @@ func TestMongoSeedGolden(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), want) {
 		t.Errorf("MongoSeed(%s) differs from %s (go test ./internal/report -update rewrites it):\n%s", jsonPath, goldenPath, got.String())
 	}
-	// The generic tables render the same file too.
-	if err := Text(&bytes.Buffer{}, r); err != nil {
-		t.Error(err)
+	// The whole text report, as `tlsbench report` prints it: the seed's
+	// table first, then the generic tables.
+	var all bytes.Buffer
+	if err := MongoSeed(&all, r); err != nil {
+		t.Fatal(err)
 	}
+	if err := Text(&all, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "mongodb", "seed.text.golden"), all.Bytes())
 }
 
 // TestMongoSeedOtherResult: the seed's table is for mongodb-seed results
