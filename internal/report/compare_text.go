@@ -45,7 +45,7 @@ func CompareText(w io.Writer, c *Comparison) error {
 				conc = ""
 			}
 			last = r.Concurrency
-			t.add(append([]string{conc, r.Variant, meanCI(r.Old, f.format), meanCI(r.New, f.format)}, change(r)...)...)
+			t.add(append([]string{conc, r.Variant, meanCI(r.Old, f.precision), meanCI(r.New, f.precision)}, change(r)...)...)
 		}
 		t.write(&b)
 	}
@@ -77,7 +77,7 @@ func side(b *strings.Builder, label string, r Run) {
 
 // meanCI renders "4134 ±271": the mean and the half-width of its 95% CI at
 // the mean's precision; the mean alone for one trial, "-" for none.
-func meanCI(s stats.Summary, f format) string {
+func meanCI(s stats.Summary, f precision) string {
 	if s.N == 0 {
 		return "-"
 	}

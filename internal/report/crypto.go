@@ -81,9 +81,9 @@ func (x *primitives) figure(lib, kind, name string, size int, all bool, scale fl
 // crypto writes a crypto result in the shape of openssl speed: public-key
 // operations per second, then ciphers' MB/s by record size, each on one
 // core and on all, one row per library.
-func (v *view) crypto(b *strings.Builder) {
-	x := newPrimitives(v.r.Crypto)
-	cores := v.r.Env.Cores
+func (ix *index) crypto(b *strings.Builder) {
+	x := newPrimitives(ix.r.Crypto)
+	cores := ix.r.Env.Cores
 	all := plural(cores, "core")
 	multi := cores > 1
 	// rows adds a row per library that measured the primitive, naming it
@@ -261,16 +261,16 @@ func (c CeilingRow) Share() float64 {
 // ceilingRows pairs each ceiling of the result with the best connect rate
 // measured with its key. Variants that resume sessions are left out: a
 // resumed handshake signs nothing.
-func (v *view) ceilingRows() []CeilingRow {
+func (ix *index) ceilingRows() []CeilingRow {
 	var out []CeilingRow
-	for _, c := range v.r.Ceilings {
+	for _, c := range ix.r.Ceilings {
 		row := CeilingRow{Ceiling: c, Best: math.NaN()}
-		for _, k := range v.cells(plan.Connect) {
-			info, ok := v.info[k.variant]
+		for _, k := range ix.cells(plan.Connect) {
+			info, ok := ix.info[k.variant]
 			if !ok || info.Plain() || info.Resume || info.Key != c.Key {
 				continue
 			}
-			m := stats.Summarize(collect(v.trials[k], result.Trial.Throughput)).Mean
+			m := stats.Summarize(collect(ix.trials[k], result.Trial.Throughput)).Mean
 			if math.IsNaN(row.Best) || m > row.Best {
 				row.Best, row.BestAt = m, k.variant+" "+plan.Label(k.c)
 			}
@@ -282,8 +282,8 @@ func (v *view) ceilingRows() []CeilingRow {
 
 // ceilings writes the server-side ceiling of each key beside the best
 // connections/s measured with it.
-func (v *view) ceilings(b *strings.Builder) {
-	rows := v.ceilingRows()
+func (ix *index) ceilings(b *strings.Builder) {
+	rows := ix.ceilingRows()
 	if len(rows) == 0 {
 		return
 	}

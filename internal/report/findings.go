@@ -39,12 +39,12 @@ type Finding struct {
 // difference is a finding only when its 95% interval (trials paired by
 // round) excludes 0; otherwise it is reported as no measurable difference,
 // and it never leads to a recommendation.
-func Findings(r *result.Result) []Finding { return newView(r).findingsList() }
+func Findings(r *result.Result) []Finding { return newIndex(r).findingsList() }
 
-func (v *view) findingsList() []Finding {
-	f := &finder{v: v}
+func (ix *index) findingsList() []Finding {
+	f := &finder{ix: ix}
 	f.caveats()
-	if len(f.v.r.Trials) > 0 && f.comparable() {
+	if len(f.ix.r.Trials) > 0 && f.comparable() {
 		f.connect()
 		f.hello()
 		f.auth()
@@ -71,11 +71,11 @@ func (v *view) findingsList() []Finding {
 
 // findings writes the findings section of the text report: caveats and
 // findings, then recommendations, wrapped for a terminal.
-func (v *view) findings(b *strings.Builder) {
-	if len(v.r.Trials) == 0 && len(v.r.Crypto) == 0 {
+func (ix *index) findings(b *strings.Builder) {
+	if len(ix.r.Trials) == 0 && len(ix.r.Crypto) == 0 {
 		return // the warnings say so
 	}
-	fs := v.findingsList()
+	fs := ix.findingsList()
 	if len(fs) == 0 {
 		return
 	}
@@ -139,7 +139,7 @@ func isUnit(w string) bool {
 
 // finder collects findings, and what later ones refer to.
 type finder struct {
-	v   *view
+	ix  *index
 	out []Finding
 	// cost is the headline TLS cost of a new connection (the cheapest
 	// full handshake that differs measurably from plain), if any.
@@ -157,9 +157,9 @@ func (f *finder) add(k Kind, format string, args ...any) {
 // measured lists the variants with trials in experiment e, in result order.
 func (f *finder) measured(e plan.Experiment) []string {
 	var out []string
-	for _, name := range f.v.variants {
-		for _, c := range f.v.conc[e] {
-			if len(f.v.trials[cell{e, name, c}]) > 0 {
+	for _, name := range f.ix.variants {
+		for _, c := range f.ix.conc[e] {
+			if len(f.ix.trials[cellKey{e, name, c}]) > 0 {
 				out = append(out, name)
 				break
 			}
@@ -171,8 +171,8 @@ func (f *finder) measured(e plan.Experiment) []string {
 // all lists the variants with trials in any experiment.
 func (f *finder) all() []string {
 	var out []string
-	for _, name := range f.v.variants {
-		for _, e := range f.v.experiments {
+	for _, name := range f.ix.variants {
+		for _, e := range f.ix.experiments {
 			if slices.Contains(f.measured(e), name) {
 				out = append(out, name)
 				break
@@ -186,7 +186,7 @@ func (f *finder) all() []string {
 func (f *finder) comparable() bool { return len(f.all()) > 1 }
 
 func (f *finder) caveats() {
-	r := f.v.r
+	r := f.ix.r
 	switch {
 	case len(r.Trials) == 0 && len(r.Crypto) == 0 && len(r.Ceilings) == 0:
 		f.add(KindCaveat, "No trial finished: there is nothing to conclude from this run.")
@@ -211,7 +211,7 @@ func (f *finder) caveats() {
 		return
 	}
 	plain := slices.ContainsFunc(names, func(n string) bool {
-		info, ok := f.v.info[n]
+		info, ok := f.ix.info[n]
 		return ok && direct(info)
 	})
 	if !plain {
@@ -238,10 +238,10 @@ type contrast struct {
 // measurable reports whether the change's 95% interval excludes 0.
 func (c contrast) measurable() bool { return c.d.N >= 2 && c.d.Significant }
 
-func (v *view) contrast(e plan.Experiment, from, to string, c int) contrast {
-	a, b := v.trials[cell{e, from, c}], v.trials[cell{e, to, c}]
+func (ix *index) contrast(e plan.Experiment, from, to string, c int) contrast {
+	a, b := ix.trials[cellKey{e, from, c}], ix.trials[cellKey{e, to, c}]
 	out := contrast{e: e, from: from, to: to, c: c, ms: math.NaN(), rt: math.NaN(), local: math.NaN(), client: math.NaN(), server: math.NaN()}
-	metric := v.metric(e)
+	metric := ix.metric(e)
 	base := map[int]float64{}
 	for _, t := range a {
 		base[t.Round] = metric(t)
@@ -281,16 +281,16 @@ func cpuMS(ts []result.Trial, f func(result.Trial) time.Duration) float64 {
 
 // sibling is the variant measured like name but for what change changes
 // ("" when the run has none).
-func (v *view) sibling(name string, change func(*plan.Variant)) string {
-	info, ok := v.info[name]
+func (ix *index) sibling(name string, change func(*plan.Variant)) string {
+	info, ok := ix.info[name]
 	if !ok {
 		return ""
 	}
 	want := info
 	change(&want)
 	want.ID, want.Baseline = "", false
-	for _, n := range v.variants {
-		o, ok := v.info[n]
+	for _, n := range ix.variants {
+		o, ok := ix.info[n]
 		if !ok || n == name {
 			continue
 		}
@@ -303,8 +303,8 @@ func (v *view) sibling(name string, change func(*plan.Variant)) string {
 }
 
 // plainOf is the direct plain variant measured like a TLS or tunnelled one.
-func (v *view) plainOf(name string) string {
-	return v.sibling(name, func(p *plan.Variant) { p.TLS, p.Cipher, p.Resume, p.Key, p.Via = "off", "", false, "", "" })
+func (ix *index) plainOf(name string) string {
+	return ix.sibling(name, func(p *plan.Variant) { p.TLS, p.Cipher, p.Resume, p.Key, p.Via = "off", "", false, "", "" })
 }
 
 // direct reports whether a variant is plain and untunnelled: the baseline
@@ -313,8 +313,8 @@ func direct(info plan.Variant) bool { return info.Plain() && info.Via == "" }
 
 // lowest is the lowest concurrency of e: one connection at a time where the
 // run has it, where a connection waits for no other.
-func (v *view) lowest(e plan.Experiment) (int, bool) {
-	cs := v.conc[e]
+func (ix *index) lowest(e plan.Experiment) (int, bool) {
+	cs := ix.conc[e]
 	if len(cs) == 0 {
 		return 0, false
 	}
@@ -322,9 +322,9 @@ func (v *view) lowest(e plan.Experiment) (int, bool) {
 }
 
 // has reports whether both variants have trials in e at c.
-func (v *view) has(e plan.Experiment, c int, names ...string) bool {
+func (ix *index) has(e plan.Experiment, c int, names ...string) bool {
 	for _, n := range names {
-		if len(v.trials[cell{e, n, c}]) == 0 {
+		if len(ix.trials[cellKey{e, n, c}]) == 0 {
 			return false
 		}
 	}
@@ -332,8 +332,8 @@ func (v *view) has(e plan.Experiment, c int, names ...string) bool {
 }
 
 // concWords names a concurrency in a sentence when e has several.
-func (v *view) concWords(e plan.Experiment, c int) string {
-	if len(v.conc[e]) < 2 {
+func (ix *index) concWords(e plan.Experiment, c int) string {
+	if len(ix.conc[e]) < 2 {
 		return ""
 	}
 	return "At " + plan.Label(c) + ", "
@@ -341,8 +341,8 @@ func (v *view) concWords(e plan.Experiment, c int) string {
 
 // noun names an experiment's main figure in a sentence; count tells
 // "more/fewer" (connections) from "higher/lower" (throughput).
-func (v *view) noun(e plan.Experiment) (noun string, count bool) {
-	switch v.metricName(e) {
+func (ix *index) noun(e plan.Experiment) (noun string, count bool) {
+	switch ix.metricName(e) {
 	case "connections/s":
 		return "connections per second", true
 	case "queries/s":
@@ -357,8 +357,8 @@ func (v *view) noun(e plan.Experiment) (noun string, count bool) {
 // second", "2.1× the connections per second"; of names what it is
 // compared with, if anything. Short leaves the figure's name out, for the
 // items of a list after the first: "91% fewer", "2.1×".
-func (v *view) change(e plan.Experiment, d stats.Delta, of string, short bool) string {
-	noun, count := v.noun(e)
+func (ix *index) change(e plan.Experiment, d stats.Delta, of string, short bool) string {
+	noun, count := ix.noun(e)
 	more, fewer := "more", "fewer"
 	if !count {
 		more, fewer = "higher", "lower"
@@ -389,18 +389,18 @@ func (v *view) change(e plan.Experiment, d stats.Delta, of string, short bool) s
 }
 
 // outcome is a change in words whether or not it is measurable.
-func (v *view) outcome(c contrast, of string, short bool) string {
+func (ix *index) outcome(c contrast, of string, short bool) string {
 	if c.measurable() {
-		return v.change(c.e, c.d, of, short)
+		return ix.change(c.e, c.d, of, short)
 	}
-	return v.none(c, short)
+	return ix.none(c, short)
 }
 
 // none says that a change is not measurable, and why.
-func (v *view) none(c contrast, short bool) string {
+func (ix *index) none(c contrast, short bool) string {
 	s := "no measurable difference"
 	if !short {
-		noun, _ := v.noun(c.e)
+		noun, _ := ix.noun(c.e)
 		s += " in " + noun
 	}
 	switch c.d.N {
@@ -437,7 +437,7 @@ func rtWords(d float64, more, less string) string {
 
 // words is "1 more round trip", "2 fewer round trips", "1.50 more round trips".
 func words(n float64, adj, noun string) string {
-	s := plural2(n, noun)
+	s := pluralFloat(n, noun)
 	i := strings.Index(s, " ")
 	return s[:i] + " " + adj + s[i:]
 }
@@ -472,7 +472,7 @@ func cpuWords(c contrast) string {
 func (f *finder) fullTLS(e plan.Experiment) []string {
 	var out []string
 	for _, n := range f.measured(e) {
-		if info, ok := f.v.info[n]; ok && !info.Plain() && !info.Resume {
+		if info, ok := f.ix.info[n]; ok && !info.Plain() && !info.Resume {
 			out = append(out, n)
 		}
 	}
@@ -482,7 +482,7 @@ func (f *finder) fullTLS(e plan.Experiment) []string {
 // connect states what a new TLS connection costs against a plain one on
 // the bare link: the dearest and the cheapest full handshake measured.
 func (f *finder) connect() {
-	v := f.v
+	v := f.ix
 	c, ok := v.lowest(plan.Connect)
 	if !ok {
 		return
@@ -538,7 +538,7 @@ func (f *finder) connect() {
 	}
 	// What else a connection spends its time on puts TLS's cost in proportion.
 	plain := cheap.from
-	ts := withLatency(v.trials[cell{plan.Connect, plain, c}])
+	ts := withLatency(v.trials[cellKey{plan.Connect, plain, c}])
 	var names []string
 	for _, t := range ts {
 		names = mergeOrder(names, t.Phases)
@@ -609,7 +609,7 @@ func capFirst(s string) string {
 // hello reports HelloRetryRequests: a server that wants another key share
 // than the client's first costs TLS 1.3 a second round trip.
 func (f *finder) hello() {
-	v := f.v
+	v := f.ix
 	var names, groups []string
 	for _, n := range f.all() {
 		for _, t := range v.r.Trials {
@@ -629,7 +629,7 @@ func (f *finder) hello() {
 	if c, ok := v.lowest(plan.Connect); ok {
 		var rts []float64
 		for _, n := range names {
-			for _, t := range v.trials[cell{plan.Connect, n, c}] {
+			for _, t := range v.trials[cellKey{plan.Connect, n, c}] {
 				for _, p := range t.Phases {
 					if p.Name == "tls-handshake" && p.Latency.Count > 0 {
 						rts = append(rts, p.RoundTrips.Mean)
@@ -642,10 +642,10 @@ func (f *finder) hello() {
 	group := strings.Join(groups, " or ")
 	took := ""
 	if !math.IsNaN(rt) {
-		took = fmt.Sprintf(": the TLS handshake took %s", plural2(roundRT(rt), "round trip"))
+		took = fmt.Sprintf(": the TLS handshake took %s", pluralFloat(roundRT(rt), "round trip"))
 	}
 	who := listWords(names)
-	if all := slices.DeleteFunc(f.all(), func(n string) bool { return f.v.info[n].TLS != "1.3" }); len(all) == len(names) && len(names) > 1 {
+	if all := slices.DeleteFunc(f.all(), func(n string) bool { return f.ix.info[n].TLS != "1.3" }); len(all) == len(names) && len(names) > 1 {
 		who = "every TLS 1.3 variant"
 	}
 	f.add(KindFinding, "The server answered the TLS 1.3 hello of %s with a HelloRetryRequest for %s%s, one more than TLS 1.3 needs.", who, group, took)
@@ -719,7 +719,7 @@ type pair struct {
 // pairs contrasts, at the lowest connect concurrency, every measured
 // variant that from selects with its sibling along change.
 func (f *finder) pairs(from func(plan.Variant) bool, change func(*plan.Variant), omit string) []pair {
-	v := f.v
+	v := f.ix
 	c, ok := v.lowest(plan.Connect)
 	if !ok {
 		return nil
@@ -744,7 +744,7 @@ func (f *finder) pairs(from func(plan.Variant) bool, change func(*plan.Variant),
 func (f *finder) effects(ps []pair) string {
 	var parts []string
 	for i, p := range ps {
-		s := f.v.outcome(p.contrast, "", i > 0)
+		s := f.ix.outcome(p.contrast, "", i > 0)
 		if p.context != "" {
 			s += " " + p.context
 		}
@@ -774,7 +774,7 @@ func (f *finder) versions() {
 			worse = worse || p.d.Pct < 0
 			better = better || p.d.Pct > 0
 		}
-		if p.rt < -0.5 && p.local > 0 && p.to != "" && f.v.info[p.to].RTT == 0 {
+		if p.rt < -0.5 && p.local > 0 && p.to != "" && f.ix.info[p.to].RTT == 0 {
 			evenAt = max(evenAt, p.local/-p.rt)
 			localMore = max(localMore, p.local)
 		}
@@ -782,7 +782,7 @@ func (f *finder) versions() {
 	saved = roundRT(saved)
 	var b strings.Builder
 	if saved >= 1 {
-		fmt.Fprintf(&b, "TLS 1.3 instead of 1.2 takes %s fewer per new connection", plural2(saved, "round trip"))
+		fmt.Fprintf(&b, "TLS 1.3 instead of 1.2 takes %s fewer per new connection", pluralFloat(saved, "round trip"))
 	} else {
 		b.WriteString("TLS 1.3 instead of 1.2 saved no round trip here")
 	}
@@ -790,7 +790,7 @@ func (f *finder) versions() {
 	if saved >= 1 && evenAt > 0 {
 		fmt.Fprintf(&b, "; it took up to %s more local time, which the round trip it saves repays wherever the RTT between client and server exceeds %s", msWords(localMore), msWords(evenAt))
 	}
-	if rtts := PredictRTTs(f.v.r); saved >= 1 && len(rtts) > 0 {
+	if rtts := PredictRTTs(f.ix.r); saved >= 1 && len(rtts) > 0 {
 		rtt := rtts[len(rtts)-1]
 		save := saved*float64(rtt)/float64(time.Millisecond) - localMore
 		fmt.Fprintf(&b, " (at %s it saves ≈ %s per connection)", plan.RTTLabel(rtt), msWords(save))
@@ -798,7 +798,7 @@ func (f *finder) versions() {
 	f.add(KindFinding, "%s.", b.String())
 	switch {
 	case saved >= 1 && !worse:
-		f.add(KindRecommendation, "Prefer TLS 1.3 to TLS 1.2: it saves %s per new connection and was not measurably slower here.", plural2(saved, "round trip"))
+		f.add(KindRecommendation, "Prefer TLS 1.3 to TLS 1.2: it saves %s per new connection and was not measurably slower here.", pluralFloat(saved, "round trip"))
 	case saved >= 1 && evenAt > 0:
 		f.add(KindRecommendation, "Prefer TLS 1.3 to TLS 1.2 wherever the round trip between client and server exceeds %s: the round trip it saves outweighs the local time it costs beyond that.", msWords(evenAt))
 	case better && !worse:
@@ -812,7 +812,7 @@ var weakKeys = map[string]string{"rsa1024": "1024-bit RSA"}
 // keys compares server keys within each TLS setting, against rsa2048 (the
 // common default) or the first key measured.
 func (f *finder) keys() {
-	v := f.v
+	v := f.ix
 	c, ok := v.lowest(plan.Connect)
 	if !ok {
 		return
@@ -862,8 +862,8 @@ func (f *finder) keys() {
 			x := v.contrast(plan.Connect, a, b, c)
 			ps = append(ps, pair{x, contextWords(g.info, "key")})
 			if cpu == "" {
-				sa := cpuMS(v.trials[cell{plan.Connect, a, c}], func(t result.Trial) time.Duration { return t.ServerCPU })
-				sb := cpuMS(v.trials[cell{plan.Connect, b, c}], func(t result.Trial) time.Duration { return t.ServerCPU })
+				sa := cpuMS(v.trials[cellKey{plan.Connect, a, c}], func(t result.Trial) time.Duration { return t.ServerCPU })
+				sb := cpuMS(v.trials[cellKey{plan.Connect, b, c}], func(t result.Trial) time.Duration { return t.ServerCPU })
 				if !math.IsNaN(sa) && !math.IsNaN(sb) {
 					cpu = fmt.Sprintf(" (server CPU per connection %s against %s, %s)", msWords(sb), msWords(sa), contextWords(g.info, "key"))
 				}
@@ -890,7 +890,7 @@ func (f *finder) keys() {
 			}
 		}
 		rateOf := func(k string) float64 {
-			return stats.Summarize(collect(v.trials[cell{plan.Connect, g.keys[k], c}], v.metric(plan.Connect))).Mean
+			return stats.Summarize(collect(v.trials[cellKey{plan.Connect, g.keys[k], c}], v.metric(plan.Connect))).Mean
 		}
 		byRate := func(a, b string) int { return cmp.Compare(rateOf(a), rateOf(b)) }
 		fastest := slices.MaxFunc(keys, byRate)
@@ -931,14 +931,14 @@ func (f *finder) keys() {
 // resumption compares resumed sessions with full handshakes, and says when
 // the server refused to resume.
 func (f *finder) resumption() {
-	v := f.v
+	v := f.ix
 	ps := f.pairs(func(p plan.Variant) bool { return !p.Plain() && !p.Resume },
 		func(p *plan.Variant) { p.Resume = true }, "resume")
 	var ok []pair
 	var refused []string
 	for _, p := range ps {
 		var resumed, conns int64
-		for _, t := range v.trials[cell{plan.Connect, p.to, p.c}] {
+		for _, t := range v.trials[cellKey{plan.Connect, p.to, p.c}] {
 			resumed, conns = resumed+t.Resumed, conns+t.Conns
 		}
 		switch {
@@ -973,7 +973,7 @@ func (f *finder) resumption() {
 
 // auth compares authentication methods, with and without TLS.
 func (f *finder) auth() {
-	v := f.v
+	v := f.ix
 	c, ok := v.lowest(plan.Connect)
 	if !ok || len(v.r.Spec.Auth) < 2 {
 		return
@@ -988,8 +988,8 @@ func (f *finder) auth() {
 		var parts []string
 		var extra float64
 		for _, p := range ps {
-			a := phaseMean(v.trials[cell{plan.Connect, p.from, c}], "auth")
-			b := phaseMean(v.trials[cell{plan.Connect, p.to, c}], "auth")
+			a := phaseMean(v.trials[cellKey{plan.Connect, p.from, c}], "auth")
+			b := phaseMean(v.trials[cellKey{plan.Connect, p.to, c}], "auth")
 			s := p.context + ", " + v.outcome(p.contrast, "", false)
 			if !math.IsNaN(a) && !math.IsNaN(b) {
 				s = fmt.Sprintf("%s it takes %s instead of %s: %s", p.context, msWords(b), msWords(a), v.outcome(p.contrast, "", false))
@@ -1009,7 +1009,7 @@ func (f *finder) auth() {
 // against plain and against the cheapest TLS handshake at the same RTT,
 // and recommends a tunnel that beats TLS on new connections.
 func (f *finder) tunnels() {
-	v := f.v
+	v := f.ix
 	c, ok := v.lowest(plan.Connect)
 	if !ok {
 		return
@@ -1037,7 +1037,7 @@ func (f *finder) tunnels() {
 			if ti.RTT != info.RTT || ti.Auth != info.Auth || ti.Via != "" || !v.has(plan.Connect, c, t) {
 				continue
 			}
-			m := stats.Summarize(collect(v.trials[cell{plan.Connect, t, c}], v.metric(plan.Connect))).Mean
+			m := stats.Summarize(collect(v.trials[cellKey{plan.Connect, t, c}], v.metric(plan.Connect))).Mean
 			if info.Key != "" && ti.Key == info.Key {
 				m = math.Inf(1)
 			}
@@ -1074,21 +1074,21 @@ func (f *finder) tunnels() {
 // stream), at every concurrency: one range when every TLS variant differs
 // from plain the same way at every concurrency, else variant by variant.
 func (f *finder) persistent() {
-	v := f.v
+	v := f.ix
 	for _, e := range v.experiments {
 		if e == plan.Connect || e == plan.NewClient {
 			continue
 		}
-		what := "On persistent connections (" + string(e) + ")"
+		setting := "On persistent connections (" + string(e) + ")"
 		if e == plan.Stream {
-			what = "Reading a large result (stream)"
+			setting = "Reading a large result (stream)"
 		}
 		type row struct {
 			name string
 			xs   []contrast
 		}
 		var rows []row
-		what2 := "TLS"
+		protection := "TLS"
 		for _, n := range f.measured(e) {
 			info, ok := v.info[n]
 			p := v.plainOf(n)
@@ -1096,7 +1096,7 @@ func (f *finder) persistent() {
 				continue
 			}
 			if info.Via != "" {
-				what2 = "encryption"
+				protection = "encryption"
 			}
 			r := row{name: n}
 			for _, c := range v.conc[e] {
@@ -1126,7 +1126,7 @@ func (f *finder) persistent() {
 		where := fmt.Sprintf("%s against plain at %s", listWords(names), listWords(concLabels(v.conc[e])))
 		switch {
 		case same && !rows[0].xs[0].measurable():
-			f.add(KindFinding, "%s, %s made no measurable difference in %s (%s: no 95%% interval excludes 0).", what, what2, noun, where)
+			f.add(KindFinding, "%s, %s made no measurable difference in %s (%s: no 95%% interval excludes 0).", setting, protection, noun, where)
 			continue
 		case same && len(rows)*len(v.conc[e]) > 1:
 			a, b := v.change(e, stats.Delta{Pct: lo}, "", true), v.change(e, stats.Delta{Pct: hi}, "", false)
@@ -1135,9 +1135,9 @@ func (f *finder) persistent() {
 			}
 			a = strings.Fields(a)[0]
 			if a == strings.Fields(b)[0] {
-				f.add(KindFinding, "%s, %s made %s than plain (%s).", what, what2, b, where)
+				f.add(KindFinding, "%s, %s made %s than plain (%s).", setting, protection, b, where)
 			} else {
-				f.add(KindFinding, "%s, %s made %s to %s than plain (%s).", what, what2, a, b, where)
+				f.add(KindFinding, "%s, %s made %s to %s than plain (%s).", setting, protection, a, b, where)
 			}
 			continue
 		}
@@ -1152,11 +1152,11 @@ func (f *finder) persistent() {
 			}
 			switch {
 			case len(parts) == 0:
-				f.add(KindFinding, "%s, %s and plain: no measurable difference in %s at %s.", what, r.name, noun, listWords(none))
+				f.add(KindFinding, "%s, %s and plain: no measurable difference in %s at %s.", setting, r.name, noun, listWords(none))
 			case len(none) > 0:
-				f.add(KindFinding, "%s, %s made %s than plain, and no measurable difference at %s.", what, r.name, listWords(parts), listWords(none))
+				f.add(KindFinding, "%s, %s made %s than plain, and no measurable difference at %s.", setting, r.name, listWords(parts), listWords(none))
 			default:
-				f.add(KindFinding, "%s, %s made %s than plain.", what, r.name, listWords(parts))
+				f.add(KindFinding, "%s, %s made %s than plain.", setting, r.name, listWords(parts))
 			}
 		}
 	}
@@ -1173,11 +1173,11 @@ func concLabels(cs []int) []string {
 // rtt states what TLS adds to connection setup at the emulated or
 // predicted round-trip times, and how well the round-trip model held.
 func (f *finder) rtt() {
-	ps := f.v.predict()
-	if len(ps) == 0 || len(PredictRTTs(f.v.r)) == 0 {
+	ps := f.ix.predict()
+	if len(ps) == 0 || len(PredictRTTs(f.ix.r)) == 0 {
 		return
 	}
-	for i, rtt := range PredictRTTs(f.v.r) {
+	for i, rtt := range PredictRTTs(f.ix.r) {
 		var measured, predictedOnly []string
 		worst := 0.0
 		for _, p := range ps {
@@ -1221,11 +1221,11 @@ func (f *finder) pooling() {
 	if f.dearest == nil {
 		return
 	}
-	v := f.v
+	v := f.ix
 	x := *f.dearest
 	why := fmt.Sprintf("TLS's cost is paid when a connection opens (up to %s", msWords(x.ms))
 	if !math.IsNaN(x.rt) && x.rt > 0.5 {
-		why += " and " + plural2(roundRT(x.rt), "round trip")
+		why += " and " + pluralFloat(roundRT(x.rt), "round trip")
 	}
 	why += " here)"
 	if slices.Contains(v.experiments, plan.Pool) {
@@ -1293,7 +1293,7 @@ func (f *finder) pooling() {
 // ceilings sets the TLS connection rates measured per key against what the
 // server's cores can sign, as the text report's ceiling table does.
 func (f *finder) ceilings() {
-	for _, cl := range f.v.ceilingRows() {
+	for _, cl := range f.ix.ceilingRows() {
 		ceiling := cl.ConnPerSec()
 		if ceiling <= 0 {
 			continue
@@ -1319,7 +1319,7 @@ func (f *finder) ceilings() {
 // crypto states the measured primitives: how much faster one key signs
 // than another, and what one core encrypts.
 func (f *finder) crypto() {
-	prims := f.v.r.Crypto
+	prims := f.ix.r.Crypto
 	if len(prims) == 0 {
 		return
 	}

@@ -125,7 +125,7 @@ func renderAll(t *testing.T, r *result.Result) {
 	MongoSeed(io.Discard, r)
 	Findings(r)
 	Predict(r)
-	Cells(r)
+	CellSummaries(r)
 }
 
 // TestChartsDamaged draws results built in memory, which Read never

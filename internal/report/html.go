@@ -60,7 +60,7 @@ type pageTable struct {
 // image from anywhere), so it opens offline, and it prints chart by chart.
 // Output is deterministic, like Text's.
 func HTML(w io.Writer, r *result.Result) error {
-	v := newView(r)
+	v := newIndex(r)
 	p := page{Tool: strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)}
 	if p.Tool == "" {
 		p.Tool = "tlsbench"
@@ -98,7 +98,7 @@ func HTML(w io.Writer, r *result.Result) error {
 			p.Findings = append(p.Findings, f.Text)
 		}
 	}
-	p.Comparable = (&finder{v: v}).comparable()
+	p.Comparable = (&finder{ix: v}).comparable()
 	if !isCrypto(r) {
 		var wb strings.Builder
 		v.warnings(&wb)

@@ -267,7 +267,7 @@ func TestStyles(t *testing.T) {
 		}
 		r.Variants = append(r.Variants, v)
 	}
-	st := styles(newView(r))
+	st := styles(newIndex(r))
 	if st["plain"].color != plainColor || st["plain rtt20ms"].color != plainColor {
 		t.Error("plain is not grey")
 	}

@@ -15,10 +15,10 @@ const (
 )
 
 type summary struct {
-	Schema  string `json:"schema"`
-	Version int    `json:"version"`
-	Source  source `json:"source"`
-	Cells   []Cell `json:"cells"`
+	Schema  string        `json:"schema"`
+	Version int           `json:"version"`
+	Source  source        `json:"source"`
+	Cells   []CellSummary `json:"cells"`
 }
 
 // source identifies the result summarized without naming its file.
@@ -32,9 +32,9 @@ type source struct {
 
 // JSON writes the summary of r as indented JSON.
 func JSON(w io.Writer, r *result.Result) error {
-	cells := Cells(r)
+	cells := CellSummaries(r)
 	if cells == nil {
-		cells = []Cell{}
+		cells = []CellSummary{}
 	}
 	data, err := json.MarshalIndent(summary{
 		Schema:  SummarySchema,

@@ -21,7 +21,7 @@ import (
 // Output is deterministic: the same result renders byte for byte the same,
 // which is what lets `tlsbench report` re-render a run's output.
 func Text(w io.Writer, r *result.Result) error {
-	v := newView(r)
+	v := newIndex(r)
 	var b strings.Builder
 	v.header(&b)
 	v.tables(&b)
@@ -35,51 +35,53 @@ func Text(w io.Writer, r *result.Result) error {
 
 // tables writes the tables of r, each followed by a blank line (the HTML
 // page shows them too).
-func (v *view) tables(b *strings.Builder) {
-	if isCrypto(v.r) {
-		v.crypto(b)
+func (ix *index) tables(b *strings.Builder) {
+	if isCrypto(ix.r) {
+		ix.crypto(b)
 		return
 	}
-	for _, e := range v.experiments {
-		v.throughput(b, e)
+	for _, e := range ix.experiments {
+		ix.throughput(b, e)
 		switch e {
 		case plan.Connect:
-			v.phases(b, e)
-			v.ceilings(b)
-			v.model(b)
+			ix.phases(b, e)
+			ix.ceilings(b)
+			ix.rttModel(b)
 		case plan.Pool, plan.Stream:
-			v.p95(b, e)
+			ix.p95(b, e)
 		}
 	}
-	v.negotiated(b)
-	v.tunnels(b)
-	v.cpu(b)
+	ix.negotiated(b)
+	ix.tunnels(b)
+	ix.cpu(b)
 }
 
-// cell identifies the trials behind one table cell.
-type cell struct {
+// cellKey names the trials behind one cell of the tables: one experiment,
+// variant and concurrency (a CellSummary summarizes them).
+type cellKey struct {
 	exp     plan.Experiment
 	variant string
 	c       int
 }
 
-// view indexes a result's trials by cell.
-type view struct {
+// index is a result's trials by cellKey, and the orders the tables list
+// experiments, variants and concurrencies in.
+type index struct {
 	r           *result.Result
 	experiments []plan.Experiment // connect, pool, then any other, as measured
 	variants    []string          // r.Variants order, then variants only trials name
 	info        map[string]plan.Variant
 	baseline    string
 	conc        map[plan.Experiment][]int
-	trials      map[cell][]result.Trial // by round
+	trials      map[cellKey][]result.Trial // by round
 }
 
-func newView(r *result.Result) *view {
-	v := &view{
+func newIndex(r *result.Result) *index {
+	v := &index{
 		r:      r,
 		info:   map[string]plan.Variant{},
 		conc:   map[plan.Experiment][]int{},
-		trials: map[cell][]result.Trial{},
+		trials: map[cellKey][]result.Trial{},
 	}
 	for _, pv := range r.Variants {
 		v.variants = append(v.variants, pv.ID)
@@ -89,7 +91,7 @@ func newView(r *result.Result) *view {
 		}
 	}
 	for _, t := range r.Trials {
-		k := cell{t.Experiment, t.Variant, t.Concurrency}
+		k := cellKey{t.Experiment, t.Variant, t.Concurrency}
 		v.trials[k] = append(v.trials[k], t)
 		if !slices.Contains(v.experiments, t.Experiment) {
 			v.experiments = append(v.experiments, t.Experiment)
@@ -115,11 +117,11 @@ func newView(r *result.Result) *view {
 }
 
 // cells lists the cells of an experiment that hold trials, column by column.
-func (v *view) cells(e plan.Experiment) []cell {
-	var out []cell
-	for _, c := range v.conc[e] {
-		for _, name := range v.variants {
-			if k := (cell{e, name, c}); len(v.trials[k]) > 0 {
+func (ix *index) cells(e plan.Experiment) []cellKey {
+	var out []cellKey
+	for _, c := range ix.conc[e] {
+		for _, name := range ix.variants {
+			if k := (cellKey{e, name, c}); len(ix.trials[k]) > 0 {
 				out = append(out, k)
 			}
 		}
@@ -129,11 +131,11 @@ func (v *view) cells(e plan.Experiment) []cell {
 
 // trialCount says over how many trials the cells of an experiment's columns
 // cs were averaged: "3 trials", or "1-3 trials" after an interrupted run.
-func (v *view) trialCount(e plan.Experiment, cs ...int) string {
+func (ix *index) trialCount(e plan.Experiment, cs ...int) string {
 	lo, hi := math.MaxInt, 0
 	for _, c := range cs {
-		for _, name := range v.variants {
-			if n := len(v.trials[cell{e, name, c}]); n > 0 {
+		for _, name := range ix.variants {
+			if n := len(ix.trials[cellKey{e, name, c}]); n > 0 {
 				lo, hi = min(lo, n), max(hi, n)
 			}
 		}
@@ -144,8 +146,8 @@ func (v *view) trialCount(e plan.Experiment, cs ...int) string {
 	return fmt.Sprintf("%d-%d trials", lo, hi)
 }
 
-func (v *view) header(b *strings.Builder) {
-	r := v.r
+func (ix *index) header(b *strings.Builder) {
+	r := ix.r
 	title := "tlsbench"
 	if r.Tool.Version != "" {
 		title += " " + r.Tool.Version
@@ -204,21 +206,21 @@ func (v *view) header(b *strings.Builder) {
 // unit names what an experiment's main table counts, and metric computes
 // it from a trial: the seed's figures (connections/s, queries/s) and MB/s
 // for streams.
-func (v *view) unit(e plan.Experiment) string {
+func (ix *index) unit(e plan.Experiment) string {
 	switch {
 	case e == plan.Connect:
 		return "connections/s"
 	case e == plan.Stream:
 		return "MB/s received"
-	case v.r.Spec.Workload == "read-only":
+	case ix.r.Spec.Workload == "read-only":
 		return "queries/s (16 per read-only transaction, as sysbench counts)"
-	case v.r.Spec.Workload == "point-select":
+	case ix.r.Spec.Workload == "point-select":
 		return "queries/s"
 	}
 	return "requests/s" // HTTP and Redis GETs
 }
 
-func (v *view) metric(e plan.Experiment) func(result.Trial) float64 {
+func (ix *index) metric(e plan.Experiment) func(result.Trial) float64 {
 	switch {
 	case e == plan.Stream:
 		return func(t result.Trial) float64 {
@@ -227,7 +229,7 @@ func (v *view) metric(e plan.Experiment) func(result.Trial) float64 {
 			}
 			return float64(t.BytesReceived) / 1e6 / t.Elapsed.Seconds()
 		}
-	case e == plan.Pool && v.r.Spec.Workload == "read-only":
+	case e == plan.Pool && ix.r.Spec.Workload == "read-only":
 		return func(t result.Trial) float64 {
 			if t.Elapsed <= 0 {
 				return 0
@@ -243,31 +245,31 @@ const deltaLegend = "vs baseline: paired by round; ± is the half-width of the 9
 // throughput writes the main table of an experiment and its change against
 // the baseline: as a last column with one concurrency, as a table of its own
 // with several.
-func (v *view) throughput(b *strings.Builder, e plan.Experiment) {
-	cs := v.conc[e]
+func (ix *index) throughput(b *strings.Builder, e plan.Experiment) {
+	cs := ix.conc[e]
 	head := []string{"variant"}
 	for _, c := range cs {
 		head = append(head, plan.Label(c))
 	}
 	t := table{
-		title:  fmt.Sprintf("%s: %s, mean (stddev) over %s", e, v.unit(e), v.trialCount(e, v.conc[e]...)),
+		title:  fmt.Sprintf("%s: %s, mean (stddev) over %s", e, ix.unit(e), ix.trialCount(e, ix.conc[e]...)),
 		left:   1,
 		header: head,
 	}
-	d := table{title: fmt.Sprintf("%s: %s vs baseline, %% (95%% CI)", e, v.unit(e)), left: 1, header: head}
-	metric := v.metric(e)
-	compare := len(v.variants) > 1
+	d := table{title: fmt.Sprintf("%s: %s vs baseline, %% (95%% CI)", e, ix.unit(e)), left: 1, header: head}
+	metric := ix.metric(e)
+	compare := len(ix.variants) > 1
 	inline := compare && len(cs) == 1
 	if inline {
 		t.header = append(slices.Clip(head), "vs baseline")
 		t.foot = []string{deltaLegend}
 	}
-	for _, name := range v.variants {
+	for _, name := range ix.variants {
 		row, drow := []string{name}, []string{name}
 		for _, c := range cs {
-			ts := v.trials[cell{e, name, c}]
+			ts := ix.trials[cellKey{e, name, c}]
 			row = append(row, meanStd(collect(ts, metric), rate))
-			drow = append(drow, v.delta(e, name, c))
+			drow = append(drow, ix.delta(e, name, c))
 		}
 		if inline {
 			row = append(row, drow[1])
@@ -284,22 +286,22 @@ func (v *view) throughput(b *strings.Builder, e plan.Experiment) {
 
 // delta is the change of a variant's throughput against the baseline's in
 // the same experiment and concurrency, trials paired by round.
-func (v *view) delta(e plan.Experiment, name string, c int) string {
-	if name == v.baseline {
+func (ix *index) delta(e plan.Experiment, name string, c int) string {
+	if name == ix.baseline {
 		return "baseline"
 	}
-	return delta(v.paired(e, name, c))
+	return delta(ix.paired(e, name, c))
 }
 
 // paired is that change as figures.
-func (v *view) paired(e plan.Experiment, name string, c int) stats.Delta {
-	metric := v.metric(e)
+func (ix *index) paired(e plan.Experiment, name string, c int) stats.Delta {
+	metric := ix.metric(e)
 	base := map[int]float64{}
-	for _, t := range v.trials[cell{e, v.baseline, c}] {
+	for _, t := range ix.trials[cellKey{e, ix.baseline, c}] {
 		base[t.Round] = metric(t)
 	}
 	var bs, vs []float64
-	for _, t := range v.trials[cell{e, name, c}] {
+	for _, t := range ix.trials[cellKey{e, name, c}] {
 		if x, ok := base[t.Round]; ok {
 			bs, vs = append(bs, x), append(vs, metric(t))
 		}
@@ -308,16 +310,16 @@ func (v *view) paired(e plan.Experiment, name string, c int) stats.Delta {
 }
 
 // p95 writes the pool's p95 latency per variant and concurrency.
-func (v *view) p95(b *strings.Builder, e plan.Experiment) {
-	t := table{title: fmt.Sprintf("%s: p95 latency, ms, mean (stddev) over %s", e, v.trialCount(e, v.conc[e]...)), left: 1}
+func (ix *index) p95(b *strings.Builder, e plan.Experiment) {
+	t := table{title: fmt.Sprintf("%s: p95 latency, ms, mean (stddev) over %s", e, ix.trialCount(e, ix.conc[e]...)), left: 1}
 	t.header = []string{"variant"}
-	for _, c := range v.conc[e] {
+	for _, c := range ix.conc[e] {
 		t.header = append(t.header, plan.Label(c))
 	}
-	for _, name := range v.variants {
+	for _, name := range ix.variants {
 		row := []string{name}
-		for _, c := range v.conc[e] {
-			ts := withLatency(v.trials[cell{e, name, c}])
+		for _, c := range ix.conc[e] {
+			ts := withLatency(ix.trials[cellKey{e, name, c}])
 			row = append(row, meanStd(collect(ts, func(t result.Trial) float64 { return t.Latency.P95 }), millis))
 		}
 		t.add(row...)
@@ -327,21 +329,21 @@ func (v *view) p95(b *strings.Builder, e plan.Experiment) {
 
 // phases writes, per concurrency, where a connection's time goes: each
 // phase's mean latency with its round trips, then the whole connection's.
-func (v *view) phases(b *strings.Builder, e plan.Experiment) {
-	for _, c := range v.conc[e] {
+func (ix *index) phases(b *strings.Builder, e plan.Experiment) {
+	for _, c := range ix.conc[e] {
 		var names []string
-		for _, name := range v.variants {
-			for _, t := range v.trials[cell{e, name, c}] {
+		for _, name := range ix.variants {
+			for _, t := range ix.trials[cellKey{e, name, c}] {
 				names = mergeOrder(names, t.Phases)
 			}
 		}
 		t := table{
-			title: fmt.Sprintf("%s %s: phases, ms, mean over %s [round trips]", e, plan.Label(c), v.trialCount(e, c)),
+			title: fmt.Sprintf("%s %s: phases, ms, mean over %s [round trips]", e, plan.Label(c), ix.trialCount(e, c)),
 			left:  1,
 		}
 		t.header = append(append([]string{"variant"}, names...), "total", "p50", "p95", "p99", "max")
-		for _, name := range v.variants {
-			ts := withLatency(v.trials[cell{e, name, c}])
+		for _, name := range ix.variants {
+			ts := withLatency(ix.trials[cellKey{e, name, c}])
 			row := []string{name}
 			for _, p := range names {
 				row = append(row, phaseCell(ts, p))
@@ -403,7 +405,7 @@ func phaseCell(ts []result.Trial, name string) string {
 }
 
 // negotiated writes what each TLS variant's handshakes settled on.
-func (v *view) negotiated(b *strings.Builder) {
+func (ix *index) negotiated(b *strings.Builder) {
 	t := table{
 		title:  "negotiated, as the client saw it",
 		left:   5,
@@ -411,7 +413,7 @@ func (v *view) negotiated(b *strings.Builder) {
 	}
 	// What the server said of the check connection, where it can tell.
 	server := map[string]string{}
-	for _, c := range v.r.Checks {
+	for _, c := range ix.r.Checks {
 		switch sv := c.Server; {
 		case sv == nil:
 		case !sv.TLS:
@@ -438,17 +440,17 @@ func (v *view) negotiated(b *strings.Builder) {
 		t.add(row...)
 	}
 	tls := len(server) > 0
-	for _, name := range v.variants {
+	for _, name := range ix.variants {
 		var ts []result.Trial
-		for _, e := range v.experiments {
-			for _, c := range v.conc[e] {
-				ts = append(ts, v.trials[cell{e, name, c}]...)
+		for _, e := range ix.experiments {
+			for _, c := range ix.conc[e] {
+				ts = append(ts, ix.trials[cellKey{e, name, c}]...)
 			}
 		}
 		if len(ts) == 0 {
 			continue
 		}
-		info, known := v.info[name]
+		info, known := ix.info[name]
 		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
 			add(name, "-", "-", "-", "-", "-")
 			continue
@@ -490,20 +492,20 @@ func (v *view) negotiated(b *strings.Builder) {
 
 // cpu writes the CPU each operation cost the client and the server, and how
 // many cores the client kept busy.
-func (v *view) cpu(b *strings.Builder) {
-	server := slices.ContainsFunc(v.r.Trials, func(t result.Trial) bool { return t.ServerCPU > 0 })
+func (ix *index) cpu(b *strings.Builder) {
+	server := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.ServerCPU > 0 })
 	t := table{title: "CPU: µs per operation, client cores in use (sums over trials)", left: 3}
 	t.header = []string{"experiment", "", "variant", "client µs/op"}
 	if server {
 		t.header = append(t.header, "server µs/op")
 	}
 	t.header = append(t.header, "client cores")
-	var last cell
-	for _, e := range v.experiments {
-		for _, k := range v.cells(e) {
+	var last cellKey
+	for _, e := range ix.experiments {
+		for _, k := range ix.cells(e) {
 			var ops int64
 			var client, srv, elapsed time.Duration
-			for _, t := range v.trials[k] {
+			for _, t := range ix.trials[k] {
 				ops += t.Ops
 				client += t.ClientCPU
 				srv += t.ServerCPU
@@ -542,22 +544,22 @@ func perOp(cpu time.Duration, ops int64) string {
 }
 
 // warnings writes what the figures themselves say about their own limits.
-func (v *view) warnings(b *strings.Builder) {
-	r := v.r
+func (ix *index) warnings(b *strings.Builder) {
+	r := ix.r
 	if len(r.Trials) == 0 {
 		b.WriteString("warning: no trial finished: there is nothing to report\n")
 		return
 	}
-	for _, e := range v.experiments {
-		for _, name := range v.variants {
-			for _, c := range v.conc[e] {
+	for _, e := range ix.experiments {
+		for _, name := range ix.variants {
+			for _, c := range ix.conc[e] {
 				// A client near its CPU limit measures itself, not the server.
 				limit := c
 				if r.Env.Cores > 0 {
 					limit = min(c, r.Env.Cores)
 				}
 				used := 0.0
-				for _, t := range v.trials[cell{e, name, c}] {
+				for _, t := range ix.trials[cellKey{e, name, c}] {
 					if t.Elapsed > 0 {
 						used = max(used, t.ClientCPU.Seconds()/t.Elapsed.Seconds())
 					}
@@ -569,11 +571,11 @@ func (v *view) warnings(b *strings.Builder) {
 			}
 		}
 	}
-	for _, e := range v.experiments {
-		for _, name := range v.variants {
-			for _, c := range v.conc[e] {
+	for _, e := range ix.experiments {
+		for _, name := range ix.variants {
+			for _, c := range ix.conc[e] {
 				errs, first := map[string]int64{}, map[string]string{}
-				for _, t := range v.trials[cell{e, name, c}] {
+				for _, t := range ix.trials[cellKey{e, name, c}] {
 					for kind, n := range t.Errors {
 						errs[kind] += n
 						if first[kind] == "" {
@@ -598,14 +600,14 @@ func (v *view) warnings(b *strings.Builder) {
 	}
 	// Resumption asked for but refused is a property of the server, and
 	// it changes what the resume variant measures.
-	for _, name := range v.variants {
-		if info, ok := v.info[name]; !ok || !info.Resume {
+	for _, name := range ix.variants {
+		if info, ok := ix.info[name]; !ok || !info.Resume {
 			continue
 		}
 		var resumed, conns int64
-		for _, e := range v.experiments {
-			for _, c := range v.conc[e] {
-				for _, t := range v.trials[cell{e, name, c}] {
+		for _, e := range ix.experiments {
+			for _, c := range ix.conc[e] {
+				for _, t := range ix.trials[cellKey{e, name, c}] {
 					resumed += t.Resumed
 					conns += t.Conns
 				}
@@ -616,10 +618,10 @@ func (v *view) warnings(b *strings.Builder) {
 		}
 	}
 	single, all := 0, 0
-	for _, e := range v.experiments {
-		for _, k := range v.cells(e) {
+	for _, e := range ix.experiments {
+		for _, k := range ix.cells(e) {
 			all++
-			if len(v.trials[k]) < 2 {
+			if len(ix.trials[k]) < 2 {
 				single++
 			}
 		}

@@ -11,8 +11,8 @@ import (
 // tunnels lists the tunnels of a run with what each set up once: an SSH
 // connection's key exchange and login are not part of any connection's
 // phases, so they are shown apart.
-func (v *view) tunnels(b *strings.Builder) {
-	if len(v.r.Tunnels) == 0 {
+func (ix *index) tunnels(b *strings.Builder) {
+	if len(ix.r.Tunnels) == 0 {
 		return
 	}
 	t := table{
@@ -20,7 +20,7 @@ func (v *view) tunnels(b *strings.Builder) {
 		left:   6,
 		header: []string{"via", "rtt", "server", "key exchange", "host key", "cipher", "setup"},
 	}
-	for _, tu := range v.r.Tunnels {
+	for _, tu := range ix.r.Tunnels {
 		rtt := "-"
 		if tu.RTT > 0 {
 			rtt = plan.RTTLabel(tu.RTT)

@@ -112,23 +112,23 @@ func setupOf(ts []result.Trial) setup {
 // connect concurrency (where a connection waits for no other), at
 // PredictRTTs(r). It returns nil when the run has no such variant.
 func Predict(r *result.Result) []Prediction {
-	v := newView(r)
+	v := newIndex(r)
 	return v.predict()
 }
 
-func (v *view) predict() []Prediction {
-	cs := v.conc[plan.Connect]
+func (ix *index) predict() []Prediction {
+	cs := ix.conc[plan.Connect]
 	if len(cs) == 0 {
 		return nil
 	}
 	c := cs[0]
-	rtts := PredictRTTs(v.r)
-	at := func(name string) setup { return setupOf(v.trials[cell{plan.Connect, name, c}]) }
+	rtts := PredictRTTs(ix.r)
+	at := func(name string) setup { return setupOf(ix.trials[cellKey{plan.Connect, name, c}]) }
 	// find returns the variant measured like info but at rtt.
 	find := func(info plan.Variant, rtt time.Duration) string {
 		info.RTT, info.ID, info.Baseline = rtt, "", false
-		for _, name := range v.variants {
-			o, ok := v.info[name]
+		for _, name := range ix.variants {
+			o, ok := ix.info[name]
 			if !ok {
 				continue
 			}
@@ -140,8 +140,8 @@ func (v *view) predict() []Prediction {
 		return ""
 	}
 	var out []Prediction
-	for _, name := range v.variants {
-		info, ok := v.info[name]
+	for _, name := range ix.variants {
+		info, ok := ix.info[name]
 		if !ok || info.RTT != 0 {
 			continue
 		}
@@ -165,7 +165,7 @@ func (v *view) predict() []Prediction {
 				}
 			}
 			if p.Plain != "" {
-				pi := v.info[p.Plain]
+				pi := ix.info[p.Plain]
 				pt.Overhead = pt.Predicted - predicted(at(p.Plain), rtt)
 				if n := find(pi, rtt); n != "" && !math.IsNaN(pt.Measured) {
 					if m := at(n); m.ok {
@@ -184,19 +184,19 @@ func predicted(s setup, rtt time.Duration) float64 {
 	return s.ms + s.rt*float64(rtt)/float64(time.Millisecond)
 }
 
-// model writes the round-trip model of the connect variants: only for runs
+// rttModel writes the round-trip model of the connect variants: only for runs
 // that ask for it (--predict-rtt) or emulate latency, so that the output of
 // any other run stays as it was.
-func (v *view) model(b *strings.Builder) {
-	if len(PredictRTTs(v.r)) == 0 {
+func (ix *index) rttModel(b *strings.Builder) {
+	if len(PredictRTTs(ix.r)) == 0 {
 		return
 	}
-	ps := v.predict()
+	ps := ix.predict()
 	if len(ps) == 0 {
 		return
 	}
 	c := ps[0].Concurrency
-	rtts := PredictRTTs(v.r)
+	rtts := PredictRTTs(ix.r)
 	t := table{
 		title: fmt.Sprintf("connect %s: setup time (all phases but close), ms: predicted = loopback time + round trips × RTT, vs measured with emulated RTT", plan.Label(c)),
 		left:  1,
@@ -219,7 +219,7 @@ func (v *view) model(b *strings.Builder) {
 		}
 		orow := []string{p.Variant, p.Plain}
 		if p.Plain != "" {
-			orow = append(orow, num(p.Local-v.local(ps, p.Plain), millis))
+			orow = append(orow, num(p.Local-ix.local(ps, p.Plain), millis))
 		}
 		for _, pt := range p.At {
 			e := "-"
@@ -240,7 +240,7 @@ func (v *view) model(b *strings.Builder) {
 		o.write(b)
 	}
 	for _, p := range ps {
-		fmt.Fprintf(b, "%s: setup = %s + %s ms of local time (crypto, protocol, scheduling)", p.Variant, plural2(p.RoundTrips, "round trip"), num(p.Local, millis))
+		fmt.Fprintf(b, "%s: setup = %s + %s ms of local time (crypto, protocol, scheduling)", p.Variant, pluralFloat(p.RoundTrips, "round trip"), num(p.Local, millis))
 		if p.Plain != "" {
 			var plain Prediction
 			for _, q := range ps {
@@ -248,16 +248,16 @@ func (v *view) model(b *strings.Builder) {
 					plain = q
 				}
 			}
-			fmt.Fprintf(b, "; TLS adds %s + %s ms", plural2(p.RoundTrips-plain.RoundTrips, "round trip"), num(p.Local-plain.Local, millis))
+			fmt.Fprintf(b, "; TLS adds %s + %s ms", pluralFloat(p.RoundTrips-plain.RoundTrips, "round trip"), num(p.Local-plain.Local, millis))
 		}
 		b.WriteString("\n")
 	}
-	v.savings(b, ps, rtts)
+	ix.savings(b, ps, rtts)
 	b.WriteString("\n")
 }
 
 // local is the loopback setup time of the named prediction.
-func (v *view) local(ps []Prediction, name string) float64 {
+func (ix *index) local(ps []Prediction, name string) float64 {
 	for _, p := range ps {
 		if p.Variant == name {
 			return p.Local
@@ -269,7 +269,7 @@ func (v *view) local(ps []Prediction, name string) float64 {
 // savings writes what TLS 1.3 instead of 1.2, and resumption instead of a
 // full handshake, save per connection at each RTT, where the run measured
 // both sides of the comparison at RTT 0.
-func (v *view) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration) {
+func (ix *index) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration) {
 	same := func(a, c plan.Variant) bool {
 		a.ID, a.Baseline, a.Cipher, a.TLS = "", false, "", ""
 		c.ID, c.Baseline, c.Cipher, c.TLS = "", false, "", ""
@@ -280,7 +280,7 @@ func (v *view) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration
 		dms := from.Local - to.Local
 		if drt < 0.5 {
 			fmt.Fprintf(b, "%s saves no round trip here (%s: %s, %s: %s)\n", what,
-				from.Variant, plural2(from.RoundTrips, "round trip"), to.Variant, plural2(to.RoundTrips, "round trip"))
+				from.Variant, pluralFloat(from.RoundTrips, "round trip"), to.Variant, pluralFloat(to.RoundTrips, "round trip"))
 			return
 		}
 		local := fmt.Sprintf("%s ms less local time", num(dms, millis))
@@ -290,7 +290,7 @@ func (v *view) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration
 		for _, rtt := range rtts {
 			save := dms + drt*float64(rtt)/float64(time.Millisecond)
 			fmt.Fprintf(b, "at %s, %s saves ≈ %s ms per connection (%s → %s: %s less, %s)\n", plan.RTTLabel(rtt), what,
-				num(save, millis), from.Variant, to.Variant, plural2(drt, "round trip"), local)
+				num(save, millis), from.Variant, to.Variant, pluralFloat(drt, "round trip"), local)
 		}
 	}
 	for _, p12 := range ps {
@@ -315,7 +315,7 @@ func (v *view) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration
 			}
 			// Only connections that really resumed show what resumption saves.
 			var resumed, conns int64
-			for _, t := range v.trials[cell{plan.Connect, res.Variant, res.Concurrency}] {
+			for _, t := range ix.trials[cellKey{plan.Connect, res.Variant, res.Concurrency}] {
 				resumed, conns = resumed+t.Resumed, conns+t.Conns
 			}
 			if conns == 0 || resumed*10 < conns*9 {
@@ -326,8 +326,9 @@ func (v *view) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration
 	}
 }
 
-// plural2 is plural for a mean: "1 round trip", "2 round trips", "1.50 round trips".
-func plural2(n float64, word string) string {
+// pluralFloat is plural for a count that need not be whole (a mean, a
+// difference): "1 round trip", "2 round trips", "1.50 round trips".
+func pluralFloat(n float64, word string) string {
 	if n == math.Round(n) {
 		return plural(int(n), word)
 	}
