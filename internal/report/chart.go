@@ -48,8 +48,10 @@ type legendEntry struct {
 // report: per experiment its rates (bars per concurrency, lines over
 // concurrency), p95 latency and connection phases; then the round-trip
 // model, the signing ceilings and the crypto primitives.
-func Charts(r *result.Result) []Chart {
-	b := &charter{ix: newIndex(r)}
+func Charts(r *result.Result) []Chart { return newIndex(r).charts() }
+
+func (ix *index) charts() []Chart {
+	b := &charter{ix: ix}
 	b.styles = styles(b.ix)
 	for _, e := range b.ix.experiments {
 		b.rates(e)

@@ -33,10 +33,10 @@ func CompareText(w io.Writer, c *Comparison) error {
 		b.WriteString("no cell in common: nothing to compare\n")
 	}
 	for _, f := range c.Tables {
-		t := table{
-			title:  fmt.Sprintf("%s: %s, mean ±95%% CI", f.Experiment, f.Title),
-			left:   2,
-			header: []string{"", "variant", "old", "new", "delta", "", ""},
+		t := Table{
+			Title:  fmt.Sprintf("%s: %s, mean ±95%% CI", f.Experiment, f.Title),
+			Left:   2,
+			Header: []string{"", "variant", "old", "new", "delta", "", ""},
 		}
 		last := -1
 		for _, r := range f.Rows {

@@ -15,7 +15,7 @@ func CSV(w io.Writer, r *result.Result) error {
 	if err := cw.Write(columns); err != nil {
 		return err
 	}
-	for _, c := range CellSummaries(r) {
+	for _, c := range Build(r).Cells {
 		if err := cw.Write(c.record()); err != nil {
 			return err
 		}

@@ -69,19 +69,9 @@ func (ix *index) findingsList() []Finding {
 	return out
 }
 
-// findings writes the findings section of the text report: caveats and
-// findings, then recommendations, wrapped for a terminal.
-func (ix *index) findings(b *strings.Builder) {
-	if len(ix.r.Trials) == 0 && len(ix.r.Crypto) == 0 {
-		return // the warnings say so
-	}
-	fs := ix.findingsList()
-	if len(fs) == 0 {
-		return
-	}
-	if s := b.String(); !strings.HasSuffix(s, "\n\n") {
-		b.WriteString("\n")
-	}
+// writeFindings writes the findings section of the text report: caveats
+// and findings, then recommendations, wrapped for a terminal.
+func writeFindings(b *strings.Builder, fs []Finding) {
 	b.WriteString("findings (a difference whose 95% interval includes 0 counts as none)\n")
 	head := false
 	for _, x := range fs {

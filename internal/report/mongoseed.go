@@ -40,11 +40,11 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 			baseline = v.ID
 		}
 	}
-	t := table{
-		title: fmt.Sprintf("MongoDB seed study (--preset %s): the seed's figures, ms, over every iteration (%s per trial)",
+	t := Table{
+		Title: fmt.Sprintf("MongoDB seed study (--preset %s): the seed's figures, ms, over every iteration (%s per trial)",
 			plan.PresetMongoDBSeed, plural(int(r.Spec.Count), "iteration")),
-		left:   2,
-		header: []string{"figure", "variant", "iterations", "mean", "stddev", "p50", "p95", "p99", "round trips", "vs " + baseline},
+		Left:   2,
+		Header: []string{"figure", "variant", "iterations", "mean", "stddev", "p50", "p95", "p99", "round trips", "vs " + baseline},
 	}
 	for _, f := range seedFigures {
 		for i, v := range r.Variants {
@@ -68,7 +68,7 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 				num(h.P50, millis), num(h.P95, millis), num(h.P99, millis), trips, change)
 		}
 	}
-	t.foot = []string{
+	t.Foot = []string{
 		"only-connection: mongo.Connect(), the seed's pymongo.MongoClient(): builds the client and starts its monitor, no I/O",
 		"first-query: find_one() with no filter on that new client: server selection waits for the monitor's connection (tcp, TLS, hello),",
 		"  then the pool's connection (tcp, TLS, hello with SCRAM's first message, auth) and the find; round trips of both connections",
@@ -76,7 +76,7 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 		"vs " + baseline + ": change of the mean, trials paired by round, ±95% interval, * where it excludes 0",
 	}
 	if s := r.Target.Server; s != nil {
-		t.foot = append(t.foot, fmt.Sprintf("server: %s %s (see the notes for what it does and does not represent)", s.Software, s.Version))
+		t.Foot = append(t.Foot, fmt.Sprintf("server: %s %s (see the notes for what it does and does not represent)", s.Software, s.Version))
 	}
 	var b strings.Builder
 	t.write(&b)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -187,7 +186,7 @@ func predicted(s setup, rtt time.Duration) float64 {
 // rttModel writes the round-trip model of the connect variants: only for runs
 // that ask for it (--predict-rtt) or emulate latency, so that the output of
 // any other run stays as it was.
-func (ix *index) rttModel(b *strings.Builder) {
+func (ix *index) rttModel(b *body) {
 	if len(PredictRTTs(ix.r)) == 0 {
 		return
 	}
@@ -197,20 +196,20 @@ func (ix *index) rttModel(b *strings.Builder) {
 	}
 	c := ps[0].Concurrency
 	rtts := PredictRTTs(ix.r)
-	t := table{
-		title: fmt.Sprintf("connect %s: setup time (all phases but close), ms: predicted = loopback time + round trips × RTT, vs measured with emulated RTT", plan.Label(c)),
-		left:  1,
+	t := Table{
+		Title: fmt.Sprintf("connect %s: setup time (all phases but close), ms: predicted = loopback time + round trips × RTT, vs measured with emulated RTT", plan.Label(c)),
+		Left:  1,
 	}
-	t.header = []string{"variant", "round trips", "loopback"}
-	o := table{
-		title: fmt.Sprintf("connect %s: TLS overhead on setup time vs plain, ms: predicted, measured with emulated RTT", plan.Label(c)),
-		left:  1,
+	t.Header = []string{"variant", "round trips", "loopback"}
+	o := Table{
+		Title: fmt.Sprintf("connect %s: TLS overhead on setup time vs plain, ms: predicted, measured with emulated RTT", plan.Label(c)),
+		Left:  1,
 	}
-	o.header = []string{"variant", "vs", "loopback"}
+	o.Header = []string{"variant", "vs", "loopback"}
 	for _, rtt := range rtts {
 		l := plan.RTTLabel(rtt)
-		t.header = append(t.header, "predicted@"+l, "measured@"+l, "error@"+l)
-		o.header = append(o.header, "predicted@"+l, "measured@"+l)
+		t.Header = append(t.Header, "predicted@"+l, "measured@"+l, "error@"+l)
+		o.Header = append(o.Header, "predicted@"+l, "measured@"+l)
 	}
 	for _, p := range ps {
 		row := []string{p.Variant, strconv.FormatFloat(p.RoundTrips, 'f', -1, 64), num(p.Local, millis)}
@@ -234,13 +233,14 @@ func (ix *index) rttModel(b *strings.Builder) {
 			o.add(orow...)
 		}
 	}
-	t.foot = []string{"error: (predicted - measured) / measured; - where the run did not measure the variant at that RTT (--rtt)"}
-	t.write(b)
-	if len(o.rows) > 0 {
-		o.write(b)
+	t.Foot = []string{"error: (predicted - measured) / measured; - where the run did not measure the variant at that RTT (--rtt)"}
+	b.table(t)
+	if len(o.Rows) > 0 {
+		b.table(o)
 	}
+	var lines []string
 	for _, p := range ps {
-		fmt.Fprintf(b, "%s: setup = %s + %s ms of local time (crypto, protocol, scheduling)", p.Variant, pluralFloat(p.RoundTrips, "round trip"), num(p.Local, millis))
+		line := fmt.Sprintf("%s: setup = %s + %s ms of local time (crypto, protocol, scheduling)", p.Variant, pluralFloat(p.RoundTrips, "round trip"), num(p.Local, millis))
 		if p.Plain != "" {
 			var plain Prediction
 			for _, q := range ps {
@@ -248,12 +248,11 @@ func (ix *index) rttModel(b *strings.Builder) {
 					plain = q
 				}
 			}
-			fmt.Fprintf(b, "; TLS adds %s + %s ms", pluralFloat(p.RoundTrips-plain.RoundTrips, "round trip"), num(p.Local-plain.Local, millis))
+			line += fmt.Sprintf("; TLS adds %s + %s ms", pluralFloat(p.RoundTrips-plain.RoundTrips, "round trip"), num(p.Local-plain.Local, millis))
 		}
-		b.WriteString("\n")
+		lines = append(lines, line)
 	}
-	ix.savings(b, ps, rtts)
-	b.WriteString("\n")
+	b.prose(append(lines, ix.savings(ps, rtts)...)...)
 }
 
 // local is the loopback setup time of the named prediction.
@@ -266,10 +265,11 @@ func (ix *index) local(ps []Prediction, name string) float64 {
 	return math.NaN()
 }
 
-// savings writes what TLS 1.3 instead of 1.2, and resumption instead of a
+// savings says what TLS 1.3 instead of 1.2, and resumption instead of a
 // full handshake, save per connection at each RTT, where the run measured
 // both sides of the comparison at RTT 0.
-func (ix *index) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration) {
+func (ix *index) savings(ps []Prediction, rtts []time.Duration) []string {
+	var out []string
 	same := func(a, c plan.Variant) bool {
 		a.ID, a.Baseline, a.Cipher, a.TLS = "", false, "", ""
 		c.ID, c.Baseline, c.Cipher, c.TLS = "", false, "", ""
@@ -279,8 +279,8 @@ func (ix *index) savings(b *strings.Builder, ps []Prediction, rtts []time.Durati
 		drt := from.RoundTrips - to.RoundTrips
 		dms := from.Local - to.Local
 		if drt < 0.5 {
-			fmt.Fprintf(b, "%s saves no round trip here (%s: %s, %s: %s)\n", what,
-				from.Variant, pluralFloat(from.RoundTrips, "round trip"), to.Variant, pluralFloat(to.RoundTrips, "round trip"))
+			out = append(out, fmt.Sprintf("%s saves no round trip here (%s: %s, %s: %s)", what,
+				from.Variant, pluralFloat(from.RoundTrips, "round trip"), to.Variant, pluralFloat(to.RoundTrips, "round trip")))
 			return
 		}
 		local := fmt.Sprintf("%s ms less local time", num(dms, millis))
@@ -289,8 +289,8 @@ func (ix *index) savings(b *strings.Builder, ps []Prediction, rtts []time.Durati
 		}
 		for _, rtt := range rtts {
 			save := dms + drt*float64(rtt)/float64(time.Millisecond)
-			fmt.Fprintf(b, "at %s, %s saves ≈ %s ms per connection (%s → %s: %s less, %s)\n", plan.RTTLabel(rtt), what,
-				num(save, millis), from.Variant, to.Variant, pluralFloat(drt, "round trip"), local)
+			out = append(out, fmt.Sprintf("at %s, %s saves ≈ %s ms per connection (%s → %s: %s less, %s)", plan.RTTLabel(rtt), what,
+				num(save, millis), from.Variant, to.Variant, pluralFloat(drt, "round trip"), local))
 		}
 	}
 	for _, p12 := range ps {
@@ -324,6 +324,7 @@ func (ix *index) savings(b *strings.Builder, ps []Prediction, rtts []time.Durati
 			compare(full, res, "resumption")
 		}
 	}
+	return out
 }
 
 // pluralFloat is plural for a count that need not be whole (a mean, a

@@ -63,20 +63,21 @@ func (c CellSummary) record() []string {
 
 // CellSummaries summarizes r cell by cell, in the order of the text report:
 // experiment, then concurrency, then variant.
-func CellSummaries(r *result.Result) []CellSummary {
-	v := newIndex(r)
+func CellSummaries(r *result.Result) []CellSummary { return newIndex(r).cellSummaries() }
+
+func (ix *index) cellSummaries() []CellSummary {
 	var out []CellSummary
-	for _, e := range v.experiments {
-		metric := v.metric(e)
-		for _, k := range v.cells(e) {
-			ts := v.trials[k]
+	for _, e := range ix.experiments {
+		metric := ix.metric(e)
+		for _, k := range ix.cells(e) {
+			ts := ix.trials[k]
 			s := stats.Summarize(collect(ts, metric))
 			c := CellSummary{
 				Experiment:  string(e),
 				Variant:     k.variant,
 				Concurrency: k.c,
 				Trials:      len(ts),
-				Metric:      v.metricName(e),
+				Metric:      ix.metricName(e),
 				Mean:        number(s.Mean),
 				StdDev:      number(math.NaN()),
 				CI95:        number(s.CI95),
@@ -86,12 +87,12 @@ func CellSummaries(r *result.Result) []CellSummary {
 			if s.N >= 2 {
 				c.StdDev = number(s.StdDev)
 			}
-			if info, ok := v.info[k.variant]; ok {
+			if info, ok := ix.info[k.variant]; ok {
 				c.TLS, c.Key, c.Auth = info.TLS, info.Key, info.Auth
 				c.Resume = &info.Resume
 			}
-			if k.variant != v.baseline {
-				if d := v.paired(e, k.variant, k.c); d.N > 0 {
+			if k.variant != ix.baseline {
+				if d := ix.paired(e, k.variant, k.c); d.N > 0 {
 					c.DeltaPct, c.DeltaCI95 = number(d.Pct), number(d.CI95)
 				}
 			}

@@ -1,0 +1,219 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// Model is everything a report shows of one result, built once by Build:
+// Text, HTML, CSV and JSON render it, and none of them reads another's
+// output.
+type Model struct {
+	Header Header
+	Status Status
+	Notes  []string
+	// Body is the tables of the run, in the text report's order, with the
+	// lines of prose that go between them.
+	Body []Block
+	// Warnings are what the figures say about their own limits, as
+	// sentences ("the client used 0.91 of 1 core in ...").
+	Warnings []string
+	// Findings are caveats, findings and recommendations, in that order.
+	Findings []Finding
+	// Comparable is set when the run measured two variants or more: with
+	// no recommendation, the page says why.
+	Comparable bool
+	// Cells summarize the trials cell by cell: the rows of the csv and
+	// the elements of the json summary, whose Source says what they are of.
+	Cells  []CellSummary
+	Source Source
+
+	ix *index // the trials, for the charts
+}
+
+// Header is what the run was: a title, then facts such as the date, the
+// trials, the client machine and the server, in the text report's order.
+// Tool, Command and Settings are shown on the page only.
+type Header struct {
+	Title    string // "tlsbench 0.1.0 — builtin (builtin)"
+	Facts    []Fact
+	Tool     string   // "tlsbench 0.1.0"
+	Command  []string // with secrets removed, as the result has it
+	Settings []Fact   // the server's, by name
+}
+
+// Fact is one named value of a header.
+type Fact struct{ Key, Value string }
+
+// Status says how the run ended, when not as planned.
+type Status struct {
+	Interrupted bool
+	// Finished is how many trials finished; Planned how many the run
+	// planned, 0 when its spec does not tell.
+	Finished, Planned int
+	// Error is what stopped the run, "" if nothing did.
+	Error string
+	// Empty is set when nothing was measured: no trial finished and no
+	// crypto primitive was timed. The text report then shows a warning
+	// and no findings.
+	Empty bool
+}
+
+// Block is one part of a report's body: a table, or lines of prose.
+type Block struct {
+	Table *Table
+	Prose []string
+}
+
+// body collects the blocks of a report's body in order.
+type body struct{ blocks []Block }
+
+func (b *body) table(t Table) { b.blocks = append(b.blocks, Block{Table: &t}) }
+
+func (b *body) prose(lines ...string) { b.blocks = append(b.blocks, Block{Prose: lines}) }
+
+// Build reads r into a Model.
+func Build(r *result.Result) *Model {
+	ix := newIndex(r)
+	m := &Model{
+		Header:     ix.header(),
+		Status:     ix.status(),
+		Notes:      r.Notes,
+		Body:       ix.body(),
+		Findings:   ix.findingsList(),
+		Comparable: (&finder{ix: ix}).comparable(),
+		Cells:      ix.cellSummaries(),
+		Source: Source{
+			Target:   r.Target.URL,
+			Kind:     r.Target.Kind,
+			Workload: r.Spec.Workload,
+			Started:  r.Started.UTC(),
+			Tool:     r.Tool.Version,
+		},
+		ix: ix,
+	}
+	if !isCrypto(r) {
+		m.Warnings = ix.warnings()
+	}
+	return m
+}
+
+// header is the title and facts of r.
+func (ix *index) header() Header {
+	r := ix.r
+	var h Header
+	h.Title = "tlsbench"
+	if r.Tool.Version != "" {
+		h.Title += " " + r.Tool.Version
+	}
+	target := r.Target.URL
+	if r.Target.Kind != "" && r.Target.Kind != r.Target.URL {
+		target += " (" + r.Target.Kind + ")"
+	}
+	h.Title += " — " + target
+	fact := func(key, val string) { h.Facts = append(h.Facts, Fact{key, val}) }
+	if !r.Started.IsZero() {
+		fact("date", r.Started.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case isCrypto(r):
+		fact("timing", cryptoBounds(r.Spec))
+	case r.Spec.Count > 0:
+		fact("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
+	default:
+		fact("trials", fmt.Sprintf("%d × %s", r.Spec.Trials, r.Spec.Duration))
+	}
+	client := []string{r.Env.OS + "/" + r.Env.Arch}
+	if r.Env.Kernel != "" {
+		client = append(client, "kernel "+r.Env.Kernel)
+	}
+	client = append(client, plural(r.Env.Cores, "core"))
+	if r.Env.CPUModel != "" {
+		client = append(client, r.Env.CPUModel)
+	}
+	if r.Env.AESNI {
+		client = append(client, "AES-NI")
+	} else {
+		client = append(client, "no AES-NI")
+	}
+	fact("client", strings.Join(client, ", "))
+	fact("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
+	if s := r.Target.Server; s != nil {
+		fact("server", strings.TrimSpace(s.Software+" "+s.Version))
+	}
+
+	h.Tool = strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)
+	if h.Tool == "" {
+		h.Tool = "tlsbench"
+	}
+	h.Command = r.Command
+	if s := r.Target.Server; s != nil {
+		keys := make([]string, 0, len(s.Settings))
+		for k := range s.Settings {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			h.Settings = append(h.Settings, Fact{k, s.Settings[k]})
+		}
+	}
+	return h
+}
+
+// status is how r ended.
+func (ix *index) status() Status {
+	r := ix.r
+	return Status{
+		Interrupted: r.Interrupted,
+		Finished:    len(r.Trials),
+		Planned:     len(r.Spec.Experiments) * len(r.Variants) * len(r.Spec.Concurrency) * r.Spec.Trials,
+		Error:       r.Error,
+		Empty:       len(r.Trials) == 0 && len(r.Crypto) == 0,
+	}
+}
+
+// lines are the status in words: "interrupted: 7 of 12 trials finished",
+// "error: ...".
+func (s Status) lines() []string {
+	var out []string
+	if s.Interrupted {
+		if s.Planned > 0 {
+			out = append(out, fmt.Sprintf("interrupted: %d of %d trials finished", s.Finished, s.Planned))
+		} else {
+			out = append(out, fmt.Sprintf("interrupted: %s finished", plural(s.Finished, "trial")))
+		}
+	}
+	if s.Error != "" {
+		out = append(out, "error: "+s.Error)
+	}
+	return out
+}
+
+// body is the tables of r, with the prose between them.
+func (ix *index) body() []Block {
+	var b body
+	if isCrypto(ix.r) {
+		ix.crypto(&b)
+		return b.blocks
+	}
+	for _, e := range ix.experiments {
+		ix.throughput(&b, e)
+		switch e {
+		case plan.Connect:
+			ix.phases(&b, e)
+			ix.ceilings(&b)
+			ix.rttModel(&b)
+		case plan.Pool, plan.Stream:
+			ix.p95(&b, e)
+		}
+	}
+	ix.negotiated(&b)
+	ix.tunnels(&b)
+	ix.cpu(&b)
+	return b.blocks
+}
