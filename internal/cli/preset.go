@@ -21,16 +21,9 @@ import (
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// textReport writes a result's tables: a preset's own table first (the
-// seed's, as the seed printed it), then the usual ones.
-func textReport(w io.Writer, r *result.Result) error {
-	if r.Spec.Preset == plan.PresetMongoDBSeed {
-		if err := report.MongoSeed(w, r); err != nil {
-			return err
-		}
-	}
-	return report.Text(w, r)
-}
+// textReport writes a result's text report: report.Text, which prints a
+// preset's own table first, as the run did.
+func textReport(w io.Writer, r *result.Result) error { return report.Text(w, r) }
 
 // measure returns how a run measures: the runner's trials, or a preset's
 // loops interleaved with them, and how many trials that is.

@@ -15,7 +15,8 @@ func CSV(w io.Writer, r *result.Result) error {
 	if err := cw.Write(columns); err != nil {
 		return err
 	}
-	for _, c := range Build(r).Cells {
+	m, _ := Build(r) // the preset's table is not a row
+	for _, c := range m.Cells {
 		if err := cw.Write(c.record()); err != nil {
 			return err
 		}

@@ -53,12 +53,16 @@ type pageTable struct {
 }
 
 // HTML writes r as one self-contained page: findings in plain words at the
-// top, then every chart (inline SVG), the tables, the notes, warnings and
-// the environment. It loads nothing (no script, font or image from
-// anywhere), so it opens offline, and it prints chart by chart. Output is
-// deterministic, like Text's.
+// top, then every chart (inline SVG), the tables (a preset's own first),
+// the notes, warnings and the environment. It loads nothing (no script,
+// font or image from anywhere), so it opens offline, and it prints chart
+// by chart. Output is deterministic, like Text's.
 func HTML(w io.Writer, r *result.Result) error {
-	return Build(r).html(w)
+	m, err := Build(r)
+	if err != nil {
+		return err
+	}
+	return m.html(w)
 }
 
 // html renders the model as the page.
@@ -106,7 +110,11 @@ func (m *Model) html(w io.Writer) error {
 		}
 	}
 
-	for _, bl := range m.Body {
+	blocks := m.Body
+	if m.Preset != nil {
+		blocks = append([]Block{{Table: m.Preset}}, blocks...)
+	}
+	for _, bl := range blocks {
 		if bl.Table != nil {
 			var b strings.Builder
 			bl.Table.write(&b)

@@ -17,6 +17,10 @@ type Model struct {
 	Header Header
 	Status Status
 	Notes  []string
+	// Preset is the table of the seed study a preset replays (--preset
+	// mongodb-seed), nil without a preset: the text report prints it
+	// first, as the run did, and the page shows it first among the tables.
+	Preset *Table
 	// Body is the tables of the run, in the text report's order, with the
 	// lines of prose that go between them.
 	Body []Block
@@ -77,13 +81,18 @@ func (b *body) table(t Table) { b.blocks = append(b.blocks, Block{Table: &t}) }
 
 func (b *body) prose(lines ...string) { b.blocks = append(b.blocks, Block{Prose: lines}) }
 
-// Build reads r into a Model.
-func Build(r *result.Result) *Model {
+// Build reads r into a Model. Its error is the preset table's: the
+// HdrHistograms it merges do not decode (Read leaves them encoded). The
+// model is whole but for that table even then, for the renderings that do
+// not show it (CSV, JSON, the findings).
+func Build(r *result.Result) (*Model, error) {
 	ix := newIndex(r)
+	preset, err := presetTable(r)
 	m := &Model{
 		Header:     ix.header(),
 		Status:     ix.status(),
 		Notes:      r.Notes,
+		Preset:     preset,
 		Body:       ix.body(),
 		Findings:   ix.findingsList(),
 		Comparable: (&finder{ix: ix}).comparable(),
@@ -100,7 +109,7 @@ func Build(r *result.Result) *Model {
 	if !isCrypto(r) {
 		m.Warnings = ix.warnings()
 	}
-	return m
+	return m, err
 }
 
 // header is the title and facts of r.

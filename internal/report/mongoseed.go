@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -26,13 +24,14 @@ var seedFigures = []seedFigure{
 	{"reused-client query", plan.ReusedClient, ""},
 }
 
-// MongoSeed writes the table of the MongoDB seed study from a
-// mongodb-seed result: each figure per variant over every iteration
-// (histograms merged across trials), its round trips, and its change
-// against the baseline, trials paired by round.
-func MongoSeed(w io.Writer, r *result.Result) error {
+// presetTable is the table of the seed study a preset replays, nil for a
+// result without a preset. The MongoDB seed's (--preset mongodb-seed):
+// each figure per variant over every iteration (histograms merged across
+// trials), its round trips, and its change against the baseline, trials
+// paired by round. Its error says that a histogram does not decode.
+func presetTable(r *result.Result) (*Table, error) {
 	if r.Spec.Preset != plan.PresetMongoDBSeed {
-		return fmt.Errorf("not a %s result (preset %q)", plan.PresetMongoDBSeed, r.Spec.Preset)
+		return nil, nil
 	}
 	baseline := ""
 	for _, v := range r.Variants {
@@ -50,7 +49,7 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 		for i, v := range r.Variants {
 			h, trips, err := f.merged(r.Trials, v.ID)
 			if err != nil {
-				return fmt.Errorf("the %s table: %s %s: %w: the result's histograms are damaged (re-run it)", plan.PresetMongoDBSeed, f.name, v.ID, err)
+				return nil, fmt.Errorf("the %s table: %s %s: %w: the result's histograms are damaged (re-run it)", plan.PresetMongoDBSeed, f.name, v.ID, err)
 			}
 			name := f.name
 			if i > 0 {
@@ -78,10 +77,7 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 	if s := r.Target.Server; s != nil {
 		t.Foot = append(t.Foot, fmt.Sprintf("server: %s %s (see the notes for what it does and does not represent)", s.Software, s.Version))
 	}
-	var b strings.Builder
-	t.write(&b)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return &t, nil
 }
 
 // latency is the figure's histogram in one trial.

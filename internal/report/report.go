@@ -13,20 +13,29 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// Text writes the seed-style tables of r to w: throughput per variant and
-// concurrency with the change against the baseline, latency, connection
-// phases, what was negotiated, CPU, and warnings drawn from the figures.
-// Output is deterministic: the same result renders byte for byte the same,
-// which is what lets `tlsbench report` re-render a run's output.
+// Text writes the seed-style tables of r to w: a preset's own table first,
+// then throughput per variant and concurrency with the change against the
+// baseline, latency, connection phases, what was negotiated, CPU, and
+// warnings and findings drawn from the figures. Output is deterministic:
+// the same result renders byte for byte the same, which is what lets
+// `tlsbench report` re-render a run's output.
 func Text(w io.Writer, r *result.Result) error {
-	_, err := io.WriteString(w, Build(r).text())
+	m, err := Build(r)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, m.text())
 	return err
 }
 
-// text renders the model as the text report: the header, the tables, the
-// warnings, then the findings wrapped for a terminal.
+// text renders the model as the text report: the preset's table, the
+// header, the tables, the warnings, then the findings wrapped for a
+// terminal.
 func (m *Model) text() string {
 	var b strings.Builder
+	if m.Preset != nil {
+		m.Preset.write(&b)
+	}
 	b.WriteString(m.Header.Title + "\n")
 	for _, f := range m.Header.Facts {
 		fmt.Fprintf(&b, "%-8s%s\n", f.Key+":", f.Value)
