@@ -98,7 +98,7 @@ func (b *charter) trialsPhrase(e plan.Experiment) string {
 // figures on a shared axis.
 func (b *charter) rttGroups(e plan.Experiment) []rttGroup {
 	var out []rttGroup
-	for _, name := range (&finder{ix: b.ix}).measured(e) {
+	for _, name := range b.ix.measured(e) {
 		rtt := b.ix.info[name].RTT
 		i := slices.IndexFunc(out, func(g rttGroup) bool { return g.rtt == rtt })
 		if i < 0 {

@@ -23,7 +23,7 @@ type page struct {
 	Title string
 	// Facts are the header's (date, trials, client, ...); Status its
 	// interrupted and error lines.
-	Facts  []Fact
+	Facts  []Field
 	Status []string
 	Notes  []string
 
@@ -36,7 +36,7 @@ type page struct {
 	Tables   []pageTable
 
 	Command  string
-	Settings []Fact
+	Settings []Field
 	Tool     string
 }
 
@@ -76,7 +76,7 @@ func (m *Model) html(w io.Writer) error {
 		Tool:       m.Header.Tool,
 	}
 	for _, f := range m.Header.Facts {
-		p.Facts = append(p.Facts, Fact{f.Key, strings.TrimSpace(f.Value)})
+		p.Facts = append(p.Facts, Field{f.Key, strings.TrimSpace(f.Value)})
 	}
 	for _, s := range m.Status.lines() {
 		p.Status = append(p.Status, strings.TrimSpace(s))

@@ -45,14 +45,14 @@ type Model struct {
 // Tool, Command and Settings are shown on the page only.
 type Header struct {
 	Title    string // "tlsbench 0.1.0 — builtin (builtin)"
-	Facts    []Fact
+	Facts    []Field
 	Tool     string   // "tlsbench 0.1.0"
 	Command  []string // with secrets removed, as the result has it
-	Settings []Fact   // the server's, by name
+	Settings []Field  // the server's, by name
 }
 
-// Fact is one named value of a header.
-type Fact struct{ Key, Value string }
+// Field is one named value of a header.
+type Field struct{ Key, Value string }
 
 // Status says how the run ended, when not as planned.
 type Status struct {
@@ -94,8 +94,8 @@ func Build(r *result.Result) (*Model, error) {
 		Notes:      r.Notes,
 		Preset:     preset,
 		Body:       ix.body(),
-		Findings:   ix.findingsList(),
-		Comparable: (&finder{ix: ix}).comparable(),
+		Findings:   ix.findings(),
+		Comparable: ix.comparable(),
 		Cells:      ix.cellSummaries(),
 		Source: Source{
 			Target:   r.Target.URL,
@@ -125,7 +125,7 @@ func (ix *index) header() Header {
 		target += " (" + r.Target.Kind + ")"
 	}
 	h.Title += " — " + target
-	fact := func(key, val string) { h.Facts = append(h.Facts, Fact{key, val}) }
+	fact := func(key, val string) { h.Facts = append(h.Facts, Field{key, val}) }
 	if !r.Started.IsZero() {
 		fact("date", r.Started.UTC().Format(time.RFC3339))
 	}
@@ -168,7 +168,7 @@ func (ix *index) header() Header {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			h.Settings = append(h.Settings, Fact{k, s.Settings[k]})
+			h.Settings = append(h.Settings, Field{k, s.Settings[k]})
 		}
 	}
 	return h
