@@ -75,7 +75,7 @@ func (m *Model) html(w io.Writer) error {
 		Settings:   m.Header.Settings,
 		Tool:       m.Header.Tool,
 	}
-	for _, f := range m.Header.Facts {
+	for _, f := range m.Header.Fields {
 		p.Facts = append(p.Facts, Field{f.Key, strings.TrimSpace(f.Value)})
 	}
 	for _, s := range m.Status.lines() {

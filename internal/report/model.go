@@ -40,12 +40,12 @@ type Model struct {
 	ix *index // the trials, for the charts
 }
 
-// Header is what the run was: a title, then facts such as the date, the
+// Header is what the run was: a title, then fields such as the date, the
 // trials, the client machine and the server, in the text report's order.
 // Tool, Command and Settings are shown on the page only.
 type Header struct {
 	Title    string // "tlsbench 0.1.0 — builtin (builtin)"
-	Facts    []Field
+	Fields   []Field
 	Tool     string   // "tlsbench 0.1.0"
 	Command  []string // with secrets removed, as the result has it
 	Settings []Field  // the server's, by name
@@ -125,17 +125,17 @@ func (ix *index) header() Header {
 		target += " (" + r.Target.Kind + ")"
 	}
 	h.Title += " — " + target
-	fact := func(key, val string) { h.Facts = append(h.Facts, Field{key, val}) }
+	field := func(key, val string) { h.Fields = append(h.Fields, Field{key, val}) }
 	if !r.Started.IsZero() {
-		fact("date", r.Started.UTC().Format(time.RFC3339))
+		field("date", r.Started.UTC().Format(time.RFC3339))
 	}
 	switch {
 	case isCrypto(r):
-		fact("timing", cryptoBounds(r.Spec))
+		field("timing", cryptoBounds(r.Spec))
 	case r.Spec.Count > 0:
-		fact("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
+		field("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
 	default:
-		fact("trials", fmt.Sprintf("%d × %s", r.Spec.Trials, r.Spec.Duration))
+		field("trials", fmt.Sprintf("%d × %s", r.Spec.Trials, r.Spec.Duration))
 	}
 	client := []string{r.Env.OS + "/" + r.Env.Arch}
 	if r.Env.Kernel != "" {
@@ -150,10 +150,10 @@ func (ix *index) header() Header {
 	} else {
 		client = append(client, "no AES-NI")
 	}
-	fact("client", strings.Join(client, ", "))
-	fact("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
+	field("client", strings.Join(client, ", "))
+	field("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
 	if s := r.Target.Server; s != nil {
-		fact("server", strings.TrimSpace(s.Software+" "+s.Version))
+		field("server", strings.TrimSpace(s.Software+" "+s.Version))
 	}
 
 	h.Tool = strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)

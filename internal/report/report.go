@@ -1,8 +1,15 @@
-// Package report holds the report model of a result file and its
-// renderings; it never runs anything. Build reads a result into a Model:
-// the run's header and status, its tables, warnings, and findings drawn
-// from the figures. Text, HTML, CSV and JSON render a Model; Charts draws
-// the figures; Compare sets two results side by side.
+// Package report turns result files into reports; it never runs anything.
+//
+// Build reads a result into a Model (model.go): the run's header and
+// status, its notes, a preset's own table (mongoseed.go), the tables
+// (index.go indexes the trials by cell; tables.go, crypto.go, rttmodel.go
+// and tunnels.go build the tables), warnings (warnings.go), the cell
+// summaries (summary.go) and the findings. A finding is a typed fact
+// (facts.go) that analysis.go computes with its statistics, rules.go
+// decides to state, and wording.go puts in English. Text (report.go), HTML
+// (html.go), CSV and JSON render a Model, none of them from another's
+// output. Charts draws the figures as SVG or PNG; Compare and CompareText
+// set two results side by side.
 package report
 
 import (
@@ -37,7 +44,7 @@ func (m *Model) text() string {
 		m.Preset.write(&b)
 	}
 	b.WriteString(m.Header.Title + "\n")
-	for _, f := range m.Header.Facts {
+	for _, f := range m.Header.Fields {
 		fmt.Fprintf(&b, "%-8s%s\n", f.Key+":", f.Value)
 	}
 	for _, s := range m.Status.lines() {
