@@ -298,6 +298,24 @@ func TestFindings(t *testing.T) {
 			recs: 0,
 		},
 		{
+			name: "connect and pool: pooling weighed against TLS on persistent connections",
+			r: func(*testing.T) *result.Result {
+				s := fourSpec
+				s.Experiments = []plan.Experiment{plan.Connect, plan.Pool}
+				return run(s, fourVariants, map[plan.Experiment]map[int]map[string]figure{
+					plan.Connect: {1: connectFigures}, plan.Pool: {1: poolFigures(1)}}, -1)
+			},
+			check: func(t *testing.T, fs []Finding) {
+				p := only[Pool](t, fs, KindRecommendation)
+				pair(t, p.Dearest, "plain", "tls1.2 rsa2048", -91.44, true)
+				near(t, "largest cost on persistent connections, %", p.Persistent, 14.88, 0.01)
+				if n := len(factsOf[PersistentSame](fs, KindFinding)); n != 1 {
+					t.Errorf("%d persistent findings", n)
+				}
+			},
+			recs: 3,
+		},
+		{
 			name: "ceilings",
 			r:    file("measured-ceilings.json"),
 			check: func(t *testing.T, fs []Finding) {
