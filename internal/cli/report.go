@@ -15,7 +15,7 @@ import (
 
 // reportFormats are the renderings of `tlsbench report --format`.
 var reportFormats = map[string]func(io.Writer, *result.Result) error{
-	"text": textReport, // a preset's own table first, as the run printed it
+	"text": report.Text, // a preset's own table first, as the run printed it
 	"csv":  report.CSV,
 	"json": report.JSON,
 }

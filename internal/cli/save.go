@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -56,7 +55,7 @@ func (f *resultFile) discard() {
 // apart (pageErr), so that the run's own outcome still comes first.
 func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where string, pageErr, err error) {
 	// The tables first: they are printed whatever happens to the file.
-	if err := textReport(stdout, res); err != nil {
+	if err := report.Text(stdout, res); err != nil {
 		return "", nil, err
 	}
 	if werr := result.Write(f.path, res); werr != nil {
@@ -70,17 +69,6 @@ func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where s
 	f.saved = true
 	fmt.Fprintf(stderr, "result: %s\n", f.path)
 	return f.path, writePage(f.path, res, stderr), nil
-}
-
-// textReport writes a result's tables: a preset's own table first (the
-// seed's, as the seed printed it), then the usual ones.
-func textReport(w io.Writer, r *result.Result) error {
-	if r.Spec.Preset == plan.PresetMongoDBSeed {
-		if err := report.MongoSeed(w, r); err != nil {
-			return err
-		}
-	}
-	return report.Text(w, r)
 }
 
 // pageBeside names the HTML page of the result at output: x.json: x.html.

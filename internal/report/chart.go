@@ -48,10 +48,12 @@ type legendEntry struct {
 // report: per experiment its rates (bars per concurrency, lines over
 // concurrency), p95 latency and connection phases; then the round-trip
 // model, the signing ceilings and the crypto primitives.
-func Charts(r *result.Result) []Chart {
-	b := &charter{v: newView(r)}
-	b.styles = styles(b.v)
-	for _, e := range b.v.experiments {
+func Charts(r *result.Result) []Chart { return newIndex(r).charts() }
+
+func (ix *index) charts() []Chart {
+	b := &charter{ix: ix}
+	b.styles = styles(b.ix)
+	for _, e := range b.ix.experiments {
 		b.rates(e)
 		if e == plan.Connect {
 			b.phases()
@@ -67,7 +69,7 @@ func Charts(r *result.Result) []Chart {
 
 // charter builds the charts of one result.
 type charter struct {
-	v      *view
+	ix     *index
 	styles map[string]style
 	out    []Chart
 }
@@ -88,7 +90,7 @@ func (b *charter) add(c Chart) {
 
 // trialsPhrase says over how many trials the figures of e are means.
 func (b *charter) trialsPhrase(e plan.Experiment) string {
-	return "mean over " + b.v.trialCount(e, b.v.conc[e]...)
+	return "mean over " + b.ix.trialCount(e, b.ix.conc[e]...)
 }
 
 // rttGroups splits the variants with trials in e by emulated RTT, bare
@@ -96,8 +98,8 @@ func (b *charter) trialsPhrase(e plan.Experiment) string {
 // figures on a shared axis.
 func (b *charter) rttGroups(e plan.Experiment) []rttGroup {
 	var out []rttGroup
-	for _, name := range (&finder{v: b.v}).measured(e) {
-		rtt := b.v.info[name].RTT
+	for _, name := range b.ix.measured(e) {
+		rtt := b.ix.info[name].RTT
 		i := slices.IndexFunc(out, func(g rttGroup) bool { return g.rtt == rtt })
 		if i < 0 {
 			out = append(out, rttGroup{rtt: rtt})
@@ -126,7 +128,7 @@ func (g rttGroup) suffixes() (id, title string) {
 // concurrency (the lowest and highest of a sweep), and one line per
 // variant over concurrency when the run has several; per emulated RTT.
 func (b *charter) rates(e plan.Experiment) {
-	v := b.v
+	v := b.ix
 	unit := v.metricName(e)
 	metric := v.metric(e)
 	value := func(t result.Trial) (float64, bool) { return metric(t), t.Elapsed > 0 }
@@ -151,7 +153,7 @@ func (b *charter) rates(e plan.Experiment) {
 // p95 charts the pool's or stream's p95 latency: over concurrency when the
 // run has several, else per variant.
 func (b *charter) p95(e plan.Experiment) {
-	v := b.v
+	v := b.ix
 	value := func(t result.Trial) (float64, bool) { return t.Latency.P95, t.Latency.Count > 0 }
 	for _, g := range b.rttGroups(e) {
 		id, at := g.suffixes()
@@ -171,7 +173,7 @@ func (b *charter) p95(e plan.Experiment) {
 func (b *charter) bars(e plan.Experiment, names []string, c int, id, title, xlabel string, value func(result.Trial) (float64, bool), note func(float64) string, caption string) {
 	var bs []bar
 	for _, name := range names {
-		xs := trialValues(b.v.trials[cell{e, name, c}], value)
+		xs := trialValues(b.ix.trials[cellKey{e, name, c}], value)
 		if len(xs) == 0 {
 			continue
 		}
@@ -213,7 +215,7 @@ func (b *charter) grid(p *plot.Plot, vertical bool) {
 // Variants are nudged apart sideways so that their error bars do not hide
 // each other.
 func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel string, value func(result.Trial) (float64, bool)) {
-	v := b.v
+	v := b.ix
 	cs := v.conc[e]
 	p := newPlot(title, "concurrency (connections in use at once)", ylabel+" ("+b.trialsPhrase(e)+")")
 	b.grid(p, false)
@@ -223,7 +225,7 @@ func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel str
 		nudge := math.Pow(1.02, float64(i)-float64(len(names)-1)/2)
 		var pts errPoints
 		for _, c := range cs {
-			xs := trialValues(v.trials[cell{e, name, c}], value)
+			xs := trialValues(v.trials[cellKey{e, name, c}], value)
 			if len(xs) == 0 {
 				continue
 			}
@@ -288,7 +290,7 @@ func legendHeight(n int) vg.Length { return vg.Points(60) + vg.Points(13)*vg.Len
 // variant, at the lowest concurrency, one chart per emulated RTT (whose
 // round trips would dwarf the bare link's phases).
 func (b *charter) phases() {
-	v := b.v
+	v := b.ix
 	c, ok := v.lowest(plan.Connect)
 	if !ok {
 		return
@@ -304,7 +306,7 @@ func (b *charter) phases() {
 	for _, rtt := range rtts {
 		var names, phases []string
 		for _, name := range v.variants {
-			ts := withLatency(v.trials[cell{plan.Connect, name, c}])
+			ts := withLatency(v.trials[cellKey{plan.Connect, name, c}])
 			if v.info[name].RTT != rtt || len(ts) == 0 {
 				continue
 			}
@@ -318,7 +320,7 @@ func (b *charter) phases() {
 		}
 		var bars []bar
 		for _, name := range names {
-			ts := withLatency(v.trials[cell{plan.Connect, name, c}])
+			ts := withLatency(v.trials[cellKey{plan.Connect, name, c}])
 			br := bar{label: name}
 			for _, ph := range phases {
 				ms := phaseMean(ts, ph)
@@ -363,7 +365,7 @@ func (b *charter) phases() {
 // rttOverhead draws what TLS adds to connection setup against the RTT: the
 // round-trip model's prediction as lines, measurements as points.
 func (b *charter) rttOverhead() {
-	v := b.v
+	v := b.ix
 	rtts := PredictRTTs(v.r)
 	ps := v.predict()
 	if len(rtts) == 0 || len(ps) == 0 {
@@ -434,7 +436,7 @@ func (b *charter) rttOverhead() {
 // ceilings sets the most new TLS connections per second measured with each
 // key against the ceiling its signatures put on the server's cores.
 func (b *charter) ceilings() {
-	v := b.v
+	v := b.ix
 	if len(v.r.Ceilings) == 0 {
 		return
 	}
@@ -456,7 +458,7 @@ func (b *charter) ceilings() {
 			}
 			best, at := stats.Summary{}, 0
 			for _, c := range v.conc[plan.Connect] {
-				s := stats.Summarize(collect(v.trials[cell{plan.Connect, name, c}], v.metric(plan.Connect)))
+				s := stats.Summarize(collect(v.trials[cellKey{plan.Connect, name, c}], v.metric(plan.Connect)))
 				if s.N > 0 && s.Mean > best.Mean && finite(s.Mean, s.StdDev) {
 					best, at = s, c
 				}
@@ -497,7 +499,7 @@ var libraryPalette = []color.RGBA{{0x4e, 0x79, 0xa7, 0xff}, {0xb0, 0x7a, 0xa1, 0
 // crypto charts the primitives of a crypto run: public-key operations per
 // second, and cipher throughput at the largest record size.
 func (b *charter) crypto() {
-	prims := b.v.r.Crypto
+	prims := b.ix.r.Crypto
 	if len(prims) == 0 {
 		return
 	}
@@ -683,10 +685,10 @@ func WriteCharts(dir, format string, r *result.Result) ([]string, error) {
 
 // variantColors are the variants' colours as CSS writes them, for the
 // page's key; variant order.
-func variantColors(v *view) []struct{ Name, Color string } {
-	st := styles(v)
+func variantColors(ix *index) []struct{ Name, Color string } {
+	st := styles(ix)
 	var out []struct{ Name, Color string }
-	for _, name := range v.variants {
+	for _, name := range ix.variants {
 		out = append(out, struct{ Name, Color string }{name, hexColor(st[name].color)})
 	}
 	return out

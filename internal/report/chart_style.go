@@ -90,12 +90,12 @@ type style struct {
 // styles gives each variant of r its style, keyed by its position in
 // r.Variants: a TLS variant takes the next palette colour, the same variant
 // at another RTT the same colour, and plain variants plain's grey.
-func styles(v *view) map[string]style {
+func styles(ix *index) map[string]style {
 	out := map[string]style{}
 	var keys []plan.Variant
 	plain := 0
-	for _, name := range v.variants {
-		info, known := v.info[name]
+	for _, name := range ix.variants {
+		info, known := ix.info[name]
 		if known && direct(info) {
 			out[name] = style{color: plainColor, glyph: glyphs[(len(glyphs)-2+plain)%len(glyphs)], dashes: rttDashes(info)}
 			plain++

@@ -35,7 +35,7 @@ type Run struct {
 type Figure struct {
 	Experiment plan.Experiment
 	Title      string // "connections/s", "p95 latency, ms"
-	format     format
+	precision  precision
 	Rows       []Row
 }
 
@@ -51,31 +51,31 @@ type Row struct {
 
 // measure is a figure taken from every trial that has it.
 type measure struct {
-	title  string
-	format format
-	only   plan.Experiment // "" for every experiment
-	value  func(v *view, e plan.Experiment) func(result.Trial) (float64, bool)
+	title     string
+	precision precision
+	only      plan.Experiment // "" for every experiment
+	value     func(v *index, e plan.Experiment) func(result.Trial) (float64, bool)
 }
 
 var measures = []measure{
-	{title: "", format: rate, value: func(v *view, e plan.Experiment) func(result.Trial) (float64, bool) {
+	{title: "", precision: rate, value: func(v *index, e plan.Experiment) func(result.Trial) (float64, bool) {
 		m := v.metric(e)
 		return func(t result.Trial) (float64, bool) { return m(t), true }
 	}},
-	{title: "p95 latency, ms", format: millis, value: latency(func(h result.Hist) float64 { return h.P95 })},
-	{title: "mean latency, ms", format: millis, only: plan.Connect, value: latency(func(h result.Hist) float64 { return h.Mean })},
-	{title: "client CPU, µs/op", format: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ClientCPU })},
-	{title: "server CPU, µs/op", format: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ServerCPU })},
+	{title: "p95 latency, ms", precision: millis, value: latency(func(h result.Hist) float64 { return h.P95 })},
+	{title: "mean latency, ms", precision: millis, only: plan.Connect, value: latency(func(h result.Hist) float64 { return h.Mean })},
+	{title: "client CPU, µs/op", precision: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ClientCPU })},
+	{title: "server CPU, µs/op", precision: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ServerCPU })},
 }
 
-func latency(f func(result.Hist) float64) func(*view, plan.Experiment) func(result.Trial) (float64, bool) {
-	return func(*view, plan.Experiment) func(result.Trial) (float64, bool) {
+func latency(f func(result.Hist) float64) func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
+	return func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
 		return func(t result.Trial) (float64, bool) { return f(t.Latency), t.Latency.Count > 0 }
 	}
 }
 
-func cpuPerOp(f func(result.Trial) time.Duration) func(*view, plan.Experiment) func(result.Trial) (float64, bool) {
-	return func(*view, plan.Experiment) func(result.Trial) (float64, bool) {
+func cpuPerOp(f func(result.Trial) time.Duration) func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
+	return func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
 		return func(t result.Trial) (float64, bool) {
 			if t.Ops <= 0 || f(t) <= 0 {
 				return 0, false
@@ -89,7 +89,7 @@ func cpuPerOp(f func(result.Trial) time.Duration) func(*view, plan.Experiment) f
 // by ID, cells by experiment, variant and concurrency; a figure is compared
 // where both runs have it.
 func Compare(old, new Run) *Comparison {
-	a, b := newView(old.Result), newView(new.Result)
+	a, b := newIndex(old.Result), newIndex(new.Result)
 	c := &Comparison{Old: old, New: new, Differences: differences(old.Result, new.Result)}
 	for _, name := range a.variants {
 		if !slices.Contains(b.variants, name) {
@@ -113,14 +113,14 @@ func Compare(old, new Run) *Comparison {
 			if m.only != "" && m.only != e {
 				continue
 			}
-			f := Figure{Experiment: e, Title: m.title, format: m.format}
+			f := Figure{Experiment: e, Title: m.title, precision: m.precision}
 			if i == 0 {
 				f.Title = b.unit(e)
 			}
 			va, vb := m.value(a, e), m.value(b, e)
 			for _, cc := range conc {
 				for _, name := range variants {
-					k := cell{e, name, cc}
+					k := cellKey{e, name, cc}
 					ta, tb := a.trials[k], b.trials[k]
 					row := Row{Variant: name, Concurrency: cc}
 					switch {

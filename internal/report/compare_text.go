@@ -33,10 +33,10 @@ func CompareText(w io.Writer, c *Comparison) error {
 		b.WriteString("no cell in common: nothing to compare\n")
 	}
 	for _, f := range c.Tables {
-		t := table{
-			title:  fmt.Sprintf("%s: %s, mean ±95%% CI", f.Experiment, f.Title),
-			left:   2,
-			header: []string{"", "variant", "old", "new", "delta", "", ""},
+		t := Table{
+			Title:  fmt.Sprintf("%s: %s, mean ±95%% CI", f.Experiment, f.Title),
+			Left:   2,
+			Header: []string{"", "variant", "old", "new", "delta", "", ""},
 		}
 		last := -1
 		for _, r := range f.Rows {
@@ -45,7 +45,7 @@ func CompareText(w io.Writer, c *Comparison) error {
 				conc = ""
 			}
 			last = r.Concurrency
-			t.add(append([]string{conc, r.Variant, meanCI(r.Old, f.format), meanCI(r.New, f.format)}, change(r)...)...)
+			t.add(append([]string{conc, r.Variant, meanCI(r.Old, f.precision), meanCI(r.New, f.precision)}, change(r)...)...)
 		}
 		t.write(&b)
 	}
@@ -77,7 +77,7 @@ func side(b *strings.Builder, label string, r Run) {
 
 // meanCI renders "4134 ±271": the mean and the half-width of its 95% CI at
 // the mean's precision; the mean alone for one trial, "-" for none.
-func meanCI(s stats.Summary, f format) string {
+func meanCI(s stats.Summary, f precision) string {
 	if s.N == 0 {
 		return "-"
 	}

@@ -81,14 +81,14 @@ func (x *primitives) figure(lib, kind, name string, size int, all bool, scale fl
 // crypto writes a crypto result in the shape of openssl speed: public-key
 // operations per second, then ciphers' MB/s by record size, each on one
 // core and on all, one row per library.
-func (v *view) crypto(b *strings.Builder) {
-	x := newPrimitives(v.r.Crypto)
-	cores := v.r.Env.Cores
+func (ix *index) crypto(b *body) {
+	x := newPrimitives(ix.r.Crypto)
+	cores := ix.r.Env.Cores
 	all := plural(cores, "core")
 	multi := cores > 1
 	// rows adds a row per library that measured the primitive, naming it
 	// on the first only.
-	rows := func(t *table, name, kind string, cells func(lib string) []string) {
+	rows := func(t *Table, name, kind string, cells func(lib string) []string) {
 		first := true
 		for _, lib := range x.libs {
 			if _, ok := x.at[primKey{lib, kind, name, 0}]; !ok {
@@ -103,11 +103,11 @@ func (v *view) crypto(b *strings.Builder) {
 		}
 	}
 
-	pk := table{title: "public key: operations/s on 1 core and on all " + all, left: 2,
-		header: []string{"primitive", "library", "sign/s", "verify/s"}}
+	pk := Table{Title: "public key: operations/s on 1 core and on all " + all, Left: 2,
+		Header: []string{"primitive", "library", "sign/s", "verify/s"}}
 	if multi {
-		pk.title = fmt.Sprintf("public key: operations/s on 1 core and on all %s (×%d)", all, cores)
-		pk.header = []string{"primitive", "library", "sign/s", fmt.Sprintf("sign/s ×%d", cores), "verify/s", fmt.Sprintf("verify/s ×%d", cores)}
+		pk.Title = fmt.Sprintf("public key: operations/s on 1 core and on all %s (×%d)", all, cores)
+		pk.Header = []string{"primitive", "library", "sign/s", fmt.Sprintf("sign/s ×%d", cores), "verify/s", fmt.Sprintf("verify/s ×%d", cores)}
 	}
 	for _, name := range x.names {
 		if !x.has(result.KindSign, name) {
@@ -125,16 +125,16 @@ func (v *view) crypto(b *strings.Builder) {
 			return cells
 		})
 	}
-	if len(pk.rows) > 0 {
-		pk.foot = []string{"a server signs once per full TLS handshake: cores × sign/s is the most new connections it can take"}
-		pk.write(b)
+	if len(pk.Rows) > 0 {
+		pk.Foot = []string{"a server signs once per full TLS handshake: cores × sign/s is the most new connections it can take"}
+		b.table(pk)
 	}
 
-	ka := table{title: "key agreement: shared secrets/s on 1 core", left: 2,
-		header: []string{"primitive", "library", "derive/s"}}
+	ka := Table{Title: "key agreement: shared secrets/s on 1 core", Left: 2,
+		Header: []string{"primitive", "library", "derive/s"}}
 	if multi {
-		ka.title = fmt.Sprintf("key agreement: shared secrets/s on 1 core and on all %s", all)
-		ka.header = append(ka.header, fmt.Sprintf("derive/s ×%d", cores))
+		ka.Title = fmt.Sprintf("key agreement: shared secrets/s on 1 core and on all %s", all)
+		ka.Header = append(ka.Header, fmt.Sprintf("derive/s ×%d", cores))
 	}
 	for _, name := range x.names {
 		if !x.has(result.KindKeyAgreement, name) {
@@ -148,8 +148,8 @@ func (v *view) crypto(b *strings.Builder) {
 			return cells
 		})
 	}
-	if len(ka.rows) > 0 {
-		ka.write(b)
+	if len(ka.Rows) > 0 {
+		b.table(ka)
 	}
 
 	for _, allCores := range []bool{false, true} {
@@ -160,9 +160,9 @@ func (v *view) crypto(b *strings.Builder) {
 		if allCores {
 			title = fmt.Sprintf("ciphers: MB/s on all %s, by record size in bytes", all)
 		}
-		ct := table{title: title, left: 2, header: []string{"primitive", "library"}}
+		ct := Table{Title: title, Left: 2, Header: []string{"primitive", "library"}}
 		for _, s := range x.sizes {
-			ct.header = append(ct.header, fmt.Sprint(s))
+			ct.Header = append(ct.Header, fmt.Sprint(s))
 		}
 		for _, name := range x.names {
 			if !x.has(result.KindCipher, name) {
@@ -187,8 +187,8 @@ func (v *view) crypto(b *strings.Builder) {
 				ct.add(cells...)
 			}
 		}
-		if len(ct.rows) > 0 {
-			ct.write(b)
+		if len(ct.Rows) > 0 {
+			b.table(ct)
 		}
 	}
 	x.warnScaling(b, cores)
@@ -197,7 +197,7 @@ func (v *view) crypto(b *strings.Builder) {
 // warnScaling says which figures were lower on all cores than on one: the
 // cores were busy with other work, or are not independent (SMT siblings,
 // an overcommitted VM), and cores × the one-core figure overstates them.
-func (x *primitives) warnScaling(b *strings.Builder, cores int) {
+func (x *primitives) warnScaling(b *body, cores int) {
 	if cores < 2 {
 		return
 	}
@@ -235,8 +235,8 @@ func (x *primitives) warnScaling(b *strings.Builder, cores int) {
 	if len(low) > show {
 		list += fmt.Sprintf(" and %d more", len(low)-show)
 	}
-	fmt.Fprintf(b, "warning: %d of %d figures were lower on all %s than on one (%s): the cores were busy with other work or are not independent (SMT siblings, a shared VM host), so cores × one core overstates what they do together\n",
-		len(low), n, plural(cores, "core"), list)
+	b.prose(fmt.Sprintf("warning: %d of %d figures were lower on all %s than on one (%s): the cores were busy with other work or are not independent (SMT siblings, a shared VM host), so cores × one core overstates what they do together",
+		len(low), n, plural(cores, "core"), list))
 }
 
 // CeilingRow is a key's server-side ceiling beside the best connect rate
@@ -261,16 +261,16 @@ func (c CeilingRow) Share() float64 {
 // ceilingRows pairs each ceiling of the result with the best connect rate
 // measured with its key. Variants that resume sessions are left out: a
 // resumed handshake signs nothing.
-func (v *view) ceilingRows() []CeilingRow {
+func (ix *index) ceilingRows() []CeilingRow {
 	var out []CeilingRow
-	for _, c := range v.r.Ceilings {
+	for _, c := range ix.r.Ceilings {
 		row := CeilingRow{Ceiling: c, Best: math.NaN()}
-		for _, k := range v.cells(plan.Connect) {
-			info, ok := v.info[k.variant]
+		for _, k := range ix.cells(plan.Connect) {
+			info, ok := ix.info[k.variant]
 			if !ok || info.Plain() || info.Resume || info.Key != c.Key {
 				continue
 			}
-			m := stats.Summarize(collect(v.trials[k], result.Trial.Throughput)).Mean
+			m := stats.Summarize(collect(ix.trials[k], result.Trial.Throughput)).Mean
 			if math.IsNaN(row.Best) || m > row.Best {
 				row.Best, row.BestAt = m, k.variant+" "+plan.Label(k.c)
 			}
@@ -282,16 +282,16 @@ func (v *view) ceilingRows() []CeilingRow {
 
 // ceilings writes the server-side ceiling of each key beside the best
 // connections/s measured with it.
-func (v *view) ceilings(b *strings.Builder) {
-	rows := v.ceilingRows()
+func (ix *index) ceilings(b *body) {
+	rows := ix.ceilingRows()
 	if len(rows) == 0 {
 		return
 	}
-	t := table{
-		title:  "connect: server ceiling per key (cores × signatures/s on one core) vs the best measured",
-		left:   2,
-		header: []string{"key", "library", "sign/s per core", "cores", "ceiling conn/s", "best conn/s", "of ceiling", "best at"},
-		foot: []string{
+	t := Table{
+		Title:  "connect: server ceiling per key (cores × signatures/s on one core) vs the best measured",
+		Left:   2,
+		Header: []string{"key", "library", "sign/s per core", "cores", "ceiling conn/s", "best conn/s", "of ceiling", "best at"},
+		Foot: []string{
 			"every full handshake costs the server one signature; resumed variants are left out of best; the client shares this machine",
 		},
 	}
@@ -306,7 +306,7 @@ func (v *view) ceilings(b *strings.Builder) {
 		}
 		t.add(c.Key, c.Library, num(c.SignPerSec, rate), fmt.Sprint(c.Cores), num(c.ConnPerSec(), rate), num(c.Best, rate), share, at)
 	}
-	t.write(b)
+	b.table(t)
 }
 
 // libraries lists the libraries of a crypto run's primitives, in the order

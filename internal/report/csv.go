@@ -9,13 +9,14 @@ import (
 )
 
 // CSV writes one row per experiment, variant and concurrency of r, under a
-// header row naming the columns (see Cell and docs/result.md).
+// header row naming the columns (see CellSummary and docs/result.md).
 func CSV(w io.Writer, r *result.Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(columns); err != nil {
 		return err
 	}
-	for _, c := range Cells(r) {
+	m, _ := Build(r) // the preset's table is not a row
+	for _, c := range m.Cells {
 		if err := cw.Write(c.record()); err != nil {
 			return err
 		}

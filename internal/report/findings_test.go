@@ -1,6 +1,10 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,127 +51,321 @@ func pgPhases(tls, auth float64) []phase {
 	return append(ps, phase{"auth", auth, 2}, phase{"query", 0.3, 1}, phase{"close", 0.02, 0})
 }
 
-func kinds(fs []Finding, k Kind) []string {
-	var out []string
+// factsOf lists the facts of type T among the findings of kind k.
+func factsOf[T Fact](fs []Finding, k Kind) []T {
+	var out []T
 	for _, f := range fs {
-		if f.Kind == k {
-			out = append(out, f.Text)
+		if x, ok := f.Fact.(T); ok && f.Kind == k {
+			out = append(out, x)
 		}
 	}
 	return out
 }
 
-// TestFindings checks what the findings of stored and built results say,
-// and what they must not say.
+// only is the one fact of type T among the findings of kind k.
+func only[T Fact](t *testing.T, fs []Finding, k Kind) T {
+	t.Helper()
+	xs := factsOf[T](fs, k)
+	if len(xs) != 1 {
+		var zero T
+		t.Fatalf("%d %s facts %T, want 1", len(xs), k, zero)
+	}
+	return xs[0]
+}
+
+// absent checks that no finding of any kind has a fact of type T.
+func absent[T Fact](t *testing.T, fs []Finding) {
+	t.Helper()
+	for _, k := range []Kind{KindCaveat, KindFinding, KindRecommendation} {
+		if xs := factsOf[T](fs, k); len(xs) > 0 {
+			t.Errorf("%s %T: %+v", k, xs[0], xs[0])
+		}
+	}
+}
+
+// near checks a figure to within tol (NaN only for NaN).
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.IsNaN(want) != math.IsNaN(got) || math.Abs(got-want) > tol {
+		t.Errorf("%s: %v, want %v ±%v", what, got, want, tol)
+	}
+}
+
+// pair checks a contrast's variants, its change in percent (±0.01) and
+// whether that change is measurable.
+func pair(t *testing.T, c Contrast, from, to string, pct float64, measurable bool) {
+	t.Helper()
+	if c.From != from || c.To != to {
+		t.Errorf("contrast %s -> %s, want %s -> %s", c.From, c.To, from, to)
+	}
+	near(t, c.To+" vs "+c.From+" %", c.Delta.Pct, pct, 0.01)
+	if c.Measurable() != measurable {
+		t.Errorf("%s vs %s: measurable %v (%+v)", c.To, c.From, c.Measurable(), c.Delta)
+	}
+}
+
+// TestFindings checks the facts behind the findings of stored and built
+// results: the variants compared, their change with its interval, round
+// trips, ms and CPU, and which facts became findings or recommendations
+// and which did not. testdata/findings.golden holds their wording.
 func TestFindings(t *testing.T) {
 	plain := connectFigures["plain"]
+	nan := math.NaN()
 	tests := []struct {
-		name string
-		r    func(t *testing.T) *result.Result
-		// want are substrings of some finding of a kind; never substrings
-		// of no finding at all.
-		want  map[Kind][]string
-		never []string
-		// recs is how many recommendations there must be (-1: any).
+		name  string
+		r     func(t *testing.T) *result.Result
+		check func(t *testing.T, fs []Finding)
+		// recs is how many recommendations there must be.
 		recs int
 	}{
 		{
 			name: "measured connect: keys, versions, resumption",
 			r:    file("measured-connect.json"),
-			want: map[Kind][]string{
-				KindFinding: {
-					"At c=1, a new connection costs 2.45 ms more with tls1.3 rsa2048 than plain (1 more round trip;",
-					"91% fewer connections per second",
-					"The cheapest TLS variant measured, tls1.2 ecdsa-p256, costs 0.670 ms more",
-					"TLS 1.3 instead of 1.2 takes 1 round trip fewer per new connection: no measurable difference",
-					"Server key ecdsa-p256 instead of rsa2048: 2.4× the connections per second with TLS 1.2, 2.1× with TLS 1.3",
-					"Resuming TLS sessions instead of full handshakes: 4.8× the connections per second with TLS 1.2 rsa2048",
-					"no measurable difference (+17.9% ±34.4) with TLS 1.3 ecdsa-p256",
-				},
-				KindRecommendation: {
-					"Prefer TLS 1.3 to TLS 1.2: it saves 1 round trip",
-					"Use ecdsa-p256 server keys rather than rsa2048",
-					"Let clients resume TLS sessions",
-					"Pool connections",
-				},
+			check: func(t *testing.T, fs []Finding) {
+				costs := factsOf[ConnectCost](fs, KindFinding)
+				if len(costs) != 2 || costs[0].Cheapest || !costs[1].Cheapest {
+					t.Fatalf("costs %+v", costs)
+				}
+				dear, cheap := costs[0], costs[1]
+				pair(t, dear.Contrast, "plain", "tls1.3 rsa2048", -90.72, true)
+				near(t, "dearest ms", dear.MS, 2.4517, 0.0001)
+				near(t, "dearest round trips", dear.RoundTrips, 1, 0)
+				near(t, "dearest client CPU", dear.ClientCPU, 0.7499, 0.0001)
+				near(t, "dearest server CPU", dear.ServerCPU, 1.6167, 0.0001)
+				pair(t, cheap.Contrast, "plain", "tls1.2 ecdsa-p256", -72.86, true)
+				near(t, "cheapest ms", cheap.MS, 0.6696, 0.0001)
+				near(t, "cheapest round trips", cheap.RoundTrips, 2, 0)
+
+				v := only[VersionChange](t, fs, KindFinding)
+				if len(v.Pairs) != 2 {
+					t.Fatalf("version pairs %+v", v.Pairs)
+				}
+				pair(t, v.Pairs[0], "tls1.2 rsa2048", "tls1.3 rsa2048", -17.55, false)
+				near(t, "rsa2048 1.2 -> 1.3 CI", v.Pairs[0].Delta.CI95, 28.91, 0.01)
+				pair(t, v.Pairs[1], "tls1.2 ecdsa-p256", "tls1.3 ecdsa-p256", -29.75, false)
+				near(t, "saved", v.Saved, 1, 0)
+				near(t, "local time more", v.LocalMore, 0.4683, 0.0001)
+				near(t, "even at", v.EvenAt, 0.4683, 0.0001)
+
+				k := only[KeyChange](t, fs, KindFinding)
+				if k.Key != "ecdsa-p256" || k.Ref != "rsa2048" || len(k.Pairs) != 2 {
+					t.Fatalf("keys %+v", k)
+				}
+				pair(t, k.Pairs[0], "tls1.2 rsa2048", "tls1.2 ecdsa-p256", 142.14, true)
+				pair(t, k.Pairs[1], "tls1.3 rsa2048", "tls1.3 ecdsa-p256", 105.70, true)
+				near(t, "server CPU rsa2048", k.CPURef, 1.5833, 0.0001)
+				near(t, "server CPU ecdsa-p256", k.CPUKey, 0.4, 0.0001)
+
+				res := only[Resumption](t, fs, KindFinding)
+				if len(res.Pairs) != 4 || !res.SavesRoundTrip {
+					t.Fatalf("resumption %+v", res)
+				}
+				pair(t, res.Pairs[0], "tls1.2 rsa2048", "tls1.2 rsa2048 resume", 383.70, true)
+				near(t, "resumed TLS 1.2 round trips", res.Pairs[0].RoundTrips, -1, 0)
+				pair(t, res.Pairs[3], "tls1.3 ecdsa-p256", "tls1.3 ecdsa-p256 resume", 17.86, false)
+
+				if p := only[PreferTLS13](t, fs, KindRecommendation); p.Because != SavesRoundTrip || p.RoundTrips != 1 {
+					t.Errorf("prefer TLS 1.3: %+v", p)
+				}
+				u := only[UseKey](t, fs, KindRecommendation)
+				if u.Best != "ecdsa-p256" || u.Worst != "rsa2048" {
+					t.Errorf("use key %+v", u)
+				}
+				pair(t, u.Contrast, "tls1.2 ecdsa-p256", "tls1.2 rsa2048", -58.21, true)
+				pair(t, only[LetResume](t, fs, KindRecommendation).Best, "tls1.2 rsa2048", "tls1.2 rsa2048 resume", 383.70, true)
+				p := only[Pool](t, fs, KindRecommendation)
+				pair(t, p.Dearest, "plain", "tls1.3 rsa2048", -90.72, true)
+				near(t, "pool: persistent cost", p.Persistent, nan, 0)
+				absent[TunnelCost](t, fs)
+				absent[HelloRetry](t, fs)
 			},
-			never: []string{"tunnel", "HelloRetryRequest"},
-			recs:  4,
+			recs: 4,
 		},
 		{
 			name: "measured postgres: HelloRetryRequest, RSA sizes, auth outweighs TLS",
 			r:    file("measured-postgres-connect.json"),
-			want: map[Kind][]string{
-				KindFinding: {
-					"costs 8.69 ms more with tls1.3 rsa4096 than plain (3 more round trips;",
-					"HelloRetryRequest for P-256: the TLS handshake took 2 round trips",
-					"Authentication takes 4.49 ms of a plain connection's 6.42 ms, more than TLS adds",
-					"Server key rsa1024 instead of rsa2048: no measurable difference",
-					"Server key rsa4096 instead of rsa2048: 35% fewer connections per second",
-				},
-				KindRecommendation: {"offer P-256 as their first key share", "Use rsa2048 server keys rather than rsa4096", "Pool connections"},
+			check: func(t *testing.T, fs []Finding) {
+				costs := factsOf[ConnectCost](fs, KindFinding)
+				if len(costs) != 2 {
+					t.Fatalf("costs %+v", costs)
+				}
+				pair(t, costs[0].Contrast, "plain", "tls1.3 rsa4096", -57.22, true)
+				near(t, "rsa4096 ms", costs[0].MS, 8.6898, 0.0001)
+				near(t, "rsa4096 round trips", costs[0].RoundTrips, 3, 0)
+				pair(t, costs[1].Contrast, "plain", "tls1.3 rsa1024", -30.58, true)
+				near(t, "rsa1024 ms", costs[1].MS, 2.8457, 0.0001)
+
+				l := only[LargestPhase](t, fs, KindFinding)
+				if l.Phase != "auth" || l.Plain != "plain" || l.TLS.To != "tls1.3 rsa1024" {
+					t.Errorf("largest phase %+v", l)
+				}
+				near(t, "auth ms", l.MS, 4.4943, 0.0001)
+				near(t, "plain connection ms", l.Total, 6.4229, 0.0001)
+
+				h := only[HelloRetry](t, fs, KindFinding)
+				if !h.Every || len(h.Variants) != 3 || len(h.Groups) != 1 || h.Groups[0] != "CurveP256" {
+					t.Errorf("hello retry %+v", h)
+				}
+				near(t, "handshake round trips after HRR", h.RoundTrips, 2, 0)
+				only[HelloRetry](t, fs, KindRecommendation)
+
+				keys := factsOf[KeyChange](fs, KindFinding)
+				if len(keys) != 2 || keys[0].Key != "rsa1024" || keys[1].Key != "rsa4096" {
+					t.Fatalf("keys %+v", keys)
+				}
+				pair(t, keys[0].Pairs[0], "tls1.3 rsa2048", "tls1.3 rsa1024", 5.13, false)
+				pair(t, keys[1].Pairs[0], "tls1.3 rsa2048", "tls1.3 rsa4096", -35.41, true)
+				near(t, "server CPU rsa4096", keys[1].CPUKey, 15.5196, 0.0001)
+				near(t, "server CPU rsa2048", keys[1].CPURef, 10.3637, 0.0001)
+
+				// 1024-bit RSA is never recommended, however fast.
+				u := only[UseKey](t, fs, KindRecommendation)
+				if u.Best != "rsa2048" || u.Worst != "rsa4096" {
+					t.Errorf("use key %+v", u)
+				}
+				only[Pool](t, fs, KindRecommendation)
+				absent[Resumption](t, fs)
+				absent[ResumeRefused](t, fs)
 			},
-			// 1024-bit RSA is never recommended, however fast.
-			never: []string{"Use rsa1024", "resume"},
-			recs:  3,
+			recs: 3,
 		},
 		{
 			name: "measured rtt: the model at 20ms and 60ms, measure a tunnel where pooling cannot help",
 			r:    file("measured-rtt.json"),
-			want: map[Kind][]string{
-				KindFinding: {
-					"At 20ms RTT (emulated), TLS added 42.5 ms with tls1.2 ecdsa-p256 (2 more round trips; predicted 40.8 ms) and 22.5 ms with tls1.3 ecdsa-p256",
-					"within 4% of every setup time measured there",
-					"At 60ms RTT, the round-trip model predicts that TLS adds 121 ms with tls1.2 ecdsa-p256",
-					"31% more with ecdsa-p256 at 20ms RTT",
-				},
-				KindRecommendation: {
-					"wherever the round trip between client and server exceeds 0.189 ms",
-					"at 20ms RTT, TLS added up to 42.5 ms to every new connection here (tls1.2 ecdsa-p256). Measure whether paying it once per tunnel is cheaper for you (--via ssh,stunnel): this run measured no tunnel",
-				},
+			check: func(t *testing.T, fs []Finding) {
+				rtts := factsOf[RTTSetup](fs, KindFinding)
+				if len(rtts) != 2 || rtts[0].RTT != 20*time.Millisecond || rtts[1].RTT != 60*time.Millisecond {
+					t.Fatalf("rtt facts %+v", rtts)
+				}
+				at20, at60 := rtts[0], rtts[1]
+				if len(at20.Items) != 2 || at20.Items[0].Variant != "tls1.2 ecdsa-p256" || at20.Items[1].Variant != "tls1.3 ecdsa-p256" {
+					t.Fatalf("at 20ms %+v", at20.Items)
+				}
+				near(t, "TLS 1.2 at 20ms, measured", at20.Items[0].Measured, 42.5181, 0.0001)
+				near(t, "TLS 1.2 at 20ms, predicted", at20.Items[0].Predicted, 40.7937, 0.0001)
+				near(t, "TLS 1.2 round trips", at20.Items[0].RoundTrips, 2, 0)
+				near(t, "TLS 1.3 at 20ms, measured", at20.Items[1].Measured, 22.4536, 0.0001)
+				near(t, "TLS 1.3 round trips", at20.Items[1].RoundTrips, 1, 0)
+				near(t, "model error at 20ms", at20.Within, 0.0374, 0.0001)
+				near(t, "TLS 1.2 at 60ms, measured", at60.Items[0].Measured, nan, 0)
+				near(t, "TLS 1.2 at 60ms, predicted", at60.Items[0].Predicted, 120.7937, 0.0001)
+
+				v := only[VersionChange](t, fs, KindFinding)
+				pair(t, v.Pairs[0], "tls1.2 ecdsa-p256", "tls1.3 ecdsa-p256", -10.39, true)
+				pair(t, v.Pairs[1], "tls1.2 ecdsa-p256 rtt20ms", "tls1.3 ecdsa-p256 rtt20ms", 31.40, true)
+				near(t, "even at", v.EvenAt, 0.1893, 0.0001)
+				if v.At != 60*time.Millisecond {
+					t.Errorf("version change modelled at %v", v.At)
+				}
+				near(t, "saves at 60ms", v.SavesAt, 59.8107, 0.0001)
+
+				p := only[PreferTLS13](t, fs, KindRecommendation)
+				if p.Because != BeyondRTT {
+					t.Errorf("prefer TLS 1.3: %+v", p)
+				}
+				near(t, "beyond RTT", p.BeyondMS, 0.1893, 0.0001)
+				m := only[MeasureTunnel](t, fs, KindRecommendation)
+				if !m.Measured || m.RTT != 20*time.Millisecond || m.Variant != "tls1.2 ecdsa-p256" {
+					t.Errorf("measure a tunnel: %+v", m)
+				}
+				near(t, "measure a tunnel: ms", m.MS, 42.5181, 0.0001)
 			},
 			recs: 3,
 		},
 		{
 			name: "measured pool: nothing measurable, nothing to recommend",
 			r:    file("measured-pool.json"),
-			want: map[Kind][]string{
-				KindFinding: {"On persistent connections (pool), TLS made no measurable difference in requests per second (tls1.3 rsa2048 against plain at c=1, c=2 and c=4"},
+			check: func(t *testing.T, fs []Finding) {
+				p := only[PersistentSame](t, fs, KindFinding)
+				if p.Measurable || p.Tunnelled || len(p.Variants) != 1 || p.Variants[0] != "tls1.3 rsa2048" || len(p.Concurrencies) != 3 {
+					t.Errorf("persistent %+v", p)
+				}
+				absent[PersistentVariant](t, fs)
 			},
-			never: []string{"fewer", "more requests"},
-			recs:  0,
+			recs: 0,
+		},
+		{
+			name: "modelled pool: the same cost everywhere, one range",
+			r:    func(*testing.T) *result.Result { return poolRun() },
+			check: func(t *testing.T, fs []Finding) {
+				p := only[PersistentSame](t, fs, KindFinding)
+				if !p.Measurable || len(p.Variants) != 3 {
+					t.Errorf("persistent %+v", p)
+				}
+				near(t, "lowest change", p.Lo, -14.88, 0.01)
+				near(t, "highest change", p.Hi, -12.66, 0.01)
+			},
+			recs: 0,
+		},
+		{
+			name: "connect and pool: pooling weighed against TLS on persistent connections",
+			r: func(*testing.T) *result.Result {
+				s := fourSpec
+				s.Experiments = []plan.Experiment{plan.Connect, plan.Pool}
+				return run(s, fourVariants, map[plan.Experiment]map[int]map[string]figure{
+					plan.Connect: {1: connectFigures}, plan.Pool: {1: poolFigures(1)}}, -1)
+			},
+			check: func(t *testing.T, fs []Finding) {
+				p := only[Pool](t, fs, KindRecommendation)
+				pair(t, p.Dearest, "plain", "tls1.2 rsa2048", -91.44, true)
+				near(t, "largest cost on persistent connections, %", p.Persistent, 14.88, 0.01)
+				if n := len(factsOf[PersistentSame](fs, KindFinding)); n != 1 {
+					t.Errorf("%d persistent findings", n)
+				}
+			},
+			recs: 3,
 		},
 		{
 			name: "ceilings",
 			r:    file("measured-ceilings.json"),
-			want: map[Kind][]string{
-				KindFinding: {
-					"With rsa2048 keys the server made at most 714.6 new TLS connections per second (tls1.2 rsa2048 c=2), 40% of the 1766 its 2 cores can sign for",
-					"With ecdsa-p256 keys the server made at most 1277 new TLS connections per second (tls1.2 ecdsa-p256 c=2), 2.5% of the 51408",
-					"signing alone does not limit new connections here",
-				},
+			check: func(t *testing.T, fs []Finding) {
+				cs := factsOf[Ceiling](fs, KindFinding)
+				if len(cs) != 2 || cs[0].Key != "rsa2048" || cs[1].Key != "ecdsa-p256" {
+					t.Fatalf("ceilings %+v", cs)
+				}
+				near(t, "rsa2048 best", cs[0].Best, 714.59, 0.01)
+				near(t, "rsa2048 ceiling", cs[0].ConnPerSec(), 1765.67, 0.01)
+				near(t, "rsa2048 share", cs[0].Share(), 0.4047, 0.0001)
+				if cs[0].BestAt != "tls1.2 rsa2048 c=2" || cs[1].BestAt != "tls1.2 ecdsa-p256 c=2" {
+					t.Errorf("best at %q, %q", cs[0].BestAt, cs[1].BestAt)
+				}
+				near(t, "ecdsa-p256 share", cs[1].Share(), 0.0248, 0.0001)
 			},
-			recs: -1,
+			recs: 3,
 		},
 		{
 			name: "one variant",
 			r:    file("failed.json"),
-			want: map[Kind][]string{
-				KindCaveat: {"The run stopped on an error after 1 trial", "Only one variant was measured (plain): there is nothing to compare"},
+			check: func(t *testing.T, fs []Finding) {
+				e := only[StoppedOnError](t, fs, KindCaveat)
+				if e.Finished != 1 || !strings.Contains(e.Error, "built-in server exited") {
+					t.Errorf("stopped on error %+v", e)
+				}
+				if o := only[OneVariant](t, fs, KindCaveat); o.Variant != "plain" {
+					t.Errorf("one variant %+v", o)
+				}
+				if n := len(factsOf[Fact](fs, KindFinding)); n != 0 {
+					t.Errorf("%d findings of one variant", n)
+				}
 			},
 			recs: 0,
 		},
 		{
 			name: "interrupted",
 			r:    file("interrupted.json"),
-			want: map[Kind][]string{KindCaveat: {"The run was interrupted after 7 of 12 trials"}},
-			recs: -1,
+			check: func(t *testing.T, fs []Finding) {
+				if i := only[Interrupted](t, fs, KindCaveat); i.Finished != 7 || i.Planned != 12 {
+					t.Errorf("interrupted %+v", i)
+				}
+				pair(t, only[ConnectCost](t, fs, KindFinding).Contrast, "plain", "tls1.3 rsa2048", -90.92, true)
+			},
+			recs: 1,
 		},
 		{
-			name: "empty",
-			r:    func(*testing.T) *result.Result { return result.New() },
-			want: map[Kind][]string{KindCaveat: {"No trial finished"}},
-			recs: 0,
+			name:  "empty",
+			r:     func(*testing.T) *result.Result { return result.New() },
+			check: func(t *testing.T, fs []Finding) { only[NothingMeasured](t, fs, KindCaveat) },
+			recs:  0,
 		},
 		{
 			name: "within the noise: no finding, no recommendation",
@@ -177,25 +375,35 @@ func TestFindings(t *testing.T) {
 					"tls1.3 ecdsa-p256": like(plain, phase{"tcp", 0.041, 1}, phase{"tls-handshake", 0.0005, 1}, phase{"request", 0.048, 1}, phase{"response", 0.004, 0}),
 				})
 			},
-			want:  map[Kind][]string{KindFinding: {"a new connection with tls1.3 ecdsa-p256 and one with plain: no measurable difference in connections per second ("}},
-			never: []string{"fewer", "costs"},
-			recs:  0,
+			check: func(t *testing.T, fs []Finding) {
+				n := only[NoDifference](t, fs, KindFinding)
+				if len(n.Contrasts) != 1 {
+					t.Fatalf("no difference %+v", n)
+				}
+				pair(t, n.Contrasts[0], "plain", "tls1.3 ecdsa-p256", -1.09, false)
+				near(t, "CI", n.Contrasts[0].Delta.CI95, 3.43, 0.01)
+				absent[ConnectCost](t, fs)
+			},
+			recs: 0,
 		},
 		{
 			name: "refused resumption",
 			r: func(*testing.T) *result.Result {
-				r := connectOf(plan.Spec{TLS: []string{"off", "1.3"}, Keys: []string{"rsa2048"}, Resume: []bool{false, true}}, map[string]figure{
+				return connectOf(plan.Spec{TLS: []string{"off", "1.3"}, Keys: []string{"rsa2048"}, Resume: []bool{false, true}}, map[string]figure{
 					"plain":                 plain,
 					"tls1.3 rsa2048":        connectFigures["tls1.3 rsa2048"],
 					"tls1.3 rsa2048 resume": connectFigures["tls1.3 rsa2048"],
-				})
-				return r // no trial resumed anything
+				}) // no trial resumed anything
 			},
-			want: map[Kind][]string{
-				KindFinding: {"The server did not resume TLS sessions (tls1.3 rsa2048 resume: 0.0% resumed)"},
+			check: func(t *testing.T, fs []Finding) {
+				r := only[ResumeRefused](t, fs, KindFinding)
+				if len(r.Variants) != 1 || r.Variants[0].Variant != "tls1.3 rsa2048 resume" || r.Variants[0].Resumed != 0 || r.Variants[0].Conns == 0 {
+					t.Errorf("refused %+v", r)
+				}
+				absent[Resumption](t, fs)
+				absent[LetResume](t, fs)
 			},
-			never: []string{"Let clients resume"},
-			recs:  1, // pooling only
+			recs: 1, // pooling only
 		},
 		{
 			name: "no plain variant",
@@ -205,13 +413,16 @@ func TestFindings(t *testing.T) {
 					"tls1.3 ecdsa-p256": connectFigures["tls1.3 ecdsa-p256"],
 				})
 			},
-			want: map[Kind][]string{
-				KindCaveat:         {"No plain variant was measured"},
-				KindFinding:        {"Server key ecdsa-p256 instead of rsa2048: 3.0× the connections per second with TLS 1.3"},
-				KindRecommendation: {"Use ecdsa-p256 server keys rather than rsa2048"},
+			check: func(t *testing.T, fs []Finding) {
+				only[NoPlain](t, fs, KindCaveat)
+				k := only[KeyChange](t, fs, KindFinding)
+				pair(t, k.Pairs[0], "tls1.3 rsa2048", "tls1.3 ecdsa-p256", 197.70, true)
+				u := only[UseKey](t, fs, KindRecommendation)
+				pair(t, u.Contrast, "tls1.3 ecdsa-p256", "tls1.3 rsa2048", -66.40, true)
+				absent[ConnectCost](t, fs)
+				absent[Pool](t, fs)
 			},
-			never: []string{"than plain", "Pool connections"},
-			recs:  1,
+			recs: 1,
 		},
 		{
 			name: "authentication outweighs TLS",
@@ -223,14 +434,21 @@ func TestFindings(t *testing.T) {
 					"tls1.3 rsa2048 scram-sha-256": like(plain, pgPhases(1.9, 4.2)...),
 				})
 			},
-			want: map[Kind][]string{
-				KindFinding: {
-					"Authentication with scram-sha-256 instead of md5: without TLS it takes 4.2",
-					"costs 2.11 ms more with tls1.3 rsa2048 md5 than plain md5",
-					"it costs a new connection more than TLS does",
-				},
+			check: func(t *testing.T, fs []Finding) {
+				a := only[AuthChange](t, fs, KindFinding)
+				if a.Method != "scram-sha-256" || a.Ref != "md5" || len(a.Pairs) != 2 {
+					t.Fatalf("auth %+v", a)
+				}
+				pair(t, a.Pairs[0].Contrast, "plain md5", "plain scram-sha-256", -82.71, true)
+				near(t, "md5 auth ms", a.Pairs[0].FromMS, 0.3995, 0.0001)
+				near(t, "scram auth ms", a.Pairs[0].ToMS, 4.2182, 0.0001)
+				if a.TLS == nil || a.TLS.To != "tls1.3 rsa2048 scram-sha-256" {
+					t.Fatalf("auth against TLS: %+v", a.TLS)
+				}
+				near(t, "TLS cost", a.TLS.MS, 2.1002, 0.0001)
+				pair(t, factsOf[ConnectCost](fs, KindFinding)[0].Contrast, "plain md5", "tls1.3 rsa2048 md5", -72.54, true)
 			},
-			recs: -1,
+			recs: 1,
 		},
 		{
 			name: "an SSH tunnel against TLS",
@@ -243,49 +461,57 @@ func TestFindings(t *testing.T) {
 				r.Tunnels = []result.Tunnel{{Via: "ssh aes128-ctr", Setup: []result.SetupPhase{{Name: "tcp", Duration: 100 * time.Microsecond}, {Name: "ssh-kex", Duration: 2 * time.Millisecond}}}}
 				return r
 			},
-			want: map[Kind][]string{
-				KindFinding:        {"Through ssh aes128-ctr, a new connection costs", "against tls1.3 rsa2048, 4.6× the connections per second", "(the tunnel itself was set up once, in 2.10 ms)"},
-				KindRecommendation: {"carry them through a long-lived tunnel (ssh aes128-ctr): it made 4.6× the connections per second of tls1.3 rsa2048"},
+			check: func(t *testing.T, fs []Finding) {
+				tc := only[TunnelCost](t, fs, KindFinding)
+				if tc.Variant != "ssh aes128-ctr" || tc.Plain == nil || tc.Versus == nil {
+					t.Fatalf("tunnel %+v", tc)
+				}
+				pair(t, *tc.Versus, "tls1.3 rsa2048", "ssh aes128-ctr", 364.38, true)
+				near(t, "tunnel set-up", tc.SetupMS, 2.1, 1e-9)
+				pair(t, only[UseTunnel](t, fs, KindRecommendation).Versus, "tls1.3 rsa2048", "ssh aes128-ctr", 364.38, true)
+				absent[MeasureTunnel](t, fs)
 			},
-			never: []string{"this run measured no tunnel"},
-			recs:  -1,
+			recs: 2,
 		},
 		{
 			name: "crypto primitives",
 			r:    func(*testing.T) *result.Result { return cryptoRun() },
-			want: map[Kind][]string{
-				KindFinding: {
-					"go1.26.8 signs per second on one core: ecdsa-p256 41250, rsa2048 1184, rsa4096 181.7",
-					"can complete 227× the full handshakes",
-					"encrypts on one core, 16384-byte records: aes-128-gcm 4350 MB/s",
-				},
-				KindRecommendation: {"give servers ecdsa-p256 keys rather than rsa4096: with go1.26.8 one core signs 227× as many"},
+			check: func(t *testing.T, fs []Finding) {
+				s := only[SignRates](t, fs, KindFinding)
+				if s.Library != "go1.26.8" || len(s.Signs) != 3 || s.Signs[0].Name != "ecdsa-p256" || s.Signs[2].Name != "rsa4096" {
+					t.Errorf("sign rates %+v", s)
+				}
+				c := only[CipherRates](t, fs, KindFinding)
+				if c.Size != 16384 || len(c.Ciphers) != 2 || c.Ciphers[0].PerCore != 4.35e9 {
+					t.Errorf("cipher rates %+v", c)
+				}
+				k := only[FastKey](t, fs, KindRecommendation)
+				if k.Fast.Name != "ecdsa-p256" || k.Slow.Name != "rsa4096" {
+					t.Errorf("fast key %+v", k)
+				}
+				near(t, "ecdsa-p256 over rsa4096", k.Fast.PerCore/k.Slow.PerCore, 227.02, 0.01)
 			},
 			recs: 1,
 		},
 	}
+	// The wording of every case is golden.
+	var words bytes.Buffer
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := Findings(tt.r(t))
-			var all []string
+			fmt.Fprintf(&words, "== %s\n", tt.name)
 			for _, f := range fs {
-				all = append(all, string(f.Kind)+": "+f.Text)
+				fmt.Fprintf(&words, "%s: %s\n", f.Kind, f.Text)
 			}
-			dump := strings.Join(all, "\n")
-			for k, subs := range tt.want {
-				for _, s := range subs {
-					if !strings.Contains(strings.Join(kinds(fs, k), "\n"), s) {
-						t.Errorf("no %s says %q; findings:\n%s", k, s, dump)
-					}
+			words.WriteString("\n")
+			for _, f := range fs {
+				if f.Fact == nil || f.Topic == "" || f.Text == "" {
+					t.Errorf("finding without fact, topic or text: %+v", f)
 				}
 			}
-			for _, s := range tt.never {
-				if strings.Contains(dump, s) {
-					t.Errorf("a finding says %q; findings:\n%s", s, dump)
-				}
-			}
-			if n := len(kinds(fs, KindRecommendation)); tt.recs >= 0 && n != tt.recs {
-				t.Errorf("%d recommendations, want %d; findings:\n%s", n, tt.recs, dump)
+			tt.check(t, fs)
+			if n := len(factsOf[Fact](fs, KindRecommendation)); n != tt.recs {
+				t.Errorf("%d recommendations, want %d", n, tt.recs)
 			}
 			// Caveats come first and recommendations last.
 			rank := map[Kind]int{KindCaveat: 0, KindFinding: 1, KindRecommendation: 2}
@@ -296,6 +522,7 @@ func TestFindings(t *testing.T) {
 			}
 		})
 	}
+	golden(t, filepath.Join("testdata", "findings.golden"), words.Bytes())
 }
 
 // file reads a stored result of testdata.

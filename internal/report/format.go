@@ -8,8 +8,9 @@ import (
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
-// A number format: how many decimals a value of that size deserves.
-type format func(v float64) int
+// precision is how many decimals a number of a given size deserves (num,
+// meanStd): rate for throughput, millis for times.
+type precision func(v float64) int
 
 // rate is for throughput: one decimal below 1000, none above.
 func rate(v float64) int {
@@ -32,7 +33,7 @@ func millis(v float64) int {
 	return 0
 }
 
-func num(v float64, f format) string {
+func num(v float64, f precision) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
 	}
@@ -41,7 +42,7 @@ func num(v float64, f format) string {
 
 // meanStd renders "mean (stddev)", both at the precision of the mean; with a
 // single value, the mean alone, since there is no spread to show.
-func meanStd(xs []float64, f format) string {
+func meanStd(xs []float64, f precision) string {
 	if len(xs) == 0 {
 		return "-"
 	}

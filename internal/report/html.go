@@ -21,9 +21,9 @@ var pageTemplate = template.Must(template.New("page").Parse(pageSource))
 // page is what html.tmpl renders.
 type page struct {
 	Title string
-	// Facts are the header lines of the text report (date, trials,
-	// client, ...); Status its interrupted and error lines.
-	Facts  []fact
+	// Facts are the header's (date, trials, client, ...); Status its
+	// interrupted and error lines.
+	Facts  []Field
 	Status []string
 	Notes  []string
 
@@ -36,59 +36,55 @@ type page struct {
 	Tables   []pageTable
 
 	Command  string
-	Settings []fact
+	Settings []Field
 	Tool     string
 }
-
-type fact struct{ Key, Value string }
 
 type pageChart struct {
 	ID, Title, Caption string
 	SVG                template.HTML
 }
 
-// pageTable is one table of the text report: Table is false for lines of
-// prose between tables, which get no heading.
+// pageTable is one block of the report's body: Table is false for lines
+// of prose between tables, which get no heading.
 type pageTable struct {
 	Text  string
 	Table bool
 }
 
 // HTML writes r as one self-contained page: findings in plain words at the
-// top, then every chart (inline SVG), the text report's tables, the notes,
-// warnings and the environment. It loads nothing (no script, font or
-// image from anywhere), so it opens offline, and it prints chart by chart.
-// Output is deterministic, like Text's.
+// top, then every chart (inline SVG), the tables (a preset's own first),
+// the notes, warnings and the environment. It loads nothing (no script,
+// font or image from anywhere), so it opens offline, and it prints chart
+// by chart. Output is deterministic, like Text's.
 func HTML(w io.Writer, r *result.Result) error {
-	v := newView(r)
-	p := page{Tool: strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)}
-	if p.Tool == "" {
-		p.Tool = "tlsbench"
+	m, err := Build(r)
+	if err != nil {
+		return err
 	}
+	return m.html(w)
+}
 
-	// The header of the text report, line by line: "title", then "key: value".
-	var hb strings.Builder
-	v.header(&hb)
-	for i, line := range strings.Split(strings.TrimSpace(hb.String()), "\n") {
-		if i == 0 {
-			p.Title = line
-			continue
-		}
-		key, val, ok := strings.Cut(line, ":")
-		val = strings.TrimSpace(val)
-		switch {
-		case !ok:
-			p.Facts = append(p.Facts, fact{"", line})
-		case key == "note":
-			p.Notes = append(p.Notes, val)
-		case key == "interrupted" || key == "error":
-			p.Status = append(p.Status, key+": "+val)
-		default:
-			p.Facts = append(p.Facts, fact{key, val})
-		}
+// html renders the model as the page.
+func (m *Model) html(w io.Writer) error {
+	p := page{
+		Title:      m.Header.Title,
+		Comparable: m.Comparable,
+		Warnings:   m.Warnings,
+		Command:    strings.Join(m.Header.Command, " "),
+		Settings:   m.Header.Settings,
+		Tool:       m.Header.Tool,
 	}
-
-	for _, f := range v.findingsList() {
+	for _, f := range m.Header.Fields {
+		p.Facts = append(p.Facts, Field{f.Key, strings.TrimSpace(f.Value)})
+	}
+	for _, s := range m.Status.lines() {
+		p.Status = append(p.Status, strings.TrimSpace(s))
+	}
+	for _, n := range m.Notes {
+		p.Notes = append(p.Notes, strings.TrimSpace(n))
+	}
+	for _, f := range m.Findings {
 		switch f.Kind {
 		case KindCaveat:
 			p.Caveats = append(p.Caveats, f.Text)
@@ -98,50 +94,33 @@ func HTML(w io.Writer, r *result.Result) error {
 			p.Findings = append(p.Findings, f.Text)
 		}
 	}
-	p.Comparable = (&finder{v: v}).comparable()
-	if !isCrypto(r) {
-		var wb strings.Builder
-		v.warnings(&wb)
-		for _, line := range strings.Split(strings.TrimSpace(wb.String()), "\n") {
-			if s, ok := strings.CutPrefix(line, "warning: "); ok {
-				p.Warnings = append(p.Warnings, s)
-			}
-		}
-	}
 
-	for _, c := range Charts(r) {
+	for _, c := range m.ix.charts() {
 		svg, err := c.SVG()
 		if err != nil {
 			return err
 		}
 		p.Charts = append(p.Charts, pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(inlineSVG(svg, c.Title))})
 	}
-	if len(r.Trials) > 0 {
-		for _, vc := range variantColors(v) {
-			if slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return t.Variant == vc.Name }) {
+	if len(m.ix.r.Trials) > 0 {
+		for _, vc := range variantColors(m.ix) {
+			if slices.ContainsFunc(m.ix.r.Trials, func(t result.Trial) bool { return t.Variant == vc.Name }) {
 				p.Variants = append(p.Variants, vc)
 			}
 		}
 	}
 
-	var tb strings.Builder
-	v.tables(&tb)
-	for _, block := range strings.Split(strings.TrimSpace(tb.String()), "\n\n") {
-		if block = strings.Trim(block, "\n"); block != "" {
-			lines := strings.Split(block, "\n")
-			p.Tables = append(p.Tables, pageTable{Text: block, Table: len(lines) > 1 && tableHeader.MatchString(lines[1])})
-		}
+	blocks := m.Body
+	if m.Preset != nil {
+		blocks = append([]Block{{Table: m.Preset}}, blocks...)
 	}
-
-	p.Command = strings.Join(r.Command, " ")
-	if s := r.Target.Server; s != nil {
-		keys := make([]string, 0, len(s.Settings))
-		for k := range s.Settings {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			p.Settings = append(p.Settings, fact{k, s.Settings[k]})
+	for _, bl := range blocks {
+		if bl.Table != nil {
+			var b strings.Builder
+			bl.Table.write(&b)
+			p.Tables = append(p.Tables, pageTable{Text: strings.Trim(b.String(), "\n"), Table: true})
+		} else {
+			p.Tables = append(p.Tables, pageTable{Text: strings.Join(bl.Prose, "\n")})
 		}
 	}
 
@@ -162,10 +141,6 @@ func WriteHTMLFile(path string, r *result.Result) error {
 	}
 	return result.WriteFile(path, buf.Bytes(), "the HTML report")
 }
-
-// tableHeader matches the column header under a table's title: names two
-// spaces or more apart, which prose never has.
-var tableHeader = regexp.MustCompile(`^\S.*\S {2,}\S`)
 
 // svgProlog is what a standalone SVG file starts with and an inline one
 // does without.

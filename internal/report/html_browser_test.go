@@ -88,7 +88,7 @@ func TestHTMLInChromium(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			r := cases[name]
-			path := filepath.Join(dir, name+".html")
+			path := filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".html")
 			if err := os.WriteFile(path, renderHTML(t, r), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestHTMLInChromium(t *testing.T) {
 			if len(r.Trials) > 0 && !hasColour(img, plainColor) {
 				t.Errorf("plain's grey %s is nowhere in the screenshot", hexColor(plainColor))
 			}
-			tls := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return !direct(newView(r).info[t.Variant]) })
+			tls := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return !direct(newIndex(r).info[t.Variant]) })
 			if tls && !hasColour(img, variantPalette[0]) {
 				t.Errorf("the first variant colour %s is nowhere in the screenshot", hexColor(variantPalette[0]))
 			}

@@ -15,17 +15,19 @@ import (
 )
 
 // pageCases are the results whose pages are golden: every stored result
-// file, and a crypto run built here.
+// file (the MongoDB seed study's too), and a crypto run built here.
 func pageCases(t *testing.T) map[string]*result.Result {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	files = append(files, filepath.Join("testdata", "mongodb", "seed.json"))
 	out := map[string]*result.Result{"crypto": cryptoRun()}
 	for _, f := range files {
 		r, err := result.Read(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[strings.TrimSuffix(filepath.Base(f), ".json")] = r
+		name, _ := filepath.Rel("testdata", strings.TrimSuffix(f, ".json"))
+		out[filepath.ToSlash(name)] = r
 	}
 	return out
 }
@@ -265,7 +267,7 @@ func TestStyles(t *testing.T) {
 		}
 		r.Variants = append(r.Variants, v)
 	}
-	st := styles(newView(r))
+	st := styles(newIndex(r))
 	if st["plain"].color != plainColor || st["plain rtt20ms"].color != plainColor {
 		t.Error("plain is not grey")
 	}

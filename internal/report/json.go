@@ -15,14 +15,14 @@ const (
 )
 
 type summary struct {
-	Schema  string `json:"schema"`
-	Version int    `json:"version"`
-	Source  source `json:"source"`
-	Cells   []Cell `json:"cells"`
+	Schema  string        `json:"schema"`
+	Version int           `json:"version"`
+	Source  Source        `json:"source"`
+	Cells   []CellSummary `json:"cells"`
 }
 
-// source identifies the result summarized without naming its file.
-type source struct {
+// Source identifies the result summarized without naming its file.
+type Source struct {
 	Target   string    `json:"target"`
 	Kind     string    `json:"kind,omitempty"`
 	Workload string    `json:"workload,omitempty"`
@@ -32,21 +32,16 @@ type source struct {
 
 // JSON writes the summary of r as indented JSON.
 func JSON(w io.Writer, r *result.Result) error {
-	cells := Cells(r)
+	m, _ := Build(r) // the preset's table is not summarized
+	cells := m.Cells
 	if cells == nil {
-		cells = []Cell{}
+		cells = []CellSummary{}
 	}
 	data, err := json.MarshalIndent(summary{
 		Schema:  SummarySchema,
 		Version: SummaryVersion,
-		Source: source{
-			Target:   r.Target.URL,
-			Kind:     r.Target.Kind,
-			Workload: r.Spec.Workload,
-			Started:  r.Started.UTC(),
-			Tool:     r.Tool.Version,
-		},
-		Cells: cells,
+		Source:  m.Source,
+		Cells:   cells,
 	}, "", "  ")
 	if err != nil {
 		return err

@@ -2,334 +2,227 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
-	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
-// The round-trip model: a connection's setup time (every phase up to and
-// including the first operation, that is all but "close") is its time on
-// the bare link plus its round trips times the RTT. Both come from the
-// connect variants measured at RTT 0; variants measured with emulated
-// latency check the prediction.
+// Model is everything a report shows of one result, built once by Build:
+// Text, HTML, CSV and JSON render it, and none of them reads another's
+// output.
+type Model struct {
+	Header Header
+	Status Status
+	Notes  []string
+	// Preset is the table of the seed study a preset replays (--preset
+	// mongodb-seed), nil without a preset: the text report prints it
+	// first, as the run did, and the page shows it first among the tables.
+	Preset *Table
+	// Body is the tables of the run, in the text report's order, with the
+	// lines of prose that go between them.
+	Body []Block
+	// Warnings are what the figures say about their own limits, as
+	// sentences ("the client used 0.91 of 1 core in ...").
+	Warnings []string
+	// Findings are caveats, findings and recommendations, in that order.
+	Findings []Finding
+	// Comparable is set when the run measured two variants or more: with
+	// no recommendation, the page says why.
+	Comparable bool
+	// Cells summarize the trials cell by cell: the rows of the csv and
+	// the elements of the json summary, whose Source says what they are of.
+	Cells  []CellSummary
+	Source Source
 
-// Prediction is the model of one connect variant measured at RTT 0.
-type Prediction struct {
-	Variant     string       // ID of the variant at RTT 0
-	Info        plan.Variant // its fields
-	Concurrency int          // the connect concurrency modelled (the lowest)
-	// RoundTrips is the mean round trips of the setup phases; Local the
-	// mean time of those phases on the bare link, ms.
-	RoundTrips float64
-	Local      float64
-	// Plain is the plain variant the TLS overhead is taken against ("" for
-	// a plain variant or when the run has none).
-	Plain string
-	At    []Point // one per RTT, ascending
+	ix *index // the trials, for the charts
 }
 
-// Point is a prediction at one RTT, and the emulated measurement when the
-// run has the same variant at that RTT.
-type Point struct {
-	RTT       time.Duration
-	Predicted float64 // ms
-	// Measured is the setup time of the variant measured at RTT (NaN when
-	// none was); Variant names it.
-	Measured float64
-	Variant  string
-	// Overhead and MeasuredOverhead are the setup time against the plain
-	// variant's, predicted and measured (NaN when unknown).
-	Overhead, MeasuredOverhead float64
+// Header is what the run was: a title, then fields such as the date, the
+// trials, the client machine and the server, in the text report's order.
+// Tool, Command and Settings are shown on the page only.
+type Header struct {
+	Title    string // "tlsbench 0.1.0 — builtin (builtin)"
+	Fields   []Field
+	Tool     string   // "tlsbench 0.1.0"
+	Command  []string // with secrets removed, as the result has it
+	Settings []Field  // the server's, by name
 }
 
-// Error is the prediction's error relative to the measurement: +0.05 when
-// it predicted 5% too much; NaN without a measurement.
-func (p Point) Error() float64 {
-	if math.IsNaN(p.Measured) || p.Measured <= 0 {
-		return math.NaN()
+// Field is one named value of a header.
+type Field struct{ Key, Value string }
+
+// Status says how the run ended, when not as planned.
+type Status struct {
+	Interrupted bool
+	// Finished is how many trials finished; Planned how many the run
+	// planned, 0 when its spec does not tell.
+	Finished, Planned int
+	// Error is what stopped the run, "" if nothing did.
+	Error string
+	// Empty is set when nothing was measured: no trial finished and no
+	// crypto primitive was timed. The text report then shows a warning
+	// and no findings.
+	Empty bool
+}
+
+// Block is one part of a report's body: a table, or lines of prose.
+type Block struct {
+	Table *Table
+	Prose []string
+}
+
+// body collects the blocks of a report's body in order.
+type body struct{ blocks []Block }
+
+func (b *body) table(t Table) { b.blocks = append(b.blocks, Block{Table: &t}) }
+
+func (b *body) prose(lines ...string) { b.blocks = append(b.blocks, Block{Prose: lines}) }
+
+// Build reads r into a Model. Its error is the preset table's: the
+// HdrHistograms it merges do not decode (Read leaves them encoded). The
+// model is whole but for that table even then, for the renderings that do
+// not show it (CSV, JSON, the findings).
+func Build(r *result.Result) (*Model, error) {
+	ix := newIndex(r)
+	preset, err := presetTable(r)
+	m := &Model{
+		Header:     ix.header(),
+		Status:     ix.status(),
+		Notes:      r.Notes,
+		Preset:     preset,
+		Body:       ix.body(),
+		Findings:   ix.findings(),
+		Comparable: ix.comparable(),
+		Cells:      ix.cellSummaries(),
+		Source: Source{
+			Target:   r.Target.URL,
+			Kind:     r.Target.Kind,
+			Workload: r.Spec.Workload,
+			Started:  r.Started.UTC(),
+			Tool:     r.Tool.Version,
+		},
+		ix: ix,
 	}
-	return (p.Predicted - p.Measured) / p.Measured
+	if !isCrypto(r) {
+		m.Warnings = ix.warnings()
+	}
+	return m, err
 }
 
-// PredictRTTs are the RTTs the model is evaluated at: --predict-rtt and
-// every emulated RTT of the run, ascending.
-func PredictRTTs(r *result.Result) []time.Duration {
-	var out []time.Duration
-	for _, d := range append(slices.Clone(r.Spec.PredictRTT), r.Spec.RTT...) {
-		if d > 0 && !slices.Contains(out, d) {
-			out = append(out, d)
+// header is the title and facts of r.
+func (ix *index) header() Header {
+	r := ix.r
+	var h Header
+	h.Title = "tlsbench"
+	if r.Tool.Version != "" {
+		h.Title += " " + r.Tool.Version
+	}
+	target := r.Target.URL
+	if r.Target.Kind != "" && r.Target.Kind != r.Target.URL {
+		target += " (" + r.Target.Kind + ")"
+	}
+	h.Title += " — " + target
+	field := func(key, val string) { h.Fields = append(h.Fields, Field{key, val}) }
+	if !r.Started.IsZero() {
+		field("date", r.Started.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case isCrypto(r):
+		field("timing", cryptoBounds(r.Spec))
+	case r.Spec.Count > 0:
+		field("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
+	default:
+		field("trials", fmt.Sprintf("%d × %s", r.Spec.Trials, r.Spec.Duration))
+	}
+	client := []string{r.Env.OS + "/" + r.Env.Arch}
+	if r.Env.Kernel != "" {
+		client = append(client, "kernel "+r.Env.Kernel)
+	}
+	client = append(client, plural(r.Env.Cores, "core"))
+	if r.Env.CPUModel != "" {
+		client = append(client, r.Env.CPUModel)
+	}
+	if r.Env.AESNI {
+		client = append(client, "AES-NI")
+	} else {
+		client = append(client, "no AES-NI")
+	}
+	field("client", strings.Join(client, ", "))
+	field("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
+	if s := r.Target.Server; s != nil {
+		field("server", strings.TrimSpace(s.Software+" "+s.Version))
+	}
+
+	h.Tool = strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)
+	if h.Tool == "" {
+		h.Tool = "tlsbench"
+	}
+	h.Command = r.Command
+	if s := r.Target.Server; s != nil {
+		keys := make([]string, 0, len(s.Settings))
+		for k := range s.Settings {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			h.Settings = append(h.Settings, Field{k, s.Settings[k]})
 		}
 	}
-	slices.Sort(out)
+	return h
+}
+
+// status is how r ended.
+func (ix *index) status() Status {
+	r := ix.r
+	return Status{
+		Interrupted: r.Interrupted,
+		Finished:    len(r.Trials),
+		Planned:     len(r.Spec.Experiments) * len(r.Variants) * len(r.Spec.Concurrency) * r.Spec.Trials,
+		Error:       r.Error,
+		Empty:       len(r.Trials) == 0 && len(r.Crypto) == 0,
+	}
+}
+
+// lines are the status in words: "interrupted: 7 of 12 trials finished",
+// "error: ...".
+func (s Status) lines() []string {
+	var out []string
+	if s.Interrupted {
+		if s.Planned > 0 {
+			out = append(out, fmt.Sprintf("interrupted: %d of %d trials finished", s.Finished, s.Planned))
+		} else {
+			out = append(out, fmt.Sprintf("interrupted: %s finished", plural(s.Finished, "trial")))
+		}
+	}
+	if s.Error != "" {
+		out = append(out, "error: "+s.Error)
+	}
 	return out
 }
 
-// setup is a variant's setup time and round trips over trials at one
-// concurrency: the mean over trials of the sum over setup phases.
-type setup struct {
-	ms, rt float64
-	rtMin  int
-	rtMax  int
-	ok     bool
-}
-
-func setupOf(ts []result.Trial) setup {
-	var ms, rt []float64
-	s := setup{rtMin: math.MaxInt, rtMax: math.MinInt}
-	for _, t := range withLatency(ts) {
-		var m, r float64
-		lo, hi, n := 0, 0, 0
-		for _, p := range t.Phases {
-			if p.Name == "close" || p.Latency.Count == 0 {
-				continue
-			}
-			m += p.Latency.Mean
-			r += p.RoundTrips.Mean
-			lo += p.RoundTrips.Min
-			hi += p.RoundTrips.Max
-			n++
-		}
-		if n == 0 {
-			continue
-		}
-		ms, rt = append(ms, m), append(rt, r)
-		s.rtMin, s.rtMax = min(s.rtMin, lo), max(s.rtMax, hi)
+// body is the tables of r, with the prose between them.
+func (ix *index) body() []Block {
+	var b body
+	if isCrypto(ix.r) {
+		ix.crypto(&b)
+		return b.blocks
 	}
-	if len(ms) == 0 {
-		return setup{}
-	}
-	s.ms, s.rt, s.ok = stats.Summarize(ms).Mean, stats.Summarize(rt).Mean, true
-	return s
-}
-
-// Predict models every connect variant measured at RTT 0, at the lowest
-// connect concurrency (where a connection waits for no other), at
-// PredictRTTs(r). It returns nil when the run has no such variant.
-func Predict(r *result.Result) []Prediction {
-	v := newView(r)
-	return v.predict()
-}
-
-func (v *view) predict() []Prediction {
-	cs := v.conc[plan.Connect]
-	if len(cs) == 0 {
-		return nil
-	}
-	c := cs[0]
-	rtts := PredictRTTs(v.r)
-	at := func(name string) setup { return setupOf(v.trials[cell{plan.Connect, name, c}]) }
-	// find returns the variant measured like info but at rtt.
-	find := func(info plan.Variant, rtt time.Duration) string {
-		info.RTT, info.ID, info.Baseline = rtt, "", false
-		for _, name := range v.variants {
-			o, ok := v.info[name]
-			if !ok {
-				continue
-			}
-			o.ID, o.Baseline = "", false
-			if o == info {
-				return name
-			}
-		}
-		return ""
-	}
-	var out []Prediction
-	for _, name := range v.variants {
-		info, ok := v.info[name]
-		if !ok || info.RTT != 0 {
-			continue
-		}
-		s := at(name)
-		if !s.ok {
-			continue
-		}
-		p := Prediction{Variant: name, Info: info, Concurrency: c, RoundTrips: s.rt, Local: s.ms}
-		if !info.Plain() {
-			plain := info
-			plain.TLS, plain.Cipher, plain.Resume, plain.Key = "off", "", false, ""
-			if n := find(plain, 0); n != "" && at(n).ok {
-				p.Plain = n
-			}
-		}
-		for _, rtt := range rtts {
-			pt := Point{RTT: rtt, Predicted: predicted(s, rtt), Measured: math.NaN(), Overhead: math.NaN(), MeasuredOverhead: math.NaN()}
-			if n := find(info, rtt); n != "" {
-				if m := at(n); m.ok {
-					pt.Measured, pt.Variant = m.ms, n
-				}
-			}
-			if p.Plain != "" {
-				pi := v.info[p.Plain]
-				pt.Overhead = pt.Predicted - predicted(at(p.Plain), rtt)
-				if n := find(pi, rtt); n != "" && !math.IsNaN(pt.Measured) {
-					if m := at(n); m.ok {
-						pt.MeasuredOverhead = pt.Measured - m.ms
-					}
-				}
-			}
-			p.At = append(p.At, pt)
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func predicted(s setup, rtt time.Duration) float64 {
-	return s.ms + s.rt*float64(rtt)/float64(time.Millisecond)
-}
-
-// model writes the round-trip model of the connect variants: only for runs
-// that ask for it (--predict-rtt) or emulate latency, so that the output of
-// any other run stays as it was.
-func (v *view) model(b *strings.Builder) {
-	if len(PredictRTTs(v.r)) == 0 {
-		return
-	}
-	ps := v.predict()
-	if len(ps) == 0 {
-		return
-	}
-	c := ps[0].Concurrency
-	rtts := PredictRTTs(v.r)
-	t := table{
-		title: fmt.Sprintf("connect %s: setup time (all phases but close), ms: predicted = loopback time + round trips × RTT, vs measured with emulated RTT", plan.Label(c)),
-		left:  1,
-	}
-	t.header = []string{"variant", "round trips", "loopback"}
-	o := table{
-		title: fmt.Sprintf("connect %s: TLS overhead on setup time vs plain, ms: predicted, measured with emulated RTT", plan.Label(c)),
-		left:  1,
-	}
-	o.header = []string{"variant", "vs", "loopback"}
-	for _, rtt := range rtts {
-		l := plan.RTTLabel(rtt)
-		t.header = append(t.header, "predicted@"+l, "measured@"+l, "error@"+l)
-		o.header = append(o.header, "predicted@"+l, "measured@"+l)
-	}
-	for _, p := range ps {
-		row := []string{p.Variant, strconv.FormatFloat(p.RoundTrips, 'f', -1, 64), num(p.Local, millis)}
-		if p.RoundTrips != math.Round(p.RoundTrips) {
-			row[1] = fmt.Sprintf("%.2f", p.RoundTrips)
-		}
-		orow := []string{p.Variant, p.Plain}
-		if p.Plain != "" {
-			orow = append(orow, num(p.Local-v.local(ps, p.Plain), millis))
-		}
-		for _, pt := range p.At {
-			e := "-"
-			if x := pt.Error(); !math.IsNaN(x) {
-				e = fmt.Sprintf("%+.1f%%", 100*x)
-			}
-			row = append(row, num(pt.Predicted, millis), num(pt.Measured, millis), e)
-			orow = append(orow, num(pt.Overhead, millis), num(pt.MeasuredOverhead, millis))
-		}
-		t.add(row...)
-		if p.Plain != "" {
-			o.add(orow...)
+	for _, e := range ix.experiments {
+		ix.throughput(&b, e)
+		switch e {
+		case plan.Connect:
+			ix.phases(&b, e)
+			ix.ceilings(&b)
+			ix.rttModel(&b)
+		case plan.Pool, plan.Stream:
+			ix.p95(&b, e)
 		}
 	}
-	t.foot = []string{"error: (predicted - measured) / measured; - where the run did not measure the variant at that RTT (--rtt)"}
-	t.write(b)
-	if len(o.rows) > 0 {
-		o.write(b)
-	}
-	for _, p := range ps {
-		fmt.Fprintf(b, "%s: setup = %s + %s ms of local time (crypto, protocol, scheduling)", p.Variant, plural2(p.RoundTrips, "round trip"), num(p.Local, millis))
-		if p.Plain != "" {
-			var plain Prediction
-			for _, q := range ps {
-				if q.Variant == p.Plain {
-					plain = q
-				}
-			}
-			fmt.Fprintf(b, "; TLS adds %s + %s ms", plural2(p.RoundTrips-plain.RoundTrips, "round trip"), num(p.Local-plain.Local, millis))
-		}
-		b.WriteString("\n")
-	}
-	v.savings(b, ps, rtts)
-	b.WriteString("\n")
-}
-
-// local is the loopback setup time of the named prediction.
-func (v *view) local(ps []Prediction, name string) float64 {
-	for _, p := range ps {
-		if p.Variant == name {
-			return p.Local
-		}
-	}
-	return math.NaN()
-}
-
-// savings writes what TLS 1.3 instead of 1.2, and resumption instead of a
-// full handshake, save per connection at each RTT, where the run measured
-// both sides of the comparison at RTT 0.
-func (v *view) savings(b *strings.Builder, ps []Prediction, rtts []time.Duration) {
-	same := func(a, c plan.Variant) bool {
-		a.ID, a.Baseline, a.Cipher, a.TLS = "", false, "", ""
-		c.ID, c.Baseline, c.Cipher, c.TLS = "", false, "", ""
-		return a == c
-	}
-	compare := func(from, to Prediction, what string) {
-		drt := from.RoundTrips - to.RoundTrips
-		dms := from.Local - to.Local
-		if drt < 0.5 {
-			fmt.Fprintf(b, "%s saves no round trip here (%s: %s, %s: %s)\n", what,
-				from.Variant, plural2(from.RoundTrips, "round trip"), to.Variant, plural2(to.RoundTrips, "round trip"))
-			return
-		}
-		local := fmt.Sprintf("%s ms less local time", num(dms, millis))
-		if dms < 0 {
-			local = fmt.Sprintf("%s ms more local time", num(-dms, millis))
-		}
-		for _, rtt := range rtts {
-			save := dms + drt*float64(rtt)/float64(time.Millisecond)
-			fmt.Fprintf(b, "at %s, %s saves ≈ %s ms per connection (%s → %s: %s less, %s)\n", plan.RTTLabel(rtt), what,
-				num(save, millis), from.Variant, to.Variant, plural2(drt, "round trip"), local)
-		}
-	}
-	for _, p12 := range ps {
-		if p12.Info.TLS != "1.2" {
-			continue
-		}
-		for _, p13 := range ps {
-			if p13.Info.TLS == "1.3" && same(p12.Info, p13.Info) {
-				compare(p12, p13, "TLS 1.3 instead of 1.2")
-			}
-		}
-	}
-	for _, full := range ps {
-		if full.Info.Plain() || full.Info.Resume {
-			continue
-		}
-		for _, res := range ps {
-			r := res.Info
-			r.Resume = false
-			if !res.Info.Resume || r.TLS != full.Info.TLS || !same(r, full.Info) || r.Cipher != full.Info.Cipher {
-				continue
-			}
-			// Only connections that really resumed show what resumption saves.
-			var resumed, conns int64
-			for _, t := range v.trials[cell{plan.Connect, res.Variant, res.Concurrency}] {
-				resumed, conns = resumed+t.Resumed, conns+t.Conns
-			}
-			if conns == 0 || resumed*10 < conns*9 {
-				continue
-			}
-			compare(full, res, "resumption")
-		}
-	}
-}
-
-// plural2 is plural for a mean: "1 round trip", "2 round trips", "1.50 round trips".
-func plural2(n float64, word string) string {
-	if n == math.Round(n) {
-		return plural(int(n), word)
-	}
-	return fmt.Sprintf("%.2f %ss", n, word)
+	ix.negotiated(&b)
+	ix.tunnels(&b)
+	ix.cpu(&b)
+	return b.blocks
 }

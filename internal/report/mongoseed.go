@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -26,13 +24,14 @@ var seedFigures = []seedFigure{
 	{"reused-client query", plan.ReusedClient, ""},
 }
 
-// MongoSeed writes the table of the MongoDB seed study from a
-// mongodb-seed result: each figure per variant over every iteration
-// (histograms merged across trials), its round trips, and its change
-// against the baseline, trials paired by round.
-func MongoSeed(w io.Writer, r *result.Result) error {
+// presetTable is the table of the seed study a preset replays, nil for a
+// result without a preset. The MongoDB seed's (--preset mongodb-seed):
+// each figure per variant over every iteration (histograms merged across
+// trials), its round trips, and its change against the baseline, trials
+// paired by round. Its error says that a histogram does not decode.
+func presetTable(r *result.Result) (*Table, error) {
 	if r.Spec.Preset != plan.PresetMongoDBSeed {
-		return fmt.Errorf("not a %s result (preset %q)", plan.PresetMongoDBSeed, r.Spec.Preset)
+		return nil, nil
 	}
 	baseline := ""
 	for _, v := range r.Variants {
@@ -40,17 +39,17 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 			baseline = v.ID
 		}
 	}
-	t := table{
-		title: fmt.Sprintf("MongoDB seed study (--preset %s): the seed's figures, ms, over every iteration (%s per trial)",
+	t := Table{
+		Title: fmt.Sprintf("MongoDB seed study (--preset %s): the seed's figures, ms, over every iteration (%s per trial)",
 			plan.PresetMongoDBSeed, plural(int(r.Spec.Count), "iteration")),
-		left:   2,
-		header: []string{"figure", "variant", "iterations", "mean", "stddev", "p50", "p95", "p99", "round trips", "vs " + baseline},
+		Left:   2,
+		Header: []string{"figure", "variant", "iterations", "mean", "stddev", "p50", "p95", "p99", "round trips", "vs " + baseline},
 	}
 	for _, f := range seedFigures {
 		for i, v := range r.Variants {
 			h, trips, err := f.merged(r.Trials, v.ID)
 			if err != nil {
-				return fmt.Errorf("the %s table: %s %s: %w: the result's histograms are damaged (re-run it)", plan.PresetMongoDBSeed, f.name, v.ID, err)
+				return nil, fmt.Errorf("the %s table: %s %s: %w: the result's histograms are damaged (re-run it)", plan.PresetMongoDBSeed, f.name, v.ID, err)
 			}
 			name := f.name
 			if i > 0 {
@@ -68,7 +67,7 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 				num(h.P50, millis), num(h.P95, millis), num(h.P99, millis), trips, change)
 		}
 	}
-	t.foot = []string{
+	t.Foot = []string{
 		"only-connection: mongo.Connect(), the seed's pymongo.MongoClient(): builds the client and starts its monitor, no I/O",
 		"first-query: find_one() with no filter on that new client: server selection waits for the monitor's connection (tcp, TLS, hello),",
 		"  then the pool's connection (tcp, TLS, hello with SCRAM's first message, auth) and the find; round trips of both connections",
@@ -76,12 +75,9 @@ func MongoSeed(w io.Writer, r *result.Result) error {
 		"vs " + baseline + ": change of the mean, trials paired by round, ±95% interval, * where it excludes 0",
 	}
 	if s := r.Target.Server; s != nil {
-		t.foot = append(t.foot, fmt.Sprintf("server: %s %s (see the notes for what it does and does not represent)", s.Software, s.Version))
+		t.Foot = append(t.Foot, fmt.Sprintf("server: %s %s (see the notes for what it does and does not represent)", s.Software, s.Version))
 	}
-	var b strings.Builder
-	t.write(&b)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return &t, nil
 }
 
 // latency is the figure's histogram in one trial.

@@ -11,7 +11,8 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// TestMongoSeedGolden renders the seed's table from a result stored as
+// TestMongoSeedGolden renders the seed's table, and the whole text report
+// it begins, from a result stored as
 // measured by `tlsbench connect --preset mongodb-seed --lab mongodb` (never
 // regenerated; -update rewrites only the golden).
 func TestMongoSeedGolden(t *testing.T) {
@@ -21,10 +22,16 @@ func TestMongoSeedGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got bytes.Buffer
-	if err := MongoSeed(&got, r); err != nil {
+	m, err := Build(r)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if m.Preset == nil {
+		t.Fatal("no table of the seed study")
+	}
+	var seed strings.Builder
+	m.Preset.write(&seed)
+	got := bytes.NewBufferString(seed.String())
 	if *update {
 		if err := os.WriteFile(goldenPath, got.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
@@ -35,12 +42,15 @@ func TestMongoSeedGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("MongoSeed(%s) differs from %s (go test ./internal/report -update rewrites it):\n%s", jsonPath, goldenPath, got.String())
+		t.Errorf("the seed table of %s differs from %s (go test ./internal/report -update rewrites it):\n%s", jsonPath, goldenPath, got.String())
 	}
-	// The generic tables render the same file too.
-	if err := Text(&bytes.Buffer{}, r); err != nil {
-		t.Error(err)
+	// The whole text report, as `tlsbench report` prints it: the seed's
+	// table first, then the generic tables.
+	var all bytes.Buffer
+	if err := Text(&all, r); err != nil {
+		t.Fatal(err)
 	}
+	golden(t, filepath.Join("testdata", "mongodb", "seed.text.golden"), all.Bytes())
 }
 
 // TestMongoSeedOtherResult: the seed's table is for mongodb-seed results
@@ -52,8 +62,8 @@ func TestMongoSeedOtherResult(t *testing.T) {
 	}
 	other := *r
 	other.Spec.Preset = ""
-	if err := MongoSeed(&bytes.Buffer{}, &other); err == nil {
-		t.Error("the seed's table of a result without the preset")
+	if m, err := Build(&other); err != nil || m.Preset != nil {
+		t.Errorf("the seed's table of a result without the preset: %v", err)
 	}
 	cut := *r
 	cut.Trials = nil
@@ -62,10 +72,12 @@ func TestMongoSeedOtherResult(t *testing.T) {
 			cut.Trials = append(cut.Trials, tr)
 		}
 	}
-	var b bytes.Buffer
-	if err := MongoSeed(&b, &cut); err != nil {
+	m, err := Build(&cut)
+	if err != nil {
 		t.Fatal(err)
 	}
+	var b strings.Builder
+	m.Preset.write(&b)
 	for _, line := range strings.Split(b.String(), "\n") {
 		if strings.HasPrefix(line, "reused-client query ") && !strings.Contains(line, " 0 ") {
 			t.Errorf("a figure without trials: %q", line)

@@ -111,7 +111,7 @@ func TestWriteError(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tb := table{title: "t", left: 1, header: []string{"name", "x"}, foot: []string{"foot"}}
+	tb := Table{Title: "t", Left: 1, Header: []string{"name", "x"}, Foot: []string{"foot"}}
 	tb.add("a", "±1.5 *")
 	tb.add("long name", "2")
 	var b strings.Builder

@@ -9,11 +9,11 @@ import (
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
-// Cell summarizes the trials of one experiment, variant and concurrency: the
+// CellSummary summarizes the trials of one cell (experiment, variant and concurrency): the
 // row of the csv summary and an element of the json one. Variant fields are
 // empty (Resume nil) for a variant the file does not describe; figures are
 // NaN where unknown.
-type Cell struct {
+type CellSummary struct {
 	Experiment  string `json:"experiment"`
 	Variant     string `json:"variant"`
 	TLS         string `json:"tls"`
@@ -40,7 +40,7 @@ type Cell struct {
 	ServerCPU number `json:"server_cpu_us_per_op"`
 }
 
-// columns are the csv header, in the order of Cell's fields and named as
+// columns are the csv header, in the order of CellSummary's fields and named as
 // its json keys.
 var columns = []string{
 	"experiment", "variant", "tls", "key", "resume", "auth", "concurrency", "trials",
@@ -49,7 +49,7 @@ var columns = []string{
 }
 
 // record is c as a csv row, in the order of columns.
-func (c Cell) record() []string {
+func (c CellSummary) record() []string {
 	resume := ""
 	if c.Resume != nil {
 		resume = map[bool]string{false: "false", true: "true"}[*c.Resume]
@@ -61,22 +61,23 @@ func (c Cell) record() []string {
 	}
 }
 
-// Cells summarizes r cell by cell, in the order of the text report:
+// CellSummaries summarizes r cell by cell, in the order of the text report:
 // experiment, then concurrency, then variant.
-func Cells(r *result.Result) []Cell {
-	v := newView(r)
-	var out []Cell
-	for _, e := range v.experiments {
-		metric := v.metric(e)
-		for _, k := range v.cells(e) {
-			ts := v.trials[k]
+func CellSummaries(r *result.Result) []CellSummary { return newIndex(r).cellSummaries() }
+
+func (ix *index) cellSummaries() []CellSummary {
+	var out []CellSummary
+	for _, e := range ix.experiments {
+		metric := ix.metric(e)
+		for _, k := range ix.cells(e) {
+			ts := ix.trials[k]
 			s := stats.Summarize(collect(ts, metric))
-			c := Cell{
+			c := CellSummary{
 				Experiment:  string(e),
 				Variant:     k.variant,
 				Concurrency: k.c,
 				Trials:      len(ts),
-				Metric:      v.metricName(e),
+				Metric:      ix.metricName(e),
 				Mean:        number(s.Mean),
 				StdDev:      number(math.NaN()),
 				CI95:        number(s.CI95),
@@ -86,12 +87,12 @@ func Cells(r *result.Result) []Cell {
 			if s.N >= 2 {
 				c.StdDev = number(s.StdDev)
 			}
-			if info, ok := v.info[k.variant]; ok {
+			if info, ok := ix.info[k.variant]; ok {
 				c.TLS, c.Key, c.Auth = info.TLS, info.Key, info.Auth
 				c.Resume = &info.Resume
 			}
-			if k.variant != v.baseline {
-				if d := v.paired(e, k.variant, k.c); d.N > 0 {
+			if k.variant != ix.baseline {
+				if d := ix.paired(e, k.variant, k.c); d.N > 0 {
 					c.DeltaPct, c.DeltaCI95 = number(d.Pct), number(d.CI95)
 				}
 			}
@@ -121,13 +122,13 @@ func Cells(r *result.Result) []Cell {
 
 // metricName is unit's short form, for machines: connections/s, queries/s,
 // requests/s or MB/s.
-func (v *view) metricName(e plan.Experiment) string {
+func (ix *index) metricName(e plan.Experiment) string {
 	switch {
 	case e == plan.Connect:
 		return "connections/s"
 	case e == plan.Stream:
 		return "MB/s"
-	case v.r.Spec.Workload == "read-only" || v.r.Spec.Workload == "point-select":
+	case ix.r.Spec.Workload == "read-only" || ix.r.Spec.Workload == "point-select":
 		return "queries/s"
 	}
 	return "requests/s"

@@ -47,10 +47,10 @@ func TestSummaryColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rows[0], columns) || len(rows) != 1+len(Cells(r)) {
+	if !slices.Equal(rows[0], columns) || len(rows) != 1+len(CellSummaries(r)) {
 		t.Fatalf("csv header %v and %d rows", rows[0], len(rows))
 	}
-	data, _ := json.Marshal(Cells(r)[0])
+	data, _ := json.Marshal(CellSummaries(r)[0])
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.Token()
 	var keys []string

@@ -5,23 +5,23 @@ import (
 	"unicode/utf8"
 )
 
-// table lays out cells in aligned columns: the first left columns (names) flush
+// Table lays out cells in aligned columns: the first left columns (names) flush
 // left, the rest (figures) flush right, two spaces apart.
-type table struct {
-	title  string
-	left   int
-	header []string
-	rows   [][]string
-	// foot lines are printed under the rows.
-	foot []string
+type Table struct {
+	Title  string
+	Left   int
+	Header []string
+	Rows   [][]string
+	// Foot lines are printed under the rows.
+	Foot []string
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+func (t *Table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
 // write appends the table and a blank line to b.
-func (t *table) write(b *strings.Builder) {
+func (t *Table) write(b *strings.Builder) {
 	var widths []int
-	for _, row := range append([][]string{t.header}, t.rows...) {
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
 		for i, c := range row {
 			if i == len(widths) {
 				widths = append(widths, 0)
@@ -30,15 +30,15 @@ func (t *table) write(b *strings.Builder) {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	b.WriteString(t.title + "\n")
-	for _, row := range append([][]string{t.header}, t.rows...) {
+	b.WriteString(t.Title + "\n")
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
 		var line strings.Builder
 		for i, c := range row {
 			if i > 0 {
 				line.WriteString("  ")
 			}
 			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if i < t.left {
+			if i < t.Left {
 				line.WriteString(c + pad)
 			} else {
 				line.WriteString(pad + c)
@@ -46,7 +46,7 @@ func (t *table) write(b *strings.Builder) {
 		}
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
-	for _, f := range t.foot {
+	for _, f := range t.Foot {
 		b.WriteString(f + "\n")
 	}
 	b.WriteString("\n")

@@ -11,16 +11,16 @@ import (
 // tunnels lists the tunnels of a run with what each set up once: an SSH
 // connection's key exchange and login are not part of any connection's
 // phases, so they are shown apart.
-func (v *view) tunnels(b *strings.Builder) {
-	if len(v.r.Tunnels) == 0 {
+func (ix *index) tunnels(b *body) {
+	if len(ix.r.Tunnels) == 0 {
 		return
 	}
-	t := table{
-		title:  "tunnels, each set up once per run, not per connection: ms [round trips]",
-		left:   6,
-		header: []string{"via", "rtt", "server", "key exchange", "host key", "cipher", "setup"},
+	t := Table{
+		Title:  "tunnels, each set up once per run, not per connection: ms [round trips]",
+		Left:   6,
+		Header: []string{"via", "rtt", "server", "key exchange", "host key", "cipher", "setup"},
 	}
-	for _, tu := range v.r.Tunnels {
+	for _, tu := range ix.r.Tunnels {
 		rtt := "-"
 		if tu.RTT > 0 {
 			rtt = plan.RTTLabel(tu.RTT)
@@ -41,7 +41,7 @@ func (v *view) tunnels(b *strings.Builder) {
 		}
 		t.add(tu.Via, rtt, tu.Server, dash(tu.KeyExchange), dash(tu.HostKey), cipher, cell)
 	}
-	t.write(b)
+	b.table(t)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

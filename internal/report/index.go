@@ -1,0 +1,192 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+// cellKey names the trials behind one cell of the tables: one experiment,
+// variant and concurrency (a CellSummary summarizes them).
+type cellKey struct {
+	exp     plan.Experiment
+	variant string
+	c       int
+}
+
+// index is a result's trials by cellKey, and the orders the tables list
+// experiments, variants and concurrencies in.
+type index struct {
+	r           *result.Result
+	experiments []plan.Experiment // connect, pool, then any other, as measured
+	variants    []string          // r.Variants order, then variants only trials name
+	info        map[string]plan.Variant
+	baseline    string
+	conc        map[plan.Experiment][]int
+	trials      map[cellKey][]result.Trial // by round
+}
+
+func newIndex(r *result.Result) *index {
+	v := &index{
+		r:      r,
+		info:   map[string]plan.Variant{},
+		conc:   map[plan.Experiment][]int{},
+		trials: map[cellKey][]result.Trial{},
+	}
+	for _, pv := range r.Variants {
+		v.variants = append(v.variants, pv.ID)
+		v.info[pv.ID] = pv
+		if pv.Baseline && v.baseline == "" {
+			v.baseline = pv.ID
+		}
+	}
+	for _, t := range r.Trials {
+		k := cellKey{t.Experiment, t.Variant, t.Concurrency}
+		v.trials[k] = append(v.trials[k], t)
+		if !slices.Contains(v.experiments, t.Experiment) {
+			v.experiments = append(v.experiments, t.Experiment)
+		}
+		if !slices.Contains(v.conc[t.Experiment], t.Concurrency) {
+			v.conc[t.Experiment] = append(v.conc[t.Experiment], t.Concurrency)
+		}
+		if !slices.Contains(v.variants, t.Variant) {
+			v.variants = append(v.variants, t.Variant)
+		}
+	}
+	if v.baseline == "" && len(v.variants) > 0 {
+		v.baseline = v.variants[0]
+	}
+	for _, ts := range v.trials {
+		slices.SortStableFunc(ts, func(a, b result.Trial) int { return cmp.Compare(a.Round, b.Round) })
+	}
+	for _, cs := range v.conc {
+		slices.Sort(cs)
+	}
+	slices.SortFunc(v.experiments, expOrder)
+	return v
+}
+
+// cells lists the cells of an experiment that hold trials, column by column.
+func (ix *index) cells(e plan.Experiment) []cellKey {
+	var out []cellKey
+	for _, c := range ix.conc[e] {
+		for _, name := range ix.variants {
+			if k := (cellKey{e, name, c}); len(ix.trials[k]) > 0 {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// trialCount says over how many trials the cells of an experiment's columns
+// cs were averaged: "3 trials", or "1-3 trials" after an interrupted run.
+func (ix *index) trialCount(e plan.Experiment, cs ...int) string {
+	lo, hi := math.MaxInt, 0
+	for _, c := range cs {
+		for _, name := range ix.variants {
+			if n := len(ix.trials[cellKey{e, name, c}]); n > 0 {
+				lo, hi = min(lo, n), max(hi, n)
+			}
+		}
+	}
+	if lo >= hi {
+		return plural(hi, "trial")
+	}
+	return fmt.Sprintf("%d-%d trials", lo, hi)
+}
+
+// unit names what an experiment's main table counts, and metric computes
+// it from a trial: the seed's figures (connections/s, queries/s) and MB/s
+// for streams.
+func (ix *index) unit(e plan.Experiment) string {
+	switch {
+	case e == plan.Connect:
+		return "connections/s"
+	case e == plan.Stream:
+		return "MB/s received"
+	case ix.r.Spec.Workload == "read-only":
+		return "queries/s (16 per read-only transaction, as sysbench counts)"
+	case ix.r.Spec.Workload == "point-select":
+		return "queries/s"
+	}
+	return "requests/s" // HTTP and Redis GETs
+}
+
+func (ix *index) metric(e plan.Experiment) func(result.Trial) float64 {
+	switch {
+	case e == plan.Stream:
+		return func(t result.Trial) float64 {
+			if t.Elapsed <= 0 {
+				return 0
+			}
+			return float64(t.BytesReceived) / 1e6 / t.Elapsed.Seconds()
+		}
+	case e == plan.Pool && ix.r.Spec.Workload == "read-only":
+		return func(t result.Trial) float64 {
+			if t.Elapsed <= 0 {
+				return 0
+			}
+			return float64(t.Queries) / t.Elapsed.Seconds()
+		}
+	}
+	return result.Trial.Throughput
+}
+
+// paired is that change as figures.
+func (ix *index) paired(e plan.Experiment, name string, c int) stats.Delta {
+	metric := ix.metric(e)
+	base := map[int]float64{}
+	for _, t := range ix.trials[cellKey{e, ix.baseline, c}] {
+		base[t.Round] = metric(t)
+	}
+	var bs, vs []float64
+	for _, t := range ix.trials[cellKey{e, name, c}] {
+		if x, ok := base[t.Round]; ok {
+			bs, vs = append(bs, x), append(vs, metric(t))
+		}
+	}
+	return stats.Paired(bs, vs)
+}
+
+// mergeOrder adds the phase names of one trial to names, each new one right
+// after the phase that precedes it in the trial, so that plain's tcp, request
+// and TLS's tcp, tls-handshake, request merge into tcp, tls-handshake, request.
+func mergeOrder(names []string, phases []result.Phase) []string {
+	at := 0
+	for _, p := range phases {
+		if i := slices.Index(names, p.Name); i >= 0 {
+			at = i + 1
+			continue
+		}
+		names = slices.Insert(names, at, p.Name)
+		at++
+	}
+	return names
+}
+
+// collect maps trials to one figure each.
+func collect(ts []result.Trial, f func(result.Trial) float64) []float64 {
+	xs := make([]float64, len(ts))
+	for i, t := range ts {
+		xs[i] = f(t)
+	}
+	return xs
+}
+
+// withLatency drops trials that recorded no latency (every operation failed),
+// whose zeros would pull the means down.
+func withLatency(ts []result.Trial) []result.Trial {
+	var out []result.Trial
+	for _, t := range ts {
+		if t.Latency.Count > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,284 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+const deltaLegend = "vs baseline: paired by round; ± is the half-width of the 95% confidence interval; * when it excludes 0"
+
+// throughput writes the main table of an experiment and its change against
+// the baseline: as a last column with one concurrency, as a table of its own
+// with several.
+func (ix *index) throughput(b *body, e plan.Experiment) {
+	cs := ix.conc[e]
+	head := []string{"variant"}
+	for _, c := range cs {
+		head = append(head, plan.Label(c))
+	}
+	t := Table{
+		Title:  fmt.Sprintf("%s: %s, mean (stddev) over %s", e, ix.unit(e), ix.trialCount(e, ix.conc[e]...)),
+		Left:   1,
+		Header: head,
+	}
+	d := Table{Title: fmt.Sprintf("%s: %s vs baseline, %% (95%% CI)", e, ix.unit(e)), Left: 1, Header: head}
+	metric := ix.metric(e)
+	compare := len(ix.variants) > 1
+	inline := compare && len(cs) == 1
+	if inline {
+		t.Header = append(slices.Clip(head), "vs baseline")
+		t.Foot = []string{deltaLegend}
+	}
+	for _, name := range ix.variants {
+		row, drow := []string{name}, []string{name}
+		for _, c := range cs {
+			ts := ix.trials[cellKey{e, name, c}]
+			row = append(row, meanStd(collect(ts, metric), rate))
+			drow = append(drow, ix.delta(e, name, c))
+		}
+		if inline {
+			row = append(row, drow[1])
+		}
+		t.add(row...)
+		d.add(drow...)
+	}
+	b.table(t)
+	if compare && !inline {
+		d.Foot = []string{deltaLegend}
+		b.table(d)
+	}
+}
+
+// delta is the change of a variant's throughput against the baseline's in
+// the same experiment and concurrency, trials paired by round.
+func (ix *index) delta(e plan.Experiment, name string, c int) string {
+	if name == ix.baseline {
+		return "baseline"
+	}
+	return delta(ix.paired(e, name, c))
+}
+
+// p95 writes the pool's p95 latency per variant and concurrency.
+func (ix *index) p95(b *body, e plan.Experiment) {
+	t := Table{Title: fmt.Sprintf("%s: p95 latency, ms, mean (stddev) over %s", e, ix.trialCount(e, ix.conc[e]...)), Left: 1}
+	t.Header = []string{"variant"}
+	for _, c := range ix.conc[e] {
+		t.Header = append(t.Header, plan.Label(c))
+	}
+	for _, name := range ix.variants {
+		row := []string{name}
+		for _, c := range ix.conc[e] {
+			ts := withLatency(ix.trials[cellKey{e, name, c}])
+			row = append(row, meanStd(collect(ts, func(t result.Trial) float64 { return t.Latency.P95 }), millis))
+		}
+		t.add(row...)
+	}
+	b.table(t)
+}
+
+// phases writes, per concurrency, where a connection's time goes: each
+// phase's mean latency with its round trips, then the whole connection's.
+func (ix *index) phases(b *body, e plan.Experiment) {
+	for _, c := range ix.conc[e] {
+		var names []string
+		for _, name := range ix.variants {
+			for _, t := range ix.trials[cellKey{e, name, c}] {
+				names = mergeOrder(names, t.Phases)
+			}
+		}
+		t := Table{
+			Title: fmt.Sprintf("%s %s: phases, ms, mean over %s [round trips]", e, plan.Label(c), ix.trialCount(e, c)),
+			Left:  1,
+		}
+		t.Header = append(append([]string{"variant"}, names...), "total", "p50", "p95", "p99", "max")
+		for _, name := range ix.variants {
+			ts := withLatency(ix.trials[cellKey{e, name, c}])
+			row := []string{name}
+			for _, p := range names {
+				row = append(row, phaseCell(ts, p))
+			}
+			mean := func(f func(result.Hist) float64) string {
+				if len(ts) == 0 {
+					return "-"
+				}
+				return num(stats.Summarize(collect(ts, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis)
+			}
+			row = append(row,
+				mean(func(h result.Hist) float64 { return h.Mean }),
+				mean(func(h result.Hist) float64 { return h.P50 }),
+				mean(func(h result.Hist) float64 { return h.P95 }),
+				mean(func(h result.Hist) float64 { return h.P99 }))
+			if len(ts) == 0 {
+				row = append(row, "-")
+			} else {
+				row = append(row, num(slices.Max(collect(ts, func(t result.Trial) float64 { return t.Latency.Max })), millis))
+			}
+			t.add(row...)
+		}
+		b.table(t)
+	}
+}
+
+// phaseCell is "0.052 [1]": the phase's mean latency over trials and its round trips.
+func phaseCell(ts []result.Trial, name string) string {
+	var ms []float64
+	lo, hi := math.MaxInt, math.MinInt
+	for _, t := range ts {
+		for _, p := range t.Phases {
+			if p.Name == name && p.Latency.Count > 0 {
+				ms = append(ms, p.Latency.Mean)
+				lo, hi = min(lo, p.RoundTrips.Min), max(hi, p.RoundTrips.Max)
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s [%s]", num(stats.Summarize(ms).Mean, millis), roundTrips(lo, hi))
+}
+
+// negotiated writes what each TLS variant's handshakes settled on.
+func (ix *index) negotiated(b *body) {
+	t := Table{
+		Title:  "negotiated, as the client saw it",
+		Left:   5,
+		Header: []string{"variant", "version", "suite", "group", "server key", "resumed"},
+	}
+	// What the server said of the check connection, where it can tell.
+	server := map[string]string{}
+	for _, c := range ix.r.Checks {
+		switch sv := c.Server; {
+		case sv == nil:
+		case !sv.TLS:
+			server[c.Variant] = "plaintext"
+		case sv.Version == "" && sv.Cipher == "":
+			server[c.Variant] = "TLS"
+		default:
+			server[c.Variant] = strings.TrimSpace(sv.Version + " " + sv.Cipher)
+		}
+	}
+	if len(server) > 0 {
+		t.Title = "negotiated, as the client saw it and as the server reports it"
+		t.Header = append(t.Header, "server says")
+	}
+	add := func(name string, cells ...string) {
+		row := append([]string{name}, cells...)
+		if len(server) > 0 {
+			s := server[name]
+			if s == "" {
+				s = "-"
+			}
+			row = append(row, s)
+		}
+		t.add(row...)
+	}
+	tls := len(server) > 0
+	for _, name := range ix.variants {
+		var ts []result.Trial
+		for _, e := range ix.experiments {
+			for _, c := range ix.conc[e] {
+				ts = append(ts, ix.trials[cellKey{e, name, c}]...)
+			}
+		}
+		if len(ts) == 0 {
+			continue
+		}
+		info, known := ix.info[name]
+		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
+			add(name, "-", "-", "-", "-", "-")
+			continue
+		}
+		tls = true
+		var resumed, conns int64
+		for _, t := range ts {
+			resumed += t.Resumed
+			conns += t.Conns
+		}
+		field := func(f func(*result.Negotiated) string) string {
+			var vals []string
+			for _, t := range ts {
+				if t.Negotiated != nil && f(t.Negotiated) != "" && !slices.Contains(vals, f(t.Negotiated)) {
+					vals = append(vals, f(t.Negotiated))
+				}
+			}
+			if len(vals) == 0 {
+				return "-"
+			}
+			return strings.Join(vals, "/")
+		}
+		add(name,
+			field(func(n *result.Negotiated) string { return n.Version }),
+			field(func(n *result.Negotiated) string { return n.Suite }),
+			field(func(n *result.Negotiated) string {
+				if n.HelloRetry {
+					return n.Group + " after HRR"
+				}
+				return n.Group
+			}),
+			field(func(n *result.Negotiated) string { return n.PeerKey }),
+			percent(resumed, conns))
+	}
+	if tls {
+		b.table(t)
+	}
+}
+
+// cpu writes the CPU each operation cost the client and the server, and how
+// many cores the client kept busy.
+func (ix *index) cpu(b *body) {
+	server := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.ServerCPU > 0 })
+	t := Table{Title: "CPU: µs per operation, client cores in use (sums over trials)", Left: 3}
+	t.Header = []string{"experiment", "", "variant", "client µs/op"}
+	if server {
+		t.Header = append(t.Header, "server µs/op")
+	}
+	t.Header = append(t.Header, "client cores")
+	var last cellKey
+	for _, e := range ix.experiments {
+		for _, k := range ix.cells(e) {
+			var ops int64
+			var client, srv, elapsed time.Duration
+			for _, t := range ix.trials[k] {
+				ops += t.Ops
+				client += t.ClientCPU
+				srv += t.ServerCPU
+				elapsed += t.Elapsed
+			}
+			// Name the experiment and concurrency only where they change.
+			exp, conc := string(k.exp), plan.Label(k.c)
+			if k.exp == last.exp {
+				exp = ""
+				if k.c == last.c {
+					conc = ""
+				}
+			}
+			last = k
+			row := []string{exp, conc, k.variant, perOp(client, ops)}
+			if server {
+				row = append(row, perOp(srv, ops))
+			}
+			cores := "-"
+			if elapsed > 0 {
+				cores = fmt.Sprintf("%.2f", client.Seconds()/elapsed.Seconds())
+			}
+			t.add(append(row, cores)...)
+		}
+	}
+	if len(t.Rows) > 0 {
+		b.table(t)
+	}
+}
+
+func perOp(cpu time.Duration, ops int64) string {
+	if ops <= 0 || cpu <= 0 {
+		return "-"
+	}
+	return num(float64(cpu)/float64(time.Microsecond)/float64(ops), millis)
+}
