@@ -1,6 +1,8 @@
-// Package drivertest runs hostile servers for the drivers' tests: tiny
-// listeners on 127.0.0.1 that misbehave in one way each, and a measure of
-// the memory a step takes while they do.
+// Package drivertest helps the drivers' tests: Conformance, the checks
+// every driver must pass against its real server, described by an Engine;
+// configs of lab servers (LabConfig); a Proxy that stalls a real server;
+// and hostile servers: tiny listeners on 127.0.0.1 that misbehave in one
+// way each, and a measure of the memory a step takes while they do.
 package drivertest
 
 import (

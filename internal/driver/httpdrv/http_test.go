@@ -22,55 +22,20 @@ import (
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// Bounds a loaded machine meets: a step must fail within its timeout plus
-// margin, growing the heap by less than maxGrowth.
-const (
-	margin    = time.Second
-	maxGrowth = 64 << 20
-)
-
 func plainConfig(addr string, timeout time.Duration) driver.Config {
 	return driver.Config{Variant: plan.Variant{TLS: "off"}, Addr: addr, Host: addr, Path: "/",
 		Dialer: &netx.Dialer{}, Timeout: timeout}
 }
 
-// request opens a session with cfg and runs one GET; it returns the first
-// error, how long it took and how much the heap grew meanwhile.
+// request opens a session with cfg and runs one GET (see
+// drivertest.OpenDo).
 func request(t *testing.T, cfg driver.Config) (err error, took time.Duration, growth uint64) {
 	t.Helper()
-	d, nerr := New(cfg)
-	if nerr != nil {
-		t.Fatal(nerr)
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	start := time.Now()
-	growth = drivertest.HeapGrowth(func() {
-		var s driver.Session
-		if s, err = d.Open(context.Background()); err != nil {
-			return
-		}
-		defer s.Close()
-		err = s.Do(context.Background())
-	})
-	return err, time.Since(start), growth
-}
-
-// check fails t unless err is one line holding want, within timeout plus
-// margin and maxGrowth.
-func check(t *testing.T, err error, took time.Duration, growth uint64, timeout time.Duration, want string) {
-	t.Helper()
-	switch {
-	case err == nil:
-		t.Fatalf("no error, want %q", want)
-	case !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n"):
-		t.Errorf("error %q, want one line with %q", err, want)
-	}
-	if took > timeout+margin {
-		t.Errorf("took %v, want at most the timeout %v + %v", took, timeout, margin)
-	}
-	if growth > maxGrowth {
-		t.Errorf("the heap grew by %d MiB, want under %d MiB", growth>>20, maxGrowth>>20)
-	}
-	t.Logf("%v after %v, heap +%d KiB", err, took.Round(time.Millisecond), growth>>10)
+	return drivertest.OpenDo(d)
 }
 
 // TestEndlessHeader: a server that sends a header line without end, as
@@ -83,7 +48,7 @@ func TestEndlessHeader(t *testing.T) {
 	})
 	const timeout = 2 * time.Second
 	err, took, growth := request(t, plainConfig(addr, timeout))
-	check(t, err, took, growth, timeout, "response headers exceed 64 KiB")
+	drivertest.CheckFailure(t, err, took, growth, timeout, "response headers exceed 64 KiB")
 	if took > timeout/2 {
 		t.Errorf("took %v: the bound should stop the read, not the timeout", took)
 	}
@@ -107,7 +72,7 @@ func TestSlowDrip(t *testing.T) {
 			})
 			const timeout = time.Second
 			err, took, growth := request(t, plainConfig(addr, timeout))
-			check(t, err, took, growth, timeout, "did not answer within --timeout 1s")
+			drivertest.CheckFailure(t, err, took, growth, timeout, "did not answer within --timeout 1s")
 			if took < timeout-100*time.Millisecond {
 				t.Errorf("failed after %v, before the timeout", took)
 			}
@@ -115,34 +80,13 @@ func TestSlowDrip(t *testing.T) {
 	}
 }
 
-// tlsCert is a certificate for 127.0.0.1 from a new CA, and that CA.
-func tlsCert(t *testing.T) (tls.Certificate, *tlsx.CA) {
-	t.Helper()
-	ca, err := tlsx.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM, keyPEM, err := ca.Issue("ecdsa-p256", []string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, ca
-}
-
 // TestPlainToTLSPort: a plaintext request to a TLS port, which closes the
 // connection (crypto/tls, OpenSSL) or answers 400 (Go's HTTPS servers),
 // asks whether it is a TLS port and says to use https://.
 func TestPlainToTLSPort(t *testing.T) {
-	cert, _ := tlsCert(t)
+	cert, _ := drivertest.TLSCert(t)
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
-	closing := drivertest.Listen(t, func(c net.Conn) {
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		tls.Server(c, cfg).Handshake()
-	})
+	closing := drivertest.TLSListener(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +110,7 @@ func TestPlainToTLSPort(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err, took, growth := request(t, plainConfig(tc.addr, timeout))
-			check(t, err, took, growth, timeout, strings.ReplaceAll(tc.want, "ADDR", tc.addr))
+			drivertest.CheckFailure(t, err, took, growth, timeout, strings.ReplaceAll(tc.want, "ADDR", tc.addr))
 		})
 	}
 }
@@ -183,12 +127,8 @@ func TestTLSToPlainPort(t *testing.T) {
 	go plainSrv.Serve(plainLn)
 	t.Cleanup(func() { plainSrv.Close() })
 
-	cert, _ := tlsCert(t)
-	_, other := tlsCert(t)
-	tlsAddr := drivertest.Listen(t, func(c net.Conn) {
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}}).Handshake()
-	})
+	tlsAddr := drivertest.TLSListener(t)
+	_, other := drivertest.TLSCert(t)
 	v := plan.Variant{TLS: "1.3"}
 	tc, err := tlsx.ClientConfig(v, tlsx.ClientOptions{RootCAs: other.Pool(), ServerName: "127.0.0.1"})
 	if err != nil {
@@ -203,7 +143,7 @@ func TestTLSToPlainPort(t *testing.T) {
 			cfg := plainConfig(c.addr, timeout)
 			cfg.Variant, cfg.TLS = v, tc
 			err, took, growth := request(t, cfg)
-			check(t, err, took, growth, timeout, c.want)
+			drivertest.CheckFailure(t, err, took, growth, timeout, c.want)
 			var oe *driver.OpError
 			if !errors.As(err, &oe) || oe.Phase != netx.PhaseTLSHandshake {
 				t.Errorf("phase of %v, want %s", err, netx.PhaseTLSHandshake)
@@ -221,7 +161,7 @@ func TestRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	err, took, growth := request(t, plainConfig(addr, time.Second))
-	check(t, err, took, growth, time.Second, "nothing is listening at "+addr+" (connection refused)")
+	drivertest.CheckFailure(t, err, took, growth, time.Second, "nothing is listening at "+addr+" (connection refused)")
 	if k := driver.Kind(err); k != "tcp: refused" {
 		t.Errorf("Kind = %q", k)
 	}

@@ -44,7 +44,7 @@ func TestFileOptions(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want %q", tc.query, err, tc.want)
 		}
-		if took > time.Second || growth > 64<<20 {
+		if took > drivertest.Margin || growth > drivertest.MaxGrowth {
 			t.Errorf("%s: New took %v and %d MiB", tc.query, took, growth>>20)
 		}
 		t.Logf("%s: %v (%v, heap +%d KiB)", tc.query, err, took.Round(time.Microsecond), growth>>10)

@@ -2,7 +2,6 @@ package mongodrv
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,11 +13,11 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // The tests share one lab server (FerretDB) with every key the tests
@@ -26,7 +25,7 @@ import (
 var (
 	srv      lab.Server
 	startErr error
-	testKeys = []string{"rsa2048", "ecdsa-p256"}
+	testKeys = []string{"rsa2048", "ecdsa-p256", "rsa4096"}
 )
 
 const testRecords = 1000
@@ -60,34 +59,15 @@ func needServer(t *testing.T) {
 
 // configOf is the driver config of variant v against s, with auth method
 // auth; t may be nil (TestMain).
-func configOf(t *testing.T, s lab.Server, v plan.Variant, auth, workload string) driver.Config {
-	fail := func(err error) {
+func configOf(t testing.TB, s lab.Server, v plan.Variant, auth, workload string) driver.Config {
+	v.Auth = auth
+	cfg, err := drivertest.LabConfig(s, v, driver.Workload{Name: workload, Rows: testRecords})
+	if err != nil {
 		if t == nil {
 			panic(err)
 		}
 		t.Helper()
 		t.Fatal(err)
-	}
-	raw, err := s.URL(auth, !v.Plain())
-	if err != nil {
-		fail(err)
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		fail(err)
-	}
-	cfg := driver.Config{
-		Variant: v, Addr: u.Host, Host: u.Hostname(), Dialer: &netx.Dialer{}, Timeout: 10 * time.Second, URL: u,
-		Workload: driver.Workload{Name: workload, Rows: testRecords},
-	}
-	if !v.Plain() {
-		o := tlsx.ClientOptions{RootCAs: s.RootCAs(), ServerName: "127.0.0.1"}
-		if v.Resume {
-			o.Sessions = tls.NewLRUClientSessionCache(8)
-		}
-		if cfg.TLS, err = tlsx.ClientConfig(v, o); err != nil {
-			fail(err)
-		}
 	}
 	return cfg
 }
@@ -108,100 +88,52 @@ func useKey(t *testing.T, key string) {
 	}
 }
 
-// connectOnce opens a session, runs one operation, closes it and returns
-// its trace and TLS state.
-func connectOnce(t *testing.T, d driver.Driver) (netx.Trace, tls.ConnectionState) {
-	t.Helper()
-	ctx := context.Background()
-	s, err := d.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Do(ctx); err != nil {
-		s.Close()
-		t.Fatal(err)
-	}
-	state, _ := s.TLS()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return s.Conn().Finish(), state
-}
-
-type phaseTrips struct {
-	name  string
-	trips int
-}
-
-func tripsOf(tr netx.Trace) []phaseTrips {
-	var out []phaseTrips
-	for _, p := range tr.Phases {
-		out = append(out, phaseTrips{p.Name, p.RoundTrips})
-	}
-	return out
-}
-
-// TestRoundTrips checks the operation connection's phases and round trips,
-// which are exact: tcp 1; TLS 1.3 1, TLS 1.2 2 (resumed 1); the hello 1
-// (it carries SCRAM's first message); auth 2 (FerretDB's SCRAM wants a
-// second, empty saslContinue); the first find 1; close 1 (endSessions).
-// The client's monitor connection is in none of them. With resumption the
+// TestConformance runs the drivers' shared checks (drivertest.Conformance)
+// on the operation connection, whose phases and round trips are exact:
+// tcp 1; the hello 1 (it carries SCRAM's first message); auth 2 (FerretDB's
+// SCRAM wants a second, empty saslContinue); the first find 1; close 1
+// (endSessions). The client's monitor connection is in none of them, but
+// Open waits for it: a server that stops answering stalls Open in the
+// hello phase whatever the monitor was doing. With resumption the
 // operation connection resumes from its first session on: the monitor's
-// handshake, earlier, left a ticket in the session cache.
-func TestRoundTrips(t *testing.T) {
+// handshake, earlier, left a ticket in the session cache. MongoDB says
+// nothing of a session's TLS.
+func TestConformance(t *testing.T) {
 	needServer(t)
-	useKey(t, "rsa2048")
-	plain := []phaseTrips{{"tcp", 1}, {"hello", 1}, {"auth", 2}, {"query", 1}, {"close", 1}}
-	secure := func(hs int) []phaseTrips {
-		return []phaseTrips{{"tcp", 1}, {"tls-handshake", hs}, {"hello", 1}, {"auth", 2}, {"query", 1}, {"close", 1}}
+	workload := func(name string, minBytes int64) drivertest.Workload {
+		return drivertest.Workload{Case: drivertest.Case{Name: name, Workload: driver.Workload{Name: name}}, Statements: 1, MinBytes: minBytes}
 	}
-	tests := []struct {
-		name     string
-		variant  plan.Variant
-		auth     string
-		workload string
-		want     []phaseTrips
-	}{
-		{"plain", plan.Variant{TLS: "off"}, "", WorkloadFindOneID, plain},
-		{"plain scram-sha-1", plan.Variant{TLS: "off"}, "scram-sha-1", WorkloadFindOneID, plain},
-		{"plain find-one", plan.Variant{TLS: "off"}, "", WorkloadFindOne, plain},
-		{"tls1.2", plan.Variant{TLS: "1.2", Key: "rsa2048"}, "", WorkloadFindOneID, secure(2)},
-		{"tls1.3", plan.Variant{TLS: "1.3", Key: "rsa2048"}, "", WorkloadFindOneID, secure(1)},
-		{"tls1.2 resume", plan.Variant{TLS: "1.2", Key: "rsa2048", Resume: true}, "", WorkloadFindOneID, secure(1)},
-		{"tls1.3 resume", plan.Variant{TLS: "1.3", Key: "rsa2048", Resume: true}, "", WorkloadFindOneID, secure(1)},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t, configOf(t, srv, tc.variant, tc.auth, tc.workload))
-			for i := range 3 {
-				tr, state := connectOnce(t, d)
-				if got := tripsOf(tr); !slices.Equal(got, tc.want) {
-					t.Errorf("connection %d: phases %v, want %v", i, got, tc.want)
-				}
-				if !tc.variant.Plain() && state.DidResume != tc.variant.Resume {
-					t.Errorf("connection %d: resumed %v", i, state.DidResume)
-				}
+	drivertest.Conformance(t, drivertest.Engine{
+		New: New,
+		Config: func(t testing.TB, v plan.Variant, c drivertest.Case) driver.Config {
+			return configOf(t, srv, v, c.Auth, c.Workload.Name)
+		},
+		Cases: []drivertest.Case{
+			{Name: "scram-sha-256 find-one-id", Workload: driver.Workload{Name: WorkloadFindOneID}},
+			{Name: "scram-sha-1 find-one-id", Auth: "scram-sha-1", Workload: driver.Workload{Name: WorkloadFindOneID}},
+			{Name: "scram-sha-256 find-one", Workload: driver.Workload{Name: WorkloadFindOne}},
+		},
+		Phases: func(v plan.Variant, _ drivertest.Case, handshake int) []drivertest.Trips {
+			p := []drivertest.Trips{drivertest.Trip(netx.PhaseTCP, 1)}
+			if !v.Plain() {
+				p = append(p, drivertest.Trip(netx.PhaseTLSHandshake, handshake))
 			}
-		})
-	}
-}
-
-// TestNegotiated checks that what a session negotiated is what its
-// variant asked for: version, the server's key, resumption.
-func TestNegotiated(t *testing.T) {
-	needServer(t)
-	for _, key := range testKeys {
-		useKey(t, key)
-		for _, v := range []plan.Variant{{TLS: "1.2", Key: key}, {TLS: "1.3", Key: key}, {TLS: "auto", Key: key}} {
-			_, state := connectOnce(t, newDriver(t, configOf(t, srv, v, "", WorkloadFindOneID)))
-			n := tlsx.Describe(state)
-			want := map[string]string{"1.2": "TLS 1.2", "1.3": "TLS 1.3", "auto": "TLS 1.3"}[v.TLS]
-			if n.Version != want || tlsx.KeyTypeOf(n.PeerKey) != key || state.DidResume || n.HelloRetry {
-				t.Errorf("%s %s: negotiated %+v, resumed %v", v.TLS, key, n, state.DidResume)
-			}
-		}
-	}
-	useKey(t, "rsa2048")
+			return append(p, drivertest.Trip(PhaseHello, 1), drivertest.Trip(PhaseAuth, 2), drivertest.Trip(PhaseQuery, 1), drivertest.Trip(netx.PhaseClose, 1))
+		},
+		QueryPhase:   PhaseQuery,
+		StallPhase:   PhaseHello,
+		Resumes:      true,
+		PrimedResume: true,
+		Keys:         testKeys,
+		UseKey:       srv.UseKey,
+		Workloads: []drivertest.Workload{
+			workload(WorkloadFindOneID, fieldCount*fieldSize),
+			workload(WorkloadFindOne, fieldCount*fieldSize),
+			workload(WorkloadStream, testRecords*fieldCount*fieldSize),
+		},
+		Login: &drivertest.Login{Auths: []string{"scram-sha-256", "scram-sha-1"}, Phase: PhaseAuth,
+			Refused: "Authentication failed", PasswordFile: srv.PasswordFile()},
+	})
 }
 
 // TestSeedClient checks the seed's new-client iteration: both connections
@@ -219,16 +151,17 @@ func TestSeedClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs := []phaseTrips{}
+		trip := drivertest.Trip
+		hs := []drivertest.Trips{}
 		if !v.Plain() {
-			hs = []phaseTrips{{"tls-handshake", 1}}
+			hs = append(hs, trip(netx.PhaseTLSHandshake, 1))
 		}
-		wantOp := slices.Concat([]phaseTrips{{"tcp", 1}}, hs, []phaseTrips{{"hello", 1}, {"auth", 2}, {"query", 1}})
-		wantMon := slices.Concat([]phaseTrips{{"tcp", 1}}, hs, []phaseTrips{{"hello", 1}})
-		if got := tripsOf(smp.Op); !slices.Equal(got, wantOp) {
+		wantOp := slices.Concat([]drivertest.Trips{trip(netx.PhaseTCP, 1)}, hs, []drivertest.Trips{trip(PhaseHello, 1), trip(PhaseAuth, 2), trip(PhaseQuery, 1)})
+		wantMon := slices.Concat([]drivertest.Trips{trip(netx.PhaseTCP, 1)}, hs, []drivertest.Trips{trip(PhaseHello, 1)})
+		if got := drivertest.TripsOf(smp.Op); !slices.Equal(got, wantOp) {
 			t.Errorf("%s: operation connection %v, want %v", v.TLS, got, wantOp)
 		}
-		if got := tripsOf(smp.Monitor); !slices.Equal(got, wantMon) {
+		if got := drivertest.TripsOf(smp.Monitor); !slices.Equal(got, wantMon) {
 			t.Errorf("%s: monitor connection %v, want %v", v.TLS, got, wantMon)
 		}
 		if smp.Connect <= 0 || smp.Secure == v.Plain() || smp.RoundTrips() != 7+2*len(hs) {
@@ -257,33 +190,6 @@ func TestSeedClient(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Error(err)
 		}
-	}
-}
-
-// TestWorkloads runs each workload on a persistent session; stream reads
-// every document, about 1 KiB each.
-func TestWorkloads(t *testing.T) {
-	needServer(t)
-	ctx := context.Background()
-	for _, w := range []string{WorkloadFindOneID, WorkloadFindOne, WorkloadStream} {
-		s, err := newDriver(t, configOf(t, srv, plan.Variant{TLS: "off"}, "", w)).Open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, recv0 := s.Conn().Counters()
-		for range 3 {
-			if err := s.Do(ctx); err != nil {
-				t.Errorf("%s: %v", w, err)
-			}
-		}
-		_, recv := s.Conn().Counters()
-		if w == WorkloadStream && recv-recv0 < 3*testRecords*fieldCount*fieldSize {
-			t.Errorf("stream: received %d bytes for 3 reads of %d records", recv-recv0, testRecords)
-		}
-		s.Close()
-	}
-	if _, err := New(configOf(t, srv, plan.Variant{TLS: "off"}, "", "update")); err == nil || !strings.Contains(err.Error(), "find-one-id") {
-		t.Errorf("an unknown workload: %v", err)
 	}
 }
 
@@ -421,12 +327,6 @@ func TestErrors(t *testing.T) {
 		phase  string
 		substr string
 	}{
-		{"wrong password", func(c driver.Config) driver.Config {
-			u := *c.URL
-			u.User = url.UserPassword("bench", "wrong")
-			c.URL = &u
-			return c
-		}, plan.Variant{TLS: "off"}, "auth", "Authentication failed"},
 		{"tls to the plaintext port", func(c driver.Config) driver.Config { c.Addr = plainAddr; return c },
 			plan.Variant{TLS: "1.3", Key: "rsa2048"}, "tls-handshake", "is it a plaintext port?"},
 		{"plain to the TLS port", func(c driver.Config) driver.Config { c.Addr = tlsAddr; return c },
@@ -464,7 +364,7 @@ func TestErrors(t *testing.T) {
 	q.Set("tlsAllowInvalidHostnames", "true")
 	u.RawQuery = q.Encode()
 	cfg.URL = &u
-	connectOnce(t, newDriver(t, cfg))
+	drivertest.ConnectOnce(t, newDriver(t, cfg))
 	cfg.TLS.RootCAs = nil
 	if _, err := newDriver(t, cfg).Open(ctx); err == nil || !strings.Contains(err.Error(), "unknown authority") {
 		t.Errorf("an unknown CA with tlsAllowInvalidHostnames: %v", err)

@@ -2,7 +2,6 @@ package pgdrv
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -20,10 +19,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
-
-// margin is how far past its timeout a failed step may return on a loaded
-// machine.
-const margin = time.Second
 
 // silentAfterS answers the SSLRequest with 'S', as a PostgreSQL server with
 // TLS does, and then says nothing.
@@ -76,7 +71,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Phase != netx.PhaseTLSHandshake || !strings.Contains(err.Error(), "did not answer within --timeout 500ms") {
 		t.Errorf("Open: %v, want a tls-handshake error that says the server did not answer in time", err)
 	}
-	if took > timeout+margin {
+	if took > timeout+drivertest.Margin {
 		t.Errorf("Open took %v, timeout %v", took, timeout)
 	}
 	if k := driver.Kind(err); k != "tls-handshake: timeout" {
@@ -114,7 +109,7 @@ func TestCancelHandshakes(t *testing.T) {
 			t.Errorf("Open %d: %v (%s), want a cancelled tls-handshake", i, err, driver.Kind(err))
 		}
 	}
-	if took > margin {
+	if took > drivertest.Margin {
 		t.Errorf("the Opens returned %v after the start, cancel at 100ms", took)
 	}
 	t.Logf("%v after %v", errs[0], took.Round(time.Millisecond))
@@ -164,25 +159,10 @@ func TestVerifyFailures(t *testing.T) {
 // TestPlainToTLSPort: a plaintext startup message to a TLS port (a
 // crypto/tls server, which closes on it) asks whether it is a TLS port.
 func TestPlainToTLSPort(t *testing.T) {
-	ca, err := tlsx.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM, keyPEM, err := ca.Issue("ecdsa-p256", []string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := drivertest.Listen(t, func(c net.Conn) {
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}}).Handshake()
-	})
+	addr := drivertest.TLSListener(t)
 	cfg := hostileConfig(t, addr, 2*time.Second)
 	cfg.Variant, cfg.TLS = plan.Variant{TLS: "off"}, nil
-	_, err = newDriver(t, cfg).Open(context.Background())
+	_, err := newDriver(t, cfg).Open(context.Background())
 	want := "the server at " + addr + " closed the connection on the plaintext request: is it a TLS port? use sslmode=require"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Open: %v, want %q", err, want)
@@ -222,7 +202,7 @@ func TestCertFiles(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "is not a regular file") || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%s: %v, want one line that says it is not a regular file", q, err)
 		}
-		if took > margin {
+		if took > drivertest.Margin {
 			t.Errorf("%s: New took %v", q, took)
 		}
 		t.Logf("%s: %v (%v)", q, err, took)
@@ -253,7 +233,7 @@ func TestHugeMessage(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "more than the 16 MiB tlsbench reads") {
 		t.Errorf("Open: %v, want a message too large", err)
 	}
-	if growth > 64<<20 || took > cfg.Timeout {
+	if growth > drivertest.MaxGrowth || took > cfg.Timeout {
 		t.Errorf("the heap grew by %d MiB in %v", growth>>20, took)
 	}
 	t.Logf("%v after %v, heap +%d KiB", err, took.Round(time.Millisecond), growth>>10)

@@ -2,20 +2,20 @@ package pgdrv
 
 import (
 	"bufio"
+	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -72,30 +72,16 @@ func server(t testing.TB) *lab.Postgres {
 // newConfig is what the bench gives a variant: the lab URL of auth, and a
 // TLS config of version tlsMode ("off" for plain).
 func newConfig(auth, tlsMode string, w driver.Workload) (driver.Config, error) {
-	raw, err := srv.URL(auth, tlsMode != "off")
-	if err != nil {
-		return driver.Config{}, err
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return driver.Config{}, errors.New("the lab URL does not parse")
-	}
-	cfg := driver.Config{
-		Variant:  plan.Variant{TLS: tlsMode, Auth: auth},
-		Addr:     u.Host,
-		Host:     u.Host,
-		Dialer:   &netx.Dialer{},
-		Timeout:  10 * time.Second,
-		URL:      u,
-		Workload: w,
-	}
+	return variantConfig(plan.Variant{TLS: tlsMode, Auth: auth}, w)
+}
+
+// variantConfig is the config of variant v against the shared server, with
+// workload w of the test data.
+func variantConfig(v plan.Variant, w driver.Workload) (driver.Config, error) {
 	if w.Tables == 0 {
-		cfg.Workload.Tables, cfg.Workload.Rows = testTables, testRows
+		w.Tables, w.Rows = testTables, testRows
 	}
-	if tlsMode != "off" {
-		cfg.TLS, err = tlsx.ClientConfig(cfg.Variant, tlsx.ClientOptions{RootCAs: srv.RootCAs(), ServerName: "127.0.0.1"})
-	}
-	return cfg, err
+	return drivertest.LabConfig(srv, v, w)
 }
 
 func mustConfig(t testing.TB, auth, tlsMode string, w driver.Workload) driver.Config {
@@ -121,193 +107,74 @@ func open(t testing.TB, cfg driver.Config) *session {
 	return s.(*session)
 }
 
-// connectOnce is one connect-experiment operation: open, one Do, close.
-func connectOnce(t testing.TB, cfg driver.Config) netx.Trace {
-	t.Helper()
-	s := open(t, cfg)
-	if err := s.Do(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return s.Conn().Finish()
+// TestConformance runs the drivers' shared checks (drivertest.Conformance):
+// SSLRequest 1 round trip; TLS 1.3 2, since PostgreSQL 15 (prime256v1
+// only) answers Go's key shares with a HelloRetryRequest, 1 offering P-256;
+// auth trust 1, md5 2, scram 3; the first query 1 with the simple protocol
+// and 2 prepared (Parse+Describe, then Bind+Execute); close none.
+// PostgreSQL never resumes TLS sessions; pg_stat_ssl names version and
+// cipher.
+func TestConformance(t *testing.T) {
+	drivertest.Conformance(t, engine(t))
 }
 
-// TestRoundTrips checks the exact round trips of every phase: SSLRequest 1;
-// TLS 1.2 2; TLS 1.3 1, but 2 with Go's default key shares, which
-// PostgreSQL 15 (prime256v1 only) answers with a HelloRetryRequest; auth
-// trust 1, md5 2, scram 3; first query 1 with the simple protocol and 2
-// prepared (Parse+Describe, then Bind+Execute).
-func TestRoundTrips(t *testing.T) {
+// engine describes PostgreSQL and the shared server to drivertest.
+func engine(t testing.TB) drivertest.Engine {
+	s := server(t)
 	authTrips := map[string]int{"trust": 1, "md5": 2, "scram-sha-256": 3}
-	tlsTrips := map[string]int{"1.3": 2, "1.3-p256": 1, "1.2": 2}
 	queryTrips := map[string]int{"simple": 1, "prepared": 2}
-	for _, auth := range []string{"trust", "md5", "scram-sha-256"} {
-		for _, mode := range []string{"off", "1.3", "1.3-p256", "1.2"} {
-			for _, qm := range []string{"simple", "prepared"} {
-				t.Run(fmt.Sprintf("%s/tls-%s/%s", auth, mode, qm), func(t *testing.T) {
-					version, p256 := strings.CutSuffix(mode, "-p256")
-					cfg := mustConfig(t, auth, version, driver.Workload{Name: "point-select", QueryMode: qm})
-					if p256 {
-						cfg.TLS.CurvePreferences = []tls.CurveID{tls.CurveP256}
-					}
-					s := open(t, cfg)
-					if state, _ := s.TLS(); state.HelloRetryRequest != (version == "1.3" && !p256) {
-						t.Errorf("HelloRetryRequest %v", state.HelloRetryRequest)
-					}
-					if err := s.Do(context.Background()); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.Close(); err != nil {
-						t.Fatal(err)
-					}
-					tr := s.Conn().Finish()
-					want := []netx.Phase{{Name: netx.PhaseTCP, RoundTrips: 1}}
-					if mode != "off" {
-						want = append(want, netx.Phase{Name: PhaseTLSNegotiation, RoundTrips: 1},
-							netx.Phase{Name: netx.PhaseTLSHandshake, RoundTrips: tlsTrips[mode]})
-					}
-					want = append(want, netx.Phase{Name: PhaseAuth, RoundTrips: authTrips[auth]},
-						netx.Phase{Name: PhaseQuery, RoundTrips: queryTrips[qm]},
-						netx.Phase{Name: netx.PhaseClose})
-					if got := phaseTrips(tr); !slices.Equal(got, phaseTrips(netx.Trace{Phases: want})) {
-						t.Errorf("phases and round trips %v, want %v", got, phaseTrips(netx.Trace{Phases: want}))
-					}
-				})
-			}
+	var cases []drivertest.Case
+	for _, auth := range []string{"scram-sha-256", "md5", "trust"} {
+		for _, qm := range []string{"prepared", "simple"} {
+			cases = append(cases, drivertest.Case{Name: auth + " " + qm, Auth: auth, Workload: driver.Workload{Name: "point-select", QueryMode: qm}})
 		}
 	}
-}
-
-func phaseTrips(tr netx.Trace) []string {
-	var out []string
-	for _, p := range tr.Phases {
-		out = append(out, fmt.Sprintf("%s:%d", p.Name, p.RoundTrips))
+	workload := func(name, qm string) drivertest.Case {
+		return drivertest.Case{Name: name + " " + qm, Workload: driver.Workload{Name: name, QueryMode: qm}}
 	}
-	return out
+	return drivertest.Engine{
+		New: New,
+		Config: func(t testing.TB, v plan.Variant, c drivertest.Case) driver.Config {
+			cfg, err := variantConfig(v, c.Workload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cfg
+		},
+		Cases: cases,
+		Phases: func(v plan.Variant, c drivertest.Case, handshake int) []drivertest.Trips {
+			p := []drivertest.Trips{drivertest.Trip(netx.PhaseTCP, 1)}
+			if !v.Plain() {
+				p = append(p, drivertest.Trip(PhaseTLSNegotiation, 1), drivertest.Trip(netx.PhaseTLSHandshake, handshake))
+			}
+			auth := cmp.Or(c.Auth, s.Auths()[0])
+			return append(p, drivertest.Trip(PhaseAuth, authTrips[auth]),
+				drivertest.Trip(PhaseQuery, queryTrips[cmp.Or(c.Workload.QueryMode, "prepared")]), drivertest.Trip(netx.PhaseClose, 0))
+		},
+		QueryPhase: PhaseQuery,
+		HelloRetry: true,
+		Server:     drivertest.ServerSeesSuite,
+		Keys:       testKeys,
+		UseKey:     s.UseKey,
+		Workloads: []drivertest.Workload{
+			{Case: workload("point-select", "prepared"), Statements: 1, MinBytes: 120},
+			{Case: workload("read-only", "simple"), Statements: 16, MinBytes: 10 * 120},
+			{Case: workload("read-only", "prepared"), Statements: 16, MinBytes: 10 * 120},
+			// Every row carries at least c (120) and pad (60).
+			{Case: workload("stream", "simple"), Statements: 1, MinBytes: testRows * 180},
+			{Case: workload("stream", "prepared"), Statements: 1, MinBytes: testRows * 180},
+		},
+		Login: &drivertest.Login{Auths: []string{"scram-sha-256", "md5"}, Phase: PhaseAuth,
+			Refused: "password authentication failed", PasswordFile: s.PasswordFile()},
+	}
 }
 
-// TestPhaseTimes reports the median phase times of plain vs TLS 1.3
-// (rsa2048) and trust vs scram, from 20 interleaved connections each.
 // BenchmarkPhaseTimes prints the median time of each connection phase
 // per auth method, with and without TLS, in ms: figures, not invariants
 // (the round-trip tests hold those).
 func BenchmarkPhaseTimes(b *testing.B) {
-	t := b
-	type variant struct{ auth, tls string }
-	variants := []variant{{"trust", "off"}, {"trust", "1.3"}, {"scram-sha-256", "off"}, {"scram-sha-256", "1.3"}}
-	cfgs := make([]driver.Config, len(variants))
-	for i, v := range variants {
-		cfgs[i] = mustConfig(t, v.auth, v.tls, driver.Workload{QueryMode: "prepared"})
-	}
-	times := make([]map[string][]time.Duration, len(variants))
-	for i := range times {
-		times[i] = map[string][]time.Duration{}
-	}
-	for range 20 * b.N {
-		for i, cfg := range cfgs {
-			tr := connectOnce(t, cfg)
-			for _, p := range tr.Phases {
-				times[i][p.Name] = append(times[i][p.Name], p.Duration)
-			}
-			times[i]["total"] = append(times[i]["total"], tr.Total())
-		}
-	}
-	for i, v := range variants {
-		var parts []string
-		for _, name := range []string{"tcp", PhaseTLSNegotiation, netx.PhaseTLSHandshake, PhaseAuth, PhaseQuery, netx.PhaseClose, "total"} {
-			if ds := times[i][name]; len(ds) > 0 {
-				parts = append(parts, fmt.Sprintf("%s %v", name, median(ds).Round(time.Microsecond)))
-				b.ReportMetric(float64(median(ds).Microseconds())/1000, fmt.Sprintf("ms-%s-tls%s-%s", v.auth, v.tls, name))
-			}
-		}
-		t.Logf("%-13s tls %-3s: %s", v.auth, v.tls, strings.Join(parts, ", "))
-	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-// TestServerAgrees checks pg_stat_ssl against what the client negotiated.
-func TestServerAgrees(t *testing.T) {
-	// OpenSSL's names of the suites Go offers for TLS 1.2 (TLS 1.3 names
-	// are the same in both).
-	openssl := map[string]string{
-		"ECDHE-RSA-AES128-GCM-SHA256":   "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-		"ECDHE-RSA-AES256-GCM-SHA384":   "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-		"ECDHE-RSA-CHACHA20-POLY1305":   "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-		"ECDHE-ECDSA-AES128-GCM-SHA256": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-		"ECDHE-ECDSA-AES256-GCM-SHA384": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-		"ECDHE-ECDSA-CHACHA20-POLY1305": "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
-	}
-	for _, mode := range []string{"off", "1.2", "1.3"} {
-		t.Run("tls-"+mode, func(t *testing.T) {
-			s := open(t, mustConfig(t, "", mode, driver.Workload{}))
-			defer s.Close()
-			view, err := s.ServerTLS(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			state, ok := s.TLS()
-			if mode == "off" {
-				if view.TLS || ok {
-					t.Errorf("plain session: server says ssl=%v, client TLS %v", view.TLS, ok)
-				}
-				return
-			}
-			version := strings.Replace(tls.VersionName(state.Version), "TLS ", "TLSv", 1)
-			suite := tls.CipherSuiteName(state.CipherSuite)
-			if n, ok := openssl[view.Cipher]; ok {
-				view.Cipher = n
-			}
-			if !view.TLS || view.Version != version || view.Cipher != suite {
-				t.Errorf("server says %+v, client negotiated %s %s", view, version, suite)
-			}
-			t.Logf("server: %+v", view)
-		})
-	}
-}
-
-// TestKeys switches the server through every key type and checks the key
-// a driver session sees; then checks that RSA-4096 handshakes are slower
-// than RSA-2048 ones.
-func TestKeys(t *testing.T) {
-	s := server(t)
-	ctx := context.Background()
-	t.Cleanup(func() { s.UseKey(ctx, testKeys[0]) })
-	cfg := mustConfig(t, "trust", "1.3", driver.Workload{})
-	for _, key := range testKeys {
-		if _, err := s.UseKey(ctx, key); err != nil {
-			t.Fatal(err)
-		}
-		sess := open(t, cfg)
-		state, _ := sess.TLS()
-		sess.Close()
-		if got := tlsx.KeyTypeOf(tlsx.PeerKey(state.PeerCertificates[0])); got != key {
-			t.Errorf("server set to %s presented %s", key, got)
-		}
-	}
-
-	hs := map[string][]time.Duration{}
-	for range 20 {
-		for _, key := range []string{"rsa2048", "rsa4096"} {
-			if _, err := s.UseKey(ctx, key); err != nil {
-				t.Fatal(err)
-			}
-			tr := connectOnce(t, cfg)
-			p, _ := tr.Phase(netx.PhaseTLSHandshake)
-			hs[key] = append(hs[key], p.Duration)
-		}
-	}
-	m2048, m4096 := median(hs["rsa2048"]), median(hs["rsa4096"])
-	t.Logf("median tls-handshake: rsa2048 %v, rsa4096 %v", m2048, m4096)
-	if float64(m4096) < 1.3*float64(m2048) {
-		t.Errorf("rsa4096 handshakes (median %v) are not clearly slower than rsa2048 ones (%v)", m4096, m2048)
-	}
+	drivertest.PhaseTimes(b, engine(b), 20, []plan.Variant{
+		{Auth: "trust", TLS: "off"}, {Auth: "trust", TLS: "1.3"}, {Auth: "scram-sha-256", TLS: "off"}, {Auth: "scram-sha-256", TLS: "1.3"}})
 }
 
 // TestPrepare checks that Prepare is idempotent: tables with the right
@@ -442,9 +309,6 @@ func TestReadOnlyStatements(t *testing.T) {
 			for _, op := range [][]string{stmts[:16], stmts[16:]} {
 				checkReadOnly(t, op)
 			}
-			if d, _ := New(cfg); d.(driver.Counter).Statements() != 16 {
-				t.Errorf("Statements() = %d, want 16", d.(driver.Counter).Statements())
-			}
 		})
 	}
 }
@@ -531,62 +395,6 @@ func checkReadOnly(t *testing.T, stmts []string) {
 	}
 }
 
-// TestStream reads the whole of sbtest1.
-func TestStream(t *testing.T) {
-	for _, qm := range []string{"simple", "prepared"} {
-		t.Run(qm, func(t *testing.T) {
-			s := open(t, mustConfig(t, "", "1.3", driver.Workload{Name: "stream", QueryMode: qm}))
-			_, before := s.Conn().Counters()
-			if err := s.Do(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			_, after := s.Conn().Counters()
-			s.Close()
-			// Every row carries at least c (120) and pad (60).
-			if after-before < testRows*180 {
-				t.Errorf("stream read %d bytes, want at least %d", after-before, testRows*180)
-			}
-		})
-	}
-}
-
-// TestAuthFailure checks that a wrong password fails in the auth phase,
-// says so, and does not quote the password.
-func TestAuthFailure(t *testing.T) {
-	for _, auth := range []string{"scram-sha-256", "md5"} {
-		for _, mode := range []string{"off", "1.3"} {
-			cfg := mustConfig(t, auth, mode, driver.Workload{})
-			password, _ := cfg.URL.User.Password()
-			u := *cfg.URL
-			u.User = url.UserPassword(cfg.URL.User.Username(), password+"x")
-			cfg.URL = &u
-			d, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = d.Open(context.Background())
-			var oe *driver.OpError
-			if !errors.As(err, &oe) || oe.Phase != PhaseAuth || !strings.Contains(err.Error(), "password authentication failed") {
-				t.Errorf("%s tls %s, wrong password: %v", auth, mode, err)
-			}
-			if err != nil && strings.Contains(err.Error(), password) {
-				t.Fatalf("%s tls %s: the error quotes the password", auth, mode)
-			}
-			t.Logf("%s tls %s: %v", auth, mode, err)
-		}
-	}
-}
-
-// TestPassfile logs in with the password from the lab's passfile.
-func TestPassfile(t *testing.T) {
-	cfg := mustConfig(t, "scram-sha-256", "1.3", driver.Workload{})
-	u := *cfg.URL
-	u.User = url.User(cfg.URL.User.Username())
-	u.RawQuery = url.Values{"passfile": {srv.PasswordFile()}}.Encode()
-	cfg.URL = &u
-	connectOnce(t, cfg)
-}
-
 // TestPlainOnlyServer asks TLS of a server that has none.
 func TestPlainOnlyServer(t *testing.T) {
 	server(t)
@@ -606,37 +414,6 @@ func TestPlainOnlyServer(t *testing.T) {
 		t.Errorf("TLS to a plain-only server: %v", err)
 	}
 	t.Log(err)
-}
-
-// TestCancel checks that cancelling the session's context unblocks a
-// query that waits on a lock at once.
-func TestCancel(t *testing.T) {
-	ctx := context.Background()
-	locker := open(t, mustConfig(t, "trust", "off", driver.Workload{}))
-	defer locker.Close()
-	if _, err := locker.pg.Exec(ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := locker.pg.Exec(ctx, "LOCK TABLE sbtest1, sbtest2 IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
-	for _, mode := range []string{"off", "1.3"} {
-		runCtx, cancel := context.WithCancel(ctx)
-		cfg := mustConfig(t, "trust", mode, driver.Workload{})
-		d, _ := New(cfg)
-		s, err := d.Open(runCtx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.AfterFunc(200*time.Millisecond, cancel)
-		start := time.Now()
-		err = s.Do(runCtx)
-		took := time.Since(start)
-		s.Close()
-		if err == nil || took > 2*time.Second {
-			t.Errorf("tls %s: a blocked query returned %v after %v, want an error soon after 200ms", mode, err, took)
-		}
-	}
 }
 
 // TestConfigErrors checks what New refuses.

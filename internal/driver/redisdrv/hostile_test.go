@@ -1,8 +1,6 @@
 package redisdrv
 
 import (
-	"context"
-	"crypto/tls"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -15,14 +13,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
-)
-
-// Bounds a loaded machine meets: a step must fail within its timeout plus
-// margin, growing the heap by less than maxGrowth.
-const (
-	margin    = time.Second
-	maxGrowth = 64 << 20
 )
 
 // hostileConfig is a plain session of the get workload with addr.
@@ -30,42 +20,6 @@ func hostileConfig(addr string, timeout time.Duration) driver.Config {
 	u, _ := url.Parse("redis://" + addr + "/0")
 	return driver.Config{Variant: plan.Variant{TLS: "off"}, Addr: addr, Host: "127.0.0.1", Dialer: &netx.Dialer{},
 		Timeout: timeout, URL: u, Workload: driver.Workload{Name: WorkloadGet, Rows: testRows}}
-}
-
-// getOnce opens a session with cfg and runs one GET: the first error, how
-// long it took and how much the heap grew.
-func getOnce(t *testing.T, cfg driver.Config) (err error, took time.Duration, growth uint64) {
-	t.Helper()
-	d := newDriver(t, cfg)
-	start := time.Now()
-	growth = drivertest.HeapGrowth(func() {
-		var s driver.Session
-		if s, err = d.Open(context.Background()); err != nil {
-			return
-		}
-		defer s.Close()
-		err = s.Do(context.Background())
-	})
-	return err, time.Since(start), growth
-}
-
-// check fails t unless err is one line holding want, within timeout plus
-// margin and maxGrowth.
-func check(t *testing.T, err error, took time.Duration, growth uint64, timeout time.Duration, want string) {
-	t.Helper()
-	switch {
-	case err == nil:
-		t.Fatalf("no error, want %q", want)
-	case !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n"):
-		t.Errorf("error %q, want one line with %q", err, want)
-	}
-	if took > timeout+margin {
-		t.Errorf("took %v, want at most the timeout %v + %v", took, timeout, margin)
-	}
-	if growth > maxGrowth {
-		t.Errorf("the heap grew by %d MiB, want under %d MiB", growth>>20, maxGrowth>>20)
-	}
-	t.Logf("%v after %v, heap +%d KiB", err, took.Round(time.Millisecond), growth>>10)
 }
 
 // TestHostileReplies: a reply line without end, a value or an array of
@@ -93,8 +47,8 @@ func TestHostileReplies(t *testing.T) {
 					drivertest.Endless(c, tc.endless, 0, 8<<30)
 				}
 			})
-			err, took, growth := getOnce(t, hostileConfig(addr, timeout))
-			check(t, err, took, growth, timeout, tc.want)
+			err, took, growth := drivertest.OpenDo(newDriver(t, hostileConfig(addr, timeout)))
+			drivertest.CheckFailure(t, err, took, growth, timeout, tc.want)
 			if took > timeout/2 {
 				t.Errorf("took %v: the bound should stop the read, not the timeout", took)
 			}
@@ -116,8 +70,8 @@ func TestSlowDrip(t *testing.T) {
 				c.Write([]byte(tc.head))
 				drivertest.Endless(c, []byte(tc.drip), 100*time.Millisecond, 1000)
 			})
-			err, took, growth := getOnce(t, hostileConfig(addr, timeout))
-			check(t, err, took, growth, timeout, "did not answer within --timeout 1s")
+			err, took, growth := drivertest.OpenDo(newDriver(t, hostileConfig(addr, timeout)))
+			drivertest.CheckFailure(t, err, took, growth, timeout, "did not answer within --timeout 1s")
 			if took < timeout-100*time.Millisecond {
 				t.Errorf("failed after %v, before the timeout", took)
 			}
@@ -146,22 +100,7 @@ func TestWrongPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopped.Close()
-	ca, err := tlsx.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM, keyPEM, err := ca.Issue("ecdsa-p256", []string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	goTLS := drivertest.Listen(t, func(c net.Conn) {
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}}).Handshake()
-	})
+	goTLS := drivertest.TLSListener(t)
 	labTLS := configOf(t, srv, plan.Variant{TLS: "1.3"}, "/0", WorkloadGet)
 	tlsTo := func(addr string) driver.Config {
 		cfg := hostileConfig(addr, timeout)
@@ -180,8 +119,8 @@ func TestWrongPorts(t *testing.T) {
 		{"plain to the lab's TLS port", hostileConfig(labTLS.Addr, timeout), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err, took, growth := getOnce(t, tc.cfg)
-			check(t, err, took, growth, timeout, tc.want)
+			err, took, growth := drivertest.OpenDo(newDriver(t, tc.cfg))
+			drivertest.CheckFailure(t, err, took, growth, timeout, tc.want)
 		})
 	}
 }
@@ -198,7 +137,7 @@ func TestPassfileNotAFile(t *testing.T) {
 		cfg.URL.RawQuery = url.Values{"passfile": {path}}.Encode()
 		start := time.Now()
 		_, err := New(cfg)
-		if err == nil || !strings.Contains(err.Error(), "is not a regular file") || time.Since(start) > margin {
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file") || time.Since(start) > drivertest.Margin {
 			t.Errorf("passfile %s: %v after %v", path, err, time.Since(start))
 		}
 		t.Log(err)
