@@ -23,6 +23,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/speed"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
@@ -377,27 +378,19 @@ type spanCPU struct {
 }
 
 func (s *spanCPU) start() {
-	s.client = clientCPU()
+	s.client = speed.ProcessCPU()
 	if s.serverCPU != nil {
 		s.server, _ = s.serverCPU()
 	}
 }
 
 func (s *spanCPU) stop(t *result.Trial) {
-	t.ClientCPU = clientCPU() - s.client
+	t.ClientCPU = speed.ProcessCPU() - s.client
 	if s.serverCPU != nil {
 		if end, err := s.serverCPU(); err == nil {
 			t.ServerCPU = end - s.server
 		}
 	}
-}
-
-func clientCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // limits decide when a worker stops: time, count, cancellation, or too

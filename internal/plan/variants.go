@@ -1,0 +1,183 @@
+package plan
+
+import (
+	"crypto/tls"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Variants expands the matrix: RTT × TLS mode × cipher × resumption × key.
+// The plain variant appears once per RTT, whatever the keys; the plain
+// variant of the first RTT is the baseline when present, otherwise the first
+// variant is.
+func (s Spec) Variants() []Variant {
+	rtts := s.RTT
+	if len(rtts) == 0 {
+		rtts = []time.Duration{0}
+	}
+	var vs []Variant
+	for _, rtt := range rtts {
+		for _, v := range s.variants() {
+			v.RTT = rtt
+			vs = append(vs, v)
+		}
+	}
+	seen := map[string]bool{}
+	out := vs[:0]
+	for _, v := range vs {
+		v.ID = variantID(v)
+		if seen[v.ID] {
+			continue
+		}
+		seen[v.ID] = true
+		out = append(out, v)
+	}
+	if len(out) > 0 {
+		base := 0
+		for i, v := range out {
+			if v.Plain() && v.Via == "" {
+				base = i
+				break
+			}
+		}
+		out[base].Baseline = true
+	}
+	return out
+}
+
+// variants is the matrix of one RTT, before IDs.
+func (s Spec) variants() []Variant {
+	var vs []Variant
+	for _, raw := range s.via() {
+		via, err := ParseVia(raw)
+		if err != nil {
+			continue // New reported it
+		}
+		switch via.Kind {
+		case ViaDirect:
+			vs = append(vs, s.direct()...)
+		case ViaSSH:
+			for _, a := range s.auths() {
+				vs = append(vs, Variant{TLS: "off", Auth: a, Via: via.Label()})
+			}
+		case ViaStunnel:
+			for _, k := range s.Keys {
+				for _, a := range s.auths() {
+					vs = append(vs, Variant{TLS: "off", Key: k, Auth: a, Via: via.Label()})
+				}
+			}
+		}
+	}
+	return vs
+}
+
+func (s Spec) auths() []string {
+	if len(s.Auth) == 0 {
+		return []string{""}
+	}
+	return s.Auth
+}
+
+// direct is the matrix of connections without a tunnel.
+func (s Spec) direct() []Variant {
+	var vs []Variant
+	keys := s.Keys
+	if len(keys) == 0 {
+		keys = []string{""}
+	}
+	auths := s.auths()
+	for _, mode := range s.TLS {
+		if mode == "off" {
+			for _, a := range auths {
+				vs = append(vs, Variant{TLS: "off", Auth: a})
+			}
+			continue
+		}
+		ciphers := []string{""}
+		if mode == "1.2" && len(s.Ciphers) > 0 {
+			ciphers = s.Ciphers
+		}
+		for _, key := range keys {
+			for _, c := range ciphers {
+				if c != "" && key != "" && !suiteFitsKey(c, key) {
+					continue
+				}
+				for _, r := range s.Resume {
+					for _, a := range auths {
+						vs = append(vs, Variant{TLS: mode, Cipher: c, Resume: r, Key: key, Auth: a})
+					}
+				}
+			}
+		}
+	}
+	return vs
+}
+
+func variantID(v Variant) string {
+	parts := []string{"tls" + v.TLS}
+	if v.Plain() {
+		parts[0] = "plain"
+	}
+	if v.Via != "" {
+		parts[0] = v.Via
+	}
+	if v.TLS == "auto" {
+		parts[0] = "tls-auto"
+	}
+	if v.Key != "" {
+		parts = append(parts, v.Key)
+	}
+	if v.Cipher != "" {
+		parts = append(parts, strings.TrimPrefix(v.Cipher, "TLS_"))
+	}
+	if v.Resume {
+		parts = append(parts, "resume")
+	}
+	if v.Auth != "" {
+		parts = append(parts, v.Auth)
+	}
+	if v.RTT != 0 {
+		parts = append(parts, "rtt"+RTTLabel(v.RTT))
+	}
+	return strings.Join(parts, " ")
+}
+
+// RTTLabel writes an RTT as variant IDs show it: 44ms, 1.5ms, 500us.
+func RTTLabel(rtt time.Duration) string {
+	return strings.ReplaceAll(rtt.String(), "µ", "u")
+}
+
+// CipherSuite looks up a TLS 1.2 cipher suite by its IANA name (the TLS_
+// prefix may be left out), including those Go marks insecure, since
+// measuring them is a legitimate question.
+func CipherSuite(name string) (*tls.CipherSuite, bool) {
+	name = strings.ToUpper(name)
+	if !strings.HasPrefix(name, "TLS_") {
+		name = "TLS_" + name
+	}
+	for _, list := range [][]*tls.CipherSuite{tls.CipherSuites(), tls.InsecureCipherSuites()} {
+		for _, cs := range list {
+			if cs.Name == name && slices.Contains(cs.SupportedVersions, tls.VersionTLS12) {
+				return cs, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// suiteFitsKey reports whether a TLS 1.2 suite can be used with a server key.
+func suiteFitsKey(suite, key string) bool {
+	cs, ok := CipherSuite(suite)
+	if !ok {
+		return false
+	}
+	rsaKey := strings.HasPrefix(key, "rsa")
+	switch {
+	case strings.Contains(cs.Name, "_ECDSA_"):
+		return !rsaKey
+	case strings.HasPrefix(cs.Name, "TLS_ECDHE_RSA_"), strings.HasPrefix(cs.Name, "TLS_RSA_"):
+		return rsaKey
+	}
+	return true
+}
