@@ -157,7 +157,7 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 	}
 	t, err := run()
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
-	if n, ok := d.(driver.Counter); ok {
+	if n, ok := d.(driver.MultiStatement); ok {
 		t.Queries = t.Ops * int64(n.Statements())
 	}
 	if err != nil {

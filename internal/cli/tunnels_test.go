@@ -84,11 +84,11 @@ func TestTunnels(t *testing.T) {
 			t.Errorf("ssh setup phase %s took %v", p.Name, p.Duration)
 		}
 	}
-	if ssh.Via != "ssh aes128-ctr" || ssh.Cipher != "aes128-ctr" || ssh.MAC == "" || !strings.Contains(ssh.Server, "OpenSSH") ||
+	if ssh.Label != "ssh aes128-ctr" || ssh.Cipher != "aes128-ctr" || ssh.MAC == "" || !strings.Contains(ssh.Server, "OpenSSH") ||
 		strings.Join(setup, " ") != "tcp ssh-kex ssh-auth" || ssh.BytesReceived == 0 {
 		t.Errorf("ssh tunnel %+v", ssh)
 	}
-	if st := r.Tunnels[1]; st.Via != "stunnel" || !strings.HasPrefix(st.Server, "stunnel ") {
+	if st := r.Tunnels[1]; st.Label != "stunnel" || !strings.HasPrefix(st.Server, "stunnel ") {
 		t.Errorf("stunnel %+v", st)
 	}
 	for _, s := range []string{"tunnels, each set up once per run", "ssh aes128-ctr", "stunnel ecdsa-p256"} {

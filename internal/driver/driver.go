@@ -95,9 +95,9 @@ func (e *MissingData) Error() string {
 	return fmt.Sprintf("%s holds ids up to %d, the workload reads ids up to %d", e.Table, e.MaxID, e.Rows)
 }
 
-// Counter is a Driver whose operations run several statements (a
+// MultiStatement is a Driver whose operations run several statements (a
 // transaction): Statements is how many, for queries per second.
-type Counter interface {
+type MultiStatement interface {
 	Statements() int
 }
 

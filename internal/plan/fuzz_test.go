@@ -7,7 +7,7 @@ import (
 )
 
 // marker is the password the fuzz targets hide in their inputs: it must
-// never come out of Redact, ParseTarget or ParseVia.
+// never come out of Redact, ParseTarget or ParseRoute.
 const marker = "S3cr3tPw"
 
 // withSecret builds an input that holds marker inside a password, in one
@@ -163,7 +163,7 @@ func checkTarget(t *testing.T, s string, secret bool) *Target {
 	return &tg
 }
 
-func FuzzParseVia(f *testing.F) {
+func FuzzParseRoute(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, form uint8, a, b, c string) {
 		checkVia(t, c, "", "", false)
@@ -181,16 +181,16 @@ func FuzzParseVia(f *testing.F) {
 // the label or the redacted form, and that an accepted URL has pw as its
 // password (if exact) and host as its host (when given).
 func checkVia(t *testing.T, s, pw, host string, exact bool) {
-	v, err := ParseVia(s)
+	v, err := ParseRoute(s)
 	if err != nil {
 		if _, ok := err.(*Error); !ok {
-			t.Fatalf("ParseVia(%q): %v is not a plan.Error", s, err)
+			t.Fatalf("ParseRoute(%q): %v is not a plan.Error", s, err)
 		}
 		if strings.ContainsAny(err.Error(), "\r\n") {
-			t.Fatalf("ParseVia(%q): error of more than one line: %q", s, err)
+			t.Fatalf("ParseRoute(%q): error of more than one line: %q", s, err)
 		}
 		if pw != "" && strings.Contains(err.Error(), marker) {
-			t.Fatalf("ParseVia(%q): the error shows the password: %v", s, err)
+			t.Fatalf("ParseRoute(%q): the error shows the password: %v", s, err)
 		}
 		return
 	}
@@ -198,16 +198,16 @@ func checkVia(t *testing.T, s, pw, host string, exact bool) {
 		return
 	}
 	if strings.Contains(v.Label()+Redact(s), marker) {
-		t.Fatalf("ParseVia(%q): label %q, redacted %q: the password is there", s, v.Label(), Redact(s))
+		t.Fatalf("ParseRoute(%q): label %q, redacted %q: the password is there", s, v.Label(), Redact(s))
 	}
 	if v.URL == nil {
-		t.Fatalf("ParseVia(%q) = %+v: no URL", s, v)
+		t.Fatalf("ParseRoute(%q) = %+v: no URL", s, v)
 	}
 	got, _ := v.URL.User.Password()
 	if want, err := url.PathUnescape(pw); exact && err == nil && got != want {
-		t.Fatalf("ParseVia(%q): password %q, want %q", s, got, want)
+		t.Fatalf("ParseRoute(%q): password %q, want %q", s, got, want)
 	}
 	if host != "" && v.URL.Hostname() != host {
-		t.Fatalf("ParseVia(%q): host %q, want %q", s, v.URL.Hostname(), host)
+		t.Fatalf("ParseRoute(%q): host %q, want %q", s, v.URL.Hostname(), host)
 	}
 }

@@ -100,7 +100,7 @@ type Spec struct {
 	// Path is the request path for HTTP targets.
 	Path string `json:"path"`
 
-	// Via lists how connections reach the server (see ParseVia); empty is
+	// Via lists how connections reach the server (see ParseRoute); empty is
 	// direct. Tunnels carry plain connections: their variants are "ssh
 	// CIPHER" and "stunnel KEY" beside the direct ones.
 	Via []string `json:"via,omitempty"`
@@ -150,10 +150,10 @@ type Variant struct {
 	Auth   string `json:"auth,omitempty"`
 	// RTT is the emulated round-trip time; 0 is the bare link.
 	RTT time.Duration `json:"rtt_ns,omitempty"`
-	// Via labels the tunnel the connections go through ("ssh aes256-ctr",
+	// Tunnel labels the tunnel the connections go through ("ssh aes256-ctr",
 	// "stunnel"); "" is direct. A tunnelled variant has TLS off: the
 	// tunnel encrypts, with Key for stunnel's certificate.
-	Via      string `json:"via,omitempty"`
+	Tunnel   string `json:"via,omitempty"`
 	Baseline bool   `json:"baseline,omitempty"`
 }
 

@@ -223,7 +223,7 @@ func validScheme(s string) bool {
 func viaWords(s string) bool {
 	for w := range strings.SplitSeq(s, ",") {
 		c, ok := strings.CutPrefix(w, "ssh:")
-		if w != ViaDirect && w != ViaSSH && w != ViaStunnel && (!ok || !slices.Contains(SSHCiphers, c)) {
+		if w != RouteDirect && w != RouteSSH && w != RouteStunnel && (!ok || !slices.Contains(SSHCiphers, c)) {
 			return false
 		}
 	}

@@ -149,7 +149,7 @@ func TestRedactAny(t *testing.T) {
 	}
 }
 
-func TestParseViaRefusals(t *testing.T) {
+func TestParseRouteRefusals(t *testing.T) {
 	tests := []struct{ in, want, label string }{
 		{"ssh://u:S3cr3t@127.0.0.1:22?cipher=aes128-gcm@openssh.com", "", "ssh aes128-gcm@openssh.com"},
 		{"ssh://u@127.0.0.1:2222?cipher=chacha20-poly1305@openssh.com&known_hosts=/k", "", "ssh chacha20-poly1305@openssh.com"},
@@ -163,7 +163,7 @@ func TestParseViaRefusals(t *testing.T) {
 		{"vpn", "--via vpn: unknown way", ""},
 	}
 	for _, tt := range tests {
-		v, err := ParseVia(tt.in)
+		v, err := ParseRoute(tt.in)
 		if err != nil && strings.Contains(err.Error(), secret) {
 			t.Errorf("%s: the error shows the password: %v", tt.in, err)
 		}

@@ -36,7 +36,7 @@ func (s Spec) Variants() []Variant {
 	if len(out) > 0 {
 		base := 0
 		for i, v := range out {
-			if v.Plain() && v.Via == "" {
+			if v.Plain() && v.Tunnel == "" {
 				base = i
 				break
 			}
@@ -50,21 +50,21 @@ func (s Spec) Variants() []Variant {
 func (s Spec) variants() []Variant {
 	var vs []Variant
 	for _, raw := range s.via() {
-		via, err := ParseVia(raw)
+		via, err := ParseRoute(raw)
 		if err != nil {
 			continue // New reported it
 		}
 		switch via.Kind {
-		case ViaDirect:
+		case RouteDirect:
 			vs = append(vs, s.direct()...)
-		case ViaSSH:
+		case RouteSSH:
 			for _, a := range s.auths() {
-				vs = append(vs, Variant{TLS: "off", Auth: a, Via: via.Label()})
+				vs = append(vs, Variant{TLS: "off", Auth: a, Tunnel: via.Label()})
 			}
-		case ViaStunnel:
+		case RouteStunnel:
 			for _, k := range s.Keys {
 				for _, a := range s.auths() {
-					vs = append(vs, Variant{TLS: "off", Key: k, Auth: a, Via: via.Label()})
+					vs = append(vs, Variant{TLS: "off", Key: k, Auth: a, Tunnel: via.Label()})
 				}
 			}
 		}
@@ -119,8 +119,8 @@ func variantID(v Variant) string {
 	if v.Plain() {
 		parts[0] = "plain"
 	}
-	if v.Via != "" {
-		parts[0] = v.Via
+	if v.Tunnel != "" {
+		parts[0] = v.Tunnel
 	}
 	if v.TLS == "auto" {
 		parts[0] = "tls-auto"

@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// Via kinds: how connections reach the server.
+// Route kinds, as --via names them: how connections reach the server.
 const (
-	ViaDirect  = "direct"  // the driver's own TCP connection, with or without TLS
-	ViaSSH     = "ssh"     // a channel of one SSH connection per variant (ssh -L)
-	ViaStunnel = "stunnel" // plaintext into a local stunnel, TLS between stunnels
+	RouteDirect  = "direct"  // the driver's own TCP connection, with or without TLS
+	RouteSSH     = "ssh"     // a channel of one SSH connection per variant (ssh -L)
+	RouteStunnel = "stunnel" // plaintext into a local stunnel, TLS between stunnels
 )
 
 // SSHCiphers are the ciphers an SSH tunnel can be asked for: what
@@ -25,8 +25,8 @@ var SSHCiphers = []string{
 	"aes128-cbc",
 }
 
-// Via is one way connections reach the server.
-type Via struct {
+// Route is one way connections reach the server.
+type Route struct {
 	Kind string
 	// URL is the SSH server and login for --via ssh://...; nil for the
 	// throw-away sshd tlsbench starts ("ssh", "ssh:CIPHER").
@@ -35,38 +35,38 @@ type Via struct {
 	Cipher string
 }
 
-// ParseVia reads one --via entry: direct, stunnel, ssh, ssh:CIPHER or
+// ParseRoute reads one --via entry: direct, stunnel, ssh, ssh:CIPHER or
 // ssh://[user[:password]@]host[:port][?cipher=C&identity=FILE&known_hosts=FILE].
-func ParseVia(raw string) (Via, error) {
+func ParseRoute(raw string) (Route, error) {
 	switch {
-	case raw == ViaDirect || raw == ViaStunnel:
-		return Via{Kind: raw}, nil
-	case raw == ViaSSH:
-		return Via{Kind: ViaSSH}, nil
+	case raw == RouteDirect || raw == RouteStunnel:
+		return Route{Kind: raw}, nil
+	case raw == RouteSSH:
+		return Route{Kind: RouteSSH}, nil
 	case strings.HasPrefix(raw, "ssh://"):
 		u, err := parseURL("--via", raw)
 		if err != nil {
-			return Via{}, err
+			return Route{}, err
 		}
 		if err := checkHost("--via", u, "ssh"); err != nil {
-			return Via{}, err
+			return Route{}, err
 		}
 		for k := range u.Query() {
 			if !slices.Contains([]string{"cipher", "identity", "known_hosts"}, k) {
-				return Via{}, errorf("--via %s: unknown parameter %q: use cipher, identity or known_hosts", Redact(raw), k)
+				return Route{}, errorf("--via %s: unknown parameter %q: use cipher, identity or known_hosts", Redact(raw), k)
 			}
 		}
-		v := Via{Kind: ViaSSH, URL: u, Cipher: u.Query().Get("cipher")}
+		v := Route{Kind: RouteSSH, URL: u, Cipher: u.Query().Get("cipher")}
 		return v, v.checkCipher()
 	case strings.HasPrefix(raw, "ssh:"):
-		v := Via{Kind: ViaSSH, Cipher: strings.TrimPrefix(raw, "ssh:")}
+		v := Route{Kind: RouteSSH, Cipher: strings.TrimPrefix(raw, "ssh:")}
 		return v, v.checkCipher()
 	}
 	way := "--via"
 	if plainWord(raw) {
 		way += " " + raw
 	}
-	return Via{}, errorf("%s: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel", way)
+	return Route{}, errorf("%s: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel", way)
 }
 
 // plainWord reports whether s is a word that may be echoed in an error:
@@ -84,7 +84,7 @@ func plainWord(s string) bool {
 	return true
 }
 
-func (v Via) checkCipher() error {
+func (v Route) checkCipher() error {
 	if v.Cipher != "" && !slices.Contains(SSHCiphers, v.Cipher) {
 		hint := ""
 		if strings.HasSuffix(v.Cipher, "-cbc") {
@@ -101,11 +101,11 @@ func (v Via) checkCipher() error {
 
 // Label names the way in variant IDs: "" (direct), "ssh", "ssh aes256-ctr",
 // "stunnel".
-func (v Via) Label() string {
+func (v Route) Label() string {
 	switch {
-	case v.Kind == ViaDirect:
+	case v.Kind == RouteDirect:
 		return ""
-	case v.Kind == ViaSSH && v.Cipher != "":
+	case v.Kind == RouteSSH && v.Cipher != "":
 		return "ssh " + v.Cipher
 	}
 	return v.Kind
@@ -113,14 +113,14 @@ func (v Via) Label() string {
 
 // Tunnel returns the --via entry a variant's Via label came from, as given
 // (credentials and all).
-func (s Spec) Tunnel(label string) (Via, error) {
+func (s Spec) Tunnel(label string) (Route, error) {
 	for _, raw := range s.via() {
-		v, err := ParseVia(raw)
+		v, err := ParseRoute(raw)
 		if err == nil && v.Label() == label {
 			return v, nil
 		}
 	}
-	return Via{}, fmt.Errorf("no --via entry for %q", label)
+	return Route{}, fmt.Errorf("no --via entry for %q", label)
 }
 
 // via is the --via list as given, direct when empty.
@@ -131,7 +131,7 @@ func (s Spec) via() []string {
 	case len(s.Via) > 0:
 		return s.Via
 	}
-	return []string{ViaDirect}
+	return []string{RouteDirect}
 }
 
 // checkVia validates --via against the target and keeps the entries as given
@@ -139,7 +139,7 @@ func (s Spec) via() []string {
 func (s *Spec) checkVia(t Target) error {
 	seen := map[string]bool{}
 	for _, raw := range s.Via {
-		v, err := ParseVia(raw)
+		v, err := ParseRoute(raw)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func (s *Spec) checkVia(t Target) error {
 			return errorf("--via %s: given twice (tunnels of one kind are told apart by cipher)", Redact(raw))
 		}
 		seen[v.Label()] = true
-		if v.Kind == ViaStunnel {
+		if v.Kind == RouteStunnel {
 			if t.Lab == "" && !t.Builtin {
 				return errorf("--via stunnel puts stunnel before a server tlsbench starts: use --lab ENGINE or the built-in server")
 			}

@@ -172,12 +172,12 @@ func (ix *index) sibling(name string, change func(*plan.Variant)) string {
 
 // plainOf is the direct plain variant measured like a TLS or tunnelled one.
 func (ix *index) plainOf(name string) string {
-	return ix.sibling(name, func(p *plan.Variant) { p.TLS, p.Cipher, p.Resume, p.Key, p.Via = "off", "", false, "", "" })
+	return ix.sibling(name, func(p *plan.Variant) { p.TLS, p.Cipher, p.Resume, p.Key, p.Tunnel = "off", "", false, "", "" })
 }
 
 // direct reports whether a variant is plain and untunnelled: the baseline
 // kind, drawn in plain's grey.
-func direct(info plan.Variant) bool { return info.Plain() && info.Via == "" }
+func direct(info plan.Variant) bool { return info.Plain() && info.Tunnel == "" }
 
 // lowest is the lowest concurrency of e: one connection at a time where the
 // run has it, where a connection waits for no other.

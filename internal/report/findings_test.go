@@ -458,7 +458,7 @@ func TestFindings(t *testing.T) {
 					"tls1.3 rsa2048": connectFigures["tls1.3 rsa2048"],
 					"ssh aes128-ctr": like(plain, phase{"tcp", 0.09, 1}, phase{"request", 0.15, 1}, phase{"response", 0.004, 0}),
 				})
-				r.Tunnels = []result.Tunnel{{Via: "ssh aes128-ctr", Setup: []result.SetupPhase{{Name: "tcp", Duration: 100 * time.Microsecond}, {Name: "ssh-kex", Duration: 2 * time.Millisecond}}}}
+				r.Tunnels = []result.Tunnel{{Label: "ssh aes128-ctr", Setup: []result.SetupPhase{{Name: "tcp", Duration: 100 * time.Microsecond}, {Name: "ssh-kex", Duration: 2 * time.Millisecond}}}}
 				return r
 			},
 			check: func(t *testing.T, fs []Finding) {

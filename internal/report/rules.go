@@ -385,7 +385,7 @@ func (r *rules) tunnels() {
 	}
 	for _, n := range ix.measured(plan.Connect) {
 		info, ok := ix.info[n]
-		if !ok || info.Via == "" || !ix.has(plan.Connect, c, n) {
+		if !ok || info.Tunnel == "" || !ix.has(plan.Connect, c, n) {
 			continue
 		}
 		r.tunnelled = true
@@ -399,7 +399,7 @@ func (r *rules) tunnels() {
 		best, bestRate := "", 0.0
 		for _, t := range ix.fullTLS(plan.Connect) {
 			ti := ix.info[t]
-			if ti.RTT != info.RTT || ti.Auth != info.Auth || ti.Via != "" || !ix.has(plan.Connect, c, t) {
+			if ti.RTT != info.RTT || ti.Auth != info.Auth || ti.Tunnel != "" || !ix.has(plan.Connect, c, t) {
 				continue
 			}
 			m := ix.meanRate(plan.Connect, t, c)
@@ -421,7 +421,7 @@ func (r *rules) tunnels() {
 			continue
 		}
 		for _, t := range ix.r.Tunnels {
-			if t.Via != info.Via || t.RTT != info.RTT || len(t.Setup) == 0 {
+			if t.Label != info.Tunnel || t.RTT != info.RTT || len(t.Setup) == 0 {
 				continue
 			}
 			var d time.Duration
@@ -451,7 +451,7 @@ func (r *rules) persistent() {
 			if !ok || direct(info) || p == "" {
 				continue
 			}
-			tunnelled = tunnelled || info.Via != ""
+			tunnelled = tunnelled || info.Tunnel != ""
 			row := PersistentVariant{Experiment: e, Variant: n}
 			for _, c := range ix.conc[e] {
 				if ix.has(e, c, n, p) {

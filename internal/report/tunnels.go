@@ -39,7 +39,7 @@ func (ix *index) tunnels(b *body) {
 		if tu.MAC != "" {
 			cipher += "+" + tu.MAC
 		}
-		t.add(tu.Via, rtt, tu.Server, dash(tu.KeyExchange), dash(tu.HostKey), cipher, cell)
+		t.add(tu.Label, rtt, tu.Server, dash(tu.KeyExchange), dash(tu.HostKey), cipher, cell)
 	}
 	b.table(t)
 }

@@ -116,7 +116,7 @@ type ServerView struct {
 // Tunnel is one tunnel of a run: for SSH, the connection every channel of
 // its variants went through, with its setup timed once.
 type Tunnel struct {
-	Via    string        `json:"via"`              // the variants' Via label
+	Label  string        `json:"via"`              // the Tunnel label of its variants
 	RTT    time.Duration `json:"rtt_ns,omitempty"` // its emulated RTT
 	Addr   string        `json:"addr"`             // the SSH server, or stunnel's client port
 	Server string        `json:"server"`           // "OpenSSH_9.2p1 Debian-2+deb12u7", "stunnel 5.68"

@@ -27,7 +27,7 @@ func full() *Result {
 			ClientCPU: time.Millisecond, ServerCPU: time.Millisecond, Latency: h,
 			Phases: []Phase{{Name: "tcp", RoundTrips: RoundTrips{1, 1, 1}, Latency: h}, {Name: "tls-handshake", RoundTrips: RoundTrips{1, 2, 1.5}, Latency: h}}},
 	}
-	r.Tunnels = []Tunnel{{Via: "ssh", RTT: time.Millisecond, Setup: []SetupPhase{{Name: "tcp", Duration: time.Millisecond, RoundTrips: 1}}, BytesSent: 1, BytesReceived: 1}}
+	r.Tunnels = []Tunnel{{Label: "ssh", RTT: time.Millisecond, Setup: []SetupPhase{{Name: "tcp", Duration: time.Millisecond, RoundTrips: 1}}, BytesSent: 1, BytesReceived: 1}}
 	r.Ceilings = []Ceiling{{Key: "rsa2048", SignPerSec: 1000, Cores: 2}}
 	r.Crypto = []Primitive{{Kind: KindCipher, Name: "aes-128-gcm", Size: 16384, PerCore: 1e9, AllCores: 2e9}}
 	return r

@@ -189,7 +189,7 @@ func (s *Site) ClientTLS() tlsx.ClientOptions { return s.tls }
 // Locate finds the endpoint of a variant: the server's, or its tunnel's.
 func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
 	ep, err := s.direct(v)
-	if err != nil || v.Via == "" || s.tunnels == nil {
+	if err != nil || v.Tunnel == "" || s.tunnels == nil {
 		return ep, err
 	}
 	return s.tunnels.route(v, ep)

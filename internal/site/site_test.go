@@ -111,7 +111,7 @@ func TestURL(t *testing.T) {
 	}
 	var direct, tunnelled plan.Variant
 	for _, v := range sp.Variants() {
-		if v.Via == "" {
+		if v.Tunnel == "" {
 			direct = v
 		} else {
 			tunnelled = v

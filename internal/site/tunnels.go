@@ -44,21 +44,21 @@ func (s *Site) openTunnels(ctx context.Context, spec plan.Spec) error {
 	var stunnelKeys []string
 	tunnelled := false
 	for _, v := range spec.Variants() {
-		if v.Via == "" {
+		if v.Tunnel == "" {
 			continue
 		}
 		tunnelled = true
-		via, err := spec.Tunnel(v.Via)
+		via, err := spec.Tunnel(v.Tunnel)
 		if err != nil {
 			return err
 		}
 		switch {
-		case via.Kind == plan.ViaSSH && via.URL == nil && tu.sshd == nil:
+		case via.Kind == plan.RouteSSH && via.URL == nil && tu.sshd == nil:
 			if tu.sshd, err = lab.StartSSHD(ctx); err != nil {
 				tu.close()
 				return fmt.Errorf("starting the lab sshd for --via ssh: %w", err)
 			}
-		case via.Kind == plan.ViaStunnel:
+		case via.Kind == plan.RouteStunnel:
 			stunnelKeys = appendNew(stunnelKeys, v.Key)
 		}
 	}
@@ -91,22 +91,22 @@ func (s *Site) openTunnels(ctx context.Context, spec plan.Spec) error {
 
 // route sends a tunnelled variant's connections through its tunnel.
 func (tu *tunnels) route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, error) {
-	via, err := tu.spec.Tunnel(v.Via)
+	via, err := tu.spec.Tunnel(v.Tunnel)
 	if err != nil {
 		return ep, err
 	}
-	if via.Kind == plan.ViaStunnel {
+	if via.Kind == plan.RouteStunnel {
 		ep.Addr, err = tu.stunnel.Addr(v.Key)
 		return ep, err
 	}
-	t, err := tu.sshTunnel(v.Via, via, v.RTT)
+	t, err := tu.sshTunnel(v.Tunnel, via, v.RTT)
 	ep.Via = t
 	return ep, err
 }
 
 // sshTunnel returns the SSH connection of one --via entry at one RTT,
 // opening it the first time.
-func (tu *tunnels) sshTunnel(label string, via plan.Via, rtt time.Duration) (netx.Tunnel, error) {
+func (tu *tunnels) sshTunnel(label string, via plan.Route, rtt time.Duration) (netx.Tunnel, error) {
 	tu.mu.Lock()
 	defer tu.mu.Unlock()
 	for _, t := range tu.ssh {
@@ -179,7 +179,7 @@ func (tu *tunnels) results() []result.Tunnel {
 	var out []result.Tunnel
 	for _, t := range tu.ssh {
 		a := t.Algorithms()
-		r := result.Tunnel{Via: t.via, RTT: t.rtt, Addr: t.Addr(), Server: t.ServerVersion(),
+		r := result.Tunnel{Label: t.via, RTT: t.rtt, Addr: t.Addr(), Server: t.ServerVersion(),
 			KeyExchange: a.KeyExchange, HostKey: a.HostKey, Cipher: a.Write.Cipher}
 		if !netx.SSHAEAD(r.Cipher) {
 			r.MAC = a.Write.MAC // an AEAD cipher authenticates by itself
@@ -193,7 +193,7 @@ func (tu *tunnels) results() []result.Tunnel {
 	if tu.stunnel != nil {
 		info := tu.stunnel.Info()
 		for _, k := range slices.Sorted(maps.Keys(info.Endpoints)) {
-			out = append(out, result.Tunnel{Via: plan.ViaStunnel, Addr: info.Endpoints[k], Server: "stunnel " + info.Version})
+			out = append(out, result.Tunnel{Label: plan.RouteStunnel, Addr: info.Endpoints[k], Server: "stunnel " + info.Version})
 		}
 	}
 	return out
@@ -216,7 +216,7 @@ func (tu *tunnels) close() {
 // sshConfig is how to log in to the SSH server a --via URL names (see
 // netx.SSHConfigFromURL); a URL that cannot be used is an error in the
 // spec.
-func sshConfig(via plan.Via, insecure bool) (netx.SSHConfig, error) {
+func sshConfig(via plan.Route, insecure bool) (netx.SSHConfig, error) {
 	cfg, err := netx.SSHConfigFromURL(via.URL, via.Cipher, insecure)
 	var ue *netx.SSHURLError
 	switch {

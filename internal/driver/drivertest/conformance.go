@@ -679,7 +679,7 @@ func (e Engine) testWorkloads(t *testing.T) {
 		t.Run(w.Name, func(t *testing.T) {
 			d := e.driver(t, e.config(t, plan.Variant{TLS: "1.3"}, w.Case))
 			if w.Statements != 0 {
-				if c, ok := d.(driver.Counter); !ok || c.Statements() != w.Statements {
+				if c, ok := d.(driver.MultiStatement); !ok || c.Statements() != w.Statements {
 					t.Errorf("the driver is a Counter: %v; want one of %d statements", ok, w.Statements)
 				}
 			}

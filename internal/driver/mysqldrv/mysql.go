@@ -116,7 +116,7 @@ func mysqlConfig(u *url.URL) (*mysql.Config, error) {
 	return mc, nil
 }
 
-// Statements implements driver.Counter.
+// Statements implements driver.MultiStatement.
 func (d *mysqlDriver) Statements() int { return d.work.statements }
 
 // opening is what one Open learns from the driver's hooks, which it finds

@@ -128,7 +128,7 @@ func checkFiles(u *url.URL) error {
 	return nil
 }
 
-// Statements implements driver.Counter.
+// Statements implements driver.MultiStatement.
 func (d *pgDriver) Statements() int { return d.workload.statements }
 
 type session struct {
