@@ -177,10 +177,16 @@ func (ix *index) header() Header {
 // status is how r ended.
 func (ix *index) status() Status {
 	r := ix.r
+	planned := r.PlannedTrials
+	if planned == 0 {
+		// Results written before planned_trials: the plan's product,
+		// which is what those runs planned (no preset had its own).
+		planned = len(r.Spec.Experiments) * len(r.Variants) * len(r.Spec.Concurrency) * r.Spec.Trials
+	}
 	return Status{
 		Interrupted: r.Interrupted,
 		Finished:    len(r.Trials),
-		Planned:     len(r.Spec.Experiments) * len(r.Variants) * len(r.Spec.Concurrency) * r.Spec.Trials,
+		Planned:     planned,
 		Error:       r.Error,
 		Empty:       len(r.Trials) == 0 && len(r.Crypto) == 0,
 	}
