@@ -99,15 +99,7 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	spec := res.Spec
 	res.Variants = spec.Variants()
 	res.Target = s.Target()
-	defer func() {
-		res.Ended = time.Now().UTC()
-		switch {
-		case ctx.Err() != nil:
-			res.Interrupted = true
-		case err != nil:
-			res.Error = err.Error()
-		}
-	}()
+	defer func() { res.End(ctx, err) }()
 	progress := o.Progress
 	if progress == nil {
 		progress = func(Progress) {}

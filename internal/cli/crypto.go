@@ -105,13 +105,7 @@ func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, argv 
 	res.Crypto = append(res.Crypto, ps...)
 	res.Notes = append(res.Notes, more...)
 	res.Notes = append(res.Notes, notes...)
-	res.Ended = time.Now().UTC()
-	switch {
-	case ctx.Err() != nil:
-		res.Interrupted = true
-	case err != nil:
-		res.Error = err.Error()
-	}
+	res.End(ctx, err)
 	var where string
 	var pageErr error
 	if len(res.Crypto) > 0 {

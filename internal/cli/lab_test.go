@@ -219,26 +219,8 @@ func errorLines(stderr string) []string {
 func TestLabCommand(t *testing.T) {
 	needServer(t, labBinaries["redis"])
 	tmp := t.TempDir()
-	cmd := exec.Command(os.Args[0], "lab", "redis", "--key", "ecdsa-p256")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startLab(t, tmp, "redis")
 	defer cmd.Process.Kill()
-	var printed strings.Builder
-	buf := make([]byte, 4096)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(printed.String(), "Ctrl-C stops") && time.Now().Before(deadline); {
-		n, err := stdout.Read(buf)
-		printed.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	out := printed.String()
 	var plainURL string
 	for _, f := range strings.Fields(out) {
 		if strings.HasPrefix(f, "redis://") {
@@ -382,25 +364,7 @@ func TestMissingData(t *testing.T) {
 func TestStaleLabSwept(t *testing.T) {
 	needServer(t, labBinaries["redis"])
 	tmp := t.TempDir()
-	cmd := exec.Command(os.Args[0], "lab", "redis", "--key", "ecdsa-p256")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	var printed strings.Builder
-	buf := make([]byte, 4096)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(printed.String(), "Ctrl-C stops") && time.Now().Before(deadline); {
-		n, err := stdout.Read(buf)
-		printed.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
+	cmd, _ := startLab(t, tmp, "redis")
 	cmd.Process.Kill()
 	cmd.Wait()
 	left, _ := filepath.Glob(filepath.Join(tmp, "tlsbench-redis-*"))
@@ -424,4 +388,29 @@ func TestStaleLabSwept(t *testing.T) {
 	if pids := processesMentioning(tmp); len(pids) > 0 {
 		t.Errorf("processes still running: %v", pids)
 	}
+}
+
+// startLab starts `tlsbench lab ENGINE --key ecdsa-p256` with TMPDIR=tmp
+// and returns once it has printed its URLs (what it printed).
+func startLab(t *testing.T, tmp, engine string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "lab", engine, "--key", "ecdsa-p256")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var printed strings.Builder
+	buf := make([]byte, 4096)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(printed.String(), "Ctrl-C stops") && time.Now().Before(deadline); {
+		n, err := stdout.Read(buf)
+		printed.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return cmd, printed.String()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -228,26 +227,8 @@ func TestMongoDBServerKilledMidRun(t *testing.T) {
 func TestMongoDBLabCommand(t *testing.T) {
 	needServer(t, "ferretdb")
 	tmp := t.TempDir()
-	cmd := exec.Command(os.Args[0], "lab", "mongodb", "--key", "ecdsa-p256")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startLab(t, tmp, "mongodb")
 	defer cmd.Process.Kill()
-	var printed strings.Builder
-	buf := make([]byte, 4096)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(printed.String(), "Ctrl-C stops") && time.Now().Before(deadline); {
-		n, err := stdout.Read(buf)
-		printed.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	out := printed.String()
 	var plainURL, tlsURL string
 	for _, f := range strings.Fields(out) {
 		if strings.HasPrefix(f, "mongodb://") {

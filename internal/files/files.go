@@ -72,7 +72,7 @@ func regular(path, what string, limit int64) error {
 	case fi.IsDir():
 		return notFilef("%s %s is a directory: give the path of a file", what, path)
 	case !fi.Mode().IsRegular():
-		return notFilef("%s %s is not a regular file (%s): give the path of a file", what, path, kind(fi.Mode()))
+		return notFilef("%s %s is not a regular file (%s): give the path of a file", what, path, Kind(fi.Mode()))
 	case fi.Size() > limit:
 		return tooLarge(path, what, limit)
 	}
@@ -83,8 +83,12 @@ func tooLarge(path, what string, limit int64) error {
 	return notFilef("%s %s is larger than %d MiB: is it the right file?", what, path, limit>>20)
 }
 
-func kind(m fs.FileMode) string {
+// Kind names a file type that is not a regular file, with its article,
+// for errors: "a named pipe", "a character device".
+func Kind(m fs.FileMode) string {
 	switch {
+	case m.IsDir():
+		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:
@@ -93,6 +97,8 @@ func kind(m fs.FileMode) string {
 		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	}
-	return "not a file"
+	return "not a regular file"
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/files"
 )
 
 // DefaultName is the file name of a run's result when the user names none,
@@ -144,7 +146,7 @@ func WriteFile(path string, data []byte, what string) error {
 	// The target may have been swapped since writable looked: look again
 	// just before replacing it.
 	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
-		return fail(fmt.Errorf("it became %s meanwhile", kind(fi.Mode())))
+		return fail(fmt.Errorf("it became %s meanwhile", files.Kind(fi.Mode())))
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return fail(err)
@@ -242,24 +244,5 @@ func cause(err error) error {
 }
 
 func notRegular(m fs.FileMode) error {
-	return fmt.Errorf("it is %s, not a regular file: name a new file or a regular one", kind(m))
-}
-
-// kind names a file type that is not a regular file, with its article.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
+	return fmt.Errorf("it is %s, not a regular file: name a new file or a regular one", files.Kind(m))
 }

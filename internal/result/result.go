@@ -3,6 +3,7 @@
 package result
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -256,6 +257,18 @@ type Negotiated struct {
 	// HelloRetry is set when the server asked for another key share (a
 	// HelloRetryRequest), which costs TLS 1.3 a second round trip.
 	HelloRetry bool `json:"hello_retry,omitempty"`
+}
+
+// End records how the run ended: now, interrupted if ctx was cancelled,
+// else err (nil for a run that finished).
+func (r *Result) End(ctx context.Context, err error) {
+	r.Ended = time.Now().UTC()
+	switch {
+	case ctx.Err() != nil:
+		r.Interrupted = true
+	case err != nil:
+		r.Error = err.Error()
+	}
 }
 
 // New returns an empty result with the schema fields set.

@@ -86,8 +86,14 @@ func (d *mysqlDriver) Prepare(ctx context.Context, tables, rows int, progress fu
 
 // count is how many rows sbtestN has, -1 if there is no such table.
 func (s *session) count(ctx context.Context, table int) (int64, error) {
+	return s.tableFigure(ctx, "SELECT COUNT(*) FROM sbtest%d", table)
+}
+
+// tableFigure runs a query (with %d for the table's number) that returns
+// one number about sbtestN; -1 if there is no such table.
+func (s *session) tableFigure(ctx context.Context, query string, table int) (int64, error) {
 	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
-	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx, fmt.Sprintf("SELECT COUNT(*) FROM sbtest%d", table), nil)
+	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx, fmt.Sprintf(query, table), nil)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == errNoSuchTable {
 		return -1, nil
@@ -160,7 +166,7 @@ func (s *session) CheckData(ctx context.Context) error {
 		tables = 1 // it reads sbtest1 whole, however many rows
 	}
 	for n := 1; n <= tables; n++ {
-		maxID, err := s.maxID(ctx, n)
+		maxID, err := s.tableFigure(ctx, "SELECT COALESCE(MAX(id), 0) FROM sbtest%d", n)
 		if err != nil {
 			return err
 		}
@@ -169,27 +175,4 @@ func (s *session) CheckData(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// maxID is the largest id in sbtestN (0 if empty), -1 if there is no such
-// table.
-func (s *session) maxID(ctx context.Context, table int) (int64, error) {
-	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
-	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx, fmt.Sprintf("SELECT COALESCE(MAX(id), 0) FROM sbtest%d", table), nil)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == errNoSuchTable {
-		return -1, nil
-	}
-	if err != nil {
-		return 0, &driver.OpError{Phase: PhaseQuery, Err: s.o.cause(err)}
-	}
-	defer rows.Close()
-	var n int64
-	err = eachRow(rows, func(row []sqldriver.Value) {
-		n, _ = strconv.ParseInt(asString(row[0]), 10, 64)
-	})
-	if err != nil {
-		return 0, &driver.OpError{Phase: PhaseQuery, Err: s.o.cause(err)}
-	}
-	return n, nil
 }
