@@ -1,4 +1,3 @@
-// Package lab starts throw-away real servers for a run and always cleans them up.
 package lab
 
 import (

@@ -1,3 +1,7 @@
+// Package lab starts throw-away real servers for a run (PostgreSQL, MariaDB,
+// Redis, FerretDB for MongoDB, sshd, stunnel and the built-in server) with
+// keys made for them, says who signs for each, and always cleans them up,
+// also after a run that was killed (see SweepStale).
 package lab
 
 import (
