@@ -274,7 +274,7 @@ func TestKeyCost(t *testing.T) {
 // TestPool checks a pool trial: c connections, no reconnects, one latency
 // sample per request, bytes of the measured window only.
 func TestPool(t *testing.T) {
-	r := run(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off", "1.3"}, Concurrency: []int{4}, Count: 400, Duration: time.Minute, Warmup: 100 * time.Millisecond})
+	r := run(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off", "1.3"}, Concurrency: []int{4}, Count: 400, Duration: time.Minute, Warmup: new(100 * time.Millisecond)})
 	for _, id := range []string{"plain", "tls1.3 rsa2048"} {
 		tr := trial(t, r, plan.Pool, id, 4)
 		if tr.Ops != 400 || tr.Conns != 4 || len(tr.Errors) > 0 {

@@ -41,7 +41,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 		return result.Trial{}, fmt.Errorf("%w: %w", errPoolOpen, openErr)
 	}
 
-	warmEnd := time.Now().Add(r.Spec.Warmup)
+	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: warmEnd.Add(r.Spec.Duration)}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
 	cpuStarted := make(chan struct{})

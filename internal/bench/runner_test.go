@@ -181,7 +181,7 @@ func TestRunnerInterleaves(t *testing.T) {
 func TestRunnerCount(t *testing.T) {
 	for _, e := range []plan.Experiment{plan.Connect, plan.Pool} {
 		d := &standIn{addr: acceptor(t)}
-		r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{e}, TLS: []string{"off"}, Concurrency: []int{4}, Count: 103, Warmup: time.Nanosecond}, d)
+		r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{e}, TLS: []string{"off"}, Concurrency: []int{4}, Count: 103, Warmup: new(time.Nanosecond)}, d)
 		tr, err := r.Trial(context.Background(), e, r.Variants[0], 4)
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +253,7 @@ func TestRunnerFailurePolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &standIn{addr: acceptor(t), script: tt.script}
 			rate := tt.rate
-			r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{tt.e}, TLS: []string{"off"}, Count: tt.count, Trials: 1, MaxErrorRate: &rate, Warmup: time.Nanosecond}, d)
+			r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{tt.e}, TLS: []string{"off"}, Count: tt.count, Trials: 1, MaxErrorRate: &rate, Warmup: new(time.Nanosecond)}, d)
 			var saved []result.Trial
 			r.Done = func(tr result.Trial, _, _ int) { saved = append(saved, tr) }
 			err := r.Run(context.Background())
@@ -289,7 +289,7 @@ func TestRunnerFailurePolicy(t *testing.T) {
 // nothing is passed to Done, no session stays open.
 func TestRunnerCancel(t *testing.T) {
 	d := &standIn{addr: acceptor(t)}
-	r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{3}, Duration: time.Minute, Trials: 1, Warmup: time.Nanosecond}, d)
+	r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{3}, Duration: time.Minute, Trials: 1, Warmup: new(time.Nanosecond)}, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	var trials int

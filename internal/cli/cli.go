@@ -112,7 +112,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%v (see tlsbench --help)", err)}
 	})
-	f.register(root, defaultRun)
+	f.register(root, true)
 	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
 		newExperimentCmd(plan.Stream, argv, stdout, stderr),
@@ -163,7 +163,7 @@ MongoDB seed study.`,
 			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
 		},
 	}
-	f.register(cmd, experimentDefaults)
+	f.register(cmd, false)
 	return cmd
 }
 

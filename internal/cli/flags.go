@@ -30,57 +30,38 @@ type runFlags struct {
 	tables, rows               int
 	preset                     string
 	maxErrorRate               string
-	defaults                   defaults
+	matrix                     bool // the root command: plan.PresetDefault
 }
 
-// defaults are the flag defaults of one command; empty means plan.New's.
-type defaults struct {
-	experiments      []plan.Experiment
-	tls, keys        []string
-	concurrency      []int
-	duration, warmup time.Duration
-}
+// Flags left out stay zero and plan.New fills their defaults (the root
+// command asks for plan.PresetDefault); the flags only show the defaults in
+// --help, taken from plan.
 
-// defaultRun is the no-argument run: the whole matrix on the built-in server
-// within two minutes on two cores.
-var defaultRun = defaults{
-	experiments: []plan.Experiment{plan.Connect, plan.Pool},
-	tls:         []string{"off", "1.2", "1.3"},
-	keys:        []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256"},
-	concurrency: []int{1, 4},
-	duration:    750 * time.Millisecond,
-	warmup:      200 * time.Millisecond,
-}
-
-var experimentDefaults = defaults{
-	concurrency: []int{1},
-	duration:    plan.DefaultDuration,
-	warmup:      plan.DefaultWarmup,
-}
-
-func (f *runFlags) register(cmd *cobra.Command, d defaults) {
+// register adds the flags to cmd; matrix is true for the root command,
+// whose defaults are plan.DefaultMatrix's.
+func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs := cmd.Flags()
 	tlsUsage := "TLS modes to compare: off, 1.2, 1.3, auto"
-	if len(d.tls) == 0 {
+	if !matrix {
 		tlsUsage += " (default: off,1.2,1.3 for builtin, auto for https://, off for http://)"
 	}
-	fs.StringSliceVar(&f.tls, "tls", d.tls, tlsUsage)
+	fs.StringSliceVar(&f.tls, "tls", nil, tlsUsage)
 	fs.StringSliceVar(&f.ciphers, "cipher", nil, "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)")
-	fs.StringSliceVar(&f.resume, "resume", []string{"off"}, "client session resumption: off, on, or off,on to compare")
+	fs.StringSliceVar(&f.resume, "resume", nil, "client session resumption: off, on, or off,on to compare")
 	keyUsage := "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", ")
-	if len(d.keys) == 0 {
-		keyUsage += " (default rsa2048)" // plan.New's; cobra prints a flag default itself
+	if !matrix {
+		keyUsage += " (default rsa2048)" // plan.New's, which depends on the target
 	}
-	fs.StringSliceVar(&f.keys, "key", d.keys, keyUsage)
+	fs.StringSliceVar(&f.keys, "key", nil, keyUsage)
 	fs.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the server's certificate (default: system roots)")
 	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the server's certificate")
-	fs.IntSliceVarP(&f.concurrency, "concurrency", "c", d.concurrency, "workers (connect) or connections (pool); a list sweeps, e.g. 1,2,4,8,16,32")
-	fs.DurationVarP(&f.duration, "duration", "d", d.duration, "length of each trial")
+	fs.IntSliceVarP(&f.concurrency, "concurrency", "c", nil, "workers (connect) or connections (pool); a list sweeps, e.g. 1,2,4,8,16,32")
+	fs.DurationVarP(&f.duration, "duration", "d", 0, "length of each trial")
 	fs.Int64VarP(&f.count, "count", "n", 0, "operations per trial (then -d only bounds it; default bound 10m)")
-	fs.DurationVar(&f.warmup, "warmup", d.warmup, "unrecorded warm-up before each pool trial")
-	fs.DurationVar(&f.timeout, "timeout", plan.DefaultTimeout, "bound on every single operation")
-	fs.IntVar(&f.trials, "trials", plan.DefaultTrials, "timed repetitions of every variant, interleaved")
-	fs.IntVar(&f.size, "size", plan.DefaultSize, "response body size of the built-in server, bytes")
+	fs.DurationVar(&f.warmup, "warmup", 0, "unrecorded warm-up before each pool trial")
+	fs.DurationVar(&f.timeout, "timeout", 0, "bound on every single operation")
+	fs.IntVar(&f.trials, "trials", 0, "timed repetitions of every variant, interleaved")
+	fs.IntVar(&f.size, "size", 0, "response body size of the built-in server, bytes")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
 	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET)")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
@@ -92,17 +73,28 @@ func (f *runFlags) register(cmd *cobra.Command, d defaults) {
 	fs.IntVar(&f.tables, "tables", 0, "databases: sbtest tables the workload reads (default 8)")
 	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000); mongodb: documents in ycsb.usertable")
 	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
-	fs.StringVar(&f.maxErrorRate, "max-error-rate", bench.FormatRate(plan.DefaultMaxErrorRate), "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
-	// pflag prints "(default [])" for an empty list of durations.
-	fs.Lookup("rtt").DefValue, fs.Lookup("predict-rtt").DefValue = "0", ""
-	f.defaults = d
+	fs.StringVar(&f.maxErrorRate, "max-error-rate", "", "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
+	// What --help shows as defaults: plan's (pflag would print "[]" for
+	// an empty list of durations).
+	shown := map[string]string{
+		"resume": "[off]", "concurrency": "[1]", "duration": plan.DefaultDuration.String(), "warmup": plan.DefaultWarmup.String(),
+		"timeout": plan.DefaultTimeout.String(), "trials": strconv.Itoa(plan.DefaultTrials), "size": strconv.Itoa(plan.DefaultSize),
+		"max-error-rate": bench.FormatRate(plan.DefaultMaxErrorRate), "rtt": "0", "predict-rtt": "",
+	}
+	if matrix {
+		m := plan.DefaultMatrix
+		shown["tls"], shown["key"] = "["+strings.Join(m.TLS, ",")+"]", "["+strings.Join(m.Keys, ",")+"]"
+		shown["concurrency"] = strings.ReplaceAll(fmt.Sprint(m.Concurrency), " ", ",")
+		shown["duration"], shown["warmup"] = m.Duration.String(), m.Warmup.String()
+	}
+	for name, v := range shown {
+		fs.Lookup(name).DefValue = v
+	}
+	f.matrix = matrix
 }
 
 // spec turns the flags into a raw plan.Spec for plan.New.
 func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experiment) (plan.Spec, error) {
-	if exps == nil {
-		exps = f.defaults.experiments
-	}
 	s := plan.Spec{
 		Experiments:  exps,
 		Target:       target,
@@ -114,7 +106,6 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Concurrency:  f.concurrency,
 		Duration:     f.duration,
 		Count:        f.count,
-		Warmup:       f.warmup,
 		Timeout:      f.timeout,
 		Trials:       f.trials,
 		ResponseSize: f.size,
@@ -144,27 +135,18 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 			return s, usageError{fmt.Errorf("--%s: 0 is out of range: give a positive value or leave --%s out for the default (%s)", name, name, fl.DefValue)}
 		}
 	}
-	rate, err := parseRate(f.maxErrorRate)
-	if err != nil {
-		return s, usageError{fmt.Errorf("--max-error-rate: %w", err)}
+	if cmd.Flags().Changed("warmup") {
+		s.Warmup = &f.warmup // 0 is no warm-up, not the default
 	}
-	s.MaxErrorRate = &rate
-	if f.preset != "" {
-		// A preset has defaults of its own (plan.New): the command's
-		// defaults give way to them, what was typed does not.
-		for name, clear := range map[string]func(){
-			"tls": func() { s.TLS = nil }, "key": func() { s.Keys = nil }, "concurrency": func() { s.Concurrency = nil },
-			"trials": func() { s.Trials = 0 }, "duration": func() { s.Duration = 0 },
-		} {
-			if !cmd.Flags().Changed(name) {
-				clear()
-			}
+	if f.maxErrorRate != "" {
+		rate, err := parseRate(f.maxErrorRate)
+		if err != nil {
+			return s, usageError{fmt.Errorf("--max-error-rate: %w", err)}
 		}
+		s.MaxErrorRate = &rate
 	}
-	// An explicit -d with -n was given on purpose; the default -d must not
-	// cut a count-limited trial short.
-	if f.count > 0 && !cmd.Flags().Changed("duration") {
-		s.Duration = 0
+	if s.Preset == "" && f.matrix {
+		s.Preset = plan.PresetDefault
 	}
 	if s.Duration == 0 && f.count == 0 && cmd.Flags().Changed("duration") {
 		return s, usageError{fmt.Errorf("-d/--duration: 0 is no trial: give a positive duration or -n COUNT")}

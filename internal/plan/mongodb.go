@@ -2,7 +2,6 @@ package plan
 
 import (
 	"net/url"
-	"slices"
 	"strings"
 )
 
@@ -69,39 +68,6 @@ func (s *Spec) mongoWorkload() error {
 	}
 	if s.Rows < 1 || s.Rows > 1e9 {
 		return errorf("--rows %d: use 1 to 1e9 documents", s.Rows)
-	}
-	return nil
-}
-
-// preset checks and fills a Spec that replays a seed study.
-func (s *Spec) preset() error {
-	if s.Preset == "" {
-		return nil
-	}
-	if s.Preset != PresetMongoDBSeed {
-		return errorf("--preset %q: the one preset is %s", s.Preset, PresetMongoDBSeed)
-	}
-	if len(s.Experiments) > 0 && !slices.Contains(s.Experiments, Connect) {
-		return errorf("--preset %s runs its own experiments: use tlsbench connect --preset %s", s.Preset, s.Preset)
-	}
-	s.Experiments = []Experiment{Connect, NewClient, ReusedClient}
-	switch s.Workload {
-	case "", "find-one":
-		s.Workload = "find-one" // the seed's find_one() with no filter
-	default:
-		return errorf("--preset %s times the seed's find_one() with no filter: leave --workload out", s.Preset)
-	}
-	if len(s.Concurrency) > 1 || (len(s.Concurrency) == 1 && s.Concurrency[0] != 1) {
-		return errorf("--preset %s runs one client at a time, as the seed did: leave -c out", s.Preset)
-	}
-	if len(s.TLS) == 0 {
-		s.TLS = []string{"off", "auto"} // with and without TLS
-	}
-	if s.Count == 0 {
-		s.Count = presetCount
-	}
-	if s.Trials == 0 {
-		s.Trials = presetTrials
 	}
 	return nil
 }

@@ -26,17 +26,6 @@ const (
 	ReusedClient Experiment = "reused-client"
 )
 
-// PresetMongoDBSeed replays the MongoDB seed study: its four figures over
-// new and reused clients, with and without TLS.
-const PresetMongoDBSeed = "mongodb-seed"
-
-// Preset defaults: the seed's 5000 iterations per variant, in 5 interleaved
-// trials.
-const (
-	presetCount  = 1000
-	presetTrials = 5
-)
-
 // Builtin is the Target that asks for the built-in HTTPS/HTTP server.
 const Builtin = "builtin"
 
@@ -88,9 +77,9 @@ type Spec struct {
 
 	// Duration bounds each trial in time; Count, if set, in operations
 	// (whichever comes first). Warmup runs before a pool trial, unrecorded.
-	Duration time.Duration `json:"duration_ns"`
-	Count    int64         `json:"count,omitempty"`
-	Warmup   time.Duration `json:"warmup_ns"`
+	Duration time.Duration  `json:"duration_ns"`
+	Count    int64          `json:"count,omitempty"`
+	Warmup   *time.Duration `json:"warmup_ns"` // nil before New: the default
 	// Timeout bounds each single operation (connect, request).
 	Timeout time.Duration `json:"timeout_ns"`
 	Trials  int           `json:"trials"`
@@ -132,6 +121,14 @@ func (s Spec) RequestPath() string {
 	return s.Path
 }
 
+// WarmupTime is the unrecorded warm-up before each pool trial.
+func (s Spec) WarmupTime() time.Duration {
+	if s.Warmup == nil {
+		return DefaultWarmup
+	}
+	return *s.Warmup
+}
+
 // ErrorRate is the share of failed operations a trial may have.
 func (s Spec) ErrorRate() float64 {
 	if s.MaxErrorRate == nil {
@@ -167,7 +164,8 @@ func (e *Error) Error() string { return e.Msg }
 
 func errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
 
-// Default values, shared by flags and New.
+// Default values: New fills them into what a Spec leaves unset (zero, nil),
+// after a preset's own; the flags only show them.
 const (
 	DefaultDuration = 5 * time.Second
 	DefaultWarmup   = time.Second
@@ -236,7 +234,7 @@ func newSpec(raw Spec) (Spec, error) {
 		s.Experiments = []Experiment{Connect}
 	}
 	for _, e := range s.Experiments {
-		if e != Connect && e != Pool && e != Stream && (s.Preset == "" || (e != NewClient && e != ReusedClient)) {
+		if e != Connect && e != Pool && e != Stream && (s.Preset != PresetMongoDBSeed || (e != NewClient && e != ReusedClient)) {
 			return s, errorf("unknown experiment %q: use connect, pool or stream", e)
 		}
 	}
@@ -253,7 +251,7 @@ func newSpec(raw Spec) (Spec, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.Preset != "" && t.Engine() != "mongodb" {
+	if s.Preset == PresetMongoDBSeed && t.Engine() != "mongodb" {
 		return s, errorf("--preset %s replays a MongoDB study: give a mongodb:// URL or --lab mongodb", s.Preset)
 	}
 	if len(s.TLS) == 0 {
@@ -379,7 +377,11 @@ func newSpec(raw Spec) (Spec, error) {
 	if s.Count < 0 {
 		return s, errorf("-n/--count: %d is negative: use a positive count of operations", s.Count)
 	}
-	if s.Duration < 0 || s.Warmup < 0 || s.Timeout < 0 {
+	if s.Warmup == nil {
+		warmup := DefaultWarmup
+		s.Warmup = &warmup
+	}
+	if s.Duration < 0 || *s.Warmup < 0 || s.Timeout < 0 {
 		return s, errorf("durations must not be negative")
 	}
 	if s.Duration == 0 {

@@ -86,7 +86,7 @@ func run(raw plan.Spec, variants []string, figs map[plan.Experiment]map[int]map[
 					}
 					t := trial(e, v.ID, c, round, figs[e][c][v.ID], jitter(vi, ci, round))
 					t.Start = now
-					now = now.Add(t.Elapsed + spec.Warmup + 150*time.Millisecond)
+					now = now.Add(t.Elapsed + spec.WarmupTime() + 150*time.Millisecond)
 					r.Trials = append(r.Trials, t)
 				}
 			}

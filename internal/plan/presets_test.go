@@ -1,0 +1,59 @@
+package plan
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestDefaults checks that New is the one home of defaults: a Spec that
+// leaves everything unset gets plan's defaults, the default preset gets
+// DefaultMatrix, what was given stays (an explicit zero warm-up too), and
+// New of New's result changes nothing.
+func TestDefaults(t *testing.T) {
+	tests := []struct {
+		name  string
+		raw   Spec
+		check func(Spec) bool
+	}{
+		{"plan's", Spec{}, func(s Spec) bool {
+			return reflect.DeepEqual(s.Experiments, []Experiment{Connect}) && reflect.DeepEqual(s.Concurrency, []int{1}) &&
+				reflect.DeepEqual(s.Keys, []string{"rsa2048"}) && s.Duration == DefaultDuration && s.WarmupTime() == DefaultWarmup &&
+				s.Timeout == DefaultTimeout && s.Trials == DefaultTrials && s.ErrorRate() == DefaultMaxErrorRate && s.ResponseSize == DefaultSize
+		}},
+		{"the matrix", Spec{Preset: PresetDefault}, func(s Spec) bool {
+			m := DefaultMatrix
+			return reflect.DeepEqual(s.Experiments, m.Experiments) && reflect.DeepEqual(s.TLS, m.TLS) && reflect.DeepEqual(s.Keys, m.Keys) &&
+				reflect.DeepEqual(s.Concurrency, m.Concurrency) && s.Duration == m.Duration && s.WarmupTime() == m.Warmup && s.Trials == DefaultTrials
+		}},
+		{"the matrix, with what was given", Spec{Preset: PresetDefault, Concurrency: []int{8}, Warmup: new(time.Duration), Count: 10}, func(s Spec) bool {
+			return reflect.DeepEqual(s.Concurrency, []int{8}) && s.WarmupTime() == 0 && s.Duration == MaxCountDuration && len(s.Keys) == 4
+		}},
+		{"the seed", Spec{Preset: PresetMongoDBSeed, Target: "lab:mongodb"}, func(s Spec) bool {
+			return len(s.Experiments) == 3 && s.Count == presetCount && s.Trials == presetTrials && reflect.DeepEqual(s.TLS, []string{"off", "auto"})
+		}},
+	}
+	for _, tt := range tests {
+		if tt.raw.Target == "" {
+			tt.raw.Target = Builtin
+		}
+		s, err := New(tt.raw)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !tt.check(s) {
+			t.Errorf("%s: %+v", tt.name, s)
+		}
+		// What a result records of the Spec: New must not change it.
+		again, err := New(s)
+		a, _ := json.Marshal(again)
+		b, _ := json.Marshal(s)
+		if err != nil || string(a) != string(b) {
+			t.Errorf("%s: New of New's result differs:\n%s\n%s\n%v", tt.name, a, b, err)
+		}
+	}
+	if _, err := New(Spec{Target: Builtin, Preset: "fast"}); err == nil || err.Error() != `--preset "fast": use default or mongodb-seed` {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
