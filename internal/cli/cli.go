@@ -70,13 +70,34 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintln(stderr, "tlsbench: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintln(stderr, "tlsbench: "+oneLine(err.Error()))
-	var ue usageError
+	msg := err.Error()
 	var pe *plan.Error
-	if errors.As(err, &ue) || errors.As(err, &pe) {
+	if errors.As(err, &pe) {
+		// plan names fields; the command line spells them as flags.
+		msg = strings.Replace(msg, pe.Error(), pe.Spell(flagName), 1)
+	}
+	fmt.Fprintln(stderr, "tlsbench: "+oneLine(msg))
+	var ue usageError
+	if errors.As(err, &ue) || pe != nil {
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// flagName spells a plan.Spec field (as plan.Error names it) as the flag
+// that sets it.
+func flagName(field string) string {
+	if short, ok := map[string]string{"concurrency": "c", "duration": "d", "count": "n"}[field]; ok {
+		return "-" + short + "/--" + field
+	}
+	flag, ok := map[string]string{
+		"keys": "key", "ciphers": "cipher", "ca_file": "ca", "response_size": "size",
+		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
+	}[field]
+	if !ok {
+		flag = field
+	}
+	return "--" + flag
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -57,13 +57,13 @@ func NewCrypto(raw Crypto) (Crypto, error) {
 		}
 	}
 	if c.Duration <= 0 {
-		return c, errorf("-d/--duration: %v is no measurement: give a positive duration", c.Duration)
+		return c, errorf("⟨duration⟩: %v is no measurement: give a positive duration", c.Duration)
 	}
 	if c.Duration > MaxCryptoDuration {
-		return c, errorf("-d/--duration: %v is out of range: use 1ns to %v", c.Duration, MaxCryptoDuration)
+		return c, errorf("⟨duration⟩: %v is out of range: use 1ns to %v", c.Duration, MaxCryptoDuration)
 	}
 	if c.Count < 0 {
-		return c, errorf("-n/--count: %d is negative: use a positive count of operations", c.Count)
+		return c, errorf("⟨count⟩: %d is negative: use a positive count of operations", c.Count)
 	}
 	if len(c.Only) == 0 {
 		c.Only = Primitives()
@@ -73,7 +73,7 @@ func NewCrypto(raw Crypto) (Crypto, error) {
 	}
 	for _, s := range c.Sizes {
 		if s < 1 || s > 1<<20 {
-			return c, errorf("--sizes: %d is out of range: use 1 to 1048576 bytes", s)
+			return c, errorf("⟨sizes⟩: %d is out of range: use 1 to 1048576 bytes", s)
 		}
 	}
 	if c.Cores == 0 {

@@ -17,11 +17,11 @@ func TestNewCrypto(t *testing.T) {
 	}{
 		{"unknown primitive", Crypto{Duration: time.Second, Only: []string{"rsa512"}}, `unknown primitive "rsa512": use rsa1024, rsa2048`},
 		{"primitive before duration", Crypto{Only: []string{"rsa512"}}, `unknown primitive "rsa512"`},
-		{"zero duration", Crypto{}, "-d/--duration: 0s is no measurement: give a positive duration"},
-		{"negative duration", Crypto{Duration: -time.Second}, "-d/--duration: -1s is no measurement"},
-		{"long duration", Crypto{Duration: time.Hour}, "-d/--duration: 1h0m0s is out of range: use 1ns to 10m0s"},
-		{"negative count", Crypto{Duration: time.Second, Count: -1}, "-n/--count: -1 is negative"},
-		{"zero size", Crypto{Duration: time.Second, Sizes: []int{0}}, "--sizes: 0 is out of range"},
+		{"zero duration", Crypto{}, "duration: 0s is no measurement: give a positive duration"},
+		{"negative duration", Crypto{Duration: -time.Second}, "duration: -1s is no measurement"},
+		{"long duration", Crypto{Duration: time.Hour}, "duration: 1h0m0s is out of range: use 1ns to 10m0s"},
+		{"negative count", Crypto{Duration: time.Second, Count: -1}, "count: -1 is negative"},
+		{"zero size", Crypto{Duration: time.Second, Sizes: []int{0}}, "sizes: 0 is out of range"},
 		{"fine", Crypto{Duration: time.Second, Only: []string{"x25519"}}, ""},
 	}
 	for _, tt := range tests {

@@ -60,14 +60,14 @@ func (t *Target) mongoTLS(u *url.URL) error {
 // collection (ycsb.usertable) of Rows documents; no query modes.
 func (s *Spec) mongoWorkload() error {
 	if s.QueryMode != "" {
-		return errorf("--query-mode applies to SQL databases only: MongoDB's queries are commands")
+		return errorf("⟨query_mode⟩ applies to SQL databases only: MongoDB's queries are commands")
 	}
 	s.Tables = 1
 	if s.Rows == 0 {
 		s.Rows = DefaultRows
 	}
 	if s.Rows < 1 || s.Rows > 1e9 {
-		return errorf("--rows %d: use 1 to 1e9 documents", s.Rows)
+		return errorf("⟨rows⟩ %d: use 1 to 1e9 documents", s.Rows)
 	}
 	return nil
 }

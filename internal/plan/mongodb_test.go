@@ -58,18 +58,18 @@ func TestMongoDBSpec(t *testing.T) {
 		t.Errorf("spec %+v", s)
 	}
 	if s, err := New(Spec{Target: "mongodb://127.0.0.1/?tls=true&tlsCAFile=/ca.pem", CAFile: "/mine.pem"}); err != nil || s.CAFile != "/mine.pem" {
-		t.Errorf("--ca beside tlsCAFile: %v, %q: --ca wins", err, s.CAFile)
+		t.Errorf("ca_file beside tlsCAFile: %v, %q: ca_file wins", err, s.CAFile)
 	}
 	tests := []struct {
 		spec Spec
 		err  string
 	}{
-		{Spec{Target: "mongodb://127.0.0.1/", Workload: "point-select"}, `--workload "point-select"`},
-		{Spec{Target: "mongodb://127.0.0.1/", QueryMode: "simple"}, "--query-mode applies to SQL databases only"},
-		{Spec{Lab: "mongodb", Preset: "mysql-seed"}, `--preset "mysql-seed"`},
+		{Spec{Target: "mongodb://127.0.0.1/", Workload: "point-select"}, `workload "point-select"`},
+		{Spec{Target: "mongodb://127.0.0.1/", QueryMode: "simple"}, "query_mode applies to SQL databases only"},
+		{Spec{Lab: "mongodb", Preset: "mysql-seed"}, `preset "mysql-seed"`},
 		{Spec{Lab: "postgres", Preset: PresetMongoDBSeed}, "replays a MongoDB study"},
 		{Spec{Lab: "mongodb", Preset: PresetMongoDBSeed, Concurrency: []int{4}}, "one client at a time"},
-		{Spec{Lab: "mongodb", Preset: PresetMongoDBSeed, Workload: "stream"}, "leave --workload out"},
+		{Spec{Lab: "mongodb", Preset: PresetMongoDBSeed, Workload: "stream"}, "leave workload out"},
 		{Spec{Lab: "mongodb", Preset: PresetMongoDBSeed, Experiments: []Experiment{Pool}}, "runs its own experiments"},
 		{Spec{Lab: "mongodb", Experiments: []Experiment{NewClient}}, "unknown experiment"},
 	}

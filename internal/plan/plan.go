@@ -157,12 +157,43 @@ type Variant struct {
 // Plain reports whether the variant runs without TLS.
 func (v Variant) Plain() bool { return v.TLS == "off" }
 
-// Error is a problem with the Spec: the user's input, not the run.
-type Error struct{ Msg string }
+// Error is a problem with the Spec: the user's input, not the run. It names
+// the Spec fields it is about as the JSON result does (without the _ns of
+// durations): "concurrency: 0 is out of range"; Spell writes them as an
+// interface spells them, e.g. the command line's "-c/--concurrency".
+type Error struct {
+	// msg marks each field as ⟨name⟩.
+	msg string
+}
 
-func (e *Error) Error() string { return e.Msg }
+func (e *Error) Error() string { return e.Spell(nil) }
 
-func errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
+// Spell returns the message with each field as name gives it (nil: the
+// field's own name).
+func (e *Error) Spell(name func(field string) string) string {
+	var b strings.Builder
+	rest := e.msg
+	for {
+		i := strings.Index(rest, "⟨")
+		j := strings.Index(rest, "⟩")
+		if i < 0 || j < i {
+			b.WriteString(rest)
+			return b.String()
+		}
+		field := rest[i+len("⟨") : j]
+		b.WriteString(rest[:i])
+		if name != nil {
+			field = name(field)
+		}
+		b.WriteString(field)
+		rest = rest[j+len("⟩"):]
+	}
+}
+
+// Errorf makes an Error; ⟨name⟩ in format marks a field.
+func Errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
+
+func errorf(format string, args ...any) error { return Errorf(format, args...) }
 
 // Default values: New fills them into what a Spec leaves unset (zero, nil),
 // after a preset's own; the flags only show them.
@@ -240,7 +271,7 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	if s.Lab != "" {
 		if s.Target != "" && s.Target != "lab:"+s.Lab {
-			return s, errorf("give a TARGET or --lab %s, not both", s.Lab)
+			return s, errorf("give a TARGET or ⟨lab⟩ %s, not both", s.Lab)
 		}
 		s.Target = "lab:" + s.Lab
 	}
@@ -252,34 +283,34 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, err
 	}
 	if s.Preset == PresetMongoDBSeed && t.Engine() != "mongodb" {
-		return s, errorf("--preset %s replays a MongoDB study: give a mongodb:// URL or --lab mongodb", s.Preset)
+		return s, errorf("⟨preset⟩ %s replays a MongoDB study: give a mongodb:// URL or ⟨lab⟩ mongodb", s.Preset)
 	}
 	if len(s.TLS) == 0 {
 		s.TLS = t.DefaultTLS
 	}
 	for i, m := range s.TLS {
 		if !slices.Contains(TLSModes, m) {
-			return s, errorf("--tls: unknown mode %q: use off, 1.2, 1.3 or auto", m)
+			return s, errorf("⟨tls⟩: unknown mode %q: use off, 1.2, 1.3 or auto", m)
 		}
 		if slices.Contains(s.TLS[:i], m) {
-			return s, errTwice("--tls", m)
+			return s, errTwice("⟨tls⟩", m)
 		}
 		if t.Scheme == "http" && m != "off" {
-			return s, errorf("--tls %s: %s is plain HTTP: use an https:// URL for TLS", m, t.Redacted)
+			return s, errorf("⟨tls⟩ %s: %s is plain HTTP: use an https:// URL for TLS", m, t.Redacted)
 		}
 		if t.Scheme == "https" && m == "off" {
-			return s, errorf("--tls off: %s is an https:// URL: use an http:// URL for the plain variant", t.Redacted)
+			return s, errorf("⟨tls⟩ off: %s is an https:// URL: use an http:// URL for the plain variant", t.Redacted)
 		}
 		// A Redis server takes TLS and plaintext on different ports: one
 		// URL is one of them.
 		if t.Scheme == "redis" && t.Lab == "" && (m == "off") != (t.DefaultTLS[0] == "off") {
-			return s, errorf("--tls %s: %s serves one of plaintext (redis://) or TLS (rediss://): give the URL of the port you want, or use --lab redis to compare", m, t.Redacted)
+			return s, errorf("⟨tls⟩ %s: %s serves one of plaintext (redis://) or TLS (rediss://): give the URL of the port you want, or use ⟨lab⟩ redis to compare", m, t.Redacted)
 		}
 	}
 	if len(s.Auth) > 0 && t.Lab == "" {
-		return s, errorf("--auth applies to lab servers only (--lab ENGINE): against a URL, the URL's user decides the method")
+		return s, errorf("⟨auth⟩ applies to lab servers only (⟨lab⟩ ENGINE): against a URL, the URL's user decides the method")
 	}
-	if err := twice("--auth", s.Auth, func(a string) string { return a }); err != nil {
+	if err := twice("⟨auth⟩", s.Auth, func(a string) string { return a }); err != nil {
 		return s, err
 	}
 	if err := s.workload(t); err != nil {
@@ -288,12 +319,12 @@ func newSpec(raw Spec) (Spec, error) {
 	if len(s.Resume) == 0 {
 		s.Resume = []bool{false}
 	}
-	if err := twice("--resume", s.Resume, func(r bool) string { return map[bool]string{false: "off", true: "on"}[r] }); err != nil {
+	if err := twice("⟨resume⟩", s.Resume, func(r bool) string { return map[bool]string{false: "off", true: "on"}[r] }); err != nil {
 		return s, err
 	}
 	for _, c := range s.Ciphers {
 		if _, ok := CipherSuite(c); !ok {
-			return s, errorf("--cipher: unknown TLS 1.2 cipher suite %q: use an IANA name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", c)
+			return s, errorf("⟨ciphers⟩: unknown TLS 1.2 cipher suite %q: use an IANA name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", c)
 		}
 	}
 	suites := make([]string, len(s.Ciphers))
@@ -301,11 +332,11 @@ func newSpec(raw Spec) (Spec, error) {
 		cs, _ := CipherSuite(c)
 		suites[i] = cs.Name
 	}
-	if err := twice("--cipher", suites, func(c string) string { return c }); err != nil {
+	if err := twice("⟨ciphers⟩", suites, func(c string) string { return c }); err != nil {
 		return s, err
 	}
 	if len(s.Ciphers) > 0 && !slices.Contains(s.TLS, "1.2") {
-		return s, errorf("--cipher applies to TLS 1.2 only: add 1.2 to --tls")
+		return s, errorf("⟨ciphers⟩ applies to TLS 1.2 only: add 1.2 to ⟨tls⟩")
 	}
 	if t.Builtin || t.Lab != "" {
 		if len(s.Keys) == 0 {
@@ -313,17 +344,17 @@ func newSpec(raw Spec) (Spec, error) {
 		}
 		for _, k := range s.Keys {
 			if !slices.Contains(KeyTypes, k) {
-				return s, errorf("--key: unknown key type %q: use one of %s", k, strings.Join(KeyTypes, ", "))
+				return s, errorf("⟨keys⟩: unknown key type %q: use one of %s", k, strings.Join(KeyTypes, ", "))
 			}
 		}
-		if err := twice("--key", s.Keys, func(k string) string { return k }); err != nil {
+		if err := twice("⟨keys⟩", s.Keys, func(k string) string { return k }); err != nil {
 			return s, err
 		}
 		if s.CAFile != "" {
-			return s, errorf("--ca applies to URL targets: tlsbench verifies the servers it starts with the CA it made for them")
+			return s, errorf("⟨ca_file⟩ applies to URL targets: tlsbench verifies the servers it starts with the CA it made for them")
 		}
 	} else if len(s.Keys) > 0 {
-		return s, errorf("--key applies to servers tlsbench starts (builtin, --lab ENGINE) only: an external server presents its own key, which tlsbench records")
+		return s, errorf("⟨keys⟩ applies to servers tlsbench starts (builtin, ⟨lab⟩ ENGINE) only: an external server presents its own key, which tlsbench records")
 	}
 	if s.CAFile == "" {
 		s.CAFile = t.CAFile // the URL's own (tlsCAFile=); --ca wins
@@ -334,7 +365,7 @@ func newSpec(raw Spec) (Spec, error) {
 		s.Insecure = true
 	}
 	if s.Insecure && s.CAFile != "" {
-		return s, errorf("--ca and --insecure exclude each other: keep --ca to verify the server")
+		return s, errorf("⟨ca_file⟩ and ⟨insecure⟩ exclude each other: keep ⟨ca_file⟩ to verify the server")
 	}
 	if err := s.checkVia(t); err != nil {
 		return s, err
@@ -344,38 +375,38 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	for _, c := range s.Concurrency {
 		if c < 1 || c > 4096 {
-			return s, errorf("-c/--concurrency: %d is out of range: use 1 to 4096", c)
+			return s, errorf("⟨concurrency⟩: %d is out of range: use 1 to 4096", c)
 		}
 	}
-	if err := twice("-c/--concurrency", s.Concurrency, strconv.Itoa); err != nil {
+	if err := twice("⟨concurrency⟩", s.Concurrency, strconv.Itoa); err != nil {
 		return s, err
 	}
 	for _, r := range s.RTT {
 		if r < 0 || r > MaxRTT {
-			return s, errorf("--rtt: %v is out of range: use 0 to %v", r, MaxRTT)
+			return s, errorf("⟨rtt⟩: %v is out of range: use 0 to %v", r, MaxRTT)
 		}
 	}
-	if err := twice("--rtt", s.RTT, time.Duration.String); err != nil {
+	if err := twice("⟨rtt⟩", s.RTT, time.Duration.String); err != nil {
 		return s, err
 	}
 	for _, r := range s.PredictRTT {
 		if r < time.Microsecond || r > MaxRTT {
-			return s, errorf("--predict-rtt: %v is out of range: use 1µs to %v", r, MaxRTT)
+			return s, errorf("⟨predict_rtt⟩: %v is out of range: use 1µs to %v", r, MaxRTT)
 		}
 	}
-	if err := twice("--predict-rtt", s.PredictRTT, time.Duration.String); err != nil {
+	if err := twice("⟨predict_rtt⟩", s.PredictRTT, time.Duration.String); err != nil {
 		return s, err
 	}
 	if len(s.PredictRTT) > 0 {
 		if !slices.Contains(s.Experiments, Connect) {
-			return s, errorf("--predict-rtt predicts connection setup: it needs the connect experiment")
+			return s, errorf("⟨predict_rtt⟩ predicts connection setup: it needs the connect experiment")
 		}
 		if len(s.RTT) > 0 && !slices.Contains(s.RTT, 0) {
-			return s, errorf("--predict-rtt predicts from the bare link: add 0 to --rtt")
+			return s, errorf("⟨predict_rtt⟩ predicts from the bare link: add 0 to ⟨rtt⟩")
 		}
 	}
 	if s.Count < 0 {
-		return s, errorf("-n/--count: %d is negative: use a positive count of operations", s.Count)
+		return s, errorf("⟨count⟩: %d is negative: use a positive count of operations", s.Count)
 	}
 	if s.Warmup == nil {
 		warmup := DefaultWarmup
@@ -395,7 +426,7 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	if len(s.RTT) > 0 {
 		if rtt := slices.Max(s.RTT); s.Timeout < TimeoutRTTs*rtt {
-			return s, errorf("--timeout %s is too short for --rtt %s: a connection takes about 8 round trips: give --timeout %s or more",
+			return s, errorf("⟨timeout⟩ %s is too short for ⟨rtt⟩ %s: a connection takes about 8 round trips: give ⟨timeout⟩ %s or more",
 				flagDuration(s.Timeout), flagDuration(rtt), flagDuration(TimeoutRTTs*rtt))
 		}
 	}
@@ -407,16 +438,16 @@ func newSpec(raw Spec) (Spec, error) {
 		s.MaxErrorRate = &rate
 	}
 	if r := *s.MaxErrorRate; !(r >= 0 && r <= 1) {
-		return s, errorf("--max-error-rate: %v is out of range: use 0%% to 100%%", r)
+		return s, errorf("⟨max_error_rate⟩: %v is out of range: use 0%% to 100%%", r)
 	}
 	if s.Trials < 1 || s.Trials > 1000 {
-		return s, errorf("--trials: %d is out of range: use 1 to 1000", s.Trials)
+		return s, errorf("⟨trials⟩: %d is out of range: use 1 to 1000", s.Trials)
 	}
 	if s.ResponseSize == 0 {
 		s.ResponseSize = DefaultSize
 	}
 	if s.ResponseSize < 0 || s.ResponseSize > 1<<30 {
-		return s, errorf("--size: %d is out of range: use 0 to 1 GiB", s.ResponseSize)
+		return s, errorf("⟨response_size⟩: %d is out of range: use 0 to 1 GiB", s.ResponseSize)
 	}
 	if s.Path == "" {
 		s.Path = "/"
@@ -425,7 +456,7 @@ func newSpec(raw Spec) (Spec, error) {
 		}
 	}
 	if len(s.Variants()) == 0 {
-		return s, errorf("no variant left: every --cipher excludes every --key (an RSA suite needs an RSA key, an ECDSA suite an ECDSA or Ed25519 key)")
+		return s, errorf("no variant left: every ⟨ciphers⟩ excludes every ⟨keys⟩ (an RSA suite needs an RSA key, an ECDSA suite an ECDSA or Ed25519 key)")
 	}
 	s.secretTarget, s.Target = s.Target, t.Redacted
 	s.secretPath, s.Path = s.Path, Redact(s.Path)

@@ -75,25 +75,25 @@ func TestNewErrors(t *testing.T) {
 		want string
 	}{
 		{Spec{Target: "ftp://x/"}, `unsupported target scheme "ftp"`},
-		{Spec{TLS: []string{"1.4"}}, `--tls: unknown mode "1.4"`},
-		{Spec{TLS: []string{"1.3"}, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}}, "--cipher applies to TLS 1.2 only"},
+		{Spec{TLS: []string{"1.4"}}, `tls: unknown mode "1.4"`},
+		{Spec{TLS: []string{"1.3"}, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}}, "ciphers applies to TLS 1.2 only"},
 		{Spec{TLS: []string{"1.2"}, Keys: []string{"rsa2048"}, Ciphers: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}, "no variant left"},
-		{Spec{Target: "https://127.0.0.1/", Keys: []string{"rsa2048"}}, "--key applies to servers tlsbench starts"},
-		{Spec{Target: "https://127.0.0.1/", CAFile: "ca.pem", Insecure: true}, "--ca and --insecure exclude each other"},
+		{Spec{Target: "https://127.0.0.1/", Keys: []string{"rsa2048"}}, "keys applies to servers tlsbench starts"},
+		{Spec{Target: "https://127.0.0.1/", CAFile: "ca.pem", Insecure: true}, "ca_file and insecure exclude each other"},
 		{Spec{Concurrency: []int{0}}, "out of range"},
-		{Spec{Trials: -1}, "--trials"},
-		{Spec{RTT: []time.Duration{-time.Millisecond}}, "--rtt: -1ms is out of range: use 0 to 10s"},
-		{Spec{RTT: []time.Duration{0, 11 * time.Second}}, "--rtt: 11s is out of range: use 0 to 10s"},
-		{Spec{PredictRTT: []time.Duration{0}}, "--predict-rtt: 0s is out of range: use 1µs to 10s"},
-		{Spec{PredictRTT: []time.Duration{44 * time.Millisecond, 11 * time.Second}}, "--predict-rtt: 11s is out of range: use 1µs to 10s"},
-		{Spec{Experiments: []Experiment{Pool}, PredictRTT: []time.Duration{time.Millisecond}}, "--predict-rtt predicts connection setup: it needs the connect experiment"},
-		{Spec{RTT: []time.Duration{20 * time.Millisecond}, PredictRTT: []time.Duration{time.Millisecond}}, "--predict-rtt predicts from the bare link: add 0 to --rtt"},
-		{Spec{Via: []string{"vpn"}}, "--via vpn: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel"},
+		{Spec{Trials: -1}, "trials"},
+		{Spec{RTT: []time.Duration{-time.Millisecond}}, "rtt: -1ms is out of range: use 0 to 10s"},
+		{Spec{RTT: []time.Duration{0, 11 * time.Second}}, "rtt: 11s is out of range: use 0 to 10s"},
+		{Spec{PredictRTT: []time.Duration{0}}, "predict_rtt: 0s is out of range: use 1µs to 10s"},
+		{Spec{PredictRTT: []time.Duration{44 * time.Millisecond, 11 * time.Second}}, "predict_rtt: 11s is out of range: use 1µs to 10s"},
+		{Spec{Experiments: []Experiment{Pool}, PredictRTT: []time.Duration{time.Millisecond}}, "predict_rtt predicts connection setup: it needs the connect experiment"},
+		{Spec{RTT: []time.Duration{20 * time.Millisecond}, PredictRTT: []time.Duration{time.Millisecond}}, "predict_rtt predicts from the bare link: add 0 to rtt"},
+		{Spec{Via: []string{"vpn"}}, "via vpn: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel"},
 		{Spec{Via: []string{"ssh:aes256-cbc"}}, `unknown SSH cipher "aes256-cbc" (golang.org/x/crypto/ssh implements aes128-cbc only)`},
-		{Spec{Via: []string{"ssh://u:pw@127.0.0.1?cypher=x"}}, `--via ssh://u:xxxxx@127.0.0.1?cypher=x: unknown parameter "cypher"`},
-		{Spec{Via: []string{"ssh", "ssh"}}, "--via ssh: given twice"},
-		{Spec{Target: "https://127.0.0.1/", Via: []string{"stunnel"}}, "--via stunnel puts stunnel before a server tlsbench starts"},
-		{Spec{Via: []string{"stunnel"}, RTT: []time.Duration{0, time.Millisecond}}, "measure stunnel at --rtt 0"},
+		{Spec{Via: []string{"ssh://u:pw@127.0.0.1?cypher=x"}}, `via ssh://u:xxxxx@127.0.0.1?cypher=x: unknown parameter "cypher"`},
+		{Spec{Via: []string{"ssh", "ssh"}}, "via ssh: given twice"},
+		{Spec{Target: "https://127.0.0.1/", Via: []string{"stunnel"}}, "via stunnel puts stunnel before a server tlsbench starts"},
+		{Spec{Via: []string{"stunnel"}, RTT: []time.Duration{0, time.Millisecond}}, "measure stunnel at rtt 0"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.spec)
@@ -131,7 +131,7 @@ func TestPredictRTT(t *testing.T) {
 		t.Errorf("PredictRTT %v", s.PredictRTT)
 	}
 	if _, err := New(Spec{PredictRTT: []time.Duration{44 * time.Millisecond}}); err != nil {
-		t.Errorf("--predict-rtt without --rtt: %v", err)
+		t.Errorf("predict_rtt without rtt: %v", err)
 	}
 }
 

@@ -56,7 +56,7 @@ func (s *Spec) preset() error {
 	case PresetMongoDBSeed:
 		return s.mongoDBSeed()
 	}
-	return errorf("--preset %q: use %s or %s", s.Preset, PresetDefault, PresetMongoDBSeed)
+	return errorf("⟨preset⟩ %q: use %s or %s", s.Preset, PresetDefault, PresetMongoDBSeed)
 }
 
 // defaultMatrix fills DefaultMatrix into what s leaves unset.
@@ -85,17 +85,17 @@ func (s *Spec) defaultMatrix() {
 // mongoDBSeed fills a Spec that replays the MongoDB seed study.
 func (s *Spec) mongoDBSeed() error {
 	if len(s.Experiments) > 0 && !slices.Contains(s.Experiments, Connect) {
-		return errorf("--preset %s runs its own experiments: use tlsbench connect --preset %s", s.Preset, s.Preset)
+		return errorf("⟨preset⟩ %s runs its own experiments: use tlsbench connect ⟨preset⟩ %s", s.Preset, s.Preset)
 	}
 	s.Experiments = []Experiment{Connect, NewClient, ReusedClient}
 	switch s.Workload {
 	case "", "find-one":
 		s.Workload = "find-one" // the seed's find_one() with no filter
 	default:
-		return errorf("--preset %s times the seed's find_one() with no filter: leave --workload out", s.Preset)
+		return errorf("⟨preset⟩ %s times the seed's find_one() with no filter: leave ⟨workload⟩ out", s.Preset)
 	}
 	if len(s.Concurrency) > 1 || (len(s.Concurrency) == 1 && s.Concurrency[0] != 1) {
-		return errorf("--preset %s runs one client at a time, as the seed did: leave -c out", s.Preset)
+		return errorf("⟨preset⟩ %s runs one client at a time, as the seed did: leave ⟨concurrency⟩ out", s.Preset)
 	}
 	if len(s.TLS) == 0 {
 		s.TLS = []string{"off", "auto"} // with and without TLS

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,7 +55,25 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s: New of New's result differs:\n%s\n%s\n%v", tt.name, a, b, err)
 		}
 	}
-	if _, err := New(Spec{Target: Builtin, Preset: "fast"}); err == nil || err.Error() != `--preset "fast": use default or mongodb-seed` {
+	if _, err := New(Spec{Target: Builtin, Preset: "fast"}); err == nil || err.Error() != `preset "fast": use default or mongodb-seed` {
 		t.Errorf("unknown preset: %v", err)
+	}
+}
+
+// TestErrorFields checks that plan's errors name Spec fields, and that
+// Spell writes them as an interface spells them (the command line's flags).
+func TestErrorFields(t *testing.T) {
+	_, err := New(Spec{Target: Builtin, Concurrency: []int{2, 2}})
+	var pe *Error
+	if !errors.As(err, &pe) || err.Error() != "concurrency: 2 is given twice" {
+		t.Fatalf("error %v", err)
+	}
+	flag := func(field string) string { return "--" + strings.ReplaceAll(field, "_", "-") }
+	if got := pe.Spell(flag); got != "--concurrency: 2 is given twice" {
+		t.Errorf("spelled %q", got)
+	}
+	_, err = New(Spec{Target: Builtin, CAFile: "ca.pem"})
+	if !errors.As(err, &pe) || pe.Spell(flag) != "--ca-file applies to URL targets: tlsbench verifies the servers it starts with the CA it made for them" {
+		t.Errorf("error %v, spelled %q", err, pe.Spell(flag))
 	}
 }

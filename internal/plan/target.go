@@ -53,7 +53,7 @@ func ParseTarget(s string) (Target, error) {
 	if engine, ok := strings.CutPrefix(s, "lab:"); ok {
 		scheme, ok := labEngines[engine]
 		if !ok {
-			return Target{}, errorf("%s: no such lab server: use postgres, mariadb, redis or mongodb", shown("--lab", " ", engine))
+			return Target{}, errorf("%s: no such lab server: use postgres, mariadb, redis or mongodb", shown("⟨lab⟩", " ", engine))
 		}
 		return Target{Lab: engine, Scheme: scheme, Redacted: s, DefaultTLS: compare}, nil
 	}
@@ -318,7 +318,7 @@ func (s *Spec) workload(t Target) error {
 	names := Workloads[t.Engine()]
 	if slices.Contains(s.Experiments, Stream) {
 		if s.Workload != "" && s.Workload != "stream" {
-			return errorf("--workload %s: the stream experiment reads one large result: leave --workload out", s.Workload)
+			return errorf("⟨workload⟩ %s: the stream experiment reads one large result: leave ⟨workload⟩ out", s.Workload)
 		}
 		if !slices.Contains(names, "stream") {
 			return errorf("the stream experiment needs a database target: %s has no stream workload", t.Redacted)
@@ -332,11 +332,11 @@ func (s *Spec) workload(t Target) error {
 		s.Workload = names[0]
 	}
 	if !slices.Contains(names, s.Workload) {
-		return errorf("--workload %q: %s has %s", s.Workload, t.Redacted, strings.Join(names, ", "))
+		return errorf("⟨workload⟩ %q: %s has %s", s.Workload, t.Redacted, strings.Join(names, ", "))
 	}
 	if t.Engine() == "http" || t.Engine() == "builtin" {
 		if s.QueryMode != "" {
-			return errorf("--query-mode applies to database targets only")
+			return errorf("⟨query_mode⟩ applies to database targets only")
 		}
 		return nil
 	}
@@ -348,7 +348,7 @@ func (s *Spec) workload(t Target) error {
 		s.QueryMode = "prepared"
 	case "prepared", "simple":
 	default:
-		return errorf("--query-mode %q: use prepared or simple", s.QueryMode)
+		return errorf("⟨query_mode⟩ %q: use prepared or simple", s.QueryMode)
 	}
 	if s.Tables == 0 {
 		s.Tables = DefaultTables
@@ -357,7 +357,7 @@ func (s *Spec) workload(t Target) error {
 		s.Rows = DefaultRows
 	}
 	if s.Tables < 1 || s.Tables > 1024 || s.Rows < 1 || s.Rows > 1e9 {
-		return errorf("--tables %d --rows %d: use 1 to 1024 tables of 1 to 1e9 rows", s.Tables, s.Rows)
+		return errorf("⟨tables⟩ %d ⟨rows⟩ %d: use 1 to 1024 tables of 1 to 1e9 rows", s.Tables, s.Rows)
 	}
 	return nil
 }

@@ -153,14 +153,14 @@ func TestParseRouteRefusals(t *testing.T) {
 	tests := []struct{ in, want, label string }{
 		{"ssh://u:S3cr3t@127.0.0.1:22?cipher=aes128-gcm@openssh.com", "", "ssh aes128-gcm@openssh.com"},
 		{"ssh://u@127.0.0.1:2222?cipher=chacha20-poly1305@openssh.com&known_hosts=/k", "", "ssh chacha20-poly1305@openssh.com"},
-		{"ssh://u:S3c#r3t@127.0.0.1:22", "--via: a '#' starts a URL fragment", ""},
-		{"ssh://u:S3c/r3t@127.0.0.1:22", "--via: the user info does not parse: an '@' follows the host part", ""},
-		{"ssh://u:S3cr3t@:22", "--via has no host: give the host, e.g. ssh://user@127.0.0.1:22", ""},
-		{"ssh://u:S3cr3t@127.0.0.1:0", "--via: port 0 is out of range", ""},
-		{"ssh://u:S3cr3t@[::1", "--via: the host part does not parse", ""},
-		{"ssh:u:S3cr3t@127.0.0.1", "--via: unknown SSH cipher: use one of", ""},
-		{"u:S3cr3t@127.0.0.1", "--via: unknown way", ""},
-		{"vpn", "--via vpn: unknown way", ""},
+		{"ssh://u:S3c#r3t@127.0.0.1:22", "via: a '#' starts a URL fragment", ""},
+		{"ssh://u:S3c/r3t@127.0.0.1:22", "via: the user info does not parse: an '@' follows the host part", ""},
+		{"ssh://u:S3cr3t@:22", "via has no host: give the host, e.g. ssh://user@127.0.0.1:22", ""},
+		{"ssh://u:S3cr3t@127.0.0.1:0", "via: port 0 is out of range", ""},
+		{"ssh://u:S3cr3t@[::1", "via: the host part does not parse", ""},
+		{"ssh:u:S3cr3t@127.0.0.1", "via: unknown SSH cipher: use one of", ""},
+		{"u:S3cr3t@127.0.0.1", "via: unknown way", ""},
+		{"vpn", "via vpn: unknown way", ""},
 	}
 	for _, tt := range tests {
 		v, err := ParseRoute(tt.in)

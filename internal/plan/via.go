@@ -44,16 +44,16 @@ func ParseRoute(raw string) (Route, error) {
 	case raw == RouteSSH:
 		return Route{Kind: RouteSSH}, nil
 	case strings.HasPrefix(raw, "ssh://"):
-		u, err := parseURL("--via", raw)
+		u, err := parseURL("⟨via⟩", raw)
 		if err != nil {
 			return Route{}, err
 		}
-		if err := checkHost("--via", u, "ssh"); err != nil {
+		if err := checkHost("⟨via⟩", u, "ssh"); err != nil {
 			return Route{}, err
 		}
 		for k := range u.Query() {
 			if !slices.Contains([]string{"cipher", "identity", "known_hosts"}, k) {
-				return Route{}, errorf("--via %s: unknown parameter %q: use cipher, identity or known_hosts", Redact(raw), k)
+				return Route{}, errorf("⟨via⟩ %s: unknown parameter %q: use cipher, identity or known_hosts", Redact(raw), k)
 			}
 		}
 		v := Route{Kind: RouteSSH, URL: u, Cipher: u.Query().Get("cipher")}
@@ -62,7 +62,7 @@ func ParseRoute(raw string) (Route, error) {
 		v := Route{Kind: RouteSSH, Cipher: strings.TrimPrefix(raw, "ssh:")}
 		return v, v.checkCipher()
 	}
-	way := "--via"
+	way := "⟨via⟩"
 	if plainWord(raw) {
 		way += " " + raw
 	}
@@ -94,7 +94,7 @@ func (v Route) checkCipher() error {
 		if plainWord(v.Cipher) {
 			name = fmt.Sprintf(" %q", v.Cipher)
 		}
-		return errorf("--via: unknown SSH cipher%s%s: use one of %s", name, hint, strings.Join(SSHCiphers, ", "))
+		return errorf("⟨via⟩: unknown SSH cipher%s%s: use one of %s", name, hint, strings.Join(SSHCiphers, ", "))
 	}
 	return nil
 }
@@ -144,15 +144,15 @@ func (s *Spec) checkVia(t Target) error {
 			return err
 		}
 		if seen[v.Label()] {
-			return errorf("--via %s: given twice (tunnels of one kind are told apart by cipher)", Redact(raw))
+			return errorf("⟨via⟩ %s: given twice (tunnels of one kind are told apart by cipher)", Redact(raw))
 		}
 		seen[v.Label()] = true
 		if v.Kind == RouteStunnel {
 			if t.Lab == "" && !t.Builtin {
-				return errorf("--via stunnel puts stunnel before a server tlsbench starts: use --lab ENGINE or the built-in server")
+				return errorf("⟨via⟩ stunnel puts stunnel before a server tlsbench starts: use ⟨lab⟩ ENGINE or the built-in server")
 			}
 			if slices.ContainsFunc(s.RTT, func(r time.Duration) bool { return r != 0 }) {
-				return errorf("--via stunnel with --rtt: stunnel makes its own connections, which tlsbench cannot delay: measure stunnel at --rtt 0")
+				return errorf("⟨via⟩ stunnel with ⟨rtt⟩: stunnel makes its own connections, which tlsbench cannot delay: measure stunnel at ⟨rtt⟩ 0")
 			}
 		}
 	}

@@ -159,7 +159,7 @@ func (s *Site) url(spec plan.Spec, t plan.Target) error {
 	if spec.CAFile != "" {
 		roots, err := tlsx.LoadCAFile(spec.CAFile)
 		if err != nil {
-			return &plan.Error{Msg: "--ca: " + err.Error()}
+			return plan.Errorf("⟨ca_file⟩: %v", err)
 		}
 		s.tls.RootCAs = roots
 	}

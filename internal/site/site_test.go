@@ -123,12 +123,12 @@ func TestURL(t *testing.T) {
 	}
 	_, err = s.Locate(tunnelled)
 	var pe *plan.Error
-	if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "--via ssh://bob@127.0.0.1:2: no password and no key") {
+	if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "via ssh://bob@127.0.0.1:2: no password and no key") {
 		t.Errorf("a --via URL without a way to log in: %v", err)
 	}
 
 	_, err = Open(ctx, spec(t, plan.Spec{Target: "https://127.0.0.1:1/", CAFile: "/nonexistent/ca.pem"}))
-	if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "--ca: ") {
+	if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "ca_file: ") {
 		t.Errorf("a --ca that cannot be read: %v", err)
 	}
 }

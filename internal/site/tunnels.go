@@ -221,9 +221,9 @@ func sshConfig(via plan.Route, insecure bool) (netx.SSHConfig, error) {
 	var ue *netx.SSHURLError
 	switch {
 	case errors.Is(err, netx.ErrNoSSHAuth):
-		return cfg, &plan.Error{Msg: fmt.Sprintf("--via %s: %v", plan.Redact(via.URL.String()), err)}
+		return cfg, plan.Errorf("⟨via⟩ %s: %v", plan.Redact(via.URL.String()), err)
 	case errors.As(err, &ue):
-		return cfg, &plan.Error{Msg: "--via: " + err.Error()}
+		return cfg, plan.Errorf("⟨via⟩: %v", err)
 	}
 	return cfg, err
 }
