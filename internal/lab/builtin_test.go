@@ -437,3 +437,83 @@ func TestParseStat(t *testing.T) {
 		}
 	}
 }
+
+// httpLogin is the lifecycle suite's login: a GET of rawURL on a new
+// connection (the server has no users).
+func httpLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	tr := &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", rawURL, nil)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer resp.Body.Close()
+	var state tls.ConnectionState
+	if resp.TLS != nil {
+		state = *resp.TLS
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return state, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return state, fmt.Errorf("GET %s: %s", rawURL, resp.Status)
+	}
+	return state, nil
+}
+
+// checkBuiltin is what only the built-in server promises (the lifecycle
+// suite runs it): what Info reports, a plain HTTP listener and an HTTPS
+// listener per key, each presenting its key and serving the response
+// size, and URLs that follow UseKey.
+func checkBuiltin(t *testing.T, srv Server, key string) {
+	b := srv.(*Builtin)
+	info := b.Info()
+	if info.Software != "tlsbench built-in (net/http, crypto/tls)" || info.Settings["response_size"] != strconv.Itoa(builtinSize) || info.Settings["tls_max"] != "1.3" {
+		t.Errorf("Info = %+v", info)
+	}
+	if len(info.Endpoints) != len(b.opts.Keys)+1 || info.Endpoints[""] != b.Endpoint("") {
+		t.Errorf("Info endpoints %v", info.Endpoints)
+	}
+	client := &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.RootCAs()}},
+	}
+	for _, k := range append([]string{""}, b.opts.Keys...) {
+		url := "http://" + b.Endpoint(k) + "/"
+		if k != "" {
+			url = "https://" + b.Endpoint(k) + "/"
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || n != builtinSize {
+			t.Errorf("GET %s: %s, %d bytes, %v; want 200 with %d bytes", url, resp.Status, n, err, builtinSize)
+		}
+		if (k == "") != (resp.TLS == nil) {
+			t.Fatalf("GET %s: TLS state %v", url, resp.TLS != nil)
+		}
+		if k != "" {
+			if got := tlsx.KeyTypeOf(tlsx.PeerKey(resp.TLS.PeerCertificates[0])); got != k {
+				t.Errorf("GET %s: presented key %s, want %s", url, got, k)
+			}
+		}
+	}
+	if b.Endpoint("ed25519") != "" {
+		t.Error("Endpoint of a key not served is not empty")
+	}
+	if u, err := b.URL("", false); err != nil || u != "http://"+b.Endpoint("")+"/" {
+		t.Errorf("URL plain = %q, %v", u, err)
+	}
+	if u, err := b.URL("", true); err != nil || u != "https://"+b.Endpoint(key)+"/" {
+		t.Errorf("URL after UseKey(%s) = %q, %v", key, u, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
@@ -24,7 +25,13 @@ func mariaDBLogin(s *MariaDB, auth string, tlsConfig *tls.Config) (tls.Connectio
 	if err != nil {
 		return tls.ConnectionState{}, err
 	}
-	u, err := url.Parse(raw)
+	return mariaDBLoginURL(context.Background(), raw, tlsConfig)
+}
+
+// mariaDBLoginURL logs in with rawURL, with TLS (asked for in the protocol)
+// when tlsConfig is set, and returns what the client negotiated.
+func mariaDBLoginURL(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		return tls.ConnectionState{}, err
 	}
@@ -44,7 +51,7 @@ func mariaDBLogin(s *MariaDB, auth string, tlsConfig *tls.Config) (tls.Connectio
 	if err != nil {
 		return state, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	conn, err := c.Connect(ctx)
 	if errors.Is(err, mysql.ErrMalformPkt) {
@@ -279,5 +286,71 @@ func TestMariaDBStartFailures(t *testing.T) {
 			}
 			assertEmpty(t, tmp)
 		})
+	}
+}
+
+// checkMariaDB is what only the MariaDB lab server promises (the lifecycle
+// suite runs it): its auth plugins' users, the settings Info reports (TLS
+// on, plaintext allowed, @SECLEVEL=0 for RSA-1024), no account without a
+// password over TCP, key switches by FLUSH SSL, and the general log.
+func checkMariaDB(t *testing.T, srv Server, key string) {
+	s := srv.(*MariaDB)
+	ctx := context.Background()
+	if got := s.Auths(); strings.Join(got, ",") != "mysql_native_password,ed25519" {
+		t.Errorf("Auths() = %v", got)
+	}
+	info := s.Info()
+	if !strings.HasPrefix(info.Version, "10.") && !strings.HasPrefix(info.Version, "11.") {
+		t.Errorf("version %q", info.Version)
+	}
+	for k, want := range map[string]string{"have_ssl": "YES", "ssl_cipher": mariaDBCipher, "require_secure_transport": "OFF"} {
+		if info.Settings[k] != want {
+			t.Errorf("setting %s = %q, want %q", k, info.Settings[k], want)
+		}
+	}
+	if !strings.Contains(info.Settings["tls_version"], "TLSv1.3") {
+		t.Errorf("tls_version %q", info.Settings["tls_version"])
+	}
+	for k, ep := range info.Endpoints {
+		if ep != s.addr() {
+			t.Errorf("endpoint of %q = %q, want %s", k, ep, s.addr())
+		}
+	}
+	if !strings.Contains(strings.Join(s.Notes(), " "), "ssl_cipher = "+mariaDBCipher) {
+		t.Errorf("the notes do not say how RSA-1024 works: %q", s.Notes())
+	}
+	for _, auth := range s.Auths() {
+		raw, _ := s.URL(auth, true)
+		if u, err := url.Parse(raw); err != nil || u.Scheme != "mysql" || u.Path != "/bench" {
+			t.Errorf("URL(%q) = %s", auth, plan.Redact(raw))
+		}
+	}
+
+	// Accounts that mariadb-install-db makes without a password are gone:
+	// root over TCP must not get in.
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.Logger = "root", "tcp", s.addr(), mariaDBQuiet{}
+	c, _ := mysql.NewConnector(cfg)
+	if conn, err := c.Connect(ctx); err == nil {
+		conn.Close()
+		t.Error("root logged in over TCP without a password")
+	}
+
+	if how, err := s.UseKey(ctx, key); err != nil || !strings.Contains(how, "FLUSH SSL") {
+		t.Errorf("UseKey(%s) says %q, %v", key, how, err)
+	}
+
+	// The general log records statements while it is on.
+	if err := s.LogStatements(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mariaDBLogin(s, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LogStatements(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(s.LogFile()); err != nil || !strings.Contains(string(data), "bench_native@") {
+		t.Errorf("general log: %v\n%s", err, data)
 	}
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,14 +26,35 @@ func pgConnect(t *testing.T, s *Postgres, auth string, tlsConfig *tls.Config) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pgconn.ParseConfig(raw)
+	return pgDial(context.Background(), raw, tlsConfig)
+}
+
+// pgDial connects to rawURL, with TLS (after an SSLRequest) when tlsConfig
+// is set, and nothing else.
+func pgDial(ctx context.Context, rawURL string, tlsConfig *tls.Config) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(rawURL)
 	if err != nil {
-		t.Fatal("parsing the lab URL failed")
+		return nil, errors.New("parsing the lab URL failed") // its error quotes the URL
 	}
 	cfg.TLSConfig, cfg.Fallbacks = tlsConfig, nil
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return pgconn.ConnectConfig(ctx, cfg)
+}
+
+// pgLogin is the lifecycle suite's login: connect, SELECT 1, close.
+func pgLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	c, err := pgDial(ctx, rawURL, tlsConfig)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer c.Close(context.Background())
+	var state tls.ConnectionState
+	if tc, ok := c.Conn().(*tls.Conn); ok {
+		state = tc.ConnectionState()
+	}
+	_, err = c.Exec(ctx, "SELECT 1").ReadAll()
+	return state, err
 }
 
 func TestPostgres(t *testing.T) {
@@ -257,5 +279,31 @@ func TestPostgresStartFailure(t *testing.T) {
 	defer os.Remove(m[1])
 	if data, err := os.ReadFile(m[1]); err != nil || !strings.Contains(string(data), "configuration file") {
 		t.Errorf("kept log %s: %v\n%s", m[1], err, data)
+	}
+}
+
+// checkPostgres is what only the PostgreSQL lab server promises (the
+// lifecycle suite runs it): a user per auth method, the settings Info
+// reports, one port for every key and for plaintext, and RSA-1024 made to
+// work by the postmaster's OpenSSL configuration, which the notes say.
+func checkPostgres(t *testing.T, srv Server, key string) {
+	s := srv.(*Postgres)
+	if got := s.Auths(); strings.Join(got, ",") != "scram-sha-256,md5,trust" {
+		t.Errorf("Auths() = %v", got)
+	}
+	info := s.Info()
+	t.Logf("%s %s; settings %v", info.Software, info.Version, info.Settings)
+	if !strings.HasPrefix(info.Version, "1") || info.Settings["ssl"] != "on" || info.Settings["key"] != key ||
+		info.Settings["password_encryption"] != "scram-sha-256" || info.Settings["ssl_min_protocol_version"] == "" ||
+		!strings.Contains(info.Settings["openssl_conf"], "@SECLEVEL=0") {
+		t.Errorf("Info() = %+v", info)
+	}
+	for k, ep := range info.Endpoints {
+		if ep != s.addr() {
+			t.Errorf("endpoint of %q = %q, want %s", k, ep, s.addr())
+		}
+	}
+	if !strings.Contains(strings.Join(s.Notes(), " "), "OPENSSL_CONF") {
+		t.Errorf("the notes do not say how RSA-1024 works: %q", s.Notes())
 	}
 }

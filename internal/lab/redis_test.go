@@ -1,8 +1,11 @@
 package lab
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -287,4 +290,108 @@ func redisTLSConnect(t *testing.T, addr string, cfg *tls.Config) (tls.Connection
 	tc.Close()
 	p, _ := c.Finish().Phase(netx.PhaseTLSHandshake)
 	return tc.ConnectionState(), p.RoundTrips, received
+}
+
+// redisLogin is the lifecycle suite's login: connect to rawURL (rediss://
+// with tlsConfig), AUTH with its user and password, PING, close.
+func redisLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	if (u.Scheme == "rediss") != (tlsConfig != nil) {
+		return tls.ConnectionState{}, fmt.Errorf("a %s URL with TLS %v", u.Scheme, tlsConfig != nil)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var c net.Conn
+	if tlsConfig != nil {
+		c, err = (&tls.Dialer{Config: tlsConfig}).DialContext(ctx, "tcp", u.Host)
+	} else {
+		c, err = (&net.Dialer{}).DialContext(ctx, "tcp", u.Host)
+	}
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer c.Close()
+	var state tls.ConnectionState
+	if tc, ok := c.(*tls.Conn); ok {
+		state = tc.ConnectionState()
+	}
+	deadline, _ := ctx.Deadline()
+	c.SetDeadline(deadline)
+	// Inline commands: the lab's user and password need no quoting.
+	pw, _ := u.User.Password()
+	if _, err := fmt.Fprintf(c, "AUTH %s %s\r\nPING\r\n", u.User.Username(), pw); err != nil {
+		return state, err
+	}
+	br := bufio.NewReader(c)
+	for _, want := range []string{"OK", "PONG"} {
+		got, err := redisReply(br)
+		if err != nil {
+			return state, err
+		}
+		if len(got) != 1 || got[0] != want {
+			return state, fmt.Errorf("got %q, want %s", got, want)
+		}
+	}
+	return state, nil
+}
+
+// checkRedis is what only the Redis lab server promises (the lifecycle
+// suite runs it): its version and settings as redis-server states them
+// (@SECLEVEL=0 for RSA-1024, no persistence), a plaintext and a TLS port,
+// and URLs of its one user.
+func checkRedis(t *testing.T, srv Server, _ string) {
+	r := srv.(*redisServer)
+	exe, err := redisBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(exe, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`v=(\S+)`).FindSubmatch(out)
+	info := r.Info()
+	if m == nil || info.Version != string(m[1]) {
+		t.Errorf("version %q, redis-server --version says %q", info.Version, out)
+	}
+	for k, want := range map[string]string{"tls-protocols": "TLSv1.2 TLSv1.3", "tls-session-caching": "yes", "tls-ciphers": "DEFAULT:@SECLEVEL=0", "appendonly": "no"} {
+		if info.Settings[k] != want {
+			t.Errorf("setting %s = %q, want %q", k, info.Settings[k], want)
+		}
+	}
+	if !strings.Contains(strings.Join(r.Notes(), " "), "OPENSSL_CONF") {
+		t.Errorf("the notes do not say how RSA-1024 works: %q", r.Notes())
+	}
+	tlsAddr := info.Endpoints[r.opts.Keys[0]]
+	if info.Endpoints[""] == "" || tlsAddr == "" || tlsAddr == info.Endpoints[""] {
+		t.Errorf("endpoints %v: want a plaintext and a TLS port", info.Endpoints)
+	}
+	if got := r.Auths(); len(got) != 1 || got[0] != "password" {
+		t.Errorf("Auths() = %v", got)
+	}
+	for _, tc := range []struct {
+		auth    string
+		tls     bool
+		scheme  string
+		address string
+	}{
+		{"", false, "redis", info.Endpoints[""]},
+		{"password", false, "redis", info.Endpoints[""]},
+		{"", true, "rediss", tlsAddr},
+	} {
+		raw, err := r.URL(tc.auth, tc.tls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Scheme != tc.scheme || u.Host != tc.address || u.User.Username() != redisUser || u.Path != "/0" {
+			t.Errorf("URL(%q, %v) = %s", tc.auth, tc.tls, plan.Redact(raw))
+		}
+	}
 }
