@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // pgConnect logs in to the lab server as the user of auth, with TLS when
@@ -55,95 +53,6 @@ func pgLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.Con
 	}
 	_, err = c.Exec(ctx, "SELECT 1").ReadAll()
 	return state, err
-}
-
-func TestPostgres(t *testing.T) {
-	keys := []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256"}
-	s := startT(t, "postgres", Options{Keys: keys}).(*Postgres)
-	ctx := context.Background()
-
-	for _, tc := range []struct {
-		path string
-		mode os.FileMode
-	}{{s.dir, 0o700 | os.ModeDir}, {s.PasswordFile(), 0o600}} {
-		fi, err := os.Stat(tc.path)
-		if err != nil || fi.Mode() != tc.mode {
-			t.Errorf("%s: mode %v (%v), want %v", tc.path, fi.Mode(), err, tc.mode)
-		}
-	}
-	if got := s.Auths(); strings.Join(got, ",") != "scram-sha-256,md5,trust" {
-		t.Errorf("Auths() = %v", got)
-	}
-
-	info := s.Info()
-	t.Logf("%s %s; settings %v", info.Software, info.Version, info.Settings)
-	if !strings.HasPrefix(info.Version, "1") || info.Settings["ssl"] != "on" || info.Settings["key"] != "rsa1024" ||
-		info.Settings["password_encryption"] != "scram-sha-256" || info.Settings["ssl_min_protocol_version"] == "" {
-		t.Errorf("Info() = %+v", info)
-	}
-	for _, k := range append([]string{""}, keys...) {
-		if info.Endpoints[k] != s.addr() {
-			t.Errorf("endpoint of %q = %q, want %s", k, info.Endpoints[k], s.addr())
-		}
-	}
-
-	tlsConfig := &tls.Config{RootCAs: s.RootCAs(), ServerName: "127.0.0.1"}
-	for _, auth := range s.Auths() {
-		for _, tlsc := range []*tls.Config{nil, tlsConfig} {
-			c, err := pgConnect(t, s, auth, tlsc)
-			if err != nil {
-				t.Errorf("%s, TLS %v: %v", auth, tlsc != nil, err)
-				continue
-			}
-			_, isTLS := c.Conn().(*tls.Conn)
-			if isTLS != (tlsc != nil) {
-				t.Errorf("%s: asked TLS %v, got TLS %v", auth, tlsc != nil, isTLS)
-			}
-			c.Close(ctx)
-		}
-	}
-
-	// rsa1024 first: the server started with it, despite Debian's OpenSSL.
-	for _, key := range keys {
-		how, err := s.UseKey(ctx, key)
-		if err != nil {
-			t.Errorf("UseKey(%s): %v", key, err)
-			continue
-		}
-		c, err := pgConnect(t, s, "trust", tlsConfig)
-		if err != nil {
-			t.Errorf("%s: %v", key, err)
-			continue
-		}
-		state := c.Conn().(*tls.Conn).ConnectionState()
-		if got := tlsx.KeyTypeOf(tlsx.PeerKey(state.PeerCertificates[0])); got != key {
-			t.Errorf("after UseKey(%s) (%s) the server presents %s", key, how, got)
-		}
-		c.Close(ctx)
-	}
-	if s.Info().Settings["key"] != "ecdsa-p256" {
-		t.Errorf("Info() after UseKey: key %s", s.Info().Settings["key"])
-	}
-	if _, err := s.UseKey(ctx, "ed25519"); err == nil {
-		t.Error("UseKey of a key the server has no certificate for succeeded")
-	}
-
-	cpu, err := s.CPU()
-	if err != nil || cpu <= 0 {
-		t.Errorf("CPU() = %v, %v", cpu, err)
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("Stop: %v", err)
-	}
-	if _, err := os.Stat(s.dir); !os.IsNotExist(err) {
-		t.Errorf("Stop left %s behind (%v)", s.dir, err)
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
-	if _, err := s.CPU(); err == nil {
-		t.Error("CPU() of a stopped server succeeded")
-	}
 }
 
 // TestPostgresWrongPassword checks that the password matters for the
