@@ -379,6 +379,46 @@ func testCancel(t *testing.T, ec engineCase) {
 	}
 }
 
+// TestStartFailure starts a real server with an argument it rejects, by a
+// wrapper first in PATH: the error quotes the log's end, the whole log is
+// kept, and nothing else is left.
+func TestStartFailure(t *testing.T) {
+	for _, tt := range []struct{ engine, program, arg string }{
+		{"redis", "redis-server", "--no-such-directive yes"},
+		{"mongodb", "ferretdb", "--no-such-flag"},
+	} {
+		t.Run(tt.engine, func(t *testing.T) {
+			exe, err := exec.LookPath(tt.program)
+			if err != nil {
+				needInstalled(t, errors.Join(err, ErrNotInstalled))
+			}
+			tmp := isolateTemp(t)
+			bin := t.TempDir()
+			wrapper := "#!/bin/sh\nexec " + exe + " \"$@\" " + tt.arg + "\n"
+			if err := os.WriteFile(filepath.Join(bin, tt.program), []byte(wrapper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			_, err = Start(context.Background(), tt.engine, Options{Keys: []string{"ecdsa-p256"}})
+			if err == nil {
+				t.Fatalf("started with %s", tt.arg)
+			}
+			msg := err.Error()
+			t.Logf("%v", err)
+			if !strings.Contains(msg, "no-such-") || !strings.Contains(msg, "kept in ") {
+				t.Fatalf("error %q: want the log's end and where the log is kept", msg)
+			}
+			kept := strings.TrimSuffix(msg[strings.LastIndex(msg, "kept in ")+len("kept in "):], ")")
+			log, err := os.ReadFile(kept)
+			if err != nil || !strings.Contains(string(log), "no-such-") {
+				t.Errorf("kept log %s: %v", kept, err)
+			}
+			os.Remove(kept)
+			assertEmpty(t, tmp)
+		})
+	}
+}
+
 // checkLabDir checks the server's dir: in tmp, 0700, with an owner file
 // naming this process, the CA that RootCAs holds, and a 0600 private key
 // per key; it returns the dir.

@@ -3,11 +3,8 @@ package lab
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,38 +31,6 @@ func TestMongoDBPlainOnly(t *testing.T) {
 	if _, err := mongoCommand(context.Background(), m.Info().Endpoints[""], bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}}); err != nil {
 		t.Error(err)
 	}
-}
-
-// TestMongoDBStartFailure starts the real ferretdb with a flag it rejects:
-// the error quotes the log's end and the whole log is kept.
-func TestMongoDBStartFailure(t *testing.T) {
-	exe, err := exec.LookPath("ferretdb")
-	if err != nil {
-		needInstalled(t, errors.Join(err, ErrNotInstalled))
-	}
-	tmp := isolateTemp(t)
-	bin := t.TempDir()
-	wrapper := "#!/bin/sh\nexec " + exe + " \"$@\" --no-such-flag\n"
-	if err := os.WriteFile(filepath.Join(bin, "ferretdb"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	_, err = Start(context.Background(), "mongodb", Options{Keys: []string{"ecdsa-p256"}})
-	if err == nil {
-		t.Fatal("started with a bad flag")
-	}
-	msg := err.Error()
-	t.Logf("%v", err)
-	if !strings.Contains(msg, "no-such-flag") || !strings.Contains(msg, "kept in ") {
-		t.Fatalf("error %q: want the log's end and where the log is kept", msg)
-	}
-	kept := strings.TrimSuffix(msg[strings.LastIndex(msg, "kept in ")+len("kept in "):], ")")
-	log, err := os.ReadFile(kept)
-	if err != nil || !strings.Contains(string(log), "no-such-flag") {
-		t.Errorf("kept log %s: %v", kept, err)
-	}
-	os.Remove(kept)
-	assertEmpty(t, tmp)
 }
 
 // mongoLogin is the lifecycle suite's login: the official driver connects

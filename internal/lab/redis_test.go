@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,36 +34,6 @@ func TestRedisPlainOnly(t *testing.T) {
 	if _, err := r.command(context.Background(), "PING"); err != nil {
 		t.Error(err)
 	}
-}
-
-// TestRedisStartFailure starts the real redis-server with a directive it
-// rejects: the error quotes the log's end and the whole log is kept.
-func TestRedisStartFailure(t *testing.T) {
-	exe, err := redisBinary()
-	needInstalled(t, err)
-	tmp := isolateTemp(t)
-	bin := t.TempDir()
-	wrapper := "#!/bin/sh\nexec " + exe + " \"$@\" --no-such-directive yes\n"
-	if err := os.WriteFile(filepath.Join(bin, "redis-server"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	_, err = Start(context.Background(), "redis", Options{Keys: []string{"ecdsa-p256"}})
-	if err == nil {
-		t.Fatal("started with a bad directive")
-	}
-	msg := err.Error()
-	t.Logf("%v", err)
-	if !strings.Contains(msg, "no-such-directive") || !strings.Contains(msg, "kept in ") {
-		t.Fatalf("error %q: want the log's end and where the log is kept", msg)
-	}
-	kept := strings.TrimSuffix(msg[strings.LastIndex(msg, "kept in ")+len("kept in "):], ")")
-	log, err := os.ReadFile(kept)
-	if err != nil || !strings.Contains(string(log), "no-such-directive") {
-		t.Errorf("kept log %s: %v", kept, err)
-	}
-	os.Remove(kept)
-	assertEmpty(t, tmp)
 }
 
 // TestRedisResumption pins down the finding in the notes: Redis resumes
