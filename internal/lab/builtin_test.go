@@ -66,127 +66,6 @@ func assertEmpty(t *testing.T, dir string) {
 	}
 }
 
-func TestBuiltin(t *testing.T) {
-	tmp := isolateTemp(t)
-	keys := []string{"rsa2048", "ecdsa-p256"}
-	const size = 3000
-	b, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: keys, ResponseSize: size, Exe: tlsbenchExe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Stop()
-
-	fi, err := os.Stat(b.dir)
-	if err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("temp dir %s: %v, mode %v; want 0700", b.dir, err, fi.Mode().Perm())
-	}
-	info := b.Info()
-	if info.Software != "tlsbench built-in (net/http, crypto/tls)" || info.Settings["response_size"] != "3000" || info.Settings["tls_max"] != "1.3" {
-		t.Errorf("Info = %+v", info)
-	}
-	if len(info.Endpoints) != 3 || info.Endpoints[""] != b.Endpoint("") {
-		t.Errorf("Info endpoints %v", info.Endpoints)
-	}
-
-	client := &http.Client{
-		Timeout:   10 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.RootCAs()}},
-	}
-	for _, key := range append([]string{""}, keys...) {
-		url := "http://" + b.Endpoint(key) + "/"
-		if key != "" {
-			url = "https://" + b.Endpoint(key) + "/"
-		}
-		resp, err := client.Get(url)
-		if err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-		n, err := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || n != size {
-			t.Errorf("GET %s: %s, %d bytes, %v; want 200 with %d bytes", url, resp.Status, n, err, size)
-		}
-		if (key == "") != (resp.TLS == nil) {
-			t.Fatalf("GET %s: TLS state %v", url, resp.TLS != nil)
-		}
-		if key != "" {
-			if got := tlsx.KeyTypeOf(tlsx.PeerKey(resp.TLS.PeerCertificates[0])); got != key {
-				t.Errorf("GET %s: presented key %s, want %s", url, got, key)
-			}
-		}
-	}
-	if b.Endpoint("ed25519") != "" {
-		t.Error("Endpoint of a key not served is not empty")
-	}
-
-	// As a Server: URL follows UseKey; Alive is nil while it runs.
-	var srv Server = b
-	if u, err := srv.URL("", false); err != nil || u != "http://"+b.Endpoint("")+"/" {
-		t.Errorf("URL plain = %q, %v", u, err)
-	}
-	if _, err := srv.UseKey(context.Background(), "ecdsa-p256"); err != nil {
-		t.Fatal(err)
-	}
-	if u, err := srv.URL("", true); err != nil || u != "https://"+b.Endpoint("ecdsa-p256")+"/" {
-		t.Errorf("URL after UseKey(ecdsa-p256) = %q, %v", u, err)
-	}
-	if _, err := srv.UseKey(context.Background(), "ed25519"); err == nil {
-		t.Error("UseKey of a key not served succeeded")
-	}
-	if _, err := srv.URL("scram-sha-256", false); err == nil {
-		t.Error("URL with an auth method succeeded")
-	}
-	if err := srv.Alive(); err != nil {
-		t.Errorf("Alive of a running server: %v", err)
-	}
-
-	// Full RSA handshakes cost the server CPU, which CPU must show.
-	before, err := b.CPU()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &tls.Config{RootCAs: b.RootCAs()}
-	deadline := time.Now().Add(10 * time.Second)
-	after := before
-	for after <= before && time.Now().Before(deadline) {
-		for range 50 {
-			c, err := tls.Dial("tcp", b.Endpoint("rsa2048"), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Close()
-		}
-		if after, err = b.CPU(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if after <= before {
-		t.Errorf("server CPU stayed at %v over 10 s of handshakes", before)
-	}
-
-	pid := b.proc.cmd.Process.Pid
-	start := time.Now()
-	if err := b.Stop(); err != nil {
-		t.Errorf("Stop: %v", err)
-	}
-	if d := time.Since(start); d > stopGrace {
-		t.Errorf("Stop took %v: the child did not exit on SIGTERM", d)
-	}
-	if err := b.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
-	if alive(pid) {
-		t.Errorf("server process %d still runs after Stop", pid)
-	}
-	if _, err := b.CPU(); err == nil {
-		t.Error("CPU of a stopped server succeeded")
-	}
-	if err := b.Alive(); err == nil {
-		t.Error("Alive of a stopped server is nil")
-	}
-	assertEmpty(t, tmp)
-}
-
 // TestBuiltinTLS12 checks --tls-max reaches the child, and that a TLS 1.3
 // client gets the explained error.
 func TestBuiltinTLS12(t *testing.T) {
@@ -435,5 +314,85 @@ func TestParseStat(t *testing.T) {
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("parseStat(%q) = %+v, %v; want %+v, error %v", tt.stat, got, err, tt.want, tt.wantErr)
 		}
+	}
+}
+
+// httpLogin is the lifecycle suite's login: a GET of rawURL on a new
+// connection (the server has no users).
+func httpLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	tr := &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", rawURL, nil)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer resp.Body.Close()
+	var state tls.ConnectionState
+	if resp.TLS != nil {
+		state = *resp.TLS
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return state, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return state, fmt.Errorf("GET %s: %s", rawURL, resp.Status)
+	}
+	return state, nil
+}
+
+// checkBuiltin is what only the built-in server promises (the lifecycle
+// suite runs it): what Info reports, a plain HTTP listener and an HTTPS
+// listener per key, each presenting its key and serving the response
+// size, and URLs that follow UseKey.
+func checkBuiltin(t *testing.T, srv Server, key string) {
+	b := srv.(*Builtin)
+	info := b.Info()
+	if info.Software != "tlsbench built-in (net/http, crypto/tls)" || info.Settings["response_size"] != strconv.Itoa(builtinSize) || info.Settings["tls_max"] != "1.3" {
+		t.Errorf("Info = %+v", info)
+	}
+	if len(info.Endpoints) != len(b.opts.Keys)+1 || info.Endpoints[""] != b.Endpoint("") {
+		t.Errorf("Info endpoints %v", info.Endpoints)
+	}
+	client := &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.RootCAs()}},
+	}
+	for _, k := range append([]string{""}, b.opts.Keys...) {
+		url := "http://" + b.Endpoint(k) + "/"
+		if k != "" {
+			url = "https://" + b.Endpoint(k) + "/"
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || n != builtinSize {
+			t.Errorf("GET %s: %s, %d bytes, %v; want 200 with %d bytes", url, resp.Status, n, err, builtinSize)
+		}
+		if (k == "") != (resp.TLS == nil) {
+			t.Fatalf("GET %s: TLS state %v", url, resp.TLS != nil)
+		}
+		if k != "" {
+			if got := tlsx.KeyTypeOf(tlsx.PeerKey(resp.TLS.PeerCertificates[0])); got != k {
+				t.Errorf("GET %s: presented key %s, want %s", url, got, k)
+			}
+		}
+	}
+	if b.Endpoint("ed25519") != "" {
+		t.Error("Endpoint of a key not served is not empty")
+	}
+	if u, err := b.URL("", false); err != nil || u != "http://"+b.Endpoint("")+"/" {
+		t.Errorf("URL plain = %q, %v", u, err)
+	}
+	if u, err := b.URL("", true); err != nil || u != "https://"+b.Endpoint(key)+"/" {
+		t.Errorf("URL after UseKey(%s) = %q, %v", key, u, err)
 	}
 }

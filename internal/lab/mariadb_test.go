@@ -8,13 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/tlsbench/tlsbench/internal/tlsx"
+	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 // mariaDBLogin logs in to the lab server as the user of auth, with TLS when
@@ -24,7 +23,13 @@ func mariaDBLogin(s *MariaDB, auth string, tlsConfig *tls.Config) (tls.Connectio
 	if err != nil {
 		return tls.ConnectionState{}, err
 	}
-	u, err := url.Parse(raw)
+	return mariaDBLoginURL(context.Background(), raw, tlsConfig)
+}
+
+// mariaDBLoginURL logs in with rawURL, with TLS (asked for in the protocol)
+// when tlsConfig is set, and returns what the client negotiated.
+func mariaDBLoginURL(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		return tls.ConnectionState{}, err
 	}
@@ -44,7 +49,7 @@ func mariaDBLogin(s *MariaDB, auth string, tlsConfig *tls.Config) (tls.Connectio
 	if err != nil {
 		return state, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	conn, err := c.Connect(ctx)
 	if errors.Is(err, mysql.ErrMalformPkt) {
@@ -60,135 +65,6 @@ func mariaDBLogin(s *MariaDB, auth string, tlsConfig *tls.Config) (tls.Connectio
 
 func mariaDBTLS(s *MariaDB, version uint16) *tls.Config {
 	return &tls.Config{RootCAs: s.RootCAs(), ServerName: "127.0.0.1", MinVersion: version, MaxVersion: version}
-}
-
-func TestMariaDB(t *testing.T) {
-	tmp := isolateTemp(t)
-	keys := []string{"rsa2048", "rsa1024", "ecdsa-p256"}
-	s := startT(t, "mariadb", Options{Keys: keys}).(*MariaDB)
-	ctx := context.Background()
-
-	for _, tc := range []struct {
-		path string
-		mode os.FileMode
-	}{
-		{s.dir, 0o700 | os.ModeDir},
-		{s.PasswordFile(), 0o600},
-		{filepath.Join(s.dir, "rsa1024.key"), 0o600},
-		{filepath.Join(s.dir, "server.key"), 0o600},
-	} {
-		fi, err := os.Stat(tc.path)
-		if err != nil || fi.Mode() != tc.mode {
-			t.Errorf("%s: mode %v, %v; want %v", tc.path, fi.Mode(), err, tc.mode)
-		}
-	}
-	pw, err := os.ReadFile(s.PasswordFile())
-	if err != nil || len(strings.TrimSpace(string(pw))) < 32 {
-		t.Errorf("password file holds %d bytes, %v", len(pw), err)
-	}
-	if got := s.Auths(); strings.Join(got, ",") != "mysql_native_password,ed25519" {
-		t.Errorf("Auths() = %v", got)
-	}
-
-	info := s.Info()
-	if !strings.HasPrefix(info.Version, "10.") && !strings.HasPrefix(info.Version, "11.") {
-		t.Errorf("version %q", info.Version)
-	}
-	for k, want := range map[string]string{"have_ssl": "YES", "ssl_cipher": mariaDBCipher, "require_secure_transport": "OFF"} {
-		if info.Settings[k] != want {
-			t.Errorf("setting %s = %q, want %q", k, info.Settings[k], want)
-		}
-	}
-	if !strings.Contains(info.Settings["tls_version"], "TLSv1.3") || info.Endpoints[""] != s.addr() {
-		t.Errorf("info: %+v", info)
-	}
-
-	// Every user logs in, plain and with TLS; the URL's password is the file's.
-	for _, auth := range []string{"", "mysql_native_password", "ed25519"} {
-		raw, err := s.URL(auth, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, _ := url.Parse(raw)
-		if p, _ := u.User.Password(); p != strings.TrimSpace(string(pw)) || u.Scheme != "mysql" || u.Path != "/bench" {
-			t.Errorf("URL(%q) = %s", auth, u.Redacted())
-		}
-		for _, tc := range []*tls.Config{nil, mariaDBTLS(s, tls.VersionTLS13)} {
-			if _, err := mariaDBLogin(s, auth, tc); err != nil {
-				t.Errorf("login %q (tls %v): %v", auth, tc != nil, err)
-			}
-		}
-	}
-	if _, err := s.URL("caching_sha2_password", false); err == nil {
-		t.Error("URL for caching_sha2_password succeeded")
-	}
-
-	// Accounts that mariadb-install-db makes without a password are gone:
-	// root over TCP must not get in.
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr, cfg.Logger = "root", "tcp", s.addr(), mariaDBQuiet{}
-	c, _ := mysql.NewConnector(cfg)
-	if conn, err := c.Connect(ctx); err == nil {
-		conn.Close()
-		t.Error("root logged in over TCP without a password")
-	}
-
-	// Keys switch without a restart and both TLS versions take each.
-	pid := s.proc.cmd.Process.Pid
-	for _, key := range []string{"rsa1024", "ecdsa-p256", "rsa2048"} {
-		how, err := s.UseKey(ctx, key)
-		if err != nil {
-			t.Fatalf("UseKey(%s): %v", key, err)
-		}
-		if !strings.Contains(how, "FLUSH SSL") {
-			t.Errorf("UseKey says %q", how)
-		}
-		for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
-			cs, err := mariaDBLogin(s, "", mariaDBTLS(s, v))
-			if err != nil {
-				t.Fatalf("%s %s: %v", key, tls.VersionName(v), err)
-			}
-			if got := tlsx.KeyTypeOf(tlsx.PeerKey(cs.PeerCertificates[0])); got != key || cs.Version != v {
-				t.Errorf("after UseKey(%s): %s presents %s", key, tls.VersionName(cs.Version), got)
-			}
-		}
-	}
-	if s.proc.cmd.Process.Pid != pid || s.proc.alive() != nil {
-		t.Error("the server was restarted")
-	}
-	if _, err := s.UseKey(ctx, "rsa4096"); err == nil {
-		t.Error("UseKey of a key the server has no certificate for succeeded")
-	}
-
-	if cpu, err := s.CPU(); err != nil || cpu <= 0 {
-		t.Errorf("CPU() = %v, %v", cpu, err)
-	}
-
-	// The general log records statements while it is on.
-	if err := s.LogStatements(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mariaDBLogin(s, "", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.LogStatements(ctx, false); err != nil {
-		t.Fatal(err)
-	}
-	if data, err := os.ReadFile(s.LogFile()); err != nil || !strings.Contains(string(data), "bench_native@") {
-		t.Errorf("general log: %v\n%s", err, data)
-	}
-
-	// Stop stops the server, removes its dir, and can be repeated.
-	if err := s.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, 0); err == nil {
-		t.Error("mariadbd still runs after Stop")
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
-	assertEmpty(t, tmp)
 }
 
 func TestMariaDBPlainOnly(t *testing.T) {
@@ -279,5 +155,71 @@ func TestMariaDBStartFailures(t *testing.T) {
 			}
 			assertEmpty(t, tmp)
 		})
+	}
+}
+
+// checkMariaDB is what only the MariaDB lab server promises (the lifecycle
+// suite runs it): its auth plugins' users, the settings Info reports (TLS
+// on, plaintext allowed, @SECLEVEL=0 for RSA-1024), no account without a
+// password over TCP, key switches by FLUSH SSL, and the general log.
+func checkMariaDB(t *testing.T, srv Server, key string) {
+	s := srv.(*MariaDB)
+	ctx := context.Background()
+	if got := s.Auths(); strings.Join(got, ",") != "mysql_native_password,ed25519" {
+		t.Errorf("Auths() = %v", got)
+	}
+	info := s.Info()
+	if !strings.HasPrefix(info.Version, "10.") && !strings.HasPrefix(info.Version, "11.") {
+		t.Errorf("version %q", info.Version)
+	}
+	for k, want := range map[string]string{"have_ssl": "YES", "ssl_cipher": mariaDBCipher, "require_secure_transport": "OFF"} {
+		if info.Settings[k] != want {
+			t.Errorf("setting %s = %q, want %q", k, info.Settings[k], want)
+		}
+	}
+	if !strings.Contains(info.Settings["tls_version"], "TLSv1.3") {
+		t.Errorf("tls_version %q", info.Settings["tls_version"])
+	}
+	for k, ep := range info.Endpoints {
+		if ep != s.addr() {
+			t.Errorf("endpoint of %q = %q, want %s", k, ep, s.addr())
+		}
+	}
+	if !strings.Contains(strings.Join(s.Notes(), " "), "ssl_cipher = "+mariaDBCipher) {
+		t.Errorf("the notes do not say how RSA-1024 works: %q", s.Notes())
+	}
+	for _, auth := range s.Auths() {
+		raw, _ := s.URL(auth, true)
+		if u, err := url.Parse(raw); err != nil || u.Scheme != "mysql" || u.Path != "/bench" {
+			t.Errorf("URL(%q) = %s", auth, plan.Redact(raw))
+		}
+	}
+
+	// Accounts that mariadb-install-db makes without a password are gone:
+	// root over TCP must not get in.
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.Logger = "root", "tcp", s.addr(), mariaDBQuiet{}
+	c, _ := mysql.NewConnector(cfg)
+	if conn, err := c.Connect(ctx); err == nil {
+		conn.Close()
+		t.Error("root logged in over TCP without a password")
+	}
+
+	if how, err := s.UseKey(ctx, key); err != nil || !strings.Contains(how, "FLUSH SSL") {
+		t.Errorf("UseKey(%s) says %q, %v", key, how, err)
+	}
+
+	// The general log records statements while it is on.
+	if err := s.LogStatements(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mariaDBLogin(s, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LogStatements(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(s.LogFile()); err != nil || !strings.Contains(string(data), "bench_native@") {
+		t.Errorf("general log: %v\n%s", err, data)
 	}
 }

@@ -3,185 +3,19 @@ package lab
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
-
-// mongoHandshake makes a full TLS handshake with version and returns what
-// the server presented.
-func mongoHandshake(t *testing.T, m *mongoServer, version uint16) tls.ConnectionState {
-	t.Helper()
-	c, err := tls.Dial("tcp", m.addr(m.tlsPort), &tls.Config{
-		RootCAs: m.RootCAs(), ServerName: "127.0.0.1", MinVersion: version, MaxVersion: version,
-	})
-	if err != nil {
-		t.Fatalf("TLS %s handshake: %v", tls.VersionName(version), err)
-	}
-	defer c.Close()
-	return c.ConnectionState()
-}
-
-func TestMongoDBLab(t *testing.T) {
-	tmp := isolateTemp(t)
-	m := startT(t, "mongodb", Options{Keys: []string{"rsa1024", "ecdsa-p256"}}).(*mongoServer)
-
-	for path, perm := range map[string]os.FileMode{m.dir: 0o700, m.PasswordFile(): 0o600, filepath.Join(m.dir, "rsa1024.key"): 0o600} {
-		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != perm {
-			t.Errorf("%s: %v, mode %v, want %v", path, err, fi.Mode().Perm(), perm)
-		}
-	}
-	data, err := os.ReadFile(m.PasswordFile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	password := strings.TrimSpace(string(data))
-	if len(password) < 24 || password != m.password {
-		t.Errorf("password file holds %d characters, not the server's password", len(password))
-	}
-
-	// The version is the binary's own, as ferretdb --version says it.
-	out, err := exec.Command(m.exe, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	info := m.Info()
-	if first, _, _ := strings.Cut(string(out), "\n"); first != "version: "+info.Version {
-		t.Errorf("version %q, ferretdb --version says %q", info.Version, first)
-	}
-	if info.Software != "FerretDB" || !strings.Contains(info.Settings["tls"], "crypto/tls") || info.Settings["mongodb_version"] == "" {
-		t.Errorf("info %+v", info)
-	}
-	if info.Endpoints[""] == "" || info.Endpoints["rsa1024"] == "" || info.Endpoints["rsa1024"] == info.Endpoints[""] {
-		t.Errorf("endpoints %v: want a plaintext and a TLS port", info.Endpoints)
-	}
-
-	tests := []struct {
-		auth, mechanism string
-		tls             bool
-		address         string
-	}{
-		{"", "", false, info.Endpoints[""]},
-		{"scram-sha-256", "", false, info.Endpoints[""]},
-		{"scram-sha-1", "SCRAM-SHA-1", false, info.Endpoints[""]},
-		{"", "", true, info.Endpoints["rsa1024"]},
-	}
-	for _, tc := range tests {
-		raw, err := m.URL(tc.auth, tc.tls)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		pw, _ := u.User.Password()
-		if u.Scheme != "mongodb" || u.Host != tc.address || u.User.Username() != mongoUser || pw != password ||
-			q.Get("authSource") != "admin" || q.Get("authMechanism") != tc.mechanism ||
-			(q.Get("tls") == "true") != tc.tls || (tc.tls && q.Get("tlsCAFile") != m.CAFile()) {
-			t.Errorf("URL(%q, %v) = %s", tc.auth, tc.tls, plan.Redact(raw))
-		}
-		// The URL is one tlsbench takes as a target.
-		target, err := plan.ParseTarget(raw)
-		if err != nil || target.Host != tc.address || (target.DefaultTLS[0] == "auto") != tc.tls {
-			t.Errorf("ParseTarget(URL(%q, %v)) = %+v, %v", tc.auth, tc.tls, target, err)
-		}
-	}
-	if _, err := m.URL("md5", false); err == nil {
-		t.Error("URL of an auth method the server has no user for")
-	}
-
-	// The password is on no command line (ps shows those), nor in what a
-	// result records.
-	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(m.proc.cmd.Process.Pid), "cmdline"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for what, text := range map[string]string{"command line": string(cmdline), "info": strings.Join(redisSettingValues(info.Settings), " "), "notes": strings.Join(m.Notes(), " ")} {
-		if strings.Contains(text, password) {
-			t.Errorf("%s shows the password", what)
-		}
-	}
-
-	// Commands that need a user are refused without one: the server
-	// authenticates.
-	if _, err := mongoCommand(context.Background(), info.Endpoints[""], bson.D{{Key: "listDatabases", Value: 1}, {Key: "$db", Value: "admin"}}); err == nil || !strings.Contains(err.Error(), "requires authentication") {
-		t.Errorf("listDatabases without a user: %v", err)
-	}
-
-	// RSA-1024 is presented at start, with TLS 1.2 and 1.3.
-	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
-		if got := tlsx.PeerKey(mongoHandshake(t, m, v).PeerCertificates[0]); got != "RSA-1024" {
-			t.Errorf("%s: presents %s, want RSA-1024", tls.VersionName(v), got)
-		}
-	}
-	for range 20 {
-		mongoHandshake(t, m, tls.VersionTLS13)
-	}
-	cpu0, err := m.CPU()
-	if err != nil {
-		t.Fatal(err)
-	}
-	how, err := m.UseKey(context.Background(), "ecdsa-p256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := tlsx.PeerKey(mongoHandshake(t, m, tls.VersionTLS13).PeerCertificates[0]); got != "ECDSA-P256" {
-		t.Errorf("after UseKey (%s): presents %s", how, got)
-	}
-	if cpu1, err := m.CPU(); err != nil || cpu1 < cpu0 {
-		t.Errorf("CPU %v after a restart, %v before (%v): it must not go back", cpu1, cpu0, err)
-	}
-	if m.Info().Endpoints["ecdsa-p256"] != info.Endpoints["ecdsa-p256"] {
-		t.Errorf("the restart moved the TLS port: %v, was %v", m.Info().Endpoints, info.Endpoints)
-	}
-	if _, err := m.UseKey(context.Background(), "rsa4096"); err == nil {
-		t.Error("UseKey of a key the server has no certificate for")
-	}
-
-	// The server's CPU grows with its handshakes.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		cpu, err := m.CPU()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cpu > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no server CPU time after 5 s of handshakes")
-		}
-		for range 20 {
-			mongoHandshake(t, m, tls.VersionTLS13)
-		}
-	}
-
-	if err := m.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-m.proc.exited:
-	default:
-		t.Error("ferretdb still runs after Stop")
-	}
-	if err := m.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
-	assertEmpty(t, tmp)
-}
 
 func TestMongoDBPlainOnly(t *testing.T) {
 	m := startT(t, "mongodb", Options{Keys: []string{"ecdsa-p256"}, PlainOnly: true}).(*mongoServer)
@@ -199,34 +33,97 @@ func TestMongoDBPlainOnly(t *testing.T) {
 	}
 }
 
-// TestMongoDBStartFailure starts the real ferretdb with a flag it rejects:
-// the error quotes the log's end and the whole log is kept.
-func TestMongoDBStartFailure(t *testing.T) {
-	exe, err := exec.LookPath("ferretdb")
-	if err != nil {
-		needInstalled(t, errors.Join(err, ErrNotInstalled))
+// mongoLogin is the lifecycle suite's login: the official driver connects
+// with rawURL (and tlsConfig), authenticates and pings, then disconnects.
+func mongoLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	var (
+		mu    sync.Mutex
+		state tls.ConnectionState
+	)
+	o := options.Client().ApplyURI(rawURL).SetServerSelectionTimeout(10 * time.Second).SetDirect(true)
+	if tlsConfig != nil {
+		cfg := tlsConfig.Clone()
+		// The driver keeps its connections to itself: take the state
+		// when the handshake checks the server.
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			mu.Lock()
+			state = cs
+			mu.Unlock()
+			return nil
+		}
+		o.SetTLSConfig(cfg)
 	}
-	tmp := isolateTemp(t)
-	bin := t.TempDir()
-	wrapper := "#!/bin/sh\nexec " + exe + " \"$@\" --no-such-flag\n"
-	if err := os.WriteFile(filepath.Join(bin, "ferretdb"), []byte(wrapper), 0o755); err != nil {
+	c, err := mongo.Connect(o)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer c.Disconnect(context.Background())
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = c.Ping(ctx, nil)
+	mu.Lock()
+	defer mu.Unlock()
+	return state, err
+}
+
+// checkMongoDB is what only the MongoDB lab server (FerretDB) promises (the
+// lifecycle suite runs it): its version as the binary states it, a
+// plaintext and a TLS port, URLs for each SCRAM mechanism that tlsbench
+// takes as targets, and a server that authenticates.
+func checkMongoDB(t *testing.T, srv Server, _ string) {
+	m := srv.(*mongoServer)
+	out, err := exec.Command(m.exe, "--version").Output()
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	_, err = Start(context.Background(), "mongodb", Options{Keys: []string{"ecdsa-p256"}})
-	if err == nil {
-		t.Fatal("started with a bad flag")
+	info := m.Info()
+	if first, _, _ := strings.Cut(string(out), "\n"); first != "version: "+info.Version {
+		t.Errorf("version %q, ferretdb --version says %q", info.Version, first)
 	}
-	msg := err.Error()
-	t.Logf("%v", err)
-	if !strings.Contains(msg, "no-such-flag") || !strings.Contains(msg, "kept in ") {
-		t.Fatalf("error %q: want the log's end and where the log is kept", msg)
+	if info.Software != "FerretDB" || !strings.Contains(info.Settings["tls"], "crypto/tls") || info.Settings["mongodb_version"] == "" {
+		t.Errorf("info %+v", info)
 	}
-	kept := strings.TrimSuffix(msg[strings.LastIndex(msg, "kept in ")+len("kept in "):], ")")
-	log, err := os.ReadFile(kept)
-	if err != nil || !strings.Contains(string(log), "no-such-flag") {
-		t.Errorf("kept log %s: %v", kept, err)
+	tlsAddr := info.Endpoints[m.opts.Keys[0]]
+	if info.Endpoints[""] == "" || tlsAddr == "" || tlsAddr == info.Endpoints[""] {
+		t.Errorf("endpoints %v: want a plaintext and a TLS port", info.Endpoints)
 	}
-	os.Remove(kept)
-	assertEmpty(t, tmp)
+	if !strings.Contains(strings.Join(m.Notes(), " "), "by a restart") {
+		t.Errorf("the notes do not say that a key switch restarts FerretDB: %q", m.Notes())
+	}
+
+	tests := []struct {
+		auth, mechanism string
+		tls             bool
+		address         string
+	}{
+		{"", "", false, info.Endpoints[""]},
+		{"scram-sha-256", "", false, info.Endpoints[""]},
+		{"scram-sha-1", "SCRAM-SHA-1", false, info.Endpoints[""]},
+		{"", "", true, tlsAddr},
+	}
+	for _, tc := range tests {
+		raw, err := m.URL(tc.auth, tc.tls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		if u.Scheme != "mongodb" || u.Host != tc.address || u.User.Username() != mongoUser ||
+			q.Get("authSource") != "admin" || q.Get("authMechanism") != tc.mechanism ||
+			(q.Get("tls") == "true") != tc.tls || (tc.tls && q.Get("tlsCAFile") != m.CAFile()) {
+			t.Errorf("URL(%q, %v) = %s", tc.auth, tc.tls, plan.Redact(raw))
+		}
+		if target, err := plan.ParseTarget(raw); err != nil || (target.DefaultTLS[0] == "auto") != tc.tls {
+			t.Errorf("ParseTarget(URL(%q, %v)) = %+v, %v", tc.auth, tc.tls, target, err)
+		}
+	}
+
+	// Commands that need a user are refused without one: the server
+	// authenticates.
+	if _, err := mongoCommand(context.Background(), info.Endpoints[""], bson.D{{Key: "listDatabases", Value: 1}, {Key: "$db", Value: "admin"}}); err == nil || !strings.Contains(err.Error(), "requires authentication") {
+		t.Errorf("listDatabases without a user: %v", err)
+	}
 }

@@ -1,12 +1,13 @@
 package lab
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
+	"net"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,156 +15,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
-
-// redisHandshake makes a full TLS handshake with version and returns what
-// the server presented.
-func redisHandshake(t *testing.T, r *redisServer, version uint16) tls.ConnectionState {
-	t.Helper()
-	c, err := tls.Dial("tcp", r.Info().Endpoints[r.opts.Keys[0]], &tls.Config{
-		RootCAs: r.RootCAs(), ServerName: "127.0.0.1", MinVersion: version, MaxVersion: version,
-	})
-	if err != nil {
-		t.Fatalf("TLS %s handshake: %v", tls.VersionName(version), err)
-	}
-	defer c.Close()
-	return c.ConnectionState()
-}
-
-func TestRedisLab(t *testing.T) {
-	exe, err := redisBinary()
-	needInstalled(t, err)
-	tmp := isolateTemp(t)
-	r := startT(t, "redis", Options{Keys: []string{"rsa1024", "ecdsa-p256"}}).(*redisServer)
-
-	for path, perm := range map[string]os.FileMode{r.dir: 0o700, r.PasswordFile(): 0o600, filepath.Join(r.dir, "rsa1024.key"): 0o600} {
-		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != perm {
-			t.Errorf("%s: %v, mode %v, want %v", path, err, fi.Mode().Perm(), perm)
-		}
-	}
-	data, err := os.ReadFile(r.PasswordFile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	password := strings.TrimSpace(string(data))
-	if len(password) < 24 || password != r.password {
-		t.Errorf("password file holds %d characters, not the server's password", len(password))
-	}
-
-	// The server's own version, as redis-server --version says it.
-	out, err := exec.Command(exe, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`v=(\S+)`).FindSubmatch(out)
-	info := r.Info()
-	if m == nil || info.Version != string(m[1]) {
-		t.Errorf("version %q, redis-server --version says %q", info.Version, out)
-	}
-	for k, want := range map[string]string{"tls-protocols": "TLSv1.2 TLSv1.3", "tls-session-caching": "yes", "tls-ciphers": "DEFAULT:@SECLEVEL=0", "appendonly": "no"} {
-		if info.Settings[k] != want {
-			t.Errorf("setting %s = %q, want %q", k, info.Settings[k], want)
-		}
-	}
-	if info.Endpoints[""] == "" || info.Endpoints["rsa1024"] == "" || info.Endpoints["rsa1024"] == info.Endpoints[""] {
-		t.Errorf("endpoints %v: want a plaintext and a TLS port", info.Endpoints)
-	}
-
-	tests := []struct {
-		auth    string
-		tls     bool
-		scheme  string
-		address string
-	}{
-		{"", false, "redis", info.Endpoints[""]},
-		{"password", false, "redis", info.Endpoints[""]},
-		{"", true, "rediss", info.Endpoints["rsa1024"]},
-	}
-	for _, tc := range tests {
-		raw, err := r.URL(tc.auth, tc.tls)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pw, _ := u.User.Password(); u.Scheme != tc.scheme || u.Host != tc.address || u.User.Username() != "bench" || pw != password || u.Path != "/0" {
-			t.Errorf("URL(%q, %v) = %s", tc.auth, tc.tls, plan.Redact(raw))
-		}
-	}
-	if _, err := r.URL("scram-sha-256", false); err == nil {
-		t.Error("URL of an auth method the server has no user for")
-	}
-
-	// The password appears nowhere it could be printed or stored.
-	conf, err := os.ReadFile(filepath.Join(r.dir, "redis.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for what, text := range map[string]string{"redis.conf": string(conf), "info": strings.Join(redisSettingValues(info.Settings), " "), "notes": strings.Join(r.Notes(), " ")} {
-		if strings.Contains(text, password) {
-			t.Errorf("%s shows the password", what)
-		}
-	}
-
-	// RSA-1024 is presented at start, with TLS 1.2 and 1.3.
-	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
-		if got := tlsx.PeerKey(redisHandshake(t, r, v).PeerCertificates[0]); got != "RSA-1024" {
-			t.Errorf("%s: presents %s, want RSA-1024", tls.VersionName(v), got)
-		}
-	}
-	how, err := r.UseKey(context.Background(), "ecdsa-p256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := tlsx.PeerKey(redisHandshake(t, r, tls.VersionTLS13).PeerCertificates[0]); got != "ECDSA-P256" {
-		t.Errorf("after UseKey (%s): presents %s", how, got)
-	}
-	if _, err := r.UseKey(context.Background(), "rsa4096"); err == nil {
-		t.Error("UseKey of a key the server has no certificate for")
-	}
-
-	// The server's CPU grows with its handshakes.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		cpu, err := r.CPU()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cpu > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no server CPU time after 5 s of handshakes")
-		}
-		for range 20 {
-			redisHandshake(t, r, tls.VersionTLS13)
-		}
-	}
-
-	if err := r.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-r.proc.exited:
-	default:
-		t.Error("redis-server still runs after Stop")
-	}
-	if err := r.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
-	assertEmpty(t, tmp)
-}
-
-func redisSettingValues(m map[string]string) []string {
-	var out []string
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
-}
 
 func TestRedisPlainOnly(t *testing.T) {
 	r := startT(t, "redis", Options{Keys: []string{"ecdsa-p256"}, PlainOnly: true}).(*redisServer)
@@ -182,36 +34,6 @@ func TestRedisPlainOnly(t *testing.T) {
 	if _, err := r.command(context.Background(), "PING"); err != nil {
 		t.Error(err)
 	}
-}
-
-// TestRedisStartFailure starts the real redis-server with a directive it
-// rejects: the error quotes the log's end and the whole log is kept.
-func TestRedisStartFailure(t *testing.T) {
-	exe, err := redisBinary()
-	needInstalled(t, err)
-	tmp := isolateTemp(t)
-	bin := t.TempDir()
-	wrapper := "#!/bin/sh\nexec " + exe + " \"$@\" --no-such-directive yes\n"
-	if err := os.WriteFile(filepath.Join(bin, "redis-server"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	_, err = Start(context.Background(), "redis", Options{Keys: []string{"ecdsa-p256"}})
-	if err == nil {
-		t.Fatal("started with a bad directive")
-	}
-	msg := err.Error()
-	t.Logf("%v", err)
-	if !strings.Contains(msg, "no-such-directive") || !strings.Contains(msg, "kept in ") {
-		t.Fatalf("error %q: want the log's end and where the log is kept", msg)
-	}
-	kept := strings.TrimSuffix(msg[strings.LastIndex(msg, "kept in ")+len("kept in "):], ")")
-	log, err := os.ReadFile(kept)
-	if err != nil || !strings.Contains(string(log), "no-such-directive") {
-		t.Errorf("kept log %s: %v", kept, err)
-	}
-	os.Remove(kept)
-	assertEmpty(t, tmp)
 }
 
 // TestRedisResumption pins down the finding in the notes: Redis resumes
@@ -287,4 +109,108 @@ func redisTLSConnect(t *testing.T, addr string, cfg *tls.Config) (tls.Connection
 	tc.Close()
 	p, _ := c.Finish().Phase(netx.PhaseTLSHandshake)
 	return tc.ConnectionState(), p.RoundTrips, received
+}
+
+// redisLogin is the lifecycle suite's login: connect to rawURL (rediss://
+// with tlsConfig), AUTH with its user and password, PING, close.
+func redisLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	if (u.Scheme == "rediss") != (tlsConfig != nil) {
+		return tls.ConnectionState{}, fmt.Errorf("a %s URL with TLS %v", u.Scheme, tlsConfig != nil)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var c net.Conn
+	if tlsConfig != nil {
+		c, err = (&tls.Dialer{Config: tlsConfig}).DialContext(ctx, "tcp", u.Host)
+	} else {
+		c, err = (&net.Dialer{}).DialContext(ctx, "tcp", u.Host)
+	}
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer c.Close()
+	var state tls.ConnectionState
+	if tc, ok := c.(*tls.Conn); ok {
+		state = tc.ConnectionState()
+	}
+	deadline, _ := ctx.Deadline()
+	c.SetDeadline(deadline)
+	// Inline commands: the lab's user and password need no quoting.
+	pw, _ := u.User.Password()
+	if _, err := fmt.Fprintf(c, "AUTH %s %s\r\nPING\r\n", u.User.Username(), pw); err != nil {
+		return state, err
+	}
+	br := bufio.NewReader(c)
+	for _, want := range []string{"OK", "PONG"} {
+		got, err := redisReply(br)
+		if err != nil {
+			return state, err
+		}
+		if len(got) != 1 || got[0] != want {
+			return state, fmt.Errorf("got %q, want %s", got, want)
+		}
+	}
+	return state, nil
+}
+
+// checkRedis is what only the Redis lab server promises (the lifecycle
+// suite runs it): its version and settings as redis-server states them
+// (@SECLEVEL=0 for RSA-1024, no persistence), a plaintext and a TLS port,
+// and URLs of its one user.
+func checkRedis(t *testing.T, srv Server, _ string) {
+	r := srv.(*redisServer)
+	exe, err := redisBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(exe, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`v=(\S+)`).FindSubmatch(out)
+	info := r.Info()
+	if m == nil || info.Version != string(m[1]) {
+		t.Errorf("version %q, redis-server --version says %q", info.Version, out)
+	}
+	for k, want := range map[string]string{"tls-protocols": "TLSv1.2 TLSv1.3", "tls-session-caching": "yes", "tls-ciphers": "DEFAULT:@SECLEVEL=0", "appendonly": "no"} {
+		if info.Settings[k] != want {
+			t.Errorf("setting %s = %q, want %q", k, info.Settings[k], want)
+		}
+	}
+	if !strings.Contains(strings.Join(r.Notes(), " "), "OPENSSL_CONF") {
+		t.Errorf("the notes do not say how RSA-1024 works: %q", r.Notes())
+	}
+	tlsAddr := info.Endpoints[r.opts.Keys[0]]
+	if info.Endpoints[""] == "" || tlsAddr == "" || tlsAddr == info.Endpoints[""] {
+		t.Errorf("endpoints %v: want a plaintext and a TLS port", info.Endpoints)
+	}
+	if got := r.Auths(); len(got) != 1 || got[0] != "password" {
+		t.Errorf("Auths() = %v", got)
+	}
+	for _, tc := range []struct {
+		auth    string
+		tls     bool
+		scheme  string
+		address string
+	}{
+		{"", false, "redis", info.Endpoints[""]},
+		{"password", false, "redis", info.Endpoints[""]},
+		{"", true, "rediss", tlsAddr},
+	} {
+		raw, err := r.URL(tc.auth, tc.tls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Scheme != tc.scheme || u.Host != tc.address || u.User.Username() != redisUser || u.Path != "/0" {
+			t.Errorf("URL(%q, %v) = %s", tc.auth, tc.tls, plan.Redact(raw))
+		}
+	}
 }
