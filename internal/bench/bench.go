@@ -326,6 +326,16 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 		}
 		return fmt.Errorf("cannot connect to %s: %w%s", r.Configs[v.ID].Addr, err, hint)
 	}
+	if msg := err.Error(); strings.Contains(msg, "no pg_hba.conf entry for host") || strings.Contains(msg, "is not allowed to connect to this") {
+		fix := "give --source with an address the server allows (e.g. --source 127.0.0.1), or allow this one on the server (pg_hba.conf, the user's host)"
+		if from := r.Spec.Source; from != plan.SourceAuto {
+			if from == plan.SourceSpread {
+				from = "127.0.1.1-127.0.1.64"
+			}
+			fix = "use --source auto (the kernel's address, 127.0.0.1 for a loopback server), or allow " + from + " on the server (pg_hba.conf, the user's host)"
+		}
+		return fmt.Errorf("%w: the server refuses connections from this source address: %s", err, fix)
+	}
 	var missing *driver.MissingData
 	if msg := err.Error(); errors.As(err, &missing) || strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
 		return fmt.Errorf("%w: the workload's tables are missing: run tlsbench prepare URL --tables %d --rows %d first", err, r.Spec.Tables, r.Spec.Rows)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ type Site interface {
 var ErrNoServerCPU = errors.New("the server's CPU is not measured: tlsbench did not start it")
 
 // LoopbackSources is how many source addresses a run's connections to a
-// loopback server spread over, unless Options.Dialer says otherwise.
+// loopback server spread over, where spec.Source asks for that.
 const LoopbackSources = 64
 
 // Stage is a step of a run, as a progress display shows it.
@@ -106,7 +107,7 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	}
 	d := o.Dialer
 	if d == nil {
-		d = &netx.Dialer{Sources: netx.LoopbackSources(LoopbackSources)}
+		d = sourceDialer(spec, res.Target)
 	}
 	r := &Runner{Spec: spec, Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver}
 	if _, err := s.CPU(); !errors.Is(err, ErrNoServerCPU) {
@@ -227,4 +228,24 @@ func prepare(ctx context.Context, spec plan.Spec, d driver.Driver, progress func
 		return &prepareError{err}
 	}
 	return nil
+}
+
+// sourceDialer is the base dialer of spec.Source: spread over
+// LoopbackSources for a loopback server (auto: only a server tlsbench
+// started, which accepts them; a user's server may allow 127.0.0.1 only, as
+// Debian's stock pg_hba.conf does), one address to bind, or the kernel's.
+func sourceDialer(spec plan.Spec, t result.Target) *netx.Dialer {
+	switch spec.Source {
+	case plan.SourceSpread:
+		return &netx.Dialer{Sources: netx.LoopbackSources(LoopbackSources)}
+	case plan.SourceAuto, "":
+		if t.Server != nil {
+			return &netx.Dialer{Sources: netx.LoopbackSources(LoopbackSources)}
+		}
+		return &netx.Dialer{}
+	}
+	if a, err := netip.ParseAddr(spec.Source); err == nil {
+		return &netx.Dialer{Bind: a}
+	}
+	return &netx.Dialer{}
 }

@@ -87,6 +87,7 @@ func TestBadInput(t *testing.T) {
 		{"report of no result", []string{"report", notResult}, 1, "is not a tlsbench result file"},
 		{"report of nothing", []string{"report", "/nonexistent.json"}, 2, "/nonexistent.json: no such result file"},
 		{"empty target", []string{"connect", ""}, 2, "the TARGET given is empty"},
+		{"bad source", []string{"connect", "builtin", "--source", "127.0.1"}, 2, `--source "127.0.1": use auto, spread or an IP address`},
 		{"report of a device", []string{"report", "/dev/zero"}, 2, "result file /dev/zero is not a regular file (a character device)"},
 		{"ca of a device", []string{"connect", https, "--ca", "/dev/zero"}, 2, "--ca: CA file /dev/zero is not a regular file"},
 		{"trials 0", []string{"connect", "builtin", "--trials", "0"}, 2, "--trials: 0 is out of range"},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -413,4 +414,53 @@ func startLab(t *testing.T, tmp, engine string) (*exec.Cmd, string) {
 		}
 	}
 	return cmd, printed.String()
+}
+
+// TestSource runs against a PostgreSQL and a MariaDB that let clients in
+// from 127.0.0.1 only, as Debian's stock pg_hba.conf and a user@'127.0.0.1'
+// grant do: the kernel's source address (--source auto, the default for a
+// URL) and --source 127.0.0.1 get in; --source spread is refused by the
+// server, and the one error line says so and names --source.
+func TestSource(t *testing.T) {
+	for _, tt := range []struct{ engine, refusal string }{
+		{"postgres", "no pg_hba.conf entry for host"},
+		{"mariadb", "is not allowed to connect"},
+	} {
+		t.Run(tt.engine, func(t *testing.T) {
+			needServer(t, labBinaries[tt.engine])
+			srv, err := lab.Start(context.Background(), tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}, LocalhostOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop()
+			url, err := srv.URL(srv.Auths()[0], false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, _, stderr := runMain(t, "prepare", url, "--tables", "1", "--rows", "100"); code != 0 {
+				t.Fatalf("prepare: exit %d: %s", code, stderr)
+			}
+			run := func(source ...string) (int, string, *result.Result) {
+				out := filepath.Join(t.TempDir(), "r.json")
+				args := append([]string{"connect", url, "--tls", "off", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out}, source...)
+				code, _, stderr := runMain(t, args...)
+				r, _ := result.Read(out)
+				return code, stderr, r
+			}
+			for _, tt := range []struct {
+				source []string
+				note   string
+			}{{nil, "the kernel picks the source address"}, {[]string{"--source", "127.0.0.1"}, "every connection comes from 127.0.0.1"}} {
+				code, stderr, r := run(tt.source...)
+				if code != 0 || r == nil || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, tt.note) }) {
+					t.Errorf("%v: exit %d, %s; want 0 and the note %q", tt.source, code, stderr, tt.note)
+				}
+			}
+			code, stderr, _ := run("--source", "spread")
+			lines := errorLines(stderr)
+			if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], tt.refusal) || !strings.Contains(lines[0], "use --source auto") {
+				t.Errorf("--source spread: exit %d, %q; want 1 and one line with the refusal and the fix", code, lines)
+			}
+		})
+	}
 }

@@ -71,6 +71,10 @@ type Options struct {
 	// PlainOnly starts the server without TLS at all, for testing what a
 	// client that asks for TLS is told.
 	PlainOnly bool
+	// LocalhostOnly lets clients in from 127.0.0.1 only, as Debian's stock
+	// pg_hba.conf and a user@'127.0.0.1' grant do (PostgreSQL, MariaDB),
+	// instead of all of 127.0.0.0/8.
+	LocalhostOnly bool
 }
 
 // starters holds each engine's start function; engines add themselves.

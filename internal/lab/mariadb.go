@@ -287,9 +287,12 @@ func (m *MariaDB) setUp(ctx context.Context) error {
 		"CREATE DATABASE "+mariaDBDatabase,
 	)
 	for _, u := range mariaDBUsers {
-		// Clients come from all of 127.0.0.0/8: tlsbench spreads its
-		// source addresses to avoid port exhaustion.
+		// Clients come from all of 127.0.0.0/8, where tlsbench may
+		// spread its source addresses, or from 127.0.0.1 only.
 		account := mariaDBQuote(u.user) + "@'127.%'"
+		if m.opts.LocalhostOnly {
+			account = mariaDBQuote(u.user) + "@'127.0.0.1'"
+		}
 		stmts = append(stmts,
 			"CREATE USER "+account+" IDENTIFIED VIA "+u.via+" USING PASSWORD("+mariaDBQuote(m.password)+")",
 			"GRANT ALL ON "+mariaDBDatabase+".* TO "+account)

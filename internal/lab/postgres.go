@@ -244,7 +244,7 @@ func (s *Postgres) initdb(ctx context.Context) error {
 		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
 	}
 	return errors.Join(
-		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA), 0o600),
+		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly)), 0o600),
 		s.appendConf(),
 		s.chownAll(),
 	)
@@ -252,16 +252,21 @@ func (s *Postgres) initdb(ctx context.Context) error {
 
 // pgHBA lets the superuser in over the local socket only, and each bench
 // user over TCP with its own method, with or without TLS ("host" matches
-// both hostssl and hostnossl), from all of 127.0.0.0/8, since tlsbench
-// spreads its source addresses there.
-var pgHBA = func() string {
+// both hostssl and hostnossl), from all of 127.0.0.0/8, where tlsbench may
+// spread its source addresses, or from 127.0.0.1 only (localhostOnly), as
+// Debian's stock pg_hba.conf.
+func pgHBA(localhostOnly bool) string {
+	from := "127.0.0.0/8"
+	if localhostOnly {
+		from = "127.0.0.1/32"
+	}
 	var b strings.Builder
 	b.WriteString("# tlsbench lab\nlocal all " + pgSuperuser + " trust\n")
 	for _, u := range pgUsers {
-		fmt.Fprintf(&b, "host all %s 127.0.0.0/8 %s\n", u.user, u.auth)
+		fmt.Fprintf(&b, "host all %s %s %s\n", u.user, from, u.auth)
 	}
 	return b.String()
-}()
+}
 
 // appendConf adds the lab's settings to postgresql.conf. The certificate is
 // set there, not on the command line, so that ALTER SYSTEM can change it.

@@ -20,6 +20,9 @@ type Dialer struct {
 	// Sources, when set, are the local addresses connections to loopback
 	// targets are bound to, in turn (see LoopbackSources).
 	Sources []netip.Addr
+	// Bind, when valid, is the one local address every connection is
+	// bound to, whatever the target (--source ADDR).
+	Bind netip.Addr
 	// RTT, when set, is a round-trip time emulated in user space on every
 	// connection (see WithRTT): the connect takes one RTT more and each
 	// direction delivers RTT/2 late.
@@ -45,7 +48,7 @@ func (d *Dialer) WithRTT(rtt time.Duration) *Dialer {
 	if rtt == d.RTT {
 		return d
 	}
-	return &Dialer{Sources: d.Sources, RTT: rtt, Via: d.Via}
+	return &Dialer{Sources: d.Sources, Bind: d.Bind, RTT: rtt, Via: d.Via}
 }
 
 // LoopbackSources returns n addresses 127.0.1.1, 127.0.1.2, ...: every one
@@ -76,7 +79,9 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 	nd := net.Dialer{}
 	if src, ok := d.source(addr); ok {
 		nd.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
-		nd.Control = bindNoPort
+		if src.Is4() {
+			nd.Control = bindNoPort
+		}
 	}
 	start := time.Now()
 	raw, err := nd.DialContext(ctx, "tcp", addr)
@@ -99,8 +104,12 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 	return newConn(raw, start, connected), nil
 }
 
-// source picks the next source address if the target is IPv4 loopback.
+// source picks the address to bind: Bind, or the next of Sources if the
+// target is IPv4 loopback.
 func (d *Dialer) source(addr string) (netip.Addr, bool) {
+	if d.Bind.IsValid() {
+		return d.Bind, true
+	}
 	if len(d.Sources) == 0 {
 		return netip.Addr{}, false
 	}
@@ -154,8 +163,11 @@ func rttLabel(rtt time.Duration) string {
 
 // PortNote says, for a result file, how a run avoids port exhaustion.
 func (d *Dialer) PortNote() string {
+	if d.Bind.IsValid() {
+		return fmt.Sprintf("ephemeral ports: every connection comes from %s (--source), with the whole ephemeral port range for each server address", d.Bind)
+	}
 	if len(d.Sources) == 0 {
-		return "ephemeral ports: the kernel picks the source address"
+		return "ephemeral ports: the kernel picks the source address (--source spread spreads connections to a loopback server over 64 source addresses if a long connect run exhausts the ports)"
 	}
 	return fmt.Sprintf("ephemeral ports: connections to 127.0.0.0/8 are spread over %d source addresses (%s-%s, IP_BIND_ADDRESS_NO_PORT), each with the whole ephemeral port range, so TIME_WAIT cannot exhaust them",
 		len(d.Sources), d.Sources[0], d.Sources[len(d.Sources)-1])

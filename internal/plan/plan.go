@@ -4,6 +4,7 @@ package plan
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,6 +94,13 @@ type Spec struct {
 	// direct. Tunnels carry plain connections: their variants are "ssh
 	// CIPHER" and "stunnel KEY" beside the direct ones.
 	Via []string `json:"via,omitempty"`
+
+	// Source is the client's source address: SourceAuto (spread over
+	// 127.0.1.x for the servers tlsbench starts, which accept them; the
+	// kernel's choice for a URL), SourceSpread (spread for any loopback
+	// server, against port exhaustion in long connect runs), or one IP
+	// address every connection binds to.
+	Source string `json:"source,omitempty"`
 
 	// MaxErrorRate is the share of failed operations above which a trial
 	// fails the run (kept in the result, then exit 1); nil is
@@ -194,6 +202,12 @@ func (e *Error) Spell(name func(field string) string) string {
 func Errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
 
 func errorf(format string, args ...any) error { return Errorf(format, args...) }
+
+// Source address modes (Spec.Source).
+const (
+	SourceAuto   = "auto"
+	SourceSpread = "spread"
+)
 
 // Default values: New fills them into what a Spec leaves unset (zero, nil),
 // after a preset's own; the flags only show them.
@@ -432,6 +446,17 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	if s.Trials == 0 {
 		s.Trials = DefaultTrials
+	}
+	switch s.Source {
+	case "":
+		s.Source = SourceAuto
+	case SourceAuto, SourceSpread:
+	default:
+		a, err := netip.ParseAddr(s.Source)
+		if err != nil || a.Zone() != "" {
+			return s, errorf("⟨source⟩ %q: use auto, spread or an IP address of this machine (e.g. 127.0.0.1)", s.Source)
+		}
+		s.Source = a.String()
 	}
 	if s.MaxErrorRate == nil {
 		rate := DefaultMaxErrorRate
