@@ -360,6 +360,9 @@ func verify(v plan.Variant, s driver.Session, server *driver.ServerView) error {
 	case server != nil && !server.TLS:
 		return errors.New("the client negotiated TLS but the server reports a plaintext connection")
 	}
+	if got, _ := plan.GroupName(state.CurveID.String()); v.Group != "" && state.CurveID != 0 && got != v.Group {
+		return fmt.Errorf("asked for the %s key-exchange group, negotiated %s", v.Group, state.CurveID)
+	}
 	want := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}[v.TLS]
 	if want != 0 && state.Version != want {
 		return fmt.Errorf("asked for TLS %s, negotiated %s", v.TLS, tls.VersionName(state.Version))

@@ -65,12 +65,12 @@ func (t *tally) fail(err error) bool {
 
 func (t *tally) session(s driver.Session) {
 	state, ok := s.TLS()
-	t.connection(state, ok)
+	t.connection(state, ok, s.Conn().ClientHelloBytes())
 }
 
 // connection counts one connection and, if it is secure, what it
-// negotiated.
-func (t *tally) connection(state tls.ConnectionState, secure bool) {
+// negotiated and the size of its ClientHello (0 if unknown).
+func (t *tally) connection(state tls.ConnectionState, secure bool, hello int) {
 	t.conns++
 	if !secure {
 		return
@@ -80,6 +80,7 @@ func (t *tally) connection(state tls.ConnectionState, secure bool) {
 	}
 	if t.negotiated == nil {
 		n := tlsx.Describe(state)
+		n.ClientHelloBytes = hello
 		t.negotiated = &n
 	}
 }

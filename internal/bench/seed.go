@@ -78,7 +78,7 @@ func (t *tally) seedSample(smp mongodrv.Sample) {
 	t.latency.Record(smp.Connect + smp.FirstQuery)
 	t.record(phaseOnlyConnection, smp.Connect, 0)
 	t.record(phaseFirstQuery, smp.FirstQuery, smp.RoundTrips())
-	t.connection(smp.TLS, smp.Secure)
+	t.connection(smp.TLS, smp.Secure, 0)
 	t.conns++ // the monitor's
 	t.sent += smp.Op.Sent + smp.Monitor.Sent
 	t.recv += smp.Op.Received + smp.Monitor.Received
@@ -134,7 +134,11 @@ func (l *reusedLoop) use(c *mongodrv.Reused) {
 	if secure != nil {
 		state = secure.ConnectionState()
 	}
-	l.tl.connection(state, secure != nil)
+	hello := 0
+	if conn != nil {
+		hello = conn.ClientHelloBytes()
+	}
+	l.tl.connection(state, secure != nil, hello)
 	if conn != nil {
 		l.sent0, l.recv0 = conn.Counters()
 	}

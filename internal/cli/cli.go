@@ -91,7 +91,7 @@ func flagName(field string) string {
 		return "-" + short + "/--" + field
 	}
 	flag, ok := map[string]string{
-		"keys": "key", "ciphers": "cipher", "ca_file": "ca", "response_size": "size",
+		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
 		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
 	}[field]
 	if !ok {

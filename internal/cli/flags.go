@@ -15,6 +15,7 @@ import (
 // runFlags are the flags of every command that measures.
 type runFlags struct {
 	tls, ciphers, resume, keys []string
+	groups                     []string
 	ca                         string
 	insecure                   bool
 	concurrency                []int
@@ -47,6 +48,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 		tlsUsage += " (default: off,1.2,1.3 for builtin, auto for https://, off for http://)"
 	}
 	fs.StringSliceVar(&f.tls, "tls", nil, tlsUsage)
+	fs.StringSliceVar(&f.groups, "group", nil, "key-exchange groups to compare, one offered per variant: x25519, x25519mlkem768 (the post-quantum hybrid, TLS 1.3), p256, p384, p521 (default: the TLS library's offer)")
 	fs.StringSliceVar(&f.ciphers, "cipher", nil, "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)")
 	fs.StringSliceVar(&f.resume, "resume", nil, "client session resumption: off, on, or off,on to compare")
 	keyUsage := "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", ")
@@ -102,6 +104,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Target:       target,
 		TLS:          f.tls,
 		Ciphers:      f.ciphers,
+		Groups:       f.groups,
 		Keys:         f.keys,
 		CAFile:       f.ca,
 		Insecure:     f.insecure,

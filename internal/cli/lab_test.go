@@ -464,3 +464,65 @@ func TestSource(t *testing.T) {
 		})
 	}
 }
+
+// TestGroups compares key-exchange groups: on the built-in server each
+// TLS 1.3 variant negotiates the group it offers in one round trip, and the
+// post-quantum hybrid's ClientHello is over a kilobyte larger; on
+// PostgreSQL 15, which accepts P-256 only, Go's default offer pays a
+// HelloRetryRequest (2 round trips), --group p256 does not (1), and a lone
+// x25519 is refused with one line naming --group.
+func TestGroups(t *testing.T) {
+	handshake := func(tr result.Trial) int {
+		for _, p := range tr.Phases {
+			if p.Name == "tls-handshake" {
+				return p.RoundTrips.Max
+			}
+		}
+		return -1
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	if code, _, stderr := runMain(t, "connect", "builtin", "--tls", "1.3", "--key", "ecdsa-p256", "--group", "x25519,x25519mlkem768", "-n", "10", "--trials", "1", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := map[string]int{}
+	for _, tr := range r.Trials {
+		n := tr.Negotiated
+		if n == nil || handshake(tr) != 1 || n.HelloRetry {
+			t.Fatalf("%s: negotiated %+v in %d round trips", tr.Variant, n, handshake(tr))
+		}
+		hello[n.Group] = n.ClientHelloBytes
+	}
+	if len(hello) != 2 || hello["X25519"] < 100 || hello["X25519MLKEM768"] < hello["X25519"]+1000 {
+		t.Errorf("ClientHello bytes by group %v: want X25519 and X25519MLKEM768, the hybrid over 1000 bytes larger", hello)
+	}
+
+	needServer(t, labBinaries["postgres"])
+	out = filepath.Join(t.TempDir(), "r.json")
+	args := []string{"connect", "--lab", "postgres", "--tls", "1.3", "--key", "ecdsa-p256", "-n", "10", "--trials", "1", "--tables", "1", "--rows", "100"}
+	if code, _, stderr := runMain(t, append(args, "--group", "p256", "-o", out)...); code != 0 {
+		t.Fatalf("postgres --group p256: exit %d: %s", code, stderr)
+	}
+	if r, err = result.Read(out); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Trials[0].Negotiated; n.Group != "CurveP256" || n.HelloRetry || handshake(r.Trials[0]) != 1 {
+		t.Errorf("postgres --group p256: %+v in %d round trips, want P-256 in 1 without a HelloRetryRequest", n, handshake(r.Trials[0]))
+	}
+	if code, _, stderr := runMain(t, append(args, "-o", out)...); code != 0 {
+		t.Fatalf("postgres: exit %d: %s", code, stderr)
+	}
+	if r, err = result.Read(out); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Trials[0].Negotiated; !n.HelloRetry || handshake(r.Trials[0]) != 2 {
+		t.Errorf("postgres, Go's default offer: %+v in %d round trips, want a HelloRetryRequest and 2", n, handshake(r.Trials[0]))
+	}
+	code, _, stderr := runMain(t, append(args, "--group", "x25519", "-o", out)...)
+	if lines := errorLines(stderr); code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "does not accept the key-exchange group x25519") || !strings.Contains(lines[0], "--group") {
+		t.Errorf("postgres --group x25519: exit %d, %q", code, lines)
+	}
+}

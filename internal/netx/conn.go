@@ -63,6 +63,11 @@ type Conn struct {
 	received int64
 
 	sniff *recordSniffer // non-nil while waiting for TLS record boundaries
+
+	// hello is the size of the first TLS record the client wrote in the
+	// tls-handshake phase: its ClientHello; helloNext waits for it.
+	hello     int
+	helloNext bool
 }
 
 func newConn(raw net.Conn, start, connected time.Time) *Conn {
@@ -120,6 +125,18 @@ func (c *Conn) mark(t time.Time, name string) {
 	if c.open {
 		c.phases = append(c.phases, Phase{Name: name, Start: t})
 	}
+	if name == PhaseTLSHandshake && c.hello == 0 {
+		c.helloNext = true
+	}
+}
+
+// ClientHelloBytes is the size of the client's first TLS handshake record,
+// the ClientHello (header included), 0 before it: it grows from about 240
+// bytes to about 1,500 with a post-quantum key share.
+func (c *Conn) ClientHelloBytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hello
 }
 
 // TurnRead is when the first bytes of the server's latest answer arrived.
@@ -154,6 +171,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	if c.sniff != nil {
 		c.sniff.scan(c, p)
+	}
+	if c.helloNext && len(p) >= 5 && p[0] == recordHandshake {
+		c.hello, c.helloNext = 5+(int(p[3])<<8|int(p[4])), false
 	}
 	c.mu.Unlock()
 	n, err := c.Conn.Write(p)

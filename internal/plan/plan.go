@@ -48,8 +48,11 @@ type Spec struct {
 	// (postgres, mariadb, redis, mongodb), instead of a target URL.
 	Lab string `json:"lab,omitempty"`
 
-	TLS         []string `json:"tls"`
-	Ciphers     []string `json:"ciphers,omitempty"`
+	TLS     []string `json:"tls"`
+	Ciphers []string `json:"ciphers,omitempty"`
+	// Groups lists the key-exchange groups to compare (see Groups): each
+	// TLS variant offers one; empty is the TLS library's default offer.
+	Groups      []string `json:"groups,omitempty"`
 	Resume      []bool   `json:"resume"`
 	Keys        []string `json:"keys,omitempty"`
 	CAFile      string   `json:"ca_file,omitempty"`
@@ -150,6 +153,9 @@ type Variant struct {
 	ID     string `json:"id"`
 	TLS    string `json:"tls"` // off, 1.2, 1.3, auto
 	Cipher string `json:"cipher,omitempty"`
+	// Group is the one key-exchange group offered; "" is the library's
+	// default offer (Go: X25519MLKEM768, X25519, P-256, P-384, P-521).
+	Group  string `json:"group,omitempty"`
 	Resume bool   `json:"resume,omitempty"`
 	Key    string `json:"key,omitempty"`
 	Auth   string `json:"auth,omitempty"`
@@ -348,6 +354,22 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	if err := twice("⟨ciphers⟩", suites, func(c string) string { return c }); err != nil {
 		return s, err
+	}
+	for i, g := range s.Groups {
+		name, ok := GroupName(g)
+		if !ok {
+			return s, errorf("⟨groups⟩: unknown key-exchange group %q: use %s (Go's curve names work too)", g, strings.Join(Groups, ", "))
+		}
+		s.Groups[i] = name
+	}
+	if err := twice("⟨groups⟩", s.Groups, func(g string) string { return g }); err != nil {
+		return s, err
+	}
+	if len(s.Groups) > 0 && !slices.ContainsFunc(s.TLS, func(m string) bool { return m != "off" }) {
+		return s, errorf("⟨groups⟩ applies to TLS variants: add 1.2, 1.3 or auto to ⟨tls⟩")
+	}
+	if slices.Equal(s.Groups, []string{GroupX25519MLKEM768}) && !slices.Contains(s.TLS, "1.3") && !slices.Contains(s.TLS, "auto") {
+		return s, errorf("⟨groups⟩ %s is a TLS 1.3 group: add 1.3 to ⟨tls⟩", GroupX25519MLKEM768)
 	}
 	if len(s.Ciphers) > 0 && !slices.Contains(s.TLS, "1.2") {
 		return s, errorf("⟨ciphers⟩ applies to TLS 1.2 only: add 1.2 to ⟨tls⟩")

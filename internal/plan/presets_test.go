@@ -77,3 +77,34 @@ func TestErrorFields(t *testing.T) {
 		t.Errorf("error %v, spelled %q", err, pe.Spell(flag))
 	}
 }
+
+// TestGroups checks --group: Go's curve names are taken, each TLS variant
+// offers one group (the hybrid in TLS 1.3 only), and mistakes are refused.
+func TestGroups(t *testing.T) {
+	s, err := New(Spec{Target: Builtin, TLS: []string{"off", "1.2", "1.3"}, Keys: []string{"ecdsa-p256"}, Groups: []string{"X25519MLKEM768", "CurveP256"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, v := range s.Variants() {
+		ids = append(ids, v.ID)
+	}
+	want := "plain|tls1.2 ecdsa-p256 p256|tls1.3 ecdsa-p256 x25519mlkem768|tls1.3 ecdsa-p256 p256"
+	if got := strings.Join(ids, "|"); got != want || !reflect.DeepEqual(s.Groups, []string{"x25519mlkem768", "p256"}) {
+		t.Errorf("variants %s, groups %v; want %s", got, s.Groups, want)
+	}
+	for _, tt := range []struct {
+		raw  Spec
+		want string
+	}{
+		{Spec{TLS: []string{"1.3"}, Groups: []string{"ffdhe2048"}}, `groups: unknown key-exchange group "ffdhe2048"`},
+		{Spec{TLS: []string{"1.3"}, Groups: []string{"p256", "P-256"}}, "groups: p256 is given twice"},
+		{Spec{TLS: []string{"off"}, Groups: []string{"x25519"}}, "groups applies to TLS variants"},
+		{Spec{TLS: []string{"1.2"}, Groups: []string{"x25519mlkem768"}}, "groups x25519mlkem768 is a TLS 1.3 group: add 1.3 to tls"},
+	} {
+		tt.raw.Target = Builtin
+		if _, err := New(tt.raw); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.raw.Groups, err, tt.want)
+		}
+	}
+}

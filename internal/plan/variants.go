@@ -72,6 +72,13 @@ func (s Spec) variants() []Variant {
 	return vs
 }
 
+func (s Spec) groups() []string {
+	if len(s.Groups) == 0 {
+		return []string{""}
+	}
+	return s.Groups
+}
+
 func (s Spec) auths() []string {
 	if len(s.Auth) == 0 {
 		return []string{""}
@@ -103,9 +110,14 @@ func (s Spec) direct() []Variant {
 				if c != "" && key != "" && !suiteFitsKey(c, key) {
 					continue
 				}
-				for _, r := range s.Resume {
-					for _, a := range auths {
-						vs = append(vs, Variant{TLS: mode, Cipher: c, Resume: r, Key: key, Auth: a})
+				for _, g := range s.groups() {
+					if g == GroupX25519MLKEM768 && mode == "1.2" {
+						continue // a TLS 1.3 group
+					}
+					for _, r := range s.Resume {
+						for _, a := range auths {
+							vs = append(vs, Variant{TLS: mode, Cipher: c, Group: g, Resume: r, Key: key, Auth: a})
+						}
 					}
 				}
 			}
@@ -130,6 +142,9 @@ func variantID(v Variant) string {
 	}
 	if v.Cipher != "" {
 		parts = append(parts, strings.TrimPrefix(v.Cipher, "TLS_"))
+	}
+	if v.Group != "" {
+		parts = append(parts, v.Group)
 	}
 	if v.Resume {
 		parts = append(parts, "resume")
@@ -180,4 +195,33 @@ func suiteFitsKey(suite, key string) bool {
 		return rsaKey
 	}
 	return true
+}
+
+// The key-exchange groups a variant can offer, as --group names them.
+const (
+	GroupX25519         = "x25519"
+	GroupX25519MLKEM768 = "x25519mlkem768" // the post-quantum hybrid, TLS 1.3 only
+	GroupP256           = "p256"
+	GroupP384           = "p384"
+	GroupP521           = "p521"
+)
+
+// Groups lists the groups --group takes.
+var Groups = []string{GroupX25519, GroupX25519MLKEM768, GroupP256, GroupP384, GroupP521}
+
+// GroupName is a group's --group name, from it or from Go's curve name
+// (X25519MLKEM768, CurveP256, P-256).
+func GroupName(s string) (string, bool) {
+	name := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(s))
+	name = strings.TrimPrefix(name, "curve")
+	if name == "secp256r1" || name == "prime256v1" {
+		name = GroupP256
+	}
+	if name == "secp384r1" {
+		name = GroupP384
+	}
+	if name == "secp521r1" {
+		name = GroupP521
+	}
+	return name, slices.Contains(Groups, name)
 }

@@ -252,8 +252,12 @@ type Negotiated struct {
 	Version string `json:"version"`
 	Suite   string `json:"suite"`
 	Group   string `json:"group,omitempty"`
-	PeerKey string `json:"peer_key"` // e.g. "RSA-2048", "ECDSA-P256"
-	ALPN    string `json:"alpn,omitempty"`
+	// ClientHelloBytes is the size of the client's ClientHello record (of
+	// the trial's first connection): a post-quantum key share makes it
+	// about six times larger.
+	ClientHelloBytes int    `json:"client_hello_bytes,omitempty"`
+	PeerKey          string `json:"peer_key"` // e.g. "RSA-2048", "ECDSA-P256"
+	ALPN             string `json:"alpn,omitempty"`
 	// HelloRetry is set when the server asked for another key share (a
 	// HelloRetryRequest), which costs TLS 1.3 a second round trip.
 	HelloRetry bool `json:"hello_retry,omitempty"`

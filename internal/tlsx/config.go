@@ -59,6 +59,14 @@ func ClientConfig(v plan.Variant, o ClientOptions) (*tls.Config, error) {
 		}
 		c.CipherSuites = []uint16{cs.ID}
 	}
+	if v.Group != "" {
+		id, ok := curves[v.Group]
+		if !ok {
+			return nil, fmt.Errorf("variant %q: unknown key-exchange group %q", v.ID, v.Group)
+		}
+		// One group offered: its key share is the ClientHello's.
+		c.CurvePreferences = []tls.CurveID{id}
+	}
 	if v.Resume {
 		if o.Sessions == nil {
 			return nil, fmt.Errorf("variant %q resumes sessions but no session cache was given", v.ID)
@@ -66,6 +74,15 @@ func ClientConfig(v plan.Variant, o ClientOptions) (*tls.Config, error) {
 		c.ClientSessionCache = o.Sessions
 	}
 	return c, nil
+}
+
+// curves maps plan's group names to Go's.
+var curves = map[string]tls.CurveID{
+	plan.GroupX25519:         tls.X25519,
+	plan.GroupX25519MLKEM768: tls.X25519MLKEM768,
+	plan.GroupP256:           tls.CurveP256,
+	plan.GroupP384:           tls.CurveP384,
+	plan.GroupP521:           tls.CurveP521,
 }
 
 // Describe summarizes what a handshake negotiated.

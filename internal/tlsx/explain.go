@@ -110,6 +110,11 @@ func Explain(err error, addr string, v plan.Variant) error {
 		if v.Cipher != "" {
 			return wrap("%s and tlsbench share no cipher suite for %s (%s): the server does not accept %s with its key; choose another --cipher or leave it out", addr, variantName(v), said, v.Cipher)
 		}
+		if v.Group != "" {
+			// One group offered: a server that has not got it cannot ask
+			// for another with a HelloRetryRequest.
+			return wrap("%s does not accept the key-exchange group %s (%s): leave it out of --group, or try p256, which every TLS server accepts (PostgreSQL 15 accepts nothing else)", addr, v.Group, said)
+		}
 		return wrap("%s and tlsbench share no cipher suite for %s (%s): check the server's TLS settings, or try --tls auto", addr, variantName(v), said)
 	}
 	return err
