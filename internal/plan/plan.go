@@ -344,6 +344,9 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	for _, c := range s.Ciphers {
 		if _, ok := CipherSuite(c); !ok {
+			if near, ok := nearestECDHE(c); ok {
+				return s, errorf("⟨ciphers⟩ %s: Go's TLS has no finite-field DHE suites: the nearest it has is %s", c, near)
+			}
 			return s, errorf("⟨ciphers⟩: unknown TLS 1.2 cipher suite %q: use an IANA name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", c)
 		}
 	}

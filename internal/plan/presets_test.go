@@ -108,3 +108,17 @@ func TestGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestDHE checks that a finite-field DHE suite, which Go's TLS lacks, is
+// refused with the nearest suite it has, named the IANA or OpenSSL way.
+func TestDHE(t *testing.T) {
+	for in, near := range map[string]string{
+		"DHE-RSA-AES256-SHA":                  "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+		"TLS_DHE_RSA_WITH_AES_128_GCM_SHA256": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+	} {
+		_, err := New(Spec{Target: Builtin, TLS: []string{"1.2"}, Ciphers: []string{in}})
+		if want := "ciphers " + in + ": Go's TLS has no finite-field DHE suites: the nearest it has is " + near; err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}

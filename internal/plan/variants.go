@@ -225,3 +225,25 @@ func GroupName(s string) (string, bool) {
 	}
 	return name, slices.Contains(Groups, name)
 }
+
+// nearestECDHE is the ECDHE suite Go has for a finite-field DHE suite, by
+// its IANA name (TLS_DHE_RSA_WITH_AES_256_CBC_SHA) or OpenSSL's
+// (DHE-RSA-AES256-SHA, the seeds' suite), which Go's TLS lacks.
+func nearestECDHE(name string) (string, bool) {
+	up := strings.ToUpper(name)
+	if near, ok := map[string]string{
+		"DHE-RSA-AES128-SHA":        "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+		"DHE-RSA-AES256-SHA":        "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+		"DHE-RSA-AES128-GCM-SHA256": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+		"DHE-RSA-AES256-GCM-SHA384": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+		"DHE-RSA-CHACHA20-POLY1305": "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+	}[up]; ok {
+		return near, true
+	}
+	if rest, ok := strings.CutPrefix(up, "TLS_DHE_"); ok {
+		if _, ok := CipherSuite("TLS_ECDHE_" + rest); ok {
+			return "TLS_ECDHE_" + rest, true
+		}
+	}
+	return "", false
+}
