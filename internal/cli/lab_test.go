@@ -318,19 +318,7 @@ func TestSignalMidHandshake(t *testing.T) {
 func TestMissingData(t *testing.T) {
 	for _, engine := range []string{"postgres", "mariadb"} {
 		t.Run(engine, func(t *testing.T) {
-			needServer(t, labBinaries[engine])
-			srv, err := lab.Start(context.Background(), engine, lab.Options{Keys: []string{"ecdsa-p256"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Stop()
-			url, err := srv.URL(srv.Auths()[0], false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if code, _, stderr := runMain(t, "prepare", url, "--tables", "2", "--rows", "100"); code != 0 {
-				t.Fatalf("prepare: exit %d: %s", code, stderr)
-			}
+			url := preparedLab(t, engine, lab.Options{Keys: []string{"ecdsa-p256"}}, "2")
 			for _, tt := range []struct {
 				args []string
 				want string
@@ -427,19 +415,7 @@ func TestSource(t *testing.T) {
 		{"mariadb", "is not allowed to connect"},
 	} {
 		t.Run(tt.engine, func(t *testing.T) {
-			needServer(t, labBinaries[tt.engine])
-			srv, err := lab.Start(context.Background(), tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}, LocalhostOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Stop()
-			url, err := srv.URL(srv.Auths()[0], false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if code, _, stderr := runMain(t, "prepare", url, "--tables", "1", "--rows", "100"); code != 0 {
-				t.Fatalf("prepare: exit %d: %s", code, stderr)
-			}
+			url := preparedLab(t, tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}, LocalhostOnly: true}, "1")
 			run := func(source ...string) (int, string, *result.Result) {
 				out := filepath.Join(t.TempDir(), "r.json")
 				args := append([]string{"connect", url, "--tls", "off", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out}, source...)
@@ -525,4 +501,25 @@ func TestGroups(t *testing.T) {
 	if lines := errorLines(stderr); code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "does not accept the key-exchange group x25519") || !strings.Contains(lines[0], "--group") {
 		t.Errorf("postgres --group x25519: exit %d, %q", code, lines)
 	}
+}
+
+// preparedLab starts a lab server of engine for the test and fills it with
+// tables sbtest tables of 100 rows; it returns the plain URL of its first
+// user (with the password: pass it to runMain only).
+func preparedLab(t *testing.T, engine string, o lab.Options, tables string) string {
+	t.Helper()
+	needServer(t, labBinaries[engine])
+	srv, err := lab.Start(context.Background(), engine, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	url, err := srv.URL(srv.Auths()[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runMain(t, "prepare", url, "--tables", tables, "--rows", "100"); code != 0 {
+		t.Fatalf("prepare: exit %d: %s", code, stderr)
+	}
+	return url
 }
