@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -166,7 +165,7 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 		}
 		return t, fmt.Errorf("%s: %w", where, r.explain(err, v))
 	}
-	if err := CheckErrors(r.Spec, t); err != nil {
+	if err := checkErrors(r.Spec, t); err != nil {
 		return t, fmt.Errorf("%s: %w", where, err)
 	}
 	return t, nil
@@ -184,15 +183,12 @@ type TooManyErrors struct {
 
 func (e *TooManyErrors) Error() string {
 	return fmt.Sprintf("%d of %d operations failed (%.1f%%, above --max-error-rate %s), most with %s: %s",
-		e.Failed, e.Total, 100*float64(e.Failed)/float64(e.Total), FormatRate(e.Max), e.Kind, e.First)
+		e.Failed, e.Total, 100*float64(e.Failed)/float64(e.Total), plan.FormatRate(e.Max), e.Kind, e.First)
 }
 
-// FormatRate spells an error rate as the --max-error-rate flag takes it.
-func FormatRate(r float64) string { return strconv.FormatFloat(100*r, 'g', 6, 64) + "%" }
-
-// CheckErrors returns a *TooManyErrors when the trial's failed operations
+// checkErrors returns a *TooManyErrors when the trial's failed operations
 // are more than spec.MaxErrorRate of all it attempted.
-func CheckErrors(spec plan.Spec, t result.Trial) error {
+func checkErrors(spec plan.Spec, t result.Trial) error {
 	var failed int64
 	kind := ""
 	for k, n := range t.Errors {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -83,7 +82,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	shown := map[string]string{
 		"resume": "[off]", "concurrency": "[1]", "duration": plan.DefaultDuration.String(), "warmup": plan.DefaultWarmup.String(),
 		"timeout": plan.DefaultTimeout.String(), "trials": strconv.Itoa(plan.DefaultTrials), "size": strconv.Itoa(plan.DefaultSize),
-		"max-error-rate": bench.FormatRate(plan.DefaultMaxErrorRate), "rtt": "0", "predict-rtt": "", "source": plan.SourceAuto,
+		"max-error-rate": plan.FormatRate(plan.DefaultMaxErrorRate), "rtt": "0", "predict-rtt": "", "source": plan.SourceAuto,
 	}
 	if matrix {
 		m := plan.DefaultMatrix
@@ -145,7 +144,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		s.Warmup = &f.warmup // 0 is no warm-up, not the default
 	}
 	if f.maxErrorRate != "" {
-		rate, err := parseRate(f.maxErrorRate)
+		rate, err := plan.ParseRate(f.maxErrorRate)
 		if err != nil {
 			return s, usageError{fmt.Errorf("--max-error-rate: %w", err)}
 		}
@@ -158,20 +157,4 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		return s, usageError{fmt.Errorf("-d/--duration: 0 is no trial: give a positive duration or -n COUNT")}
 	}
 	return s, nil
-}
-
-// parseRate reads a share as "5%", "0.5%" or a fraction "0.05".
-func parseRate(v string) (float64, error) {
-	num, pct := strings.CutSuffix(strings.TrimSpace(v), "%")
-	r, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a share: give a percentage such as 5%% or a fraction such as 0.05", v)
-	}
-	if pct {
-		r /= 100
-	}
-	if !(r >= 0 && r <= 1) {
-		return 0, fmt.Errorf("%s is out of range: use 0%% to 100%%", v)
-	}
-	return r, nil
 }

@@ -132,6 +132,26 @@ func (s Spec) RequestPath() string {
 	return s.Path
 }
 
+// ParseRate reads a share as "5%", "0.5%" or a fraction "0.05"
+// (--max-error-rate).
+func ParseRate(v string) (float64, error) {
+	num, pct := strings.CutSuffix(strings.TrimSpace(v), "%")
+	r, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a share: give a percentage such as 5%% or a fraction such as 0.05", v)
+	}
+	if pct {
+		r /= 100
+	}
+	if !(r >= 0 && r <= 1) {
+		return 0, fmt.Errorf("%s is out of range: use 0%% to 100%%", v)
+	}
+	return r, nil
+}
+
+// FormatRate writes a share as ParseRate reads it: 0.05 is "5%".
+func FormatRate(r float64) string { return strconv.FormatFloat(100*r, 'g', 6, 64) + "%" }
+
 // WarmupTime is the unrecorded warm-up before each pool trial.
 func (s Spec) WarmupTime() time.Duration {
 	if s.Warmup == nil {
