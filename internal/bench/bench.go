@@ -50,11 +50,16 @@ type Runner struct {
 type driverKey struct {
 	variant string
 	reuse   bool
+	perConn int
 }
 
 // Total is the number of trials Run will run.
 func (r *Runner) Total() int {
-	return r.Spec.Trials * len(r.Spec.Experiments) * len(r.Spec.Concurrency) * len(r.Variants)
+	cells := 0
+	for _, e := range r.Spec.Experiments {
+		cells += len(r.Spec.PerConnections(e))
+	}
+	return r.Spec.Trials * cells * len(r.Spec.Concurrency) * len(r.Variants)
 }
 
 // Run runs all trials, variants interleaved within each round (A B C A B C
@@ -64,20 +69,22 @@ func (r *Runner) Run(ctx context.Context) error {
 	total, done := r.Total(), 0
 	for round := 0; round < r.Spec.Trials; round++ {
 		for _, e := range r.Spec.Experiments {
-			for _, c := range r.Spec.Concurrency {
-				for _, v := range r.Variants {
-					t, err := r.Trial(ctx, e, v, c)
-					var many *TooManyErrors
-					if err != nil && !errors.As(err, &many) {
-						return err
-					}
-					t.Round = round
-					done++
-					if r.Done != nil {
-						r.Done(t, done, total)
-					}
-					if err != nil {
-						return err // kept, and the run ends here
+			for _, n := range r.Spec.PerConnections(e) {
+				for _, c := range r.Spec.Concurrency {
+					for _, v := range r.Variants {
+						t, err := r.TrialPerConn(ctx, e, v, c, n)
+						var many *TooManyErrors
+						if err != nil && !errors.As(err, &many) {
+							return err
+						}
+						t.Round = round
+						done++
+						if r.Done != nil {
+							r.Done(t, done, total)
+						}
+						if err != nil {
+							return err // kept, and the run ends here
+						}
 					}
 				}
 			}
@@ -86,8 +93,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
-func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
-	k := driverKey{v.ID, reuse}
+func (r *Runner) driver(v plan.Variant, reuse bool, perConn int) (driver.Driver, error) {
+	k := driverKey{v.ID, reuse, perConn}
 	if d, ok := r.drivers[k]; ok {
 		return d, nil
 	}
@@ -95,7 +102,7 @@ func (r *Runner) driver(v plan.Variant, reuse bool) (driver.Driver, error) {
 	if !ok {
 		return nil, fmt.Errorf("no connection settings for variant %s", v.ID)
 	}
-	cfg.Reuse = reuse
+	cfg.Reuse, cfg.PerConn = reuse, perConn
 	d, err := r.newDriver(r.Scheme, cfg)
 	if err != nil {
 		return nil, err
@@ -117,7 +124,19 @@ func (r *Runner) newDriver(scheme string, cfg driver.Config) (driver.Driver, err
 
 // Trial runs one experiment on one variant at concurrency c.
 func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c int) (result.Trial, error) {
+	return r.TrialPerConn(ctx, e, v, c, 1)
+}
+
+// TrialPerConn is Trial with n operations per new connection (connect
+// --per-conn; other experiments take 1).
+func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Variant, c, n int) (result.Trial, error) {
+	if e != plan.Connect || n < 1 {
+		n = 1
+	}
 	where := fmt.Sprintf("%s %s c=%d", e, v.ID, c)
+	if n > 1 {
+		where = fmt.Sprintf("%s %s c=%d per-conn=%d", e, v.ID, c, n)
+	}
 	var d driver.Driver
 	var run func() (result.Trial, error)
 	switch e {
@@ -136,13 +155,13 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 		}
 	default:
 		var err error
-		if d, err = r.driver(v, e != plan.Connect); err != nil {
+		if d, err = r.driver(v, e != plan.Connect, n); err != nil {
 			return result.Trial{}, err
 		}
 		run = func() (result.Trial, error) {
 			switch e {
 			case plan.Connect:
-				return r.connect(ctx, d, c)
+				return r.connect(ctx, d, c, n)
 			case plan.Pool, plan.Stream:
 				return r.pool(ctx, d, c)
 			}
@@ -156,6 +175,9 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 	}
 	t, err := run()
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
+	if n > 1 {
+		t.PerConn = n
+	}
 	if n, ok := d.(driver.MultiStatement); ok {
 		t.Queries = t.Ops * int64(n.Statements())
 	}
@@ -265,7 +287,7 @@ func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
 
 func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error) {
 	c := result.Check{Variant: v.ID}
-	d, err := r.driver(v, false)
+	d, err := r.driver(v, false, 1)
 	if err != nil {
 		return c, err
 	}
@@ -414,7 +436,11 @@ type limits struct {
 
 const maxConsecutiveErrors = 50
 
-func (l *limits) next() bool {
+func (l *limits) next() bool { return l.take(1) }
+
+// take reserves n operations (a connection of connect --per-conn n): all
+// of them or, when fewer are left of the count, none.
+func (l *limits) take(n int64) bool {
 	if l.ctx.Err() != nil || !time.Now().Before(l.deadline) {
 		return false
 	}
@@ -423,9 +449,9 @@ func (l *limits) next() bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.issued >= l.count {
+	if l.issued+n > l.count {
 		return false
 	}
-	l.issued++
+	l.issued += n
 	return true
 }

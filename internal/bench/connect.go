@@ -87,6 +87,11 @@ func (t *tally) connection(state tls.ConnectionState, secure bool, hello int) {
 
 func (t *tally) trace(tr netx.Trace) {
 	t.latency.Record(tr.Total())
+	t.traced(tr)
+}
+
+// traced adds a connection's bytes and phases, not its time as a whole.
+func (t *tally) traced(tr netx.Trace) {
 	t.sent += tr.Sent
 	t.recv += tr.Received
 	for _, p := range tr.Phases {
@@ -206,9 +211,9 @@ func guard(t *tally, loop func()) {
 	loop()
 }
 
-// connect runs c workers that each open a connection, run one operation and
-// close it, until the trial's time or count is used up.
-func (r *Runner) connect(ctx context.Context, d driver.Driver, c int) (result.Trial, error) {
+// connect runs c workers that each open a connection, run n operations
+// and close it, until the trial's time or count is used up.
+func (r *Runner) connect(ctx context.Context, d driver.Driver, c, n int) (result.Trial, error) {
 	lim := &limits{ctx: ctx, count: r.Spec.Count}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
 	tallies := make([]*tally, c)
@@ -221,8 +226,12 @@ func (r *Runner) connect(ctx context.Context, d driver.Driver, c int) (result.Tr
 		tallies[i] = tl
 		wg.Go(func() {
 			guard(tl, func() {
-				for lim.next() {
-					if err := connectOnce(ctx, d, tl); err != nil {
+				once := connectOnce
+				if n > 1 {
+					once = func(ctx context.Context, d driver.Driver, tl *tally) error { return connectN(ctx, d, n, tl) }
+				}
+				for lim.take(int64(n)) {
+					if err := once(ctx, d, tl); err != nil {
 						if ctx.Err() != nil || tl.fail(err) {
 							return
 						}
@@ -278,3 +287,49 @@ func connectOnce(ctx context.Context, d driver.Driver, tl *tally) error {
 }
 
 var errPoolOpen = errors.New("opening the pool's connections")
+
+// PhaseMoreOps is the phase of a connection of connect --per-conn N from
+// the end of its first operation to its close: operations 2 to N.
+const PhaseMoreOps = "more-ops"
+
+// connectN opens a connection, runs n operations on it and closes it: the
+// pattern of "connect, run a few queries, disconnect" (connect --per-conn).
+// Latency records each operation on its own; the connection's setup and
+// first operation are its phases, as with one operation, then
+// PhaseMoreOps and the close. A failed operation is counted and ends the
+// connection (the ones before it count); only a connection that ran all n
+// is traced.
+func connectN(ctx context.Context, d driver.Driver, n int, tl *tally) error {
+	s, err := d.Open(ctx)
+	if err != nil {
+		return err
+	}
+	closed := false
+	defer func() {
+		if !closed { // Do panicked
+			s.Close()
+		}
+	}()
+	tl.session(s)
+	for i := range n {
+		t0 := time.Now()
+		if err = s.Do(ctx); err != nil {
+			break
+		}
+		tl.latency.Record(time.Since(t0))
+		tl.ops++
+		if i == 0 {
+			s.Conn().Mark(PhaseMoreOps)
+		}
+	}
+	cerr := s.Close()
+	closed = true
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	tl.traced(s.Conn().Finish())
+	return nil
+}

@@ -124,6 +124,9 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	}
 	if slices.Contains(spec.Experiments, plan.Connect) && (r.Scheme == "http" || r.Scheme == "builtin") {
 		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
+		if slices.ContainsFunc(spec.PerConnections(plan.Connect), func(n int) bool { return n > 1 }) {
+			res.Notes = append(res.Notes, "connect --per-conn N: the first N-1 requests of a connection ask for keep-alive, the last for Connection: close")
+		}
 	}
 	if strings.HasPrefix(spec.Target, "lab:") {
 		if err := r.prepareData(ctx, progress); err != nil {

@@ -31,6 +31,10 @@ type Config struct {
 	// Reuse says the session will run many operations (pool); otherwise it
 	// runs one and closes (connect), which HTTP tells the server.
 	Reuse bool
+	// PerConn is how many operations a session runs before it closes
+	// when not Reuse (connect --per-conn; 0 is one): HTTP keeps the
+	// connection alive until the last.
+	PerConn int
 	// URL is the target with its credentials, for engines that log in:
 	// user, password (or passfile=PATH), database, options. Never print it.
 	URL *url.URL

@@ -58,6 +58,10 @@ type Spec struct {
 	CAFile      string   `json:"ca_file,omitempty"`
 	Insecure    bool     `json:"insecure,omitempty"`
 	Concurrency []int    `json:"concurrency"`
+	// PerConn lists how many operations each new connection of the
+	// connect experiment runs before it closes, a sweep like Concurrency
+	// (see perconn.go); New makes it [1] for connect, the default.
+	PerConn []int `json:"per_conn,omitempty"`
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
@@ -466,6 +470,9 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	if s.Count < 0 {
 		return s, errorf("⟨count⟩: %d is negative: use a positive count of operations", s.Count)
+	}
+	if err := s.perConn(); err != nil {
+		return s, err
 	}
 	if s.Warmup == nil {
 		warmup := DefaultWarmup

@@ -186,6 +186,12 @@ type Trial struct {
 	Start       time.Time       `json:"start"`
 	Elapsed     time.Duration   `json:"elapsed_ns"`
 
+	// PerConn is the operations each new connection ran before it closed
+	// (connect --per-conn N), omitted for one. With N > 1, Latency is each
+	// operation's own time, Phases the connection's (setup, first
+	// operation, more-ops, close), and Conns counts connections opened.
+	PerConn int `json:"per_conn,omitempty"`
+
 	Ops int64 `json:"ops"` // completed operations
 	// Queries is the statements those operations ran (a read-only
 	// transaction is 16), when the engine counts them.
@@ -205,7 +211,8 @@ type Trial struct {
 	ClientCPU time.Duration `json:"client_cpu_ns"`
 	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
 
-	// Latency is the whole operation (connect: dial to close; pool: request).
+	// Latency is the whole operation (connect: dial to close; pool: request;
+	// connect with PerConn: each operation on its open connection).
 	Latency Hist    `json:"latency"`
 	Phases  []Phase `json:"phases,omitempty"`
 

@@ -38,6 +38,7 @@ func (r *Result) validate() error {
 		if t.Concurrency < 1 {
 			c.fail(f+"concurrency", strconv.Itoa(t.Concurrency), "less than 1")
 		}
+		c.count(f+"per_conn", int64(t.PerConn))
 		c.count(f+"round", int64(t.Round))
 		c.duration(f+"elapsed_ns", t.Elapsed)
 		c.count(f+"ops", t.Ops)

@@ -27,19 +27,23 @@ const (
 
 type httpDriver struct {
 	cfg driver.Config
-	req []byte
+	// req asks for keep-alive, last for Connection: close.
+	req, last []byte
 }
 
 // New returns a driver for cfg. With cfg.Reuse the requests ask for
-// keep-alive; otherwise for Connection: close, and the session waits for the
-// server to close first, so that TIME_WAIT is held by the server.
+// keep-alive; otherwise the cfg.PerConn-th (the first if 0) asks for
+// Connection: close, those before it for keep-alive, and the session waits
+// for the server to close first, so that TIME_WAIT is held by the server.
 func New(cfg driver.Config) (driver.Driver, error) {
-	conn := "close"
-	if cfg.Reuse {
-		conn = "keep-alive"
+	req := func(conn string) []byte {
+		return fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: tlsbench\r\nAccept: */*\r\nConnection: %s\r\n\r\n", cfg.Path, cfg.Host, conn)
 	}
-	req := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: tlsbench\r\nAccept: */*\r\nConnection: %s\r\n\r\n", cfg.Path, cfg.Host, conn)
-	return &httpDriver{cfg: cfg, req: []byte(req)}, nil
+	d := &httpDriver{cfg: cfg, req: req("keep-alive"), last: req("close")}
+	if cfg.Reuse {
+		d.last = nil
+	}
+	return d, nil
 }
 
 // maxHeaderBytes bounds the status line and headers of a response. Go's
@@ -58,13 +62,15 @@ const useTLS = "use https://"
 
 type session struct {
 	driver.Link
-	d      *httpDriver
-	rw     io.ReadWriteCloser
-	guard  *headerGuard
-	br     *bufio.Reader
-	used   bool
-	broken bool // an operation failed: the stream is not worth reading on
-	cancel func() bool
+	d       *httpDriver
+	rw      io.ReadWriteCloser
+	guard   *headerGuard
+	br      *bufio.Reader
+	used    bool
+	broken  bool // an operation failed: the stream is not worth reading on
+	done    int  // requests sent
+	closing bool // the last said Connection: close
+	cancel  func() bool
 }
 
 // headerGuard is the reader under the session's bufio.Reader: while a
@@ -157,7 +163,11 @@ func (s *session) do(ctx context.Context) error {
 	} else {
 		s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
 	}
-	if _, err := s.rw.Write(s.d.req); err != nil {
+	req := s.d.req
+	if s.done++; s.d.last != nil && s.done >= max(s.d.cfg.PerConn, 1) {
+		req, s.closing = s.d.last, true
+	}
+	if _, err := s.rw.Write(req); err != nil {
 		return &driver.OpError{Phase: PhaseRequest, Err: s.explain(ctx, err)}
 	}
 	s.guard.headers(true)
@@ -207,7 +217,7 @@ var tlsPortAnswers = []string{
 // to the end of the stream, so that the server closes first.
 func (s *session) Close() error {
 	defer s.cancel()
-	if s.used && !s.d.cfg.Reuse && !s.broken {
+	if s.closing && !s.broken {
 		s.Net.Mark(netx.PhaseClose)
 		if _, err := io.Copy(io.Discard, s.br); err != nil && !errors.Is(err, io.EOF) {
 			s.rw.Close()
