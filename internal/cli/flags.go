@@ -32,6 +32,8 @@ type runFlags struct {
 	maxErrorRate               string
 	source                     string
 	matrix                     bool // the root command: plan.PresetDefault
+	// perConn: connect --per-conn (plan/perconn.go).
+	perConn []int
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -77,12 +79,14 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
 	fs.StringVar(&f.maxErrorRate, "max-error-rate", "", "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
 	fs.StringVar(&f.source, "source", "", "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address")
+	fs.IntSliceVar(&f.perConn, "per-conn", nil, "connect: operations each new connection runs before it closes, a list sweeps, e.g. 1,3,10,100 (HTTP keeps it alive until the last request); the report gives the break-even against plain")
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
 	shown := map[string]string{
 		"resume": "[off]", "concurrency": "[1]", "duration": plan.DefaultDuration.String(), "warmup": plan.DefaultWarmup.String(),
 		"timeout": plan.DefaultTimeout.String(), "trials": strconv.Itoa(plan.DefaultTrials), "size": strconv.Itoa(plan.DefaultSize),
 		"max-error-rate": plan.FormatRate(plan.DefaultMaxErrorRate), "rtt": "0", "predict-rtt": "", "source": plan.SourceAuto,
+		"per-conn": "[1]",
 	}
 	if matrix {
 		m := plan.DefaultMatrix
@@ -124,6 +128,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Tables:       f.tables,
 		Rows:         f.rows,
 		Source:       f.source,
+		PerConn:      f.perConn,
 	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {

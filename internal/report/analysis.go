@@ -123,6 +123,10 @@ func (ix *index) measured(e plan.Experiment) []string {
 func (ix *index) measuredAny() []string {
 	var out []string
 	for _, name := range ix.variants {
+		if ix.perConnMeasured(name) {
+			out = append(out, name)
+			continue
+		}
 		for _, e := range ix.experiments {
 			if slices.Contains(ix.measured(e), name) {
 				out = append(out, name)

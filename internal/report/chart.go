@@ -61,6 +61,7 @@ func (ix *index) charts() []Chart {
 			b.p95(e)
 		}
 	}
+	b.perConnChart()
 	b.rttOverhead()
 	b.ceilings()
 	b.crypto()

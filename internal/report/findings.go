@@ -34,6 +34,7 @@ const (
 	TopicPersistent Topic = "persistent"  // TLS on open connections (pool, stream)
 	TopicRTT        Topic = "rtt"         // setup at emulated or predicted RTTs
 	TopicPooling    Topic = "pooling"     // keeping connections open
+	TopicPerConn    Topic = "per-conn"    // operations per connection (perconn.go)
 	TopicCeiling    Topic = "ceiling"     // signing ceilings per key
 	TopicCrypto     Topic = "crypto"      // primitives
 )
@@ -69,6 +70,7 @@ func (ix *index) findings() []Finding {
 		r.persistent()
 		r.rtt()
 		r.pooling()
+		r.perConn()
 	}
 	r.ceilings()
 	r.crypto()

@@ -29,6 +29,7 @@ type index struct {
 	baseline    string
 	conc        map[plan.Experiment][]int
 	trials      map[cellKey][]result.Trial // by round
+	pc          perConnIndex               // connect --per-conn N > 1 (perconn.go)
 }
 
 func newIndex(r *result.Result) *index {
@@ -46,6 +47,9 @@ func newIndex(r *result.Result) *index {
 		}
 	}
 	for _, t := range r.Trials {
+		if v.perConnTrial(t) {
+			continue
+		}
 		k := cellKey{t.Experiment, t.Variant, t.Concurrency}
 		v.trials[k] = append(v.trials[k], t)
 		if !slices.Contains(v.experiments, t.Experiment) {

@@ -227,6 +227,7 @@ func (ix *index) body() []Block {
 			ix.p95(&b, e)
 		}
 	}
+	ix.perConnTables(&b)
 	ix.negotiated(&b)
 	ix.tunnels(&b)
 	ix.cpu(&b)
