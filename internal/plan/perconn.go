@@ -9,8 +9,9 @@ import (
 // experiment runs before it closes (Spec.PerConn).
 const MaxPerConn = 100000
 
-// perConn validates Spec.PerConn and fills its default: one operation per
-// connection, the connect experiment as it always was.
+// perConn validates Spec.PerConn. Its default, nil, is one operation per
+// connection, the connect experiment as it always was (PerConnections),
+// and stays nil so that a run without --per-conn records no field.
 func (s *Spec) perConn() error {
 	if len(s.PerConn) > 0 && !slices.Contains(s.Experiments, Connect) {
 		return errorf("⟨per_conn⟩ applies to the connect experiment (new connections): pool and stream keep theirs open; run connect")
@@ -22,9 +23,6 @@ func (s *Spec) perConn() error {
 	}
 	if err := twice("⟨per_conn⟩", s.PerConn, strconv.Itoa); err != nil {
 		return err
-	}
-	if len(s.PerConn) == 0 && slices.Contains(s.Experiments, Connect) {
-		s.PerConn = []int{1}
 	}
 	if most := slices.Max(append([]int{1}, s.PerConn...)); s.Count > 0 && s.Count < int64(most) {
 		return errorf("⟨count⟩ %d is fewer operations than one connection runs (⟨per_conn⟩ %d): give ⟨count⟩ %d or more", s.Count, most, most)

@@ -13,7 +13,7 @@ func TestPerConn(t *testing.T) {
 		want []int  // PerConn after New
 		err  string // part of the error, "" for none
 	}{
-		{"default: one per connection", Spec{}, []int{1}, ""},
+		{"default: one per connection", Spec{}, nil, ""},
 		{"a sweep, kept in order", Spec{PerConn: []int{100, 1, 10}}, []int{100, 1, 10}, ""},
 		{"the most", Spec{PerConn: []int{MaxPerConn}}, []int{MaxPerConn}, ""},
 		{"pool only: none", Spec{Experiments: []Experiment{Pool}}, nil, ""},
@@ -41,6 +41,9 @@ func TestPerConn(t *testing.T) {
 			}
 			if !slices.Equal(s.PerConn, tt.want) {
 				t.Errorf("PerConn = %v, want %v", s.PerConn, tt.want)
+			}
+			if want := append([]int{1}, tt.want...)[min(1, len(tt.want)):]; !slices.Equal(s.PerConnections(Connect), want) {
+				t.Errorf("PerConnections(connect) = %v, want %v", s.PerConnections(Connect), want)
 			}
 			if got := s.PerConnections(Connect); len(tt.want) > 0 && !slices.Equal(got, tt.want) {
 				t.Errorf("PerConnections(connect) = %v, want %v", got, tt.want)

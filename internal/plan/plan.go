@@ -60,7 +60,7 @@ type Spec struct {
 	Concurrency []int    `json:"concurrency"`
 	// PerConn lists how many operations each new connection of the
 	// connect experiment runs before it closes, a sweep like Concurrency
-	// (see perconn.go); New makes it [1] for connect, the default.
+	// (see perconn.go); nil is [1], the default (PerConnections).
 	PerConn []int `json:"per_conn,omitempty"`
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.

@@ -318,13 +318,13 @@ func perConnWords(f PerConnBreakEven) string {
 	last := f.At[len(f.At)-1]
 	switch {
 	case f.From == f.At[0].N:
-		return fmt.Sprintf("With %s, TLS's setup adds less than %.0f%% per operation already at %s per connection (%s): pooling saves little here.",
+		return fmt.Sprintf("With %s, TLS adds less than %.0f%% to the time per operation already at %s per connection (%s): pooling saves little here.",
 			f.Variant, perConnBudget, plural(f.From, "operation"), figures)
 	case f.From > 0:
-		return fmt.Sprintf("From %s per connection on, TLS's setup adds less than %.0f%% per operation with %s (%s); with fewer, pool connections or keep them alive.",
+		return fmt.Sprintf("From %s per connection on, TLS's setup, shared over them, adds less than %.0f%% per operation with %s (%s); with fewer, pool connections or keep them alive.",
 			plural(f.From, "operation"), perConnBudget, f.Variant, figures)
 	}
-	return fmt.Sprintf("Even at %s per connection, TLS with %s is not shown to add less than %.0f%% per operation (%s): pool connections or run more operations on each.",
+	return fmt.Sprintf("Even at %s per connection, TLS with %s is not shown to add less than %.0f%% to the time per operation (%s): run more operations on each connection or pool them; what remains with many is TLS's cost on an open connection, which pooling keeps (the pool experiment measures it).",
 		plural(last.N, "operation"), f.Variant, perConnBudget, figures)
 }
 
