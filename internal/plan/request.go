@@ -594,9 +594,9 @@ func (w *UserWorkload) http(raw Spec, t Target) (WorkloadRecord, error) {
 			if path == "" || path == "-" {
 				return WorkloadRecord{}, errorf("⟨data⟩ @FILE: name a file (tlsbench reads no body from standard input)")
 			}
-			body, err := files.Read(path, "--data file", files.MaxScript)
+			body, err := files.Read(path, "⟨data⟩ file", files.MaxScript)
 			if err != nil {
-				return WorkloadRecord{}, errorf("⟨data⟩: %v", err)
+				return WorkloadRecord{}, errorf("%v", err)
 			}
 			w.Body = body
 		} else {
@@ -617,9 +617,9 @@ func (w *UserWorkload) http(raw Spec, t Target) (WorkloadRecord, error) {
 		if t.Path != "" && t.Path != "/" {
 			return WorkloadRecord{}, errorf("⟨paths⟩ gives the request paths: give the URL without a path (%s has one)", t.Redacted)
 		}
-		data, err := files.Read(raw.Paths, "--paths file", files.MaxScript)
+		data, err := files.Read(raw.Paths, "⟨paths⟩ file", files.MaxScript)
 		if err != nil {
-			return WorkloadRecord{}, errorf("⟨paths⟩: %v", err)
+			return WorkloadRecord{}, errorf("%v", err)
 		}
 		if w.Paths, err = readPaths(raw.Paths, data); err != nil {
 			return WorkloadRecord{}, err
