@@ -90,6 +90,9 @@ func flagName(field string) string {
 	if short, ok := map[string]string{"concurrency": "c", "duration": "d", "count": "n"}[field]; ok {
 		return "-" + short + "/--" + field
 	}
+	if flag, ok := map[string]string{"method": "-X/--request", "headers": "-H/--header", "commands": "--command"}[field]; ok {
+		return flag
+	}
 	flag, ok := map[string]string{
 		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
 		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",

@@ -357,7 +357,7 @@ func TestErrorRate(t *testing.T) {
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tt.name, code, stderr, tt.code, tt.want)
 		}
-		if tt.trials > 0 && !strings.Contains(stdout, "response: other errors, the first: response: HTTP status 500") {
+		if tt.trials > 0 && !strings.Contains(stdout, "response: status 500 errors, the first: response: HTTP status 500") {
 			t.Errorf("%s: the report does not quote the first error:\n%s", tt.name, stdout)
 		}
 		r, err := result.Read(out)
@@ -374,8 +374,8 @@ func TestErrorRate(t *testing.T) {
 			t.Errorf("%s: %d trials saved, want %d", tt.name, len(r.Trials), tt.trials)
 		}
 		tr := r.Trials[0]
-		if got := tr.ErrorSamples["response: other"]; tr.Errors["response: other"] != 10 || !strings.Contains(got, "HTTP status 500") {
-			t.Errorf("%s: errors %v, samples %v; want 10 of kind response: other with its message", tt.name, tr.Errors, tr.ErrorSamples)
+		if got := tr.ErrorSamples["response: status 500"]; tr.Errors["response: status 500"] != 10 || !strings.Contains(got, "HTTP status 500") {
+			t.Errorf("%s: errors %v, samples %v; want 10 of kind response: status 500 with its message", tt.name, tr.Errors, tr.ErrorSamples)
 		}
 	}
 }

@@ -34,6 +34,12 @@ type runFlags struct {
 	matrix                     bool // the root command: plan.PresetDefault
 	// perConn: connect --per-conn (plan/perconn.go).
 	perConn []int
+
+	// The user's workload (plan/request.go).
+	commands, headers   []string
+	keyspace            int64
+	filter, collection  string
+	method, data, paths string
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -80,6 +86,14 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringVar(&f.maxErrorRate, "max-error-rate", "", "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
 	fs.StringVar(&f.source, "source", "", "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address")
 	fs.IntSliceVar(&f.perConn, "per-conn", nil, "connect: operations each new connection runs before it closes, a list sweeps, e.g. 1,3,10,100 (HTTP keeps it alive until the last request); the report gives the break-even against plain")
+	fs.StringArrayVar(&f.commands, "command", nil, "redis: your command instead of --workload, as redis-benchmark takes it (redis-cli quoting; __rand_int__ is a random 12-digit number below --keyspace); repeat it for several commands per operation, sent as one pipeline")
+	fs.Int64Var(&f.keyspace, "keyspace", 0, "the range of __rand_int__ in --command or --filter: numbers 0 to N-1 (redis-benchmark's -r)")
+	fs.StringVar(&f.filter, "filter", "", "mongodb: a find filter in extended JSON instead of --workload, e.g. '{\"_id\": \"user__rand_int__\"}'; each operation reads its first batch")
+	fs.StringVar(&f.collection, "collection", "", "mongodb: where --filter looks: DB.COLLECTION, or COLLECTION of the URL's database (mongodb://HOST/DB)")
+	fs.StringVarP(&f.method, "request", "X", "", "http: the request method, as curl's -X (default GET, POST with --data)")
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "http: a request header 'Name: value', as curl's -H; repeatable (credentials are not stored)")
+	fs.StringVar(&f.data, "data", "", "http: the request body, or @FILE (sent as it is; stored as its size and sha256 only)")
+	fs.StringVar(&f.paths, "paths", "", "http: a file of request paths, one a line ('#' comments); each request takes one at random")
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
 	shown := map[string]string{
@@ -129,6 +143,14 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Rows:         f.rows,
 		Source:       f.source,
 		PerConn:      f.perConn,
+		Commands:     f.commands,
+		Keyspace:     f.keyspace,
+		Filter:       f.filter,
+		Collection:   f.collection,
+		Method:       f.method,
+		Headers:      f.headers,
+		Data:         f.data,
+		Paths:        f.paths,
 	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {

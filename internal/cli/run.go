@@ -96,6 +96,7 @@ func newResult(argv []string) *result.Result {
 // redactArgs removes secrets from a command line: passwords and credential
 // parameters in whatever form (see plan.Redact), also in --flag=VALUE form.
 func redactArgs(args []string) []string {
+	args = redactWorkloadArgs(args)
 	out := make([]string, len(args))
 	for i, a := range args {
 		prefix, val := "", a

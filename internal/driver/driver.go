@@ -54,6 +54,11 @@ type Workload struct {
 	QueryMode string
 	// Tables and Rows are the size of the prepared sbtest data.
 	Tables, Rows int
+
+	// User is the user's own workload (Name is then plan.WorkloadCommand,
+	// WorkloadFilter or WorkloadRequest), secrets included: never print
+	// it.
+	User plan.UserWorkload
 }
 
 // ServerView is what the server itself says about a session's encryption.
@@ -163,7 +168,18 @@ func Kind(err error) string {
 	return phase + ": " + cause(err)
 }
 
+// Causer is an error that names its own cause for Kind: an HTTP status
+// ("status 404"), a Redis error code ("WRONGTYPE"). Its causes must be
+// few, as kinds are counted one by one.
+type Causer interface {
+	error
+	Cause() string
+}
+
 func cause(err error) string {
+	if c, ok := errors.AsType[Causer](err); ok {
+		return c.Cause()
+	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -114,12 +114,31 @@ type Spec struct {
 	// DefaultMaxErrorRate, 0 fails on any error.
 	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
 
+	// The user's own workload in place of Workload's (see request.go):
+	// Redis Commands (one operation: all of them, pipelined), a MongoDB
+	// Filter on Collection, an HTTP request (Method, Headers, Data as
+	// BODY or @FILE, Paths: a file of request paths); Keyspace is the
+	// range of __rand_int__. New hides their secrets (AUTH arguments,
+	// credential headers, an inline body) and records the workload with
+	// its checksum in Recorded.
+	Commands   []string        `json:"commands,omitempty"`
+	Keyspace   int64           `json:"keyspace,omitempty"`
+	Filter     string          `json:"filter,omitempty"`
+	Collection string          `json:"collection,omitempty"`
+	Method     string          `json:"method,omitempty"`
+	Headers    []string        `json:"headers,omitempty"`
+	Data       string          `json:"data,omitempty"`
+	Paths      string          `json:"paths,omitempty"`
+	Recorded   *WorkloadRecord `json:"user_workload,omitempty"`
+
 	// secretTarget is Target as given, credentials and all: never stored;
 	// secretVia the same for Via.
 	secretTarget string
 	secretVia    []string
 	// secretPath is Path as given: a query may carry a token.
 	secretPath string
+	// secretWork is the user's workload as it runs, secrets included.
+	secretWork UserWorkload
 }
 
 // SecretURL is the target as the user gave it, with its credentials, for
@@ -296,6 +315,8 @@ func New(raw Spec) (Spec, error) {
 			via[i] = Redact(v)
 		}
 		s.Via, s.secretTarget, s.secretVia = via, "", nil
+		s.hideWorkload()
+		s.secretWork = UserWorkload{}
 	}
 	return s, err
 }
@@ -355,6 +376,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, errorf("⟨auth⟩ applies to lab servers only (⟨lab⟩ ENGINE): against a URL, the URL's user decides the method")
 	}
 	if err := twice("⟨auth⟩", s.Auth, func(a string) string { return a }); err != nil {
+		return s, err
+	}
+	if err := s.userWorkload(t); err != nil {
 		return s, err
 	}
 	if err := s.workload(t); err != nil {

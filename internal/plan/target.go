@@ -305,12 +305,12 @@ func validHost(host, name string) bool {
 
 // Workloads lists each engine's workloads, its default first.
 var Workloads = map[string][]string{
-	"builtin":  {"get"},
-	"http":     {"get"},
+	"builtin":  {"get", WorkloadRequest},
+	"http":     {"get", WorkloadRequest},
 	"postgres": {"point-select", "read-only", "stream"},
 	"mysql":    {"point-select", "read-only", "stream"},
-	"redis":    {"get", "stream"},
-	"mongodb":  {"find-one-id", "find-one", "stream"},
+	"redis":    {"get", "stream", WorkloadCommand},
+	"mongodb":  {"find-one-id", "find-one", "stream", WorkloadFilter},
 }
 
 // workload fills and checks the workload fields against the target.

@@ -38,6 +38,10 @@ type Config struct {
 	// Log receives net/http's connection errors (e.g. failed handshakes);
 	// nil discards them.
 	Log io.Writer
+	// Check, if set, sees every request before it is answered (its body
+	// unread) and returns its status: 0 or 200 answers with the body,
+	// another status with none. Tests read what reached the server with it.
+	Check func(*http.Request) int
 }
 
 // Server is a running built-in server.
@@ -82,6 +86,7 @@ func Start(cfg Config) (*Server, error) {
 		logger = log.New(cfg.Log, "", log.LstdFlags)
 	}
 	h := newHandler(cfg.ResponseSize)
+	h.check = cfg.Check
 
 	s := &Server{httpsAddrs: map[string]string{}}
 	var lns []net.Listener
@@ -205,6 +210,7 @@ type handler struct {
 	body   []byte
 	length []string
 	ctype  []string
+	check  func(*http.Request) int
 }
 
 func newHandler(size int) *handler {
@@ -220,7 +226,13 @@ func newHandler(size int) *handler {
 	}
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.check != nil {
+		if code := h.check(r); code != 0 && code != http.StatusOK {
+			w.WriteHeader(code)
+			return
+		}
+	}
 	hdr := w.Header()
 	hdr["Content-Length"] = h.length
 	hdr["Content-Type"] = h.ctype

@@ -1,6 +1,7 @@
-// Package httpdrv is the HTTP and HTTPS driver: HTTP/1.1 GET requests
-// written and read directly on a netx connection, so that every byte and
-// every turn is the request's own (no transport pool in between).
+// Package httpdrv is the HTTP and HTTPS driver: HTTP/1.1 requests (a GET,
+// or the user's method, headers, body and paths) written and read directly
+// on a netx connection, so that every byte and every turn is the
+// request's own (no transport pool in between).
 package httpdrv
 
 import (
@@ -26,24 +27,19 @@ const (
 )
 
 type httpDriver struct {
-	cfg driver.Config
-	// req asks for keep-alive, last for Connection: close.
-	req, last []byte
+	cfg  driver.Config
+	req  reqTemplate
+	head *http.Request // what the responses answer: their framing depends on the method
 }
 
-// New returns a driver for cfg. With cfg.Reuse the requests ask for
-// keep-alive; otherwise the cfg.PerConn-th (the first if 0) asks for
-// Connection: close, those before it for keep-alive, and the session waits
-// for the server to close first, so that TIME_WAIT is held by the server.
+// New returns a driver for cfg: a GET of cfg.Path, or the user's request
+// (see newRequest). With cfg.Reuse the requests ask for keep-alive;
+// otherwise the cfg.PerConn-th (the first if 0) asks for Connection:
+// close, those before it for keep-alive, and the session waits for the
+// server to close first, so that TIME_WAIT is held by the server.
 func New(cfg driver.Config) (driver.Driver, error) {
-	req := func(conn string) []byte {
-		return fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: tlsbench\r\nAccept: */*\r\nConnection: %s\r\n\r\n", cfg.Path, cfg.Host, conn)
-	}
-	d := &httpDriver{cfg: cfg, req: req("keep-alive"), last: req("close")}
-	if cfg.Reuse {
-		d.last = nil
-	}
-	return d, nil
+	req := newRequest(cfg)
+	return &httpDriver{cfg: cfg, req: req, head: &http.Request{Method: req.method}}, nil
 }
 
 // maxHeaderBytes bounds the status line and headers of a response. Go's
@@ -71,6 +67,7 @@ type session struct {
 	done    int  // requests sent
 	closing bool // the last said Connection: close
 	cancel  func() bool
+	buf     []byte // the request, when it changes per operation
 }
 
 // headerGuard is the reader under the session's bufio.Reader: while a
@@ -145,7 +142,7 @@ func (s *session) explain(ctx context.Context, err error) error {
 	return driver.Explain(err, s.d.cfg, s.Net, useTLS)
 }
 
-// Do sends one GET and reads the whole response. The first request of a
+// Do sends one request and reads the whole response. The first request of a
 // session is split into the request and response phases.
 func (s *session) Do(ctx context.Context) error {
 	err := s.do(ctx)
@@ -163,15 +160,14 @@ func (s *session) do(ctx context.Context) error {
 	} else {
 		s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
 	}
-	req := s.d.req
-	if s.done++; s.d.last != nil && s.done >= max(s.d.cfg.PerConn, 1) {
-		req, s.closing = s.d.last, true
-	}
+	s.done++
+	s.closing = !s.d.cfg.Reuse && s.done >= max(s.d.cfg.PerConn, 1)
+	req := s.d.req.next(&s.buf, s.closing)
 	if _, err := s.rw.Write(req); err != nil {
 		return &driver.OpError{Phase: PhaseRequest, Err: s.explain(ctx, err)}
 	}
 	s.guard.headers(true)
-	resp, err := http.ReadResponse(s.br, nil)
+	resp, err := http.ReadResponse(s.br, s.d.head)
 	readErr := s.guard.err
 	s.guard.headers(false)
 	if err != nil {
@@ -187,7 +183,7 @@ func (s *session) do(ctx context.Context) error {
 	}
 	var head [256]byte
 	n := 0
-	if resp.StatusCode != http.StatusOK {
+	if !ok(resp.StatusCode) {
 		n, _ = io.ReadFull(resp.Body, head[:])
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
@@ -195,13 +191,13 @@ func (s *session) do(ctx context.Context) error {
 	if err != nil {
 		return &driver.OpError{Phase: PhaseResponse, Err: s.explain(ctx, err)}
 	}
-	if resp.StatusCode != http.StatusOK {
+	if !ok(resp.StatusCode) {
 		for _, said := range tlsPortAnswers {
 			if resp.StatusCode == http.StatusBadRequest && bytes.Contains(head[:n], []byte(said)) {
 				return &driver.OpError{Phase: PhaseResponse, Err: fmt.Errorf("HTTP status %s (%q): %s is a TLS port: %s", resp.Status, said, s.d.cfg.Addr, useTLS)}
 			}
 		}
-		return &driver.OpError{Phase: PhaseResponse, Err: fmt.Errorf("HTTP status %s", resp.Status)}
+		return &driver.OpError{Phase: PhaseResponse, Err: &statusError{code: resp.StatusCode, status: resp.Status}}
 	}
 	return nil
 }

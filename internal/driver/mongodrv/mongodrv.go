@@ -202,7 +202,7 @@ func (d *mongoDriver) Open(ctx context.Context) (driver.Session, error) {
 		return nil, err
 	}
 	op, _ := c.links()
-	s := &session{d: d, c: c, coll: c.mongo.Database(Database).Collection(Collection)}
+	s := &session{d: d, c: c, coll: c.mongo.Database(d.workload.db).Collection(d.workload.coll)}
 	s.Net, s.Secure = op.net, op.secure
 	return s, nil
 }

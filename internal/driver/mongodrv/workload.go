@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 // Workload names.
@@ -23,12 +24,22 @@ const (
 type workload struct {
 	name    string
 	records int
+	// db and coll are where the workload reads: ycsb.usertable, or the
+	// user's --collection.
+	db, coll string
+	user     filter
 }
 
 func newWorkload(w driver.Workload) (workload, error) {
 	switch w.Name {
 	case "":
 		w.Name = WorkloadFindOneID
+	case plan.WorkloadFilter:
+		f, err := newFilter(w.User)
+		if err != nil {
+			return workload{}, err
+		}
+		return workload{name: w.Name, db: w.User.Database, coll: w.User.Collection, user: f}, nil
 	case WorkloadFindOneID, WorkloadFindOne, WorkloadStream:
 	default:
 		return workload{}, fmt.Errorf("mongodb has no workload %q: use %s, %s or %s", w.Name, WorkloadFindOneID, WorkloadFindOne, WorkloadStream)
@@ -36,7 +47,7 @@ func newWorkload(w driver.Workload) (workload, error) {
 	if w.Rows < 1 {
 		return workload{}, fmt.Errorf("mongodb workload %s: %d records: use 1 or more", w.Name, w.Rows)
 	}
-	return workload{name: w.Name, records: w.Rows}, nil
+	return workload{name: w.Name, records: w.Rows, db: Database, coll: Collection}, nil
 }
 
 // errNotPrepared says what to do about missing data.
@@ -48,6 +59,8 @@ func (w workload) errNotPrepared(what string) error {
 // documents read as raw BSON, not decoded.
 func (w workload) run(ctx context.Context, coll *mongo.Collection) error {
 	switch w.name {
+	case plan.WorkloadFilter:
+		return w.user.run(ctx, coll)
 	case WorkloadFindOneID:
 		key := Key(rand.IntN(w.records))
 		if _, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Raw(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 func init() {
@@ -65,6 +66,7 @@ type redisDriver struct {
 	stream   bool
 	rows     int
 	maxBulk  int64 // the largest value a reply may announce (see respGuard)
+	commands commands
 }
 
 // New returns a driver for cfg: user, password (or passfile=PATH) and
@@ -76,6 +78,12 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	case "", WorkloadGet:
 	case WorkloadStream:
 		d.stream = true
+	case plan.WorkloadCommand:
+		if len(cfg.Workload.User.Commands) == 0 {
+			return nil, fmt.Errorf("redis workload %s: no command", cfg.Workload.Name)
+		}
+		d.commands = newCommands(cfg.Workload.User)
+		d.rows = max(d.rows, 1) // no prepared data
 	default:
 		return nil, fmt.Errorf("redis has no workload %q: use %s or %s", cfg.Workload.Name, WorkloadGet, WorkloadStream)
 	}
@@ -85,6 +93,9 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	d.maxBulk = minBulk
 	if d.stream {
 		d.maxBulk = max(minBulk, int64(StreamSize(d.rows)))
+	}
+	if len(d.commands.args) > 0 {
+		d.maxBulk = maxStream // the user's values: as large as the stream's
 	}
 	if u := cfg.URL; u != nil {
 		if u.User != nil {
@@ -109,8 +120,9 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	return d, nil
 }
 
-// Statements is one: every operation is one GET.
-func (d *redisDriver) Statements() int { return 1 }
+// Statements is the commands of an operation: one GET, or the user's
+// commands.
+func (d *redisDriver) Statements() int { return max(1, len(d.commands.args)) }
 
 type session struct {
 	driver.Link
@@ -231,11 +243,15 @@ func (s *session) abort() {
 	s.Net.Close()
 }
 
-// Do runs one GET: of a random key:<n>, or of the whole stream value.
+// Do runs one operation: a GET of a random key:<n> or of the whole stream
+// value, or the user's commands.
 func (s *session) Do(ctx context.Context) error {
 	if !s.used {
 		s.used = true
 		s.Net.Mark(PhaseQuery)
+	}
+	if len(s.d.commands.args) > 0 {
+		return s.runCommands(ctx)
 	}
 	key := streamKey
 	if !s.d.stream {
