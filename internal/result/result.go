@@ -115,6 +115,9 @@ type Check struct {
 	// Server is what the server said about the same connection (engines
 	// that can tell: pg_stat_ssl, SHOW SESSION STATUS, ...).
 	Server *ServerView `json:"server,omitempty"`
+	// Remote is the server address the check's connection reached (a
+	// name resolved: [::1]:5432 or 127.0.0.1:5432), "" where unknown.
+	Remote string `json:"remote,omitempty"`
 }
 
 // ServerView is the server's own account of a connection's encryption.
