@@ -209,6 +209,8 @@ func (x *primitives) kexTable() Table {
 	t := x.opsTable("TLS 1.3 key exchange by group, each side of one handshake: operations/s on 1 core", 1, "group",
 		[]opsColumn{{result.KindKexClient, "client"}, {result.KindKexServer, "server"}})
 	t.Header = append(t.Header, "client µs", "server µs", "client share B", "server share B")
+	// The rows are opsTable's, in its order: a primitive with a kex-client
+	// figure, each library that measured it.
 	row := 0
 	for _, name := range x.names {
 		if !x.has(result.KindKexClient, name) {
