@@ -313,6 +313,9 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 		n := tlsx.Describe(state)
 		c.Client = &n
 	}
+	if nc := s.Conn(); nc != nil {
+		c.Remote = nc.RemoteAddr().String()
+	}
 	var view *driver.ServerView
 	if sc, ok := s.(driver.ServerChecker); ok {
 		sv, err := sc.ServerTLS(ctx)
@@ -329,8 +332,12 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 	var oe *driver.OpError
 	if errors.As(err, &oe) && oe.Phase == netx.PhaseTCP && !tlsx.FileLimit(err) {
 		hint := ""
-		if errors.Is(err, syscall.ECONNREFUSED) {
+		var family *netx.SourceFamilyError
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
 			hint = " (is the server running and listening there?)"
+		case errors.As(err, &family):
+			hint = ": give --source an address of the server's family, or --source auto"
 		}
 		// The innermost cause reads best: "connection refused", not
 		// "dial tcp 127.0.0.1:1: connect: connection refused".

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -116,7 +117,11 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	if r.Configs, err = Configs(spec, res.Variants, s.Locate, s.ClientTLS(), d); err != nil {
 		return err
 	}
-	res.Notes = append(res.Notes, d.PortNote())
+	portNote := d.PortNote()
+	if spec.Source == plan.SourceSpread && ipv6Target(res.Target) {
+		portNote = "ephemeral ports: the server's address is IPv6, whose loopback is one address (::1): --source spread has no source addresses to spread over there, and the kernel picks them"
+	}
+	res.Notes = append(res.Notes, portNote)
 	for _, rtt := range spec.RTT {
 		if n := d.WithRTT(rtt).RTTNote(); n != "" && !slices.Contains(res.Notes, n) {
 			res.Notes = append(res.Notes, n)
@@ -231,6 +236,17 @@ func prepare(ctx context.Context, spec plan.Spec, d driver.Driver, progress func
 		return &prepareError{err}
 	}
 	return nil
+}
+
+// ipv6Target reports whether a URL target names an IPv6 address ([::1]),
+// where the source addresses of --source spread (127.0.1.x) do not apply.
+func ipv6Target(t result.Target) bool {
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return false
+	}
+	a, err := netip.ParseAddr(u.Hostname())
+	return err == nil && a.Is6() && !a.Is4In6()
 }
 
 // sourceDialer is the base dialer of spec.Source: spread over

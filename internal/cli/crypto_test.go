@@ -15,11 +15,12 @@ import (
 // stay short) and checks the tables, the result file and its re-rendering.
 func TestCryptoCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "c.json")
-	code, stdout, stderr := runMain(t, "crypto", "ecdsa-p256", "x25519", "aes-128-gcm", "--sizes", "16,1024", "-d", "20ms", "--openssl", "off", "-o", out)
+	code, stdout, stderr := runMain(t, "crypto", "ecdsa-p256", "x25519", "x25519mlkem768", "aes-128-gcm", "--sizes", "16,1024", "-d", "20ms", "--openssl", "off", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"public key: operations/s", "ecdsa-p256", "key agreement", "x25519", "ciphers: MB/s on 1 core", "aes-128-gcm", "timing: Go 20ms per figure"} {
+	for _, want := range []string{"public key: operations/s", "ecdsa-p256", "key agreement", "x25519", "ciphers: MB/s on 1 core", "aes-128-gcm", "timing: Go 20ms per figure",
+		"TLS 1.3 key exchange by group", "x25519mlkem768", "1216"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -28,8 +29,8 @@ func TestCryptoCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Crypto) != 2+1+2 || len(r.Trials) != 0 || r.Spec.Duration.String() != "20ms" {
-		t.Errorf("%d primitives, %d trials, duration %v: want 5, 0, 20ms", len(r.Crypto), len(r.Trials), r.Spec.Duration)
+	if len(r.Crypto) != 2+3+2+2 || len(r.Trials) != 0 || r.Spec.Duration.String() != "20ms" {
+		t.Errorf("%d primitives, %d trials, duration %v: want 9, 0, 20ms", len(r.Crypto), len(r.Trials), r.Spec.Duration)
 	}
 	for _, p := range r.Crypto {
 		if p.Library != runtime.Version() || p.PerCore <= 0 {

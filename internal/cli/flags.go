@@ -55,7 +55,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 		tlsUsage += " (default: off,1.2,1.3 for builtin, auto for https://, off for http://)"
 	}
 	fs.StringSliceVar(&f.tls, "tls", nil, tlsUsage)
-	fs.StringSliceVar(&f.groups, "group", nil, "key-exchange groups to compare, one offered per variant: x25519, x25519mlkem768 (the post-quantum hybrid, TLS 1.3), p256, p384, p521 (default: the TLS library's offer)")
+	fs.StringSliceVar(&f.groups, "group", nil, "key-exchange groups to compare, one offered per variant: x25519, x25519mlkem768 (the post-quantum hybrid, TLS 1.3), p256, p384, p521, default (the TLS library's offer, which is what is offered without --group)")
 	fs.StringSliceVar(&f.ciphers, "cipher", nil, "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)")
 	fs.StringSliceVar(&f.resume, "resume", nil, "client session resumption: off, on, or off,on to compare")
 	keyUsage := "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", ")

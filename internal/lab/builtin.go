@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,8 @@ type BuiltinOptions struct {
 	Keys         []string // key types, one HTTPS listener each
 	ResponseSize int
 	MaxTLS       string // "" or "1.2"
+	// IPv6 listens on ::1 instead of 127.0.0.1.
+	IPv6 bool
 	// Exe is the tlsbench binary to run; "" means this one (os.Executable,
 	// which also works under `go run`).
 	Exe string
@@ -80,7 +83,7 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 	}()
 
 	args := []string{"serve", "--json", "--cert-dir", dir, "--key", strings.Join(o.Keys, ","),
-		"--size", strconv.Itoa(o.ResponseSize), "--http", "127.0.0.1:0", "--https", "127.0.0.1:0"}
+		"--size", strconv.Itoa(o.ResponseSize), "--http", net.JoinHostPort(loopback(o.IPv6), "0"), "--https", net.JoinHostPort(loopback(o.IPv6), "0")}
 	if o.MaxTLS != "" {
 		args = append(args, "--tls-max", o.MaxTLS)
 	}

@@ -75,6 +75,10 @@ type Options struct {
 	// pg_hba.conf and a user@'127.0.0.1' grant do (PostgreSQL, MariaDB),
 	// instead of all of 127.0.0.0/8.
 	LocalhostOnly bool
+	// IPv6 makes a server that listens on one address (FerretDB) listen
+	// on ::1 instead of 127.0.0.1, its URLs naming [::1]. PostgreSQL,
+	// MariaDB and Redis always listen on both.
+	IPv6 bool
 }
 
 // starters holds each engine's start function; engines add themselves.
@@ -168,4 +172,13 @@ func newPassword() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// loopback is the loopback address a server that listens on one address
+// listens on.
+func loopback(ipv6 bool) string {
+	if ipv6 {
+		return "::1"
+	}
+	return "127.0.0.1"
 }

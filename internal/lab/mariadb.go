@@ -217,7 +217,7 @@ func (m *MariaDB) serverArgs() []string {
 		"--datadir=" + filepath.Join(m.dir, "data"),
 		"--socket=" + m.socket(),
 		"--pid-file=" + filepath.Join(m.dir, "mariadbd.pid"),
-		"--bind-address=127.0.0.1",
+		"--bind-address=127.0.0.1,::1", // a URL may name [::1]
 		"--port=" + strconv.Itoa(m.port),
 		"--skip-name-resolve",
 		// 8 sbtest tables of 100,000 rows (the seed's) fit in memory.
@@ -288,14 +288,17 @@ func (m *MariaDB) setUp(ctx context.Context) error {
 	)
 	for _, u := range mariaDBUsers {
 		// Clients come from all of 127.0.0.0/8, where tlsbench may
-		// spread its source addresses, or from 127.0.0.1 only.
-		account := mariaDBQuote(u.user) + "@'127.%'"
+		// spread its source addresses, or from 127.0.0.1 only, and from ::1.
+		from := "127.%"
 		if m.opts.LocalhostOnly {
-			account = mariaDBQuote(u.user) + "@'127.0.0.1'"
+			from = "127.0.0.1"
 		}
-		stmts = append(stmts,
-			"CREATE USER "+account+" IDENTIFIED VIA "+u.via+" USING PASSWORD("+mariaDBQuote(m.password)+")",
-			"GRANT ALL ON "+mariaDBDatabase+".* TO "+account)
+		for _, host := range []string{from, "::1"} {
+			account := mariaDBQuote(u.user) + "@'" + host + "'"
+			stmts = append(stmts,
+				"CREATE USER "+account+" IDENTIFIED VIA "+u.via+" USING PASSWORD("+mariaDBQuote(m.password)+")",
+				"GRANT ALL ON "+mariaDBDatabase+".* TO "+account)
+		}
 	}
 	for _, s := range stmts {
 		if _, err := m.admin.ExecContext(ctx, s); err != nil {

@@ -172,7 +172,9 @@ func (m *mongoServer) start(ctx context.Context) error {
 	return nil
 }
 
-func (m *mongoServer) addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+func (m *mongoServer) addr(port int) string {
+	return net.JoinHostPort(loopback(m.opts.IPv6), strconv.Itoa(port))
+}
 
 func (m *mongoServer) Engine() string { return "mongodb" }
 

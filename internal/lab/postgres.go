@@ -253,8 +253,8 @@ func (s *Postgres) initdb(ctx context.Context) error {
 // pgHBA lets the superuser in over the local socket only, and each bench
 // user over TCP with its own method, with or without TLS ("host" matches
 // both hostssl and hostnossl), from all of 127.0.0.0/8, where tlsbench may
-// spread its source addresses, or from 127.0.0.1 only (localhostOnly), as
-// Debian's stock pg_hba.conf.
+// spread its source addresses, or from 127.0.0.1 only (localhostOnly), and
+// from ::1, as Debian's stock pg_hba.conf.
 func pgHBA(localhostOnly bool) string {
 	from := "127.0.0.0/8"
 	if localhostOnly {
@@ -264,6 +264,7 @@ func pgHBA(localhostOnly bool) string {
 	b.WriteString("# tlsbench lab\nlocal all " + pgSuperuser + " trust\n")
 	for _, u := range pgUsers {
 		fmt.Fprintf(&b, "host all %s %s %s\n", u.user, from, u.auth)
+		fmt.Fprintf(&b, "host all %s ::1/128 %s\n", u.user, u.auth)
 	}
 	return b.String()
 }
@@ -272,7 +273,7 @@ func pgHBA(localhostOnly bool) string {
 // set there, not on the command line, so that ALTER SYSTEM can change it.
 func (s *Postgres) appendConf() error {
 	conf := []string{
-		"listen_addresses = '127.0.0.1'",
+		"listen_addresses = '127.0.0.1,::1'", // a URL may name [::1]
 		fmt.Sprintf("port = %d", s.port),
 		fmt.Sprintf("unix_socket_directories = '%s'", s.dir),
 		"max_connections = 200",

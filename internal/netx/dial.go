@@ -78,6 +78,9 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 	}
 	nd := net.Dialer{}
 	if src, ok := d.source(addr); ok {
+		if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Unmap().Is4() != src.Unmap().Is4() {
+			return nil, &SourceFamilyError{Source: src, Addr: addr}
+		}
 		nd.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
 		if src.Is4() {
 			nd.Control = bindNoPort
@@ -102,6 +105,22 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		raw = newDelayConn(raw, d.RTT, connected)
 	}
 	return newConn(raw, start, connected), nil
+}
+
+// SourceFamilyError is a source address to bind that cannot reach the
+// target: one is IPv4, the other IPv6 (the kernel says only "no suitable
+// address found").
+type SourceFamilyError struct {
+	Source netip.Addr
+	Addr   string
+}
+
+func (e *SourceFamilyError) Error() string {
+	from, to := "IPv4", "IPv6"
+	if !e.Source.Unmap().Is4() {
+		from, to = to, from
+	}
+	return fmt.Sprintf("the source address %s is %s and %s is %s", e.Source, from, e.Addr, to)
 }
 
 // source picks the address to bind: Bind, or the next of Sources if the

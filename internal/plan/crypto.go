@@ -9,9 +9,14 @@ import (
 
 // The primitives of `tlsbench crypto`, beside the server keys (KeyTypes,
 // signed and verified), in the order tables show them: the key agreements
-// of a TLS handshake and the record ciphers.
+// of a TLS handshake, the post-quantum KEM and the hybrid TLS 1.3 offers
+// first, and the record ciphers.
 var (
 	KeyAgreements = []string{"x25519", "ecdh-p256"}
+	// KEMs are ML-KEM-768 alone (key generation, encapsulation,
+	// decapsulation) and X25519MLKEM768, the hybrid of it and X25519 that
+	// TLS 1.3 uses (GroupX25519MLKEM768).
+	KEMs          = []string{"mlkem768", GroupX25519MLKEM768}
 	RecordCiphers = []string{"aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "aes-256-cbc-hmac-sha1"}
 	// RecordSizes are the record sizes of `openssl speed`; 16384 is TLS's
 	// largest record.
@@ -20,7 +25,7 @@ var (
 
 // Primitives lists every primitive name, in table order.
 func Primitives() []string {
-	return slices.Concat(KeyTypes, KeyAgreements, RecordCiphers)
+	return slices.Concat(KeyTypes, KeyAgreements, KEMs, RecordCiphers)
 }
 
 // Bounds of a crypto run: by default each figure (one operation, one size,

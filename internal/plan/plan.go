@@ -51,7 +51,8 @@ type Spec struct {
 	TLS     []string `json:"tls"`
 	Ciphers []string `json:"ciphers,omitempty"`
 	// Groups lists the key-exchange groups to compare (see Groups): each
-	// TLS variant offers one; empty is the TLS library's default offer.
+	// TLS variant offers one, GroupDefault the TLS library's default offer
+	// (the variant's Group ""); empty is that offer alone.
 	Groups      []string `json:"groups,omitempty"`
 	Resume      []bool   `json:"resume"`
 	Keys        []string `json:"keys,omitempty"`
@@ -408,8 +409,11 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	for i, g := range s.Groups {
 		name, ok := GroupName(g)
+		if strings.EqualFold(g, GroupDefault) {
+			name, ok = GroupDefault, true
+		}
 		if !ok {
-			return s, errorf("⟨groups⟩: unknown key-exchange group %q: use %s (Go's curve names work too)", g, strings.Join(Groups, ", "))
+			return s, errorf("⟨groups⟩: unknown key-exchange group %q: use %s or %s (Go's curve names work too)", g, strings.Join(Groups, ", "), GroupDefault)
 		}
 		s.Groups[i] = name
 	}

@@ -93,10 +93,23 @@ func TestGroups(t *testing.T) {
 	if got := strings.Join(ids, "|"); got != want || !reflect.DeepEqual(s.Groups, []string{"x25519mlkem768", "p256"}) {
 		t.Errorf("variants %s, groups %v; want %s", got, s.Groups, want)
 	}
+	// default is the library's offer: the variant without a group.
+	s, err = New(Spec{Target: Builtin, TLS: []string{"1.3"}, Keys: []string{"ecdsa-p256"}, Groups: []string{"Default", "p256"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = nil
+	for _, v := range s.Variants() {
+		ids = append(ids, v.ID+"/"+v.Group)
+	}
+	if got, want := strings.Join(ids, "|"), "tls1.3 ecdsa-p256/|tls1.3 ecdsa-p256 p256/p256"; got != want || s.Groups[0] != GroupDefault {
+		t.Errorf("variants %s, groups %v; want %s", got, s.Groups, want)
+	}
 	for _, tt := range []struct {
 		raw  Spec
 		want string
 	}{
+		{Spec{TLS: []string{"1.3"}, Groups: []string{"default", "default"}}, "groups: default is given twice"},
 		{Spec{TLS: []string{"1.3"}, Groups: []string{"ffdhe2048"}}, `groups: unknown key-exchange group "ffdhe2048"`},
 		{Spec{TLS: []string{"1.3"}, Groups: []string{"p256", "P-256"}}, "groups: p256 is given twice"},
 		{Spec{TLS: []string{"off"}, Groups: []string{"x25519"}}, "groups applies to TLS variants"},

@@ -114,6 +114,9 @@ func (s Spec) direct() []Variant {
 					if g == GroupX25519MLKEM768 && mode == "1.2" {
 						continue // a TLS 1.3 group
 					}
+					if g == GroupDefault {
+						g = ""
+					}
 					for _, r := range s.Resume {
 						for _, a := range auths {
 							vs = append(vs, Variant{TLS: mode, Cipher: c, Group: g, Resume: r, Key: key, Auth: a})
@@ -206,7 +209,13 @@ const (
 	GroupP521           = "p521"
 )
 
-// Groups lists the groups --group takes.
+// GroupDefault in --group is the TLS library's own offer (Go's: the
+// hybrid and X25519 key shares, then the curves), to compare with one
+// group: against a server that lacks the hybrid and X25519, it costs a
+// HelloRetryRequest.
+const GroupDefault = "default"
+
+// Groups lists the groups --group takes, besides GroupDefault.
 var Groups = []string{GroupX25519, GroupX25519MLKEM768, GroupP256, GroupP384, GroupP521}
 
 // GroupName is a group's --group name, from it or from Go's curve name

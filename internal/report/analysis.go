@@ -176,7 +176,9 @@ func (ix *index) sibling(name string, change func(*plan.Variant)) string {
 
 // plainOf is the direct plain variant measured like a TLS or tunnelled one.
 func (ix *index) plainOf(name string) string {
-	return ix.sibling(name, func(p *plan.Variant) { p.TLS, p.Cipher, p.Resume, p.Key, p.Tunnel = "off", "", false, "", "" })
+	return ix.sibling(name, func(p *plan.Variant) {
+		p.TLS, p.Cipher, p.Group, p.Resume, p.Key, p.Tunnel = "off", "", "", false, "", ""
+	})
 }
 
 // direct reports whether a variant is plain and untunnelled: the baseline

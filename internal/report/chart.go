@@ -532,7 +532,7 @@ func (b *charter) crypto() {
 		return result.Primitive{}, false
 	}
 	for _, name := range names {
-		for _, kind := range []string{result.KindSign, result.KindVerify, result.KindKeyAgreement, result.KindCipher} {
+		for _, kind := range primitiveKinds {
 			label := name + " " + kind
 			if kind == result.KindCipher {
 				label = name

@@ -78,78 +78,86 @@ func (x *primitives) figure(lib, kind, name string, size int, all bool, scale fl
 	return num(v*scale, rate)
 }
 
+// primitiveKinds are the kinds of figures, in the order tables list them.
+var primitiveKinds = []string{result.KindSign, result.KindVerify, result.KindKeyAgreement,
+	result.KindKeyGen, result.KindEncapsulate, result.KindDecapsulate,
+	result.KindKexClient, result.KindKexServer, result.KindCipher}
+
+// opsColumn is a column pair of an operations table: the figures of one
+// kind, per second, on one core and (when the run had several) on all.
+type opsColumn struct{ kind, label string }
+
+// opsTable lists, per primitive that has a figure of the first column's
+// kind and per library that measured it, its operations per second.
+func (x *primitives) opsTable(title string, cores int, head string, cols []opsColumn) Table {
+	multi := cores > 1
+	if multi {
+		title += fmt.Sprintf(" and on all %s", plural(cores, "core"))
+	}
+	t := Table{Title: title, Left: 2, Header: []string{head, "library"}}
+	for _, c := range cols {
+		t.Header = append(t.Header, c.label+"/s")
+		if multi {
+			t.Header = append(t.Header, fmt.Sprintf("%s/s ×%d", c.label, cores))
+		}
+	}
+	for _, name := range x.names {
+		if !x.has(cols[0].kind, name) {
+			continue
+		}
+		first := true
+		for _, lib := range x.libs {
+			if _, ok := x.at[primKey{lib, cols[0].kind, name, 0}]; !ok {
+				continue
+			}
+			cells := []string{"", lib}
+			if first {
+				cells[0] = name
+			}
+			first = false
+			for _, c := range cols {
+				cells = append(cells, x.figure(lib, c.kind, name, 0, false, 1))
+				if multi {
+					cells = append(cells, x.figure(lib, c.kind, name, 0, true, 1))
+				}
+			}
+			t.add(cells...)
+		}
+	}
+	return t
+}
+
 // crypto writes a crypto result in the shape of openssl speed: public-key
-// operations per second, then ciphers' MB/s by record size, each on one
-// core and on all, one row per library.
+// operations per second, the key exchange of a TLS 1.3 handshake by group,
+// then ciphers' MB/s by record size, each on one core and on all, one row
+// per library.
 func (ix *index) crypto(b *body) {
 	x := newPrimitives(ix.r.Crypto)
 	cores := ix.r.Env.Cores
 	all := plural(cores, "core")
 	multi := cores > 1
-	// rows adds a row per library that measured the primitive, naming it
-	// on the first only.
-	rows := func(t *Table, name, kind string, cells func(lib string) []string) {
-		first := true
-		for _, lib := range x.libs {
-			if _, ok := x.at[primKey{lib, kind, name, 0}]; !ok {
-				continue
-			}
-			label := ""
-			if first {
-				label = name
-			}
-			first = false
-			t.add(append([]string{label, lib}, cells(lib)...)...)
-		}
-	}
 
-	pk := Table{Title: "public key: operations/s on 1 core and on all " + all, Left: 2,
-		Header: []string{"primitive", "library", "sign/s", "verify/s"}}
+	pk := x.opsTable("public key: operations/s on 1 core", cores, "primitive",
+		[]opsColumn{{result.KindSign, "sign"}, {result.KindVerify, "verify"}})
 	if multi {
-		pk.Title = fmt.Sprintf("public key: operations/s on 1 core and on all %s (×%d)", all, cores)
-		pk.Header = []string{"primitive", "library", "sign/s", fmt.Sprintf("sign/s ×%d", cores), "verify/s", fmt.Sprintf("verify/s ×%d", cores)}
-	}
-	for _, name := range x.names {
-		if !x.has(result.KindSign, name) {
-			continue
-		}
-		rows(&pk, name, result.KindSign, func(lib string) []string {
-			cells := []string{x.figure(lib, result.KindSign, name, 0, false, 1)}
-			if multi {
-				cells = append(cells, x.figure(lib, result.KindSign, name, 0, true, 1))
-			}
-			cells = append(cells, x.figure(lib, result.KindVerify, name, 0, false, 1))
-			if multi {
-				cells = append(cells, x.figure(lib, result.KindVerify, name, 0, true, 1))
-			}
-			return cells
-		})
+		pk.Title += fmt.Sprintf(" (×%d)", cores)
 	}
 	if len(pk.Rows) > 0 {
 		pk.Foot = []string{"a server signs once per full TLS handshake: cores × sign/s is the most new connections it can take"}
 		b.table(pk)
 	}
-
-	ka := Table{Title: "key agreement: shared secrets/s on 1 core", Left: 2,
-		Header: []string{"primitive", "library", "derive/s"}}
-	if multi {
-		ka.Title = fmt.Sprintf("key agreement: shared secrets/s on 1 core and on all %s", all)
-		ka.Header = append(ka.Header, fmt.Sprintf("derive/s ×%d", cores))
-	}
-	for _, name := range x.names {
-		if !x.has(result.KindKeyAgreement, name) {
-			continue
-		}
-		rows(&ka, name, result.KindKeyAgreement, func(lib string) []string {
-			cells := []string{x.figure(lib, result.KindKeyAgreement, name, 0, false, 1)}
-			if multi {
-				cells = append(cells, x.figure(lib, result.KindKeyAgreement, name, 0, true, 1))
-			}
-			return cells
-		})
-	}
+	ka := x.opsTable("key agreement: shared secrets/s on 1 core", cores, "primitive",
+		[]opsColumn{{result.KindKeyAgreement, "derive"}})
 	if len(ka.Rows) > 0 {
 		b.table(ka)
+	}
+	kem := x.opsTable("post-quantum KEM: operations/s on 1 core", cores, "primitive",
+		[]opsColumn{{result.KindKeyGen, "keygen"}, {result.KindEncapsulate, "encaps"}, {result.KindDecapsulate, "decaps"}})
+	if len(kem.Rows) > 0 {
+		b.table(kem)
+	}
+	if kx := x.kexTable(); len(kx.Rows) > 0 {
+		b.table(kx)
 	}
 
 	for _, allCores := range []bool{false, true} {
@@ -194,6 +202,46 @@ func (ix *index) crypto(b *body) {
 	x.warnScaling(b, cores)
 }
 
+// kexTable lists each side's part of one TLS 1.3 key exchange by group
+// (kex-client and kex-server figures): operations per second, the time of
+// one and the key share it sends, on one core (a handshake's time).
+func (x *primitives) kexTable() Table {
+	t := x.opsTable("TLS 1.3 key exchange by group, each side of one handshake: operations/s on 1 core", 1, "group",
+		[]opsColumn{{result.KindKexClient, "client"}, {result.KindKexServer, "server"}})
+	t.Header = append(t.Header, "client µs", "server µs", "client share B", "server share B")
+	// The rows are opsTable's, in its order: a primitive with a kex-client
+	// figure, each library that measured it.
+	row := 0
+	for _, name := range x.names {
+		if !x.has(result.KindKexClient, name) {
+			continue
+		}
+		for _, lib := range x.libs {
+			c, ok := x.at[primKey{lib, result.KindKexClient, name, 0}]
+			if !ok {
+				continue
+			}
+			s := x.at[primKey{lib, result.KindKexServer, name, 0}]
+			us := func(p result.Primitive) string {
+				if p.PerCore <= 0 {
+					return "-"
+				}
+				return num(1e6/p.PerCore, rate)
+			}
+			bytes := func(n int) string {
+				if n <= 0 {
+					return "-"
+				}
+				return fmt.Sprint(n)
+			}
+			t.Rows[row] = append(t.Rows[row], us(c), us(s), bytes(c.KeyShare), bytes(s.KeyShare))
+			row++
+		}
+	}
+	t.Foot = []string{"client: its key share made (ClientHello), the secret derived from the server's; server: the client's share read, its own made (ServerHello), the secret derived"}
+	return t
+}
+
 // warnScaling says which figures were lower on all cores than on one: the
 // cores were busy with other work, or are not independent (SMT siblings,
 // an overcommitted VM), and cores × the one-core figure overstates them.
@@ -205,7 +253,7 @@ func (x *primitives) warnScaling(b *body, cores int) {
 	n := 0
 	for _, lib := range x.libs {
 		for _, name := range x.names {
-			for _, kind := range []string{result.KindSign, result.KindVerify, result.KindKeyAgreement, result.KindCipher} {
+			for _, kind := range primitiveKinds {
 				sizes := []int{0}
 				if kind == result.KindCipher {
 					sizes = x.sizes

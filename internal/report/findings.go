@@ -26,6 +26,7 @@ const (
 	TopicRun        Topic = "run"         // caveats: what the run cannot tell
 	TopicConnect    Topic = "connect"     // what a new TLS connection costs
 	TopicHelloRetry Topic = "hello-retry" // HelloRetryRequests
+	TopicGroup      Topic = "group"       // key-exchange groups: the post-quantum hybrid
 	TopicAuth       Topic = "auth"        // authentication methods
 	TopicVersion    Topic = "version"     // TLS 1.3 against 1.2
 	TopicKey        Topic = "key"         // server keys
@@ -62,6 +63,7 @@ func (ix *index) findings() []Finding {
 	if len(ix.r.Trials) > 0 && ix.comparable() {
 		r.connect()
 		r.hello()
+		r.groups()
 		r.auth()
 		r.versions()
 		r.keys()
@@ -74,6 +76,7 @@ func (ix *index) findings() []Finding {
 	}
 	r.ceilings()
 	r.crypto()
+	r.hybridKex()
 	var out []Finding
 	for _, k := range []Kind{KindCaveat, KindFinding, KindRecommendation} {
 		for _, f := range r.out {

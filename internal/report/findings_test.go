@@ -316,6 +316,81 @@ func TestFindings(t *testing.T) {
 			recs: 3,
 		},
 		{
+			name: "measured groups: the post-quantum hybrid against x25519 on the built-in server",
+			r:    file("measured-groups.json"),
+			check: func(t *testing.T, fs []Finding) {
+				g := only[GroupChange](t, fs, KindFinding)
+				if g.Group != "x25519mlkem768" || g.Ref != "x25519" || g.HelloRef != 238 || g.HelloGroup != 1422 || g.RetryRef || g.RetryGroup {
+					t.Errorf("group change %+v", g)
+				}
+				pair(t, g.Contrast, "tls1.3 ecdsa-p256 x25519", "tls1.3 ecdsa-p256 x25519mlkem768", -19.52, true)
+				near(t, "hybrid: handshake ms more", g.Handshake.Mean, 0.3148, 0.0001)
+				near(t, "hybrid: handshake interval", g.Handshake.CI95, 0.1048, 0.0001)
+				near(t, "hybrid: round trips", g.Contrast.RoundTrips, 0, 0)
+				near(t, "hybrid: client CPU", g.Contrast.ClientCPU, 0.2664, 0.0001)
+				near(t, "hybrid: server CPU", g.Contrast.ServerCPU, 0.1371, 0.0001)
+				// Plain is found for variants with a group.
+				if len(factsOf[ConnectCost](fs, KindFinding)) != 2 {
+					t.Errorf("connect costs %+v", factsOf[ConnectCost](fs, KindFinding))
+				}
+				absent[HelloRetry](t, fs)
+			},
+			recs: 1,
+		},
+		{
+			name: "measured postgres groups: p256 saves the HelloRetryRequest of the default offer",
+			r:    file("measured-postgres-groups.json"),
+			check: func(t *testing.T, fs []Finding) {
+				g := only[GroupChange](t, fs, KindFinding)
+				if g.Group != "p256" || g.Ref != "" || g.HelloRef != 1455 || g.HelloGroup != 256 || !g.RetryRef || g.RetryGroup {
+					t.Errorf("group change %+v", g)
+				}
+				pair(t, g.Contrast, "tls1.3 ecdsa-p256", "tls1.3 ecdsa-p256 p256", 4.76, false)
+				near(t, "p256: round trips", roundRT(g.Contrast.RoundTrips), -1, 0)
+				near(t, "p256: handshake ms", g.Handshake.Mean, -0.9081, 0.0001)
+				near(t, "p256: handshake interval", g.Handshake.CI95, 0.7424, 0.0001)
+				h := only[HelloRetry](t, fs, KindFinding)
+				if len(h.Variants) != 1 || h.Variants[0] != "tls1.3 ecdsa-p256" {
+					t.Errorf("hello retry %+v", h)
+				}
+			},
+			recs: 2,
+		},
+		{
+			name: "modelled groups: the hybrid is never the reference; no ClientHello size, one trial",
+			r: func(*testing.T) *result.Result {
+				f := connectFigures["tls1.3 ecdsa-p256"]
+				slow := f
+				slow.rate *= 0.8
+				spec := plan.Spec{Target: plan.Builtin, TLS: []string{"off", "1.3"}, Keys: []string{"ecdsa-p256"},
+					Groups: []string{"x25519mlkem768", "x25519"}, Trials: 1}
+				return connectOf(spec, map[string]figure{
+					"plain": plain, "tls1.3 ecdsa-p256 x25519mlkem768": slow, "tls1.3 ecdsa-p256 x25519": f})
+			},
+			check: func(t *testing.T, fs []Finding) {
+				g := only[GroupChange](t, fs, KindFinding)
+				if g.Group != "x25519mlkem768" || g.Ref != "x25519" || g.HelloRef != 0 || g.Handshake.N != 1 {
+					t.Errorf("group change %+v", g)
+				}
+				pair(t, g.Contrast, "tls1.3 ecdsa-p256 x25519", "tls1.3 ecdsa-p256 x25519mlkem768", -20.16, false)
+			},
+			recs: 0,
+		},
+		{
+			name: "measured crypto: the hybrid's key exchange against x25519's",
+			r:    file("measured-crypto-pq.json"),
+			check: func(t *testing.T, fs []Finding) {
+				h := only[HybridKex](t, fs, KindFinding)
+				if h.Library != "go1.26.8" || h.ClientShare != [2]int{1216, 32} || h.ServerShare != [2]int{1120, 32} {
+					t.Errorf("hybrid key exchange %+v", h)
+				}
+				near(t, "hybrid client µs", h.ClientUS[0], 224.455, 0.001)
+				near(t, "x25519 client µs", h.ClientUS[1], 99.655, 0.001)
+				near(t, "hybrid server µs", h.ServerUS[0], 172.799, 0.001)
+			},
+			recs: 0,
+		},
+		{
 			name: "ceilings",
 			r:    file("measured-ceilings.json"),
 			check: func(t *testing.T, fs []Finding) {

@@ -164,11 +164,20 @@ func (ix *index) negotiated(b *body) {
 			server[c.Variant] = strings.TrimSpace(sv.Version + " " + sv.Cipher)
 		}
 	}
+	// The ClientHello's size, where recorded: a post-quantum key share
+	// makes it about six times larger.
+	hello := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Negotiated != nil && t.Negotiated.ClientHelloBytes > 0 })
+	if hello {
+		t.Header = slices.Insert(t.Header, 5, "hello B")
+	}
 	if len(server) > 0 {
 		t.Title = "negotiated, as the client saw it and as the server reports it"
 		t.Header = append(t.Header, "server says")
 	}
 	add := func(name string, cells ...string) {
+		if !hello {
+			cells = slices.Delete(cells, 4, 5)
+		}
 		row := append([]string{name}, cells...)
 		if len(server) > 0 {
 			s := server[name]
@@ -192,7 +201,7 @@ func (ix *index) negotiated(b *body) {
 		}
 		info, known := ix.info[name]
 		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
-			add(name, "-", "-", "-", "-", "-")
+			add(name, "-", "-", "-", "-", "-", "-")
 			continue
 		}
 		tls = true
@@ -223,6 +232,12 @@ func (ix *index) negotiated(b *body) {
 				return n.Group
 			}),
 			field(func(n *result.Negotiated) string { return n.PeerKey }),
+			field(func(n *result.Negotiated) string {
+				if n.ClientHelloBytes <= 0 {
+					return ""
+				}
+				return fmt.Sprint(n.ClientHelloBytes)
+			}),
 			percent(resumed, conns))
 	}
 	if tls {

@@ -42,6 +42,10 @@ func (ix *index) phrase(k Kind, f Fact) string {
 			capFirst(phaseWords(f.Phase)), msWords(f.MS), f.Plain, msWords(f.Total), f.TLS.To, msWords(f.TLS.MS))
 	case HelloRetry:
 		return helloWords(k, f)
+	case GroupChange:
+		return ix.groupWords(f)
+	case HybridKex:
+		return hybridKexWords(f)
 	case VersionChange:
 		return ix.versionWords(f)
 	case PreferTLS13:
@@ -150,7 +154,7 @@ func (ix *index) noDifferenceWords(f NoDifference) string {
 		names = append(names, y.To)
 	}
 	noun, _ := ix.noun(plan.Connect)
-	return fmt.Sprintf("%snew connections with %s: no measurable difference in %s from plain (no 95%% interval excludes 0).", capFirst(ix.concWords(plan.Connect, x.Concurrency)), listWords(names), noun)
+	return capFirst(fmt.Sprintf("%snew connections with %s: no measurable difference in %s from plain (no 95%% interval excludes 0).", ix.concWords(plan.Connect, x.Concurrency), listWords(names), noun))
 }
 
 // costWords says what a new connection costs with x.To: "costs 2.45 ms
@@ -557,6 +561,9 @@ func contextWords(info plan.Variant, omit string) string {
 	}
 	if omit != "tls" && info.Cipher != "" {
 		with(strings.TrimPrefix(info.Cipher, "TLS_"))
+	}
+	if omit != "group" && info.Group != "" {
+		with(info.Group)
 	}
 	if omit != "resume" && info.Resume {
 		with("resumption")

@@ -78,9 +78,12 @@ func (c Ceiling) ConnPerSec() float64 { return c.SignPerSec * float64(c.Cores) }
 // second at one record size for ciphers.
 type Primitive struct {
 	Library string `json:"library"`        // "go1.26.8", "OpenSSL 3.0.15"
-	Kind    string `json:"kind"`           // sign, verify, key-agreement, cipher
-	Name    string `json:"name"`           // rsa2048, ecdsa-p256, x25519, ecdh-p256, aes-128-gcm, ...
+	Kind    string `json:"kind"`           // sign, verify, key-agreement, keygen, ..., cipher
+	Name    string `json:"name"`           // rsa2048, ecdsa-p256, x25519, mlkem768, aes-128-gcm, ...
 	Size    int    `json:"size,omitempty"` // cipher record size in bytes
+	// KeyShare is the size of the key share the side of a kex-client or
+	// kex-server figure sends in its hello, bytes.
+	KeyShare int `json:"key_share,omitempty"`
 	// PerCore is on one core; AllCores with every core busy (zero when
 	// not measured). Operations per CPU-second (AllCores: times the cores),
 	// or bytes of plaintext for ciphers (one record of Size bytes per
@@ -89,11 +92,19 @@ type Primitive struct {
 	AllCores float64 `json:"all_cores,omitempty"`
 }
 
-// The kinds of Primitive. Key agreement is one shared-secret derivation.
+// The kinds of Primitive. Key agreement is one shared-secret derivation;
+// keygen, encapsulate and decapsulate are a KEM's (ML-KEM) operations;
+// kex-client and kex-server are each side's part of one TLS 1.3 key
+// exchange with a group (its key share made, the peer's share used).
 const (
 	KindSign         = "sign"
 	KindVerify       = "verify"
 	KindKeyAgreement = "key-agreement"
+	KindKeyGen       = "keygen"
+	KindEncapsulate  = "encapsulate"
+	KindDecapsulate  = "decapsulate"
+	KindKexClient    = "kex-client"
+	KindKexServer    = "kex-server"
 	KindCipher       = "cipher"
 )
 
@@ -104,6 +115,9 @@ type Check struct {
 	// Server is what the server said about the same connection (engines
 	// that can tell: pg_stat_ssl, SHOW SESSION STATUS, ...).
 	Server *ServerView `json:"server,omitempty"`
+	// Remote is the server address the check's connection reached (a
+	// name resolved: [::1]:5432 or 127.0.0.1:5432), "" where unknown.
+	Remote string `json:"remote,omitempty"`
 }
 
 // ServerView is the server's own account of a connection's encryption.

@@ -81,6 +81,7 @@ func (r *Result) validate() error {
 	}
 	for i, p := range r.Crypto {
 		c.count(fmt.Sprintf("crypto[%d].size", i), int64(p.Size))
+		c.count(fmt.Sprintf("crypto[%d].key_share", i), int64(p.KeyShare))
 		c.float(fmt.Sprintf("crypto[%d].per_core", i), p.PerCore)
 		c.float(fmt.Sprintf("crypto[%d].all_cores", i), p.AllCores)
 	}

@@ -37,7 +37,7 @@ func GoLibrary() string { return runtime.Version() }
 
 // GoCryptoNotes say how the Go figures were taken.
 var GoCryptoNotes = []string{
-	"Go: figures per CPU-second of tlsbench's process (user+system), times the cores in use, so that other load on the machine does not lower them; RSA signs PKCS#1 v1.5 over a SHA-256 digest, as openssl speed does (TLS 1.3 signs PSS: the same private-key operation); key agreement is one shared-secret derivation; ciphers encrypt and authenticate one record per operation with a 13-byte header, aes-256-cbc-hmac-sha1 as TLS 1.2 does it (HMAC-SHA1, padding, a random explicit IV, CBC)",
+	"Go: figures per CPU-second of tlsbench's process (user+system), times the cores in use, so that other load on the machine does not lower them; RSA signs PKCS#1 v1.5 over a SHA-256 digest, as openssl speed does (TLS 1.3 signs PSS: the same private-key operation); key agreement is one shared-secret derivation; kex-client and kex-server are each side's part of one TLS 1.3 key exchange (client: its key share made, the secret derived from the server's share; server: the client's share read, its own made, the secret derived), the hybrid's client decapsulating one ciphertext with each new key (ML-KEM's implicit rejection costs the same); ciphers encrypt and authenticate one record per operation with a 13-byte header, aes-256-cbc-hmac-sha1 as TLS 1.2 does it (HMAC-SHA1, padding, a random explicit IV, CBC)",
 }
 
 // Progress is told when the figures of a library start ("go", "openssl
@@ -70,6 +70,7 @@ func Run(ctx context.Context, o plan.Crypto, ossl *OpenSSL, progress Progress) (
 type figure struct {
 	kind, name string
 	size       int
+	share      int // the key share of a kex figure's side, bytes
 	worker     func() (func() error, error)
 }
 
@@ -89,7 +90,7 @@ func MeasureGo(ctx context.Context, o plan.Crypto, done func(done, total int)) (
 	var out []result.Primitive
 	for i, f := range figs {
 		var err error
-		p := result.Primitive{Library: GoLibrary(), Kind: f.kind, Name: f.name, Size: f.size}
+		p := result.Primitive{Library: GoLibrary(), Kind: f.kind, Name: f.name, Size: f.size, KeyShare: f.share}
 		if p.PerCore, err = rate(ctx, 1, o.Duration, o.Count, f.worker); err != nil {
 			return out, fmt.Errorf("go %s %s: %w", f.name, f.kind, err)
 		}
@@ -130,7 +131,7 @@ func goFigures(name string, sizes []int) ([]figure, error) {
 		if name == "ecdh-p256" {
 			curve = ecdh.P256()
 		}
-		return []figure{{kind: result.KindKeyAgreement, name: name, worker: func() (func() error, error) {
+		derive := figure{kind: result.KindKeyAgreement, name: name, worker: func() (func() error, error) {
 			priv, err := curve.GenerateKey(rand.Reader)
 			if err != nil {
 				return nil, err
@@ -140,7 +141,18 @@ func goFigures(name string, sizes []int) ([]figure, error) {
 				return nil, err
 			}
 			return func() error { _, err := priv.ECDH(peer.PublicKey()); return err }, nil
-		}}}, nil
+		}}
+		k, _ := kexOf(name)
+		sides, err := kexFigures(name, k)
+		return append([]figure{derive}, sides...), err
+	case name == "mlkem768":
+		return mlkemFigures(), nil
+	case slices.Contains(plan.KEMs, name):
+		k, ok := kexOf(name)
+		if !ok {
+			return nil, fmt.Errorf("no key exchange %q", name)
+		}
+		return kexFigures(name, k)
 	case slices.Contains(plan.RecordCiphers, name):
 		var figs []figure
 		for _, size := range sizes {

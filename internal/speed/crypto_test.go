@@ -56,8 +56,10 @@ func TestCryptoGo(t *testing.T) {
 		want = append(want, key(go_, result.KindSign, k, 0), key(go_, result.KindVerify, k, 0))
 	}
 	for _, k := range plan.KeyAgreements {
-		want = append(want, key(go_, result.KindKeyAgreement, k, 0))
+		want = append(want, key(go_, result.KindKeyAgreement, k, 0), key(go_, result.KindKexClient, k, 0), key(go_, result.KindKexServer, k, 0))
 	}
+	want = append(want, key(go_, result.KindKeyGen, "mlkem768", 0), key(go_, result.KindEncapsulate, "mlkem768", 0), key(go_, result.KindDecapsulate, "mlkem768", 0),
+		key(go_, result.KindKexClient, "x25519mlkem768", 0), key(go_, result.KindKexServer, "x25519mlkem768", 0))
 	for _, c := range plan.RecordCiphers {
 		for _, size := range plan.RecordSizes {
 			want = append(want, key(go_, result.KindCipher, c, size))
@@ -81,6 +83,25 @@ func TestCryptoGo(t *testing.T) {
 	}
 	if v := f[key(go_, result.KindVerify, "rsa2048", 0)].PerCore; v <= sign("rsa2048") {
 		t.Errorf("rsa2048 verify %.0f/s <= sign %.0f/s: want verify faster", v, sign("rsa2048"))
+	}
+	// The key shares each side sends: 32-byte X25519 keys, uncompressed
+	// P-256 points, and the hybrid's ML-KEM-768 encapsulation key (1184)
+	// or ciphertext (1088) followed by an X25519 key.
+	for _, tt := range []struct {
+		name           string
+		client, server int
+	}{{"x25519", 32, 32}, {"ecdh-p256", 65, 65}, {"x25519mlkem768", 1216, 1120}} {
+		c, s := f[key(go_, result.KindKexClient, tt.name, 0)], f[key(go_, result.KindKexServer, tt.name, 0)]
+		if c.KeyShare != tt.client || s.KeyShare != tt.server {
+			t.Errorf("%s key shares: client %d, server %d bytes; want %d, %d", tt.name, c.KeyShare, s.KeyShare, tt.client, tt.server)
+		}
+	}
+	// The hybrid does all X25519 does and ML-KEM besides, on either side.
+	for _, kind := range []string{result.KindKexClient, result.KindKexServer} {
+		x, h := f[key(go_, kind, "x25519", 0)].PerCore, f[key(go_, kind, "x25519mlkem768", 0)].PerCore
+		if h >= x {
+			t.Errorf("%s: x25519mlkem768 %.0f/s >= x25519 %.0f/s: want the hybrid slower", kind, h, x)
+		}
 	}
 	for _, c := range plan.RecordCiphers {
 		small, large := f[key(go_, result.KindCipher, c, 16)].PerCore, f[key(go_, result.KindCipher, c, 16384)].PerCore
@@ -149,7 +170,7 @@ esac
 		if !slices.Equal(stages, tt.stages) || done == 0 {
 			t.Errorf("stages %q (last done %d), want %q", stages, done, tt.stages)
 		}
-		if len(ps) != 1 || ps[0].Library != speed.GoLibrary() || len(notes) < len(speed.GoCryptoNotes) || !slices.Equal(notes[:len(speed.GoCryptoNotes)], speed.GoCryptoNotes) {
+		if len(ps) != 3 || ps[0].Library != speed.GoLibrary() || len(notes) < len(speed.GoCryptoNotes) || !slices.Equal(notes[:len(speed.GoCryptoNotes)], speed.GoCryptoNotes) {
 			t.Errorf("figures %+v, notes %q: want Go's x25519 and Go's notes first", ps, notes)
 		}
 	}
@@ -200,6 +221,13 @@ func TestCryptoOpenSSL(t *testing.T) {
 	}
 	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "-seconds 1") }) {
 		t.Errorf("notes %q do not say how openssl measured", notes)
+	}
+	// OpenSSL 3.0 has no ML-KEM: no figures, a note that says so.
+	ps, notes, err = o.Measure(ctx, options(t, plan.Crypto{Duration: time.Nanosecond, Only: []string{"mlkem768", "x25519mlkem768"}}), nil)
+	if err != nil || len(ps) != 0 || !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, o.Library+" has no ML-KEM") && strings.Contains(n, "Go's figures only")
+	}) {
+		t.Errorf("openssl with ML-KEM only: figures %+v, notes %q, error %v; want none and a note that %s has no ML-KEM", ps, notes, err, o.Library)
 	}
 	sign, err := o.SignRate(ctx, "rsa1024", time.Millisecond)
 	if err != nil || sign <= 0 {

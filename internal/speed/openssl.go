@@ -157,10 +157,31 @@ func (s *OpenSSL) Measure(ctx context.Context, o plan.Crypto, done func(done, to
 	if _, gone := missing["aes-256-cbc-hmac-sha1"]; slices.Contains(ciphers, "aes-256-cbc-hmac-sha1") && !gone {
 		notes = append(notes, s.Library+": aes-256-cbc-hmac-sha1 is its stitched AES-NI cipher over a stream (CBC and SHA-1 in one pass, no per-record MAC or padding): openssl speed has no TLS-record mode for it, so small records look cheaper than in TLS")
 	}
+	if slices.ContainsFunc(o.Only, func(n string) bool { return slices.Contains(plan.KEMs, n) }) {
+		note, err := s.kemNote(ctx)
+		if err != nil {
+			return collect(), notes, err
+		}
+		notes = append(notes, note)
+	}
 	if o.Cores > 1 && len(ciphers) > len(missing) {
 		notes = append(notes, fmt.Sprintf("%s: all-cores cipher figures at %d bytes only (openssl speed spends a second or more on every figure)", s.Library, o.Sizes[len(o.Sizes)-1]))
 	}
 	return collect(), notes, nil
+}
+
+// kemNote says why OpenSSL has no ML-KEM figures: OpenSSL 3.0 (Debian 12)
+// has no ML-KEM at all (3.5 added ML-KEM-768 and X25519MLKEM768); asked
+// whether it lists ML-KEM-768 among its KEMs, a newer one is told apart.
+func (s *OpenSSL) kemNote(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, s.Path, "list", "-kem-algorithms").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s list -kem-algorithms: %w", s.Path, err)
+	}
+	if strings.Contains(strings.ToUpper(string(out)), "ML-KEM-768") {
+		return s.Library + " offers ML-KEM-768, but tlsbench does not read openssl speed's KEM figures: mlkem768 and x25519mlkem768 are Go's only", nil
+	}
+	return s.Library + " has no ML-KEM (openssl list -kem-algorithms names none; OpenSSL 3.5 added ML-KEM-768 and X25519MLKEM768): mlkem768 and x25519mlkem768 are Go's figures only, and a server linked with this OpenSSL cannot negotiate the hybrid", nil
 }
 
 // speedRun is one openssl speed command: its arguments, whether it runs on
