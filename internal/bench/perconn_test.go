@@ -264,8 +264,9 @@ func startBuiltinCounted(t *testing.T) (lab.Server, serverCount) {
 	}
 }
 
-// timeWaits counts the TCP sockets in TIME_WAIT whose local port (the
-// server closed first) or remote port (the client did) is one of ports.
+// timeWaits counts the TCP sockets in TIME_WAIT whose local address (the
+// server closed first) or remote address (the client did) is 127.0.0.1 at
+// one of ports.
 func timeWaits(t *testing.T, ports []int) (server, client int64) {
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
@@ -279,16 +280,22 @@ func timeWaits(t *testing.T, ports []int) (server, client int64) {
 		if len(fields) < 4 || fields[3] != "06" { // TCP_TIME_WAIT
 			continue
 		}
-		port := func(addr string) int {
-			_, hex, _ := strings.Cut(addr, ":")
+		// The server's own address, 127.0.0.1 (0100007F in the file's
+		// byte order): a client socket of another process, bound to
+		// 127.0.1.x, may have the same port number.
+		server1 := func(addr string) int {
+			ip, hex, _ := strings.Cut(addr, ":")
 			p, _ := strconv.ParseInt(hex, 16, 32)
+			if ip != "0100007F" {
+				return -1
+			}
 			return int(p)
 		}
 		for _, p := range ports {
-			if port(fields[1]) == p {
+			if server1(fields[1]) == p {
 				server++
 			}
-			if port(fields[2]) == p {
+			if server1(fields[2]) == p {
 				client++
 			}
 		}
