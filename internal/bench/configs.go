@@ -58,6 +58,7 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 			URL:     ep.URL,
 			Workload: driver.Workload{
 				Name: spec.Workload, QueryMode: spec.QueryMode, Tables: spec.Tables, Rows: spec.Rows,
+				Scripts: spec.ScriptMix(),
 			},
 		}
 		if !v.Plain() {
