@@ -58,7 +58,8 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 			URL:     ep.URL,
 			Workload: driver.Workload{
 				Name: spec.Workload, QueryMode: spec.QueryMode, Tables: spec.Tables, Rows: spec.Rows,
-				User: spec.UserWorkload(),
+				User:    spec.UserWorkload(),
+				Scripts: spec.ScriptMix(),
 			},
 		}
 		if !v.Plain() {

@@ -97,6 +97,7 @@ func flagName(field string) string {
 		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
 		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
 		"per_conn": "per-conn",
+		"scripts":  "script",
 	}[field]
 	if !ok {
 		flag = field

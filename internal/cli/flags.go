@@ -31,7 +31,8 @@ type runFlags struct {
 	preset                     string
 	maxErrorRate               string
 	source                     string
-	matrix                     bool // the root command: plan.PresetDefault
+	scripts                    []string // --script FILE[@WEIGHT], repeatable
+	matrix                     bool     // the root command: plan.PresetDefault
 	// perConn: connect --per-conn (plan/perconn.go).
 	perConn []int
 
@@ -84,6 +85,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000); mongodb: documents in ycsb.usertable")
 	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
 	fs.StringVar(&f.maxErrorRate, "max-error-rate", "", "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
+	fs.StringArrayVar(&f.scripts, "script", nil, "databases: a pgbench custom script, FILE[@WEIGHT], repeatable (as pgbench -f): each operation is one pass through a script picked by weight (\\set, \\sleep, :var, statements ending at ';'); --query-mode as pgbench -M")
 	fs.StringVar(&f.source, "source", "", "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address")
 	fs.IntSliceVar(&f.perConn, "per-conn", nil, "connect: operations each new connection runs before it closes, a list sweeps, e.g. 1,3,10,100 (HTTP keeps it alive until the last request); the report gives the break-even against plain")
 	fs.StringArrayVar(&f.commands, "command", nil, "redis: your command instead of --workload, as redis-benchmark takes it (redis-cli quoting; __rand_int__ is a random 12-digit number below --keyspace); repeat it for several commands per operation, sent as one pipeline")
@@ -176,6 +178,13 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 			return s, usageError{fmt.Errorf("--max-error-rate: %w", err)}
 		}
 		s.MaxErrorRate = &rate
+	}
+	for _, arg := range f.scripts {
+		sc, err := plan.ParseScriptArg(arg)
+		if err != nil {
+			return s, usageError{fmt.Errorf("--script: %w", err)}
+		}
+		s.Scripts = append(s.Scripts, sc)
 	}
 	if s.Preset == "" && f.matrix {
 		s.Preset = plan.PresetDefault

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/script"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
@@ -59,6 +60,11 @@ type Workload struct {
 	// WorkloadFilter or WorkloadRequest), secrets included: never print
 	// it.
 	User plan.UserWorkload
+
+	// Scripts, when set, replace Name (PostgreSQL, MySQL): each operation
+	// is one pass through a pgbench script the mix picks by weight, sent
+	// in QueryMode; Statements is the mix's statements per pass.
+	Scripts *script.Mix
 }
 
 // ServerView is what the server itself says about a session's encryption.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/script"
 )
 
 // Experiment names what is measured on each connection.
@@ -80,6 +82,11 @@ type Spec struct {
 	QueryMode string `json:"query_mode,omitempty"`
 	Tables    int    `json:"tables,omitempty"`
 	Rows      int    `json:"rows,omitempty"`
+	// Scripts are pgbench custom scripts run instead of a named workload
+	// (PostgreSQL, MySQL): each operation is one pass through one of them,
+	// picked by weight (see Script). mix is them parsed, by New.
+	Scripts []Script `json:"scripts,omitempty"`
+	mix     *script.Mix
 	// Preset names a seed study replayed as it was done (mongodb-seed);
 	// it sets the experiments.
 	Preset string `json:"preset,omitempty"`

@@ -315,6 +315,9 @@ var Workloads = map[string][]string{
 
 // workload fills and checks the workload fields against the target.
 func (s *Spec) workload(t Target) error {
+	if len(s.Scripts) > 0 {
+		return s.scriptWorkload(t)
+	}
 	names := Workloads[t.Engine()]
 	if slices.Contains(s.Experiments, Stream) {
 		if s.Workload != "" && s.Workload != "stream" {
@@ -343,6 +346,12 @@ func (s *Spec) workload(t Target) error {
 	if t.Engine() == "mongodb" {
 		return s.mongoWorkload()
 	}
+	return s.sqlWorkload()
+}
+
+// sqlWorkload fills and checks the query mode and the sbtest size of a
+// PostgreSQL or MySQL workload.
+func (s *Spec) sqlWorkload() error {
 	switch s.QueryMode {
 	case "":
 		s.QueryMode = "prepared"

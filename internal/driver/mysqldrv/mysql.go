@@ -19,6 +19,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/script"
 )
 
 func init() { driver.Register(New, "mysql") }
@@ -313,6 +314,8 @@ type session struct {
 	tls   *tls.ConnectionState
 	stmts map[string]sqldriver.Stmt // prepared mode: one per statement text
 	used  bool
+	// script is a script workload's state, from the first Do.
+	script *script.Client
 }
 
 func (s *session) Conn() *netx.Conn { return s.conn }

@@ -48,6 +48,9 @@ func newWorkload(w driver.Workload) (workload, error) {
 	default:
 		return workload{}, fmt.Errorf("mysql: query mode %q: use prepared or simple", w.QueryMode)
 	}
+	if w.Scripts != nil {
+		return scriptWorkload(w), nil
+	}
 	if w.Name != "stream" && (w.Tables < 1 || w.Rows < 1) {
 		return workload{}, fmt.Errorf("mysql: %d tables of %d rows: the %s workload needs at least one row", w.Tables, w.Rows, w.Name)
 	}

@@ -139,6 +139,7 @@ type session struct {
 	cancel func() bool // stops the AfterFunc of Open's ctx
 	// handshook is set when the TLS handshake succeeded.
 	handshook bool
+	script    *scriptState // a script workload's state, from the first Do
 }
 
 // Open connects through cfg.Dialer and logs in. With TLS the phases are
@@ -244,7 +245,7 @@ func (s *session) Do(ctx context.Context) error {
 		s.Net.Mark(PhaseQuery)
 	}
 	s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
-	if err := s.d.workload.run(context.Background(), s.pg); err != nil {
+	if err := s.d.workload.run(ctx, s); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}

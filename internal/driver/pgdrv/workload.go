@@ -17,10 +17,17 @@ const (
 	rangeSize    = 100
 )
 
-// workload is what one operation does on a connection.
+// workload is what one operation does on a session. ctx is Do's: the
+// statements themselves run under the connection's deadline.
 type workload struct {
-	run        func(ctx context.Context, c *pgx.Conn) error
+	run        func(ctx context.Context, s *session) error
 	statements int // per operation, for queries per second
+}
+
+// onConn runs f on the session's connection with a ctx that is never
+// cancelled (see session.Do).
+func onConn(f func(ctx context.Context, c *pgx.Conn) error) func(context.Context, *session) error {
+	return func(_ context.Context, s *session) error { return f(context.Background(), s.pg) }
 }
 
 // sbtest holds each statement's SQL for tables sbtest1..N, built once.
@@ -34,6 +41,9 @@ type sbtest struct {
 }
 
 func newWorkload(w driver.Workload) (workload, error) {
+	if w.Scripts != nil {
+		return scriptWorkload(w), nil
+	}
 	if w.Name != "stream" && (w.Tables < 1 || w.Rows < 1) {
 		return workload{}, fmt.Errorf("postgres: workload %q needs the size of the sbtest data (tables %d, rows %d)", w.Name, w.Tables, w.Rows)
 	}
@@ -47,11 +57,11 @@ func newWorkload(w driver.Workload) (workload, error) {
 	}
 	switch w.Name {
 	case "", "point-select":
-		return workload{run: sb.pointSelect, statements: 1}, nil
+		return workload{run: onConn(sb.pointSelect), statements: 1}, nil
 	case "read-only":
-		return workload{run: sb.readOnly, statements: 1 + pointSelects + 4 + 1}, nil
+		return workload{run: onConn(sb.readOnly), statements: 1 + pointSelects + 4 + 1}, nil
 	case "stream":
-		return workload{run: stream, statements: 1}, nil
+		return workload{run: onConn(stream), statements: 1}, nil
 	}
 	return workload{}, fmt.Errorf("postgres: unknown workload %q: use point-select, read-only or stream", w.Name)
 }
