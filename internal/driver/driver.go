@@ -59,6 +59,14 @@ type ServerView struct {
 	Cipher  string
 	// Auth is the authentication method the server used, when it says.
 	Auth string
+	// ClientCert is how the server confirms that it verified the session's
+	// client certificate: its subject as the server saw it (PostgreSQL's
+	// pg_stat_ssl.client_dn), or the rule every login that succeeds had to
+	// pass (MariaDB: the user's REQUIRE X509; Redis: tls-auth-clients
+	// yes); "" when it saw none. ClientCertKnown is false where the
+	// server cannot say (then ClientCert says nothing either way).
+	ClientCert      string
+	ClientCertKnown bool
 }
 
 // ServerChecker is a Session that can ask the server about its encryption
@@ -200,7 +208,8 @@ func Explained(err error, format string, args ...any) error {
 // from what the connection saw: a server that closed it before a word (a
 // TLS port reading plaintext, or the reverse), one that said nothing until
 // the timeout, a timeout in mid-answer; the rest is tlsx.Explain's
-// (certificates, a plaintext answer to TLS, refused, too many open files).
+// (certificates, a plaintext answer to TLS, refused, too many open files)
+// and tlsx.ExplainClient's (the client certificate, as the server judged it).
 // useTLS is how this engine's URL asks for TLS ("use rediss://"). A
 // cancelled step, and errors not recognized, are returned as they are.
 func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
@@ -227,7 +236,7 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
 		}
 	}
-	return tlsx.Explain(err, cfg.Addr, cfg.Variant)
+	return tlsx.ExplainClient(err, cfg.Addr, cfg.Variant, cfg.TLS)
 }
 
 // ClosedOnPlaintext says that the server at addr closed the connection on
