@@ -31,7 +31,11 @@ type runFlags struct {
 	preset                     string
 	maxErrorRate               string
 	source                     string
-	matrix                     bool // the root command: plan.PresetDefault
+	// Client certificates (mutual TLS): a URL target's, or the lab's
+	// dimension.
+	cert, certKey string
+	clientCerts   []string
+	matrix        bool // the root command: plan.PresetDefault
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -77,6 +81,9 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
 	fs.StringVar(&f.maxErrorRate, "max-error-rate", "", "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
 	fs.StringVar(&f.source, "source", "", "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address")
+	fs.StringVar(&f.cert, "cert", "", "client certificate (PEM) every TLS variant presents when the server asks, as curl and redis-cli spell it (URL targets; or the URL's sslcert=, ssl-cert=, tlsCertificateKeyFile=)")
+	fs.StringVar(&f.certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
+	fs.StringSliceVar(&f.clientCerts, "client-cert", nil, "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants")
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
 	shown := map[string]string{
@@ -124,6 +131,9 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Tables:       f.tables,
 		Rows:         f.rows,
 		Source:       f.source,
+		CertFile:     f.cert,
+		CertKeyFile:  f.certKey,
+		ClientCerts:  f.clientCerts,
 	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {
