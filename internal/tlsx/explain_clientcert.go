@@ -8,7 +8,7 @@ import (
 )
 
 // giveCert is how a user gives a client certificate.
-const giveCert = "give --cert FILE and --cert-key FILE (or the URL's sslcert=/sslkey=, ssl-cert=/ssl-key=, tlsCertificateKeyFile=)"
+const giveCert = "give --cert FILE and --cert-key FILE, or the URL's own parameters (sslcert= and sslkey=, ssl-cert= and ssl-key=, tlsCertificateKeyFile=)"
 
 // ExplainClient is Explain for a connection made with the client config c
 // (nil for plain): first what a server says about the client's
@@ -37,7 +37,7 @@ func ExplainClient(err error, addr string, v plan.Variant, c *tls.Config) error 
 		return wrap("the server at %s asked for a client certificate and refused the connection without one (server said: bad certificate): %s", addr, giveCert)
 	case key == "" && c != nil && alert == "tls: handshake failure" && v.Cipher == "" && v.Group == "":
 		// OpenSSL's TLS 1.2 answer to a missing client certificate.
-		return wrap("%s refused the TLS handshake (server said: handshake failure): it may require a client certificate (%s), or share no cipher suite with tlsbench for %s (check its TLS settings, or try --tls auto)", addr, giveCert, variantName(v))
+		return wrap("%s refused the TLS handshake (server said: handshake failure): either it requires a client certificate (then %s) or it shares no cipher suite with tlsbench for %s (check its TLS settings, or try --tls auto)", addr, giveCert, variantName(v))
 	case key != "" && alert == "tls: unknown certificate authority":
 		return wrap("the server at %s rejected the client certificate %s (tls: unknown certificate authority): it does not trust the CA that signed it (%s): give a certificate its CA file trusts (ssl_ca_file, ssl_ca, tls-ca-cert-file), or add that CA there", addr, subject, issuer)
 	case key != "" && (alert == "tls: expired certificate" || alert == "tls: certificate expired"):

@@ -374,6 +374,9 @@ func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 	if err != nil {
 		return v, s.o.cause(err)
 	}
+	if err := rows.Close(); err != nil {
+		return v, s.o.cause(err)
+	}
 	v.TLS = v.Version != ""
 	if v.TLS {
 		if v.ClientCert, err = s.requiredCert(ctx); err != nil {
