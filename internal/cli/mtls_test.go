@@ -153,8 +153,11 @@ func certServer(t *testing.T, engine string) (lab.Server, string) {
 // REQUIRE X509 user; Redis with tls-auth-clients yes and --cert/--cert-key).
 // Without the certificate, each refuses with one line that says to give one.
 func TestClientCertURL(t *testing.T) {
-	for _, engine := range []string{"postgres", "mariadb", "redis"} {
+	for _, engine := range []string{"postgres", "mariadb", "redis", "mongodb"} {
 		t.Run(engine, func(t *testing.T) {
+			if engine == "mongodb" {
+				needServer(t, "ferretdb")
+			}
 			srv, dir := certServer(t, engine)
 			certFile, keyFile := tlsx.ClientCertFile(dir, "ecdsa-p256"), tlsx.ClientKeyFile(dir, "ecdsa-p256")
 			var with, without []string
@@ -183,6 +186,30 @@ func TestClientCertURL(t *testing.T) {
 				}
 				with = append([]string{raw, "--ca", srv.CAFile(), "--cert", certFile, "--cert-key", keyFile}, common...)
 				without = append([]string{raw, "--ca", srv.CAFile()}, common...)
+			case "mongodb":
+				raw, err := srv.URL("", true) // tls=true&tlsCAFile=...
+				if err != nil {
+					t.Fatal(err)
+				}
+				pair := filepath.Join(t.TempDir(), "client.pem")
+				if err := os.WriteFile(pair, append(must(os.ReadFile(certFile)), must(os.ReadFile(keyFile))...), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				with = append([]string{raw + "&tlsCertificateKeyFile=" + url.QueryEscape(pair)}, common...)
+				without = append([]string{raw}, common...)
+				// FerretDB has no X.509 authentication: one line says so.
+				u, _ := url.Parse(raw)
+				u.User = nil
+				q := u.Query()
+				q.Set("authSource", "$external")
+				u.RawQuery = q.Encode()
+				x509 := u.String() + "&authMechanism=MONGODB-X509&tlsCertificateKeyFile=" + url.QueryEscape(pair)
+				code, _, stderr := runMain(t, "connect", x509, "--tls", "1.3", "-n", "5", "--trials", "1", "-o", filepath.Join(t.TempDir(), "r.json"))
+				lines := errorLines(stderr)
+				t.Logf("MONGODB-X509: %s", stderr)
+				if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "does not support authMechanism=MONGODB-X509") {
+					t.Errorf("MONGODB-X509 against FerretDB: exit %d, %q; want 1 and one line saying it is not supported", code, lines)
+				}
 			}
 			out := filepath.Join(t.TempDir(), "r.json")
 			code, _, stderr := runMain(t, append([]string{"connect", "-o", out, "--tls", "1.2,1.3"}, with...)...)
@@ -193,7 +220,7 @@ func TestClientCertURL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkMTLS(t, r, true)
+			checkMTLS(t, r, engine != "mongodb")
 			if strings.Contains(string(must(os.ReadFile(out))), "PRIVATE KEY") {
 				t.Error("the result holds a private key")
 			}

@@ -8,14 +8,14 @@ import (
 )
 
 // giveCert is how a user gives a client certificate.
-const giveCert = "give --cert FILE and --cert-key FILE, or the URL's own parameters (sslcert= and sslkey=, ssl-cert= and ssl-key=, tlsCertificateKeyFile=)"
+const giveCert = "give --cert FILE and --cert-key FILE, or the URL's own parameters: sslcert= and sslkey=, ssl-cert= and ssl-key=, tlsCertificateKeyFile="
 
 // ExplainClient is Explain for a connection made with the client config c
 // (nil for plain): first what a server says about the client's
 // certificate, as a TLS alert (unknown CA, expired, required) or as its
 // own login error (PostgreSQL's "connection requires a valid client
-// certificate", MariaDB's "Access denied" for a REQUIRE X509 user, an
-// unsupported MONGODB-X509), then the rest of Explain.
+// certificate", MariaDB's "Access denied" for a REQUIRE X509 user), then
+// the rest of Explain.
 func ExplainClient(err error, addr string, v plan.Variant, c *tls.Config) error {
 	if err == nil || IsExplained(err) {
 		return Explain(err, addr, v)
@@ -37,7 +37,7 @@ func ExplainClient(err error, addr string, v plan.Variant, c *tls.Config) error 
 		return wrap("the server at %s asked for a client certificate and refused the connection without one (server said: bad certificate): %s", addr, giveCert)
 	case key == "" && c != nil && alert == "tls: handshake failure" && v.Cipher == "" && v.Group == "":
 		// OpenSSL's TLS 1.2 answer to a missing client certificate.
-		return wrap("%s refused the TLS handshake (server said: handshake failure): either it requires a client certificate (then %s) or it shares no cipher suite with tlsbench for %s (check its TLS settings, or try --tls auto)", addr, giveCert, variantName(v))
+		return wrap("%s refused the TLS handshake (server said: handshake failure): it shares no cipher suite with tlsbench for %s (check its TLS settings, or try --tls auto), or it requires a client certificate: %s", addr, variantName(v), giveCert)
 	case key != "" && alert == "tls: unknown certificate authority":
 		return wrap("the server at %s rejected the client certificate %s (tls: unknown certificate authority): it does not trust the CA that signed it (%s): give a certificate its CA file trusts (ssl_ca_file, ssl_ca, tls-ca-cert-file), or add that CA there", addr, subject, issuer)
 	case key != "" && (alert == "tls: expired certificate" || alert == "tls: certificate expired"):
@@ -48,8 +48,6 @@ func ExplainClient(err error, addr string, v plan.Variant, c *tls.Config) error 
 		return wrap("the server at %s accepted the client certificate %s but not for this user (certificate authentication failed): its common name must be the user name, or the server's pg_ident.conf must map it", addr, subject)
 	case key == "" && c != nil && strings.Contains(msg, "Access denied for user"):
 		return wrap("the server at %s denied the login (%s): a wrong user or password, or a user that requires a client certificate (REQUIRE X509): %s", addr, firstLine(msg), giveCert)
-	case strings.Contains(msg, "MONGODB-X509"):
-		return wrap("the server at %s does not support authMechanism=MONGODB-X509 (%s): log in with a user and password instead, keeping tlsCertificateKeyFile= for the handshake (FerretDB has no X.509 authentication)", addr, firstLine(msg))
 	}
 	return Explain(err, addr, v)
 }

@@ -50,6 +50,7 @@ type mongoDriver struct {
 	tls      *tls.Config            // nil for plain
 	password string                 // to keep out of messages
 	workload workload
+	x509     bool // authMechanism=MONGODB-X509
 }
 
 // New returns a driver for cfg. The URL gives the user, password (or
@@ -109,6 +110,7 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	if base.AppName == nil {
 		base.SetAppName("tlsbench")
 	}
+	d.x509 = base.Auth != nil && strings.EqualFold(base.Auth.AuthMechanism, "MONGODB-X509")
 	d.base = base
 	return d, nil
 }
