@@ -17,8 +17,8 @@ const TopicClientCert Topic = "client-cert"
 // ClientCertCost is what presenting a client certificate of key type Key
 // adds to a new connection, against the same variant without one (Pairs,
 // off twin to certificate): Handshakes are the TLS handshake's round trips
-// with the certificate, by TLS version; ClientCPU and ServerCPU the mean
-// extra CPU per connection, ms (the client signs its CertificateVerify,
+// with the certificate, by TLS version; MS the mean extra time per
+// connection, ClientCPU and ServerCPU the mean extra CPU per connection, ms (the client signs its CertificateVerify,
 // the server verifies the certificate and that signature); NaN where
 // unknown.
 type ClientCertCost struct {
@@ -26,6 +26,7 @@ type ClientCertCost struct {
 	Pairs                []Contrast
 	Handshakes           []VersionRT
 	RoundTrips           float64 // the largest change of the setup's round trips
+	MS                   float64
 	ClientCPU, ServerCPU float64
 }
 
@@ -58,8 +59,11 @@ func (r *rules) clientCerts() {
 			continue
 		}
 		f := ClientCertCost{Key: key, Pairs: ps, RoundTrips: ps[0].RoundTrips}
-		var ccpu, scpu []float64
+		var ccpu, scpu, ms []float64
 		for _, p := range ps {
+			if !math.IsNaN(p.MS) {
+				ms = append(ms, p.MS)
+			}
 			// NaN (unknown) stays NaN: max keeps it.
 			f.RoundTrips = max(f.RoundTrips, p.RoundTrips)
 			if !math.IsNaN(p.ClientCPU) {
@@ -75,7 +79,7 @@ func (r *rules) clientCerts() {
 			}
 		}
 		f.RoundTrips = roundRT(f.RoundTrips)
-		f.ClientCPU, f.ServerCPU = meanOrNaN(ccpu), meanOrNaN(scpu)
+		f.MS, f.ClientCPU, f.ServerCPU = meanOrNaN(ms), meanOrNaN(ccpu), meanOrNaN(scpu)
 		r.add(KindFinding, TopicClientCert, f)
 	}
 }
@@ -114,6 +118,9 @@ func (ix *index) clientCertWords(f ClientCertCost) string {
 		parts = append(parts, "it added no round trip")
 	default:
 		parts = append(parts, "it added "+pluralFloat(rt, "round trip"))
+	}
+	if !math.IsNaN(f.MS) {
+		parts = append(parts, fmt.Sprintf("%+.3f ms per connection on average", f.MS))
 	}
 	if len(f.Handshakes) > 0 {
 		var hs []string
