@@ -163,13 +163,24 @@ func (ix *index) negotiated(b *body) {
 		default:
 			server[c.Variant] = strings.TrimSpace(sv.Version + " " + sv.Cipher)
 		}
+		if sv := c.Server; sv != nil && sv.ClientCert != "" {
+			server[c.Variant] += ", client cert " + sv.ClientCert
+		}
+	}
+	// A column for the client certificate (mutual TLS) where one was sent.
+	mtls := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Negotiated != nil && t.Negotiated.ClientCert != "" })
+	if mtls {
+		t.Header = append(t.Header, "client cert")
 	}
 	if len(server) > 0 {
 		t.Title = "negotiated, as the client saw it and as the server reports it"
 		t.Header = append(t.Header, "server says")
 	}
 	add := func(name string, cells ...string) {
-		row := append([]string{name}, cells...)
+		row := append([]string{name}, cells[:5]...)
+		if mtls {
+			row = append(row, cells[5])
+		}
 		if len(server) > 0 {
 			s := server[name]
 			if s == "" {
@@ -192,7 +203,7 @@ func (ix *index) negotiated(b *body) {
 		}
 		info, known := ix.info[name]
 		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
-			add(name, "-", "-", "-", "-", "-")
+			add(name, "-", "-", "-", "-", "-", "-")
 			continue
 		}
 		tls = true
@@ -223,7 +234,8 @@ func (ix *index) negotiated(b *body) {
 				return n.Group
 			}),
 			field(func(n *result.Negotiated) string { return n.PeerKey }),
-			percent(resumed, conns))
+			percent(resumed, conns),
+			field(func(n *result.Negotiated) string { return n.ClientCert }))
 	}
 	if tls {
 		b.table(t)
