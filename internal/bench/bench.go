@@ -392,7 +392,7 @@ func verifyClientCert(v plan.Variant, c *tls.Config, server *driver.ServerView) 
 	case key == "" || server == nil || !server.ClientCertKnown || server.ClientCert != "":
 		return nil
 	case v.SendsClientCert():
-		return fmt.Errorf("the variant presents a %s client certificate but the server saw none: it did not ask for one", v.ClientCert)
+		return fmt.Errorf("the variant presents a client certificate (%s) but the server saw none: it did not ask for one", v.ClientCert)
 	}
 	return fmt.Errorf("a client certificate (%s) was given but the server saw none: it does not ask for one (PostgreSQL: ssl_ca_file; MariaDB: REQUIRE X509): leave --cert out, or make the server ask", key)
 }
