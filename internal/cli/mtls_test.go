@@ -160,7 +160,7 @@ func TestClientCertURL(t *testing.T) {
 			}
 			srv, dir := certServer(t, engine)
 			certFile, keyFile := tlsx.ClientCertFile(dir, "ecdsa-p256"), tlsx.ClientKeyFile(dir, "ecdsa-p256")
-			var with, without []string
+			var with, without, prep []string
 			common := []string{"-n", "20", "--trials", "1", "--tables", "1", "--rows", "100"}
 			switch engine {
 			case "postgres":
@@ -169,7 +169,8 @@ func TestClientCertURL(t *testing.T) {
 					t.Fatal(err)
 				}
 				q := "?sslmode=verify-full&sslrootcert=" + url.QueryEscape(srv.CAFile())
-				with = append([]string{raw + q + "&sslcert=" + url.QueryEscape(certFile) + "&sslkey=" + url.QueryEscape(keyFile), "--group", "p256"}, common...)
+				prep = []string{raw + q + "&sslcert=" + url.QueryEscape(certFile) + "&sslkey=" + url.QueryEscape(keyFile)}
+				with = append([]string{prep[0], "--group", "p256"}, common...)
 				without = append([]string{raw + q, "--group", "p256"}, common...)
 			case "mariadb":
 				raw, err := srv.(lab.ClientCertServer).ClientCertURL("")
@@ -177,14 +178,16 @@ func TestClientCertURL(t *testing.T) {
 					t.Fatal(err)
 				}
 				q := "?tls=true&ssl-ca=" + url.QueryEscape(srv.CAFile())
-				with = append([]string{raw + q + "&ssl-cert=" + url.QueryEscape(certFile) + "&ssl-key=" + url.QueryEscape(keyFile)}, common...)
+				prep = []string{raw + q + "&ssl-cert=" + url.QueryEscape(certFile) + "&ssl-key=" + url.QueryEscape(keyFile)}
+				with = append(prep, common...)
 				without = append([]string{raw + q}, common...)
 			case "redis":
 				raw, err := srv.URL("", true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				with = append([]string{raw, "--ca", srv.CAFile(), "--cert", certFile, "--cert-key", keyFile}, common...)
+				prep = []string{raw, "--ca", srv.CAFile(), "--cert", certFile, "--cert-key", keyFile}
+				with = append(prep, common...)
 				without = append([]string{raw, "--ca", srv.CAFile()}, common...)
 			case "mongodb":
 				raw, err := srv.URL("", true) // tls=true&tlsCAFile=...
@@ -195,7 +198,8 @@ func TestClientCertURL(t *testing.T) {
 				if err := os.WriteFile(pair, append(must(os.ReadFile(certFile)), must(os.ReadFile(keyFile))...), 0o600); err != nil {
 					t.Fatal(err)
 				}
-				with = append([]string{raw + "&tlsCertificateKeyFile=" + url.QueryEscape(pair)}, common...)
+				prep = []string{raw + "&tlsCertificateKeyFile=" + url.QueryEscape(pair)}
+				with = append(prep, common...)
 				without = append([]string{raw}, common...)
 				// FerretDB has no X.509 authentication: one line says so.
 				u, _ := url.Parse(raw)
@@ -210,6 +214,10 @@ func TestClientCertURL(t *testing.T) {
 				if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "does not support authMechanism=MONGODB-X509") {
 					t.Errorf("MONGODB-X509 against FerretDB: exit %d, %q; want 1 and one line saying it is not supported", code, lines)
 				}
+			}
+			// prepare logs in with the certificate too (the data is there).
+			if code, _, stderr := runMain(t, append(append([]string{"prepare"}, prep...), "--tables", "1", "--rows", "100")...); code != 0 {
+				t.Errorf("prepare with the client certificate: exit %d: %s", code, stderr)
 			}
 			out := filepath.Join(t.TempDir(), "r.json")
 			code, _, stderr := runMain(t, append([]string{"connect", "-o", out, "--tls", "1.2,1.3"}, with...)...)

@@ -34,6 +34,10 @@ func (t *Target) clientCertParams(scheme string, q url.Values) error {
 	switch scheme {
 	case "postgres", "postgresql":
 		t.CertFile, t.KeyFile = q.Get("sslcert"), q.Get("sslkey")
+		if t.CertFile != "" && t.KeyFile == "" {
+			// libpq would read ~/.postgresql/postgresql.key, pgx refuses.
+			return errorf("sslcert= without sslkey=: give sslkey= too (tlsbench reads no default key file)")
+		}
 		switch root := q.Get("sslrootcert"); root {
 		case "":
 		case "system":
