@@ -52,6 +52,21 @@ func ExplainClient(err error, addr string, v plan.Variant, c *tls.Config) error 
 	return Explain(err, addr, v)
 }
 
+// ClosedAfterHandshake explains a connection the server closed or reset
+// during its setup, right after a TLS handshake that went through on the
+// client's side, without an alert the client could read: a TLS 1.3 server
+// judges the client's certificate after the client's handshake ended, and
+// its alert is lost when the client's next write meets the reset first.
+func ClosedAfterHandshake(err error, addr string, c *tls.Config) error {
+	key := ClientCertKey(c)
+	if key == "" {
+		return Explained(err, "the server at %s closed the connection right after the TLS handshake (%s): if it requires a client certificate (Redis: tls-auth-clients yes), %s", addr, firstLine(err.Error()), giveCert)
+	}
+	cert, _ := c.GetClientCertificate(&tls.CertificateRequestInfo{})
+	subject, issuer := certSubject(*cert)
+	return Explained(err, "the server at %s closed the connection right after the TLS handshake (%s): it may have rejected the client certificate %s: check that it trusts its issuer (%s)", addr, firstLine(err.Error()), subject, issuer)
+}
+
 // serverSaid quotes an alert, or the server's own words when no alert came.
 func serverSaid(alert, words string) string {
 	if alert != "" {

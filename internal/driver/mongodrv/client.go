@@ -63,29 +63,14 @@ type link struct {
 // to count, not something to repair silently.
 var errNoRedial = errors.New("the session's connection is gone (no reconnect)")
 
-// alert is the TLS alert the server sent on l, if its connection failed
-// on one (e.g. a client certificate it requires, or refused: in TLS 1.3
-// that comes after the handshake, at the first read). The driver's own
-// error does not quote it, but crypto/tls keeps a received alert as the
-// connection's read error: a read with a past deadline returns it, or
-// times out at once.
-func (l *link) alert() error {
-	if l == nil || l.secure == nil {
-		return nil
-	}
-	l.secure.SetReadDeadline(time.Unix(1, 0))
-	_, err := l.secure.Read(make([]byte, 1))
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "remote error" {
-		return err
-	}
-	return nil
-}
-
 // explainAlert is driver.Explain of the alert on l, or err as it is.
 func (c *client) explainAlert(l *link, err error) error {
-	if a := l.alert(); a != nil {
-		return driver.Explain(a, c.d.cfg, l.net, useTLS)
+	if l != nil && l.secure != nil {
+		// The connection failed: what the driver says of it leaves out
+		// the alert that ended it.
+		if a := driver.Alert(l.secure); a != nil {
+			return driver.Explain(a, c.d.cfg, l.net, useTLS)
+		}
 	}
 	if msg := err.Error(); c.d.x509 && (strings.Contains(msg, "'authenticate'") || strings.Contains(msg, "MONGODB-X509")) {
 		// FerretDB answers MONGODB-X509's authenticate command with

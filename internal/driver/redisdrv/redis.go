@@ -204,6 +204,10 @@ func (s *session) opError(ctx context.Context, phase string, err error) error {
 	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
+	// A server that refused the client certificate (TLS 1.3: after the
+	// handshake) resets the connection the login is written to: its alert
+	// says why.
+	err = driver.AlertOr(s.Secure, err)
 	return &driver.OpError{Phase: phase, Err: driver.Explain(err, s.d.cfg, s.Net, useTLS)}
 }
 
