@@ -178,6 +178,9 @@ func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Var
 	if n > 1 {
 		t.PerConn = n
 	}
+	if t.Negotiated != nil {
+		t.Negotiated.ClientCert = tlsx.ClientCertKey(r.Configs[v.ID].TLS)
+	}
 	if n, ok := d.(driver.MultiStatement); ok {
 		t.Queries = t.Ops * int64(n.Statements())
 	}
@@ -323,7 +326,13 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 			return c, fmt.Errorf("asking the server about the connection's TLS: %w", err)
 		}
 		view = &sv
-		c.Server = &result.ServerView{TLS: sv.TLS, Version: sv.Version, Cipher: sv.Cipher, Auth: sv.Auth}
+		c.Server = &result.ServerView{TLS: sv.TLS, Version: sv.Version, Cipher: sv.Cipher, Auth: sv.Auth, ClientCert: sv.ClientCert}
+	}
+	if c.Client != nil {
+		c.Client.ClientCert = tlsx.ClientCertKey(r.Configs[v.ID].TLS)
+	}
+	if err := verifyClientCert(v, r.Configs[v.ID].TLS, view); err != nil {
+		return c, err
 	}
 	return c, verify(v, s, view)
 }
@@ -365,7 +374,7 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 	if msg := err.Error(); errors.As(err, &missing) || strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
 		return fmt.Errorf("%w: the workload's tables are missing: run tlsbench prepare URL --tables %d --rows %d first", err, r.Spec.Tables, r.Spec.Rows)
 	}
-	return tlsx.Explain(err, r.Configs[v.ID].Addr, v)
+	return tlsx.ExplainClient(err, r.Configs[v.ID].Addr, v, r.Configs[v.ID].TLS)
 }
 
 // verify checks the negotiated facts of a session against its variant, and
@@ -401,6 +410,20 @@ func verify(v plan.Variant, s driver.Session, server *driver.ServerView) error {
 		}
 	}
 	return nil
+}
+
+// verifyClientCert checks a session that presents a client certificate
+// (c has one) against the server's view: a server that says it saw none
+// was not asked for one, and the figures would be those of plain TLS.
+func verifyClientCert(v plan.Variant, c *tls.Config, server *driver.ServerView) error {
+	key := tlsx.ClientCertKey(c)
+	switch {
+	case key == "" || server == nil || !server.ClientCertKnown || server.ClientCert != "":
+		return nil
+	case v.SendsClientCert():
+		return fmt.Errorf("the variant presents a client certificate (%s) but the server saw none: it did not ask for one", v.ClientCert)
+	}
+	return fmt.Errorf("a client certificate (%s) was given but the server saw none: it does not ask for one (PostgreSQL: ssl_ca_file; MariaDB: REQUIRE X509): leave --cert out, or make the server ask", key)
 }
 
 // versionNumber is the "1.3" of "TLS 1.3" (Go) and "TLSv1.3" (OpenSSL).

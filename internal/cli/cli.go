@@ -96,8 +96,9 @@ func flagName(field string) string {
 	flag, ok := map[string]string{
 		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
 		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
-		"per_conn": "per-conn",
-		"scripts":  "script",
+		"per_conn":  "per-conn",
+		"scripts":   "script",
+		"cert_file": "cert", "cert_key_file": "cert-key", "client_certs": "client-cert",
 	}[field]
 	if !ok {
 		flag = field

@@ -41,6 +41,11 @@ type runFlags struct {
 	keyspace            int64
 	filter, collection  string
 	method, data, paths string
+
+	// Client certificates (mutual TLS): a URL target's, or the lab's
+	// dimension.
+	cert, certKey string
+	clientCerts   []string
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -96,6 +101,9 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "http: a request header 'Name: value', as curl's -H; repeatable (credentials are not stored)")
 	fs.StringVar(&f.data, "data", "", "http: the request body, or @FILE (sent as it is; stored as its size and sha256 only)")
 	fs.StringVar(&f.paths, "paths", "", "http: a file of request paths, one a line ('#' comments); each request takes one at random")
+	fs.StringVar(&f.cert, "cert", "", "client certificate (PEM) every TLS variant presents when the server asks, as curl and redis-cli spell it (URL targets; or the URL's sslcert=, ssl-cert=, tlsCertificateKeyFile=)")
+	fs.StringVar(&f.certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
+	fs.StringSliceVar(&f.clientCerts, "client-cert", nil, "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants")
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
 	shown := map[string]string{
@@ -153,6 +161,9 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Headers:      f.headers,
 		Data:         f.data,
 		Paths:        f.paths,
+		CertFile:     f.cert,
+		CertKeyFile:  f.certKey,
+		ClientCerts:  f.clientCerts,
 	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,7 @@ import (
 
 func newPrepareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var tables, rows, records int
-	var ca string
+	var ca, cert, certKey string
 	var insecure bool
 	cmd := &cobra.Command{
 		Use:   "prepare URL",
@@ -47,7 +48,12 @@ load cut short is continued.`,
 				}
 				rows = records
 			}
-			spec, err := plan.New(plan.Spec{Target: args[0], TLS: t.DefaultTLS[:1], Tables: tables, Rows: rows, CAFile: ca, Insecure: insecure, Timeout: 10 * time.Minute})
+			mode := t.DefaultTLS[:1]
+			if (cert != "" || t.CertFile != "") && slices.Contains(t.DefaultTLS, "auto") {
+				mode = []string{"auto"} // a client certificate goes in a TLS handshake
+			}
+			spec, err := plan.New(plan.Spec{Target: args[0], TLS: mode, Tables: tables, Rows: rows, CAFile: ca, Insecure: insecure,
+				CertFile: cert, CertKeyFile: certKey, Timeout: 10 * time.Minute})
 			if err != nil {
 				return err
 			}
@@ -88,5 +94,7 @@ load cut short is continued.`,
 	fs.IntVar(&records, "records", plan.DefaultRows, "MongoDB: documents in ycsb.usertable (YCSB's recordcount)")
 	fs.StringVar(&ca, "ca", "", "PEM file of the CA that signed the server's certificate")
 	fs.BoolVar(&insecure, "insecure", false, "do not verify the server's certificate")
+	fs.StringVar(&cert, "cert", "", "client certificate (PEM) for a server that requires one")
+	fs.StringVar(&certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
 	return cmd
 }

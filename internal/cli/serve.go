@@ -15,6 +15,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/server"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // serveFlags are the flags of the serve command.
@@ -25,6 +26,7 @@ type serveFlags struct {
 	size      int
 	tlsMax    string
 	certDir   string
+	clientCA  string
 	jsonReady bool
 }
 
@@ -54,6 +56,7 @@ certificates for 127.0.0.1, ::1 and localhost, and deletes them when it stops.`,
 	fs.IntVar(&f.size, "size", plan.DefaultSize, "response body size in bytes")
 	fs.StringVar(&f.tlsMax, "tls-max", "1.3", "highest TLS version served: 1.2 or 1.3")
 	fs.StringVar(&f.certDir, "cert-dir", "", "load DIR/<key>.crt and DIR/<key>.key instead of generating certificates")
+	fs.StringVar(&f.clientCA, "client-ca", "", "also serve, for each key, an HTTPS listener that demands a client certificate signed by a CA of this PEM file")
 	fs.BoolVar(&f.jsonReady, "json", false, "print only one JSON line with the listen addresses once ready")
 	return cmd
 }
@@ -104,6 +107,15 @@ func (f *serveFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if f.clientCA != "" {
+		if f.https == "" {
+			return usageError{fmt.Errorf("--client-ca needs --https")}
+		}
+		var err error
+		if cfg.ClientCAs, err = tlsx.LoadCAFile(f.clientCA); err != nil {
+			return usageError{fmt.Errorf("--client-ca: %w", err)}
+		}
+	}
 	srv, err := server.Start(cfg)
 	if err != nil {
 		return err
@@ -131,6 +143,9 @@ func (f *serveFlags) printListeners(w io.Writer, srv *server.Server, dir string)
 	for _, k := range f.keys {
 		if a, ok := addrs[k]; ok {
 			fmt.Fprintf(&b, "https  https://%s/  key %s\n", a, k)
+		}
+		if a, ok := srv.MTLSAddrs()[k]; ok {
+			fmt.Fprintf(&b, "https  https://%s/  key %s, demands a client certificate (--client-ca)\n", a, k)
 		}
 	}
 	if len(addrs) > 0 {

@@ -74,6 +74,14 @@ type ServerView struct {
 	Cipher  string
 	// Auth is the authentication method the server used, when it says.
 	Auth string
+	// ClientCert is how the server confirms that it verified the session's
+	// client certificate: its subject as the server saw it (PostgreSQL's
+	// pg_stat_ssl.client_dn), or the rule every login that succeeds had to
+	// pass (MariaDB: the user's REQUIRE X509; Redis: tls-auth-clients
+	// yes); "" when it saw none. ClientCertKnown is false where the
+	// server cannot say (then ClientCert says nothing either way).
+	ClientCert      string
+	ClientCertKnown bool
 }
 
 // ServerChecker is a Session that can ask the server about its encryption
@@ -226,7 +234,8 @@ func Explained(err error, format string, args ...any) error {
 // from what the connection saw: a server that closed it before a word (a
 // TLS port reading plaintext, or the reverse), one that said nothing until
 // the timeout, a timeout in mid-answer; the rest is tlsx.Explain's
-// (certificates, a plaintext answer to TLS, refused, too many open files).
+// (certificates, a plaintext answer to TLS, refused, too many open files)
+// and tlsx.ExplainClient's (the client certificate, as the server judged it).
 // useTLS is how this engine's URL asks for TLS ("use rediss://"). A
 // cancelled step, and errors not recognized, are returned as they are.
 func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
@@ -251,9 +260,11 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 			return Explained(err, "the server at %s accepted the connection but sent nothing within --timeout %v: is it stopped or overloaded%s?", cfg.Addr, cfg.Timeout, also)
 		case timedOut(err):
 			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
+		case cfg.TLS != nil && received > 0 && closed(err) && !alerted(err) && c.Turns() <= setupTurns:
+			return tlsx.ClosedAfterHandshake(err, cfg.Addr, cfg.TLS)
 		}
 	}
-	return tlsx.Explain(err, cfg.Addr, cfg.Variant)
+	return tlsx.ExplainClient(err, cfg.Addr, cfg.Variant, cfg.TLS)
 }
 
 // ClosedOnPlaintext says that the server at addr closed the connection on
@@ -268,6 +279,50 @@ func ClosedOnPlaintext(err error, addr, useTLS string) error {
 // (MongoDB) does.
 func ClosedOnTLS(err error, addr string) error {
 	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", addr)
+}
+
+// Alert is the TLS alert the server sent on tc, if its connection failed
+// on one: in TLS 1.3 a server refuses a client certificate (or its
+// absence) after the client's handshake is over, so the client learns of
+// it at its next read, or its next write meets the reset instead. crypto/tls
+// keeps a received alert as the connection's read error, and the alert
+// may still wait in the socket: a read with a past deadline returns it,
+// or times out at once. Call it only on a connection that failed: it
+// leaves the deadline in the past.
+func Alert(tc *tls.Conn) error {
+	if tc == nil {
+		return nil
+	}
+	tc.SetReadDeadline(time.Unix(1, 0))
+	_, err := tc.Read(make([]byte, 1))
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "remote error" {
+		return err
+	}
+	return nil
+}
+
+// AlertOr is the alert on tc (see Alert) when err is the server closing or
+// resetting the connection, else err.
+func AlertOr(tc *tls.Conn, err error) error {
+	if tc != nil && closed(err) {
+		if a := Alert(tc); a != nil {
+			return a
+		}
+	}
+	return err
+}
+
+// setupTurns bounds the client turns of a connection's setup (tcp, a
+// negotiation such as PostgreSQL's SSLRequest, a TLS 1.2 handshake with a
+// HelloRetryRequest, the login): a connection closed within them, after
+// its handshake, was refused at setup, not dropped later.
+const setupTurns = 6
+
+// alerted says whether err is a TLS alert the server sent.
+func alerted(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
 }
 
 // closed says whether err is the peer closing or resetting the connection.

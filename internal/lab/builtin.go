@@ -31,6 +31,9 @@ type BuiltinOptions struct {
 	MaxTLS       string // "" or "1.2"
 	// IPv6 listens on ::1 instead of 127.0.0.1.
 	IPv6 bool
+	// ClientCerts are key types of client certificates to issue; with
+	// any, each key also gets a listener that demands one (MTLSEndpoint).
+	ClientCerts []string
 	// Exe is the tlsbench binary to run; "" means this one (os.Executable,
 	// which also works under `go run`).
 	Exe string
@@ -71,7 +74,7 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 			return nil, fmt.Errorf("built-in server: finding this program: %w", err)
 		}
 	}
-	dir, roots, err := newLabDir("tlsbench-lab-", o.Keys)
+	dir, roots, err := newLabDir("tlsbench-lab-", o.Keys, o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +89,9 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 		"--size", strconv.Itoa(o.ResponseSize), "--http", net.JoinHostPort(loopback(o.IPv6), "0"), "--https", net.JoinHostPort(loopback(o.IPv6), "0")}
 	if o.MaxTLS != "" {
 		args = append(args, "--tls-max", o.MaxTLS)
+	}
+	if len(o.ClientCerts) > 0 {
+		args = append(args, "--client-ca", filepath.Join(dir, "ca.crt"))
 	}
 	// A pipe of our own rather than StdoutPipe, so that reading it never
 	// races with Wait.
@@ -155,6 +161,9 @@ func (b *Builtin) parseReady(line []byte) error {
 	for _, k := range b.opts.Keys {
 		if b.ready.HTTPS[k] == "" {
 			return fmt.Errorf("reported no HTTPS address for key %s", k)
+		}
+		if len(b.opts.ClientCerts) > 0 && b.ready.MTLS[k] == "" {
+			return fmt.Errorf("reported no client-certificate HTTPS address for key %s", k)
 		}
 	}
 	return nil

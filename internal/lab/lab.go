@@ -79,6 +79,9 @@ type Options struct {
 	// on ::1 instead of 127.0.0.1, its URLs naming [::1]. PostgreSQL,
 	// MariaDB and Redis always listen on both.
 	IPv6 bool
+	// ClientCerts are key types of client certificates for the lab CA to
+	// issue (see ClientCertServer); none: the server never asks for one.
+	ClientCerts []string
 }
 
 // starters holds each engine's start function; engines add themselves.
@@ -106,16 +109,20 @@ func Start(ctx context.Context, engine string, o Options) (Server, error) {
 	return start(ctx, o)
 }
 
-// newLabDir makes a lab dir (see makeLabDir) holding a new CA (ca.crt)
-// and a certificate per key, and returns the dir and a pool with the CA;
-// it removes the dir again if that fails.
-func newLabDir(prefix string, keys []string) (dir string, roots *x509.CertPool, err error) {
+// newLabDir makes a lab dir (see makeLabDir) holding a new CA (ca.crt),
+// a certificate per key and a client certificate per clientKeys, and
+// returns the dir and a pool with the CA; it removes the dir again if that
+// fails.
+func newLabDir(prefix string, keys []string, clientKeys ...string) (dir string, roots *x509.CertPool, err error) {
 	if dir, err = makeLabDir(prefix); err != nil {
 		return "", nil, err
 	}
 	ca, err := tlsx.NewCA()
 	if err == nil {
 		err = tlsx.WriteServerFiles(dir, ca, keys)
+	}
+	if err == nil && len(clientKeys) > 0 {
+		err = tlsx.WriteClientFiles(dir, ca, clientKeys, ClientCertUser)
 	}
 	if err != nil {
 		os.RemoveAll(dir)

@@ -82,7 +82,7 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 	if !o.PlainOnly {
 		keys = o.Keys
 	}
-	dir, roots, err := newLabDir("tlsbench-mariadb-", keys)
+	dir, roots, err := newLabDir("tlsbench-mariadb-", keys, o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +299,13 @@ func (m *MariaDB) setUp(ctx context.Context) error {
 				"CREATE USER "+account+" IDENTIFIED VIA "+u.via+" USING PASSWORD("+mariaDBQuote(m.password)+")",
 				"GRANT ALL ON "+mariaDBDatabase+".* TO "+account)
 		}
+	}
+	if len(m.opts.ClientCerts) > 0 {
+		host := "'127.%'"
+		if m.opts.LocalhostOnly {
+			host = "'127.0.0.1'"
+		}
+		stmts = append(stmts, m.mariaDBClientCertUsers(host)...)
 	}
 	for _, s := range stmts {
 		if _, err := m.admin.ExecContext(ctx, s); err != nil {

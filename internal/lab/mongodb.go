@@ -56,6 +56,7 @@ type mongoServer struct {
 	proc     *process
 	key      string        // the certificate presented now
 	cpuSpent time.Duration // CPU of the processes stopped by key switches
+	demand   bool          // started with --listen-tls-ca-file (DemandClientCert)
 	version  string        // FerretDB's, e.g. v1.24.0+tlsbench.idindex
 	compat   string        // the MongoDB version it claims, e.g. 7.0.42
 	goVer    string        // the Go it was built with
@@ -76,7 +77,7 @@ func startMongoDB(ctx context.Context, o Options) (_ Server, err error) {
 	if !o.PlainOnly {
 		keys = o.Keys
 	}
-	dir, roots, err := newLabDir("tlsbench-mongodb-", keys)
+	dir, roots, err := newLabDir("tlsbench-mongodb-", keys, o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +136,9 @@ func (m *mongoServer) start(ctx context.Context) error {
 			"--listen-tls="+m.addr(m.tlsPort),
 			"--listen-tls-cert-file="+filepath.Join(m.dir, m.key+".crt"),
 			"--listen-tls-key-file="+filepath.Join(m.dir, m.key+".key"))
+		if m.demand {
+			args = append(args, "--listen-tls-ca-file="+m.CAFile())
+		}
 	}
 	cmd := exec.Command(m.exe, args...)
 	cmd.Dir = m.dir

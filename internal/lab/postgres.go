@@ -104,7 +104,7 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if !o.PlainOnly {
 		keys = o.Keys
 	}
-	dir, roots, err := newLabDir("tlsbench-postgres-", keys)
+	dir, roots, err := newLabDir("tlsbench-postgres-", keys, o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func (s *Postgres) initdb(ctx context.Context) error {
 		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
 	}
 	return errors.Join(
-		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly)), 0o600),
+		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly)+s.hbaClientCert()), 0o600),
 		s.appendConf(),
 		s.chownAll(),
 	)
@@ -380,6 +380,9 @@ func (s *Postgres) createUsers(ctx context.Context) error {
 				fmt.Sprintf("SET password_encryption = '%s'", u.auth),
 				fmt.Sprintf("ALTER ROLE %s PASSWORD '%s'", u.user, s.password))
 		}
+	}
+	if len(s.opts.ClientCerts) > 0 {
+		stmts = append(stmts, s.pgClientCertUsers()...)
 	}
 	// As bench_owner, a session sees pg_stat_ssl of its own backend only
 	// with pg_read_all_stats (its session user is another role).

@@ -74,7 +74,7 @@ func startRedis(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, roots, err := newLabDir("tlsbench-redis-", o.Keys)
+	dir, roots, err := newLabDir("tlsbench-redis-", o.Keys, o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}

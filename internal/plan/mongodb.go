@@ -7,7 +7,8 @@ import (
 
 // mongoTLS reads the TLS options of a mongodb:// URL, spelled as the
 // MongoDB URI specification spells them (case-insensitive): tls= (or ssl=),
-// tlsCAFile=, tlsInsecure= and tlsAllowInvalidCertificates=. A TLS option
+// tlsCAFile=, tlsInsecure= and tlsAllowInvalidCertificates= (and
+// tlsCertificateKeyFile=: see clientCertParams). A TLS option
 // without tls= turns TLS on, as the drivers do. tlsAllowInvalidHostnames=
 // is left to the driver, which skips only the name check.
 func (t *Target) mongoTLS(u *url.URL) error {
@@ -17,9 +18,6 @@ func (t *Target) mongoTLS(u *url.URL) error {
 	opts := map[string]string{}
 	for k, vs := range u.Query() {
 		opts[strings.ToLower(k)] = strings.ToLower(vs[len(vs)-1])
-	}
-	if _, ok := opts["tlscertificatekeyfile"]; ok {
-		return errorf("tlsCertificateKeyFile: tlsbench does not present client certificates: leave it out (the server must not require one)")
 	}
 	on := ""
 	for _, k := range []string{"tls", "ssl"} {
@@ -37,7 +35,8 @@ func (t *Target) mongoTLS(u *url.URL) error {
 	}
 	insecure := opts["tlsinsecure"] == "true" || opts["tlsallowinvalidcertificates"] == "true"
 	_, hasCA := opts["tlscafile"]
-	if on == "" && (insecure || hasCA || opts["tlsallowinvalidhostnames"] == "true") {
+	_, hasCert := opts["tlscertificatekeyfile"]
+	if on == "" && (insecure || hasCA || hasCert || opts["tlsallowinvalidhostnames"] == "true") {
 		on = "true"
 	}
 	t.DefaultTLS = []string{"off"}

@@ -24,7 +24,7 @@ func TestParseMongoDB(t *testing.T) {
 		{url: "mongodb://127.0.0.1/?tls=false&tlsCAFile=/x.pem", host: "127.0.0.1:27017", tls: []string{"off"}},
 		{url: "mongodb://127.0.0.1/?tls=yes", err: "tls=yes: use true or false"},
 		{url: "mongodb://127.0.0.1/?tls=true&ssl=false", err: "disagree"},
-		{url: "mongodb://127.0.0.1/?tls=true&tlsCertificateKeyFile=/c.pem", err: "client certificates"},
+		{url: "mongodb://127.0.0.1/?tls=true&tlsCertificateFile=/c.pem", err: "in one PEM file as tlsCertificateKeyFile="},
 		{url: "mongodb://root:secret@a:3717,b:3717,c:3717/admin?replicaSet=mgset", err: "lists 3 hosts"},
 		{url: "mongodb+srv://root:secret@cluster0.example.net/", err: "mongodb+srv:// finds its hosts by DNS"},
 	}

@@ -55,11 +55,19 @@ type Spec struct {
 	// Groups lists the key-exchange groups to compare (see Groups): each
 	// TLS variant offers one, GroupDefault the TLS library's default offer
 	// (the variant's Group ""); empty is that offer alone.
-	Groups      []string `json:"groups,omitempty"`
-	Resume      []bool   `json:"resume"`
-	Keys        []string `json:"keys,omitempty"`
-	CAFile      string   `json:"ca_file,omitempty"`
-	Insecure    bool     `json:"insecure,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
+	Resume   []bool   `json:"resume"`
+	Keys     []string `json:"keys,omitempty"`
+	CAFile   string   `json:"ca_file,omitempty"`
+	Insecure bool     `json:"insecure,omitempty"`
+	// CertFile and CertKeyFile are the client certificate (mutual TLS)
+	// every TLS variant presents to a URL target (--cert, --cert-key, or
+	// the URL's own parameters: see clientcert.go); paths only, never the
+	// key. ClientCerts is the lab's dimension instead: off or key types of
+	// certificates the lab CA issues, which the lab servers then demand.
+	CertFile    string   `json:"cert_file,omitempty"`
+	CertKeyFile string   `json:"cert_key_file,omitempty"`
+	ClientCerts []string `json:"client_certs,omitempty"`
 	Concurrency []int    `json:"concurrency"`
 	// PerConn lists how many operations each new connection of the
 	// connect experiment runs before it closes, a sweep like Concurrency
@@ -210,6 +218,9 @@ type Variant struct {
 	Resume bool   `json:"resume,omitempty"`
 	Key    string `json:"key,omitempty"`
 	Auth   string `json:"auth,omitempty"`
+	// ClientCert is the key type of the lab client certificate the variant
+	// presents, "off" for its twin without one; "" without the dimension.
+	ClientCert string `json:"client_cert,omitempty"`
 	// RTT is the emulated round-trip time; 0 is the bare link.
 	RTT time.Duration `json:"rtt_ns,omitempty"`
 	// Tunnel labels the tunnel the connections go through ("ssh aes256-ctr",
@@ -454,8 +465,11 @@ func newSpec(raw Spec) (Spec, error) {
 	} else if len(s.Keys) > 0 {
 		return s, errorf("⟨keys⟩ applies to servers tlsbench starts (builtin, ⟨lab⟩ ENGINE) only: an external server presents its own key, which tlsbench records")
 	}
+	if err := s.clientCerts(t); err != nil {
+		return s, err
+	}
 	if s.CAFile == "" {
-		s.CAFile = t.CAFile // the URL's own (tlsCAFile=); --ca wins
+		s.CAFile = t.CAFile // the URL's own (tlsCAFile=, sslrootcert=, ssl-ca=); --ca wins
 	}
 	if t.Insecure && s.CAFile == "" {
 		// The URL asked for encryption without verification (sslmode=require,

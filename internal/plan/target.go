@@ -24,8 +24,17 @@ type Target struct {
 	DefaultTLS []string
 	// Insecure is set when the URL asks for TLS without verification.
 	Insecure bool
-	// CAFile is the CA file the URL names (MongoDB's tlsCAFile=).
+	// CAFile is the CA file the URL names (MongoDB's tlsCAFile=,
+	// PostgreSQL's sslrootcert=, MySQL's ssl-ca=).
 	CAFile string
+	// SkipHostname verifies the server's chain but not its name
+	// (PostgreSQL's sslmode=verify-ca); SystemRoots is sslrootcert=system.
+	SkipHostname, SystemRoots bool
+	// CertFile and KeyFile are the client certificate and its key the URL
+	// names (see clientCertParams); X509Auth is MongoDB's
+	// authMechanism=MONGODB-X509.
+	CertFile, KeyFile string
+	X509Auth          bool
 }
 
 // Engine is the driver registry key of the target.
@@ -116,6 +125,9 @@ func ParseTarget(s string) (Target, error) {
 		return Target{}, errorf("%s: mongodb+srv:// finds its hosts by DNS SRV and TXT lookups, which tlsbench does not make (it measures one server, over a direct connection): give mongodb://HOST:PORT of that server", t.Redacted)
 	default:
 		return Target{}, errorf("unsupported target scheme %q: use http://, https://, postgres://, mysql://, redis://, rediss://, mongodb:// or builtin", u.Scheme)
+	}
+	if err := t.clientCertParams(u.Scheme, q); err != nil {
+		return Target{}, err
 	}
 	if err := checkHost("target", u, t.Scheme); err != nil {
 		return Target{}, err

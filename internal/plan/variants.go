@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Variants expands the matrix: RTT × TLS mode × cipher × resumption × key.
+// Variants expands the matrix: RTT × TLS mode × cipher × resumption × key
+// × client certificate.
 // The plain variant appears once per RTT, whatever the keys; the plain
 // variant of the first RTT is the baseline when present, otherwise the first
 // variant is.
@@ -118,8 +119,10 @@ func (s Spec) direct() []Variant {
 						g = ""
 					}
 					for _, r := range s.Resume {
-						for _, a := range auths {
-							vs = append(vs, Variant{TLS: mode, Cipher: c, Group: g, Resume: r, Key: key, Auth: a})
+						for _, cc := range s.clientCertList() {
+							for _, a := range auths {
+								vs = append(vs, Variant{TLS: mode, Cipher: c, Group: g, Resume: r, Key: key, ClientCert: cc, Auth: a})
+							}
 						}
 					}
 				}
@@ -151,6 +154,9 @@ func variantID(v Variant) string {
 	}
 	if v.Resume {
 		parts = append(parts, "resume")
+	}
+	if id := clientCertID(v); id != "" {
+		parts = append(parts, id)
 	}
 	if v.Auth != "" {
 		parts = append(parts, v.Auth)

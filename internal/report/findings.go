@@ -68,6 +68,7 @@ func (ix *index) findings() []Finding {
 		r.versions()
 		r.keys()
 		r.resumption()
+		r.clientCerts()
 		r.tunnels()
 		r.persistent()
 		r.rtt()

@@ -230,6 +230,33 @@ func TestFindings(t *testing.T) {
 			recs: 3,
 		},
 		{
+			name: "measured mtls: what a client certificate adds, against its off twin",
+			r:    file("measured-mtls.json"),
+			check: func(t *testing.T, fs []Finding) {
+				cc := factsOf[ClientCertCost](fs, KindFinding)
+				if len(cc) != 2 || cc[0].Key != "rsa2048" || cc[1].Key != "ecdsa-p256" {
+					t.Fatalf("client certificate facts %+v", cc)
+				}
+				pair(t, cc[0].Pairs[0], "tls1.2 rsa2048", "tls1.2 rsa2048 mtls-rsa2048", -34.41, true)
+				pair(t, cc[1].Pairs[1], "tls1.3 rsa2048", "tls1.3 rsa2048 mtls-ecdsa-p256", -2.10, false)
+				for _, f := range cc {
+					near(t, f.Key+" added round trips", f.RoundTrips, 0, 0)
+					want := map[string]float64{"1.2": 2, "1.3": 1}
+					if len(f.Handshakes) != 2 {
+						t.Errorf("%s: handshakes %+v", f.Key, f.Handshakes)
+					}
+					for _, h := range f.Handshakes {
+						near(t, f.Key+" TLS "+h.TLS+" handshake round trips", h.RoundTrips, want[h.TLS], 0)
+					}
+				}
+				// An RSA-2048 CertificateVerify costs the client far more
+				// than an ECDSA P-256 one.
+				near(t, "rsa2048 client CPU ms", cc[0].ClientCPU, 1.3950, 0.001)
+				near(t, "ecdsa-p256 client CPU ms", cc[1].ClientCPU, 0.0824, 0.001)
+			},
+			recs: 1,
+		},
+		{
 			name: "measured rtt: the model at 20ms and 60ms, measure a tunnel where pooling cannot help",
 			r:    file("measured-rtt.json"),
 			check: func(t *testing.T, fs []Finding) {

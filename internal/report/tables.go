@@ -163,6 +163,14 @@ func (ix *index) negotiated(b *body) {
 		default:
 			server[c.Variant] = strings.TrimSpace(sv.Version + " " + sv.Cipher)
 		}
+		if sv := c.Server; sv != nil && sv.ClientCert != "" {
+			server[c.Variant] += ", client cert " + sv.ClientCert
+		}
+	}
+	// A column for the client certificate (mutual TLS) where one was sent.
+	mtls := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Negotiated != nil && t.Negotiated.ClientCert != "" })
+	if mtls {
+		t.Header = append(t.Header, "client cert")
 	}
 	// The ClientHello's size, where recorded: a post-quantum key share
 	// makes it about six times larger.
@@ -175,10 +183,14 @@ func (ix *index) negotiated(b *body) {
 		t.Header = append(t.Header, "server says")
 	}
 	add := func(name string, cells ...string) {
-		if !hello {
-			cells = slices.Delete(cells, 4, 5)
+		row := append([]string{name}, cells[:4]...)
+		if hello {
+			row = append(row, cells[4])
 		}
-		row := append([]string{name}, cells...)
+		row = append(row, cells[5])
+		if mtls {
+			row = append(row, cells[6])
+		}
 		if len(server) > 0 {
 			s := server[name]
 			if s == "" {
@@ -201,7 +213,7 @@ func (ix *index) negotiated(b *body) {
 		}
 		info, known := ix.info[name]
 		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
-			add(name, "-", "-", "-", "-", "-", "-")
+			add(name, "-", "-", "-", "-", "-", "-", "-")
 			continue
 		}
 		tls = true
@@ -238,7 +250,8 @@ func (ix *index) negotiated(b *body) {
 				}
 				return fmt.Sprint(n.ClientHelloBytes)
 			}),
-			percent(resumed, conns))
+			percent(resumed, conns),
+			field(func(n *result.Negotiated) string { return n.ClientCert }))
 	}
 	if tls {
 		b.table(t)

@@ -88,6 +88,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return fmt.Sprintf("Let clients resume TLS sessions and keep session tickets or a session cache enabled on the server: resumption made up to %s here.", ix.change(plan.Connect, f.Best.Delta, "a full handshake", false))
 	case AuthChange:
 		return ix.authWords(f)
+	case ClientCertCost:
+		return ix.clientCertWords(f)
 	case TunnelCost:
 		return ix.tunnelWords(f)
 	case UseTunnel:
@@ -570,6 +572,9 @@ func contextWords(info plan.Variant, omit string) string {
 	}
 	if omit != "auth" && info.Auth != "" {
 		with(info.Auth + " auth")
+	}
+	if omit != "client-cert" && info.SendsClientCert() {
+		with("client cert " + info.ClientCert)
 	}
 	s := strings.Join(parts, " ")
 	if info.RTT != 0 {

@@ -126,6 +126,10 @@ type ServerView struct {
 	Version string `json:"version,omitempty"`
 	Cipher  string `json:"cipher,omitempty"`
 	Auth    string `json:"auth,omitempty"`
+	// ClientCert is how the server confirmed the client certificate: the
+	// subject it saw (PostgreSQL's pg_stat_ssl.client_dn) or the rule a
+	// login had to pass ("REQUIRE X509", "tls-auth-clients yes").
+	ClientCert string `json:"client_cert,omitempty"`
 }
 
 // Tunnel is one tunnel of a run: for SSH, the connection every channel of
@@ -282,6 +286,10 @@ type Negotiated struct {
 	// HelloRetry is set when the server asked for another key share (a
 	// HelloRetryRequest), which costs TLS 1.3 a second round trip.
 	HelloRetry bool `json:"hello_retry,omitempty"`
+	// ClientCert is the key of the client certificate the client presented
+	// (mutual TLS), e.g. "ECDSA-P256"; "" for none. The run's check
+	// confirms from the server, where it can tell, that it asked for it.
+	ClientCert string `json:"client_cert,omitempty"`
 }
 
 // End records how the run ended: now, interrupted if ctx was cancelled,

@@ -4,6 +4,7 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,10 @@ type Config struct {
 	ResponseSize int
 	// MaxTLS is the highest TLS version served; 0 means TLS 1.3.
 	MaxTLS uint16
+	// ClientCAs, when set, adds for each key an HTTPS listener that
+	// demands a client certificate signed by one of them
+	// (tls.RequireAndVerifyClientCert), beside the one that asks for none.
+	ClientCAs *x509.CertPool
 	// Log receives net/http's connection errors (e.g. failed handshakes);
 	// nil discards them.
 	Log io.Writer
@@ -48,6 +53,7 @@ type Config struct {
 type Server struct {
 	httpAddr   string
 	httpsAddrs map[string]string
+	mtlsAddrs  map[string]string // the client-certificate listeners, by key
 	servers    []*http.Server
 	done       sync.WaitGroup
 	closeOnce  sync.Once
@@ -88,7 +94,7 @@ func Start(cfg Config) (*Server, error) {
 	h := newHandler(cfg.ResponseSize)
 	h.check = cfg.Check
 
-	s := &Server{httpsAddrs: map[string]string{}}
+	s := &Server{httpsAddrs: map[string]string{}, mtlsAddrs: map[string]string{}}
 	var lns []net.Listener
 	fail := func(err error) (*Server, error) {
 		for _, ln := range lns {
@@ -115,22 +121,22 @@ func Start(cfg Config) (*Server, error) {
 			if i > 0 {
 				addr = net.JoinHostPort(host, "0")
 			}
-			ln, err := net.Listen("tcp", addr)
+			ln, err := s.listenTLS(addr, cfg, k, maxTLS, nil)
 			if err != nil {
 				return fail(fmt.Errorf("HTTPS listener for %s: %w", k, err))
 			}
-			// One tls.Config per listener, so that each has its own
-			// session ticket keys: a ticket issued under one key type must
-			// not resume on another's listener.
-			tcfg := &tls.Config{
-				Certificates: []tls.Certificate{cfg.Certs[k]},
-				MinVersion:   tls.VersionTLS12,
-				MaxVersion:   maxTLS,
-				CipherSuites: tls12Suites(),
-				NextProtos:   []string{"http/1.1"},
-			}
-			lns = append(lns, tls.NewListener(ln, tcfg))
+			lns = append(lns, ln)
 			s.httpsAddrs[k] = ln.Addr().String()
+			s.servers = append(s.servers, newHTTPServer(h, logger))
+			if cfg.ClientCAs == nil {
+				continue
+			}
+			ln, err = s.listenTLS(net.JoinHostPort(host, "0"), cfg, k, maxTLS, cfg.ClientCAs)
+			if err != nil {
+				return fail(fmt.Errorf("HTTPS listener for %s with client certificates: %w", k, err))
+			}
+			lns = append(lns, ln)
+			s.mtlsAddrs[k] = ln.Addr().String()
 			s.servers = append(s.servers, newHTTPServer(h, logger))
 		}
 	}
@@ -138,6 +144,29 @@ func Start(cfg Config) (*Server, error) {
 		s.done.Go(func() { srv.Serve(lns[i]) })
 	}
 	return s, nil
+}
+
+// listenTLS opens an HTTPS listener presenting key k's certificate; with
+// clientCAs it demands a client certificate signed by one of them.
+func (s *Server) listenTLS(addr string, cfg Config, k string, maxTLS uint16, clientCAs *x509.CertPool) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	// One tls.Config per listener, so that each has its own session ticket
+	// keys: a ticket issued under one key type must not resume on another's
+	// listener.
+	tcfg := &tls.Config{
+		Certificates: []tls.Certificate{cfg.Certs[k]},
+		MinVersion:   tls.VersionTLS12,
+		MaxVersion:   maxTLS,
+		CipherSuites: tls12Suites(),
+		NextProtos:   []string{"http/1.1"},
+	}
+	if clientCAs != nil {
+		tcfg.ClientAuth, tcfg.ClientCAs = tls.RequireAndVerifyClientCert, clientCAs
+	}
+	return tls.NewListener(ln, tcfg), nil
 }
 
 // listenerOrder returns the key types of the HTTPS listeners, first first.
@@ -245,6 +274,15 @@ func (s *Server) HTTPAddr() string { return s.httpAddr }
 
 // HTTPSAddrs maps each key type to its listener's host:port.
 func (s *Server) HTTPSAddrs() map[string]string { return maps.Clone(s.httpsAddrs) }
+
+// MTLSAddrs maps each key type to its listener that demands a client
+// certificate (Config.ClientCAs); nil without.
+func (s *Server) MTLSAddrs() map[string]string {
+	if len(s.mtlsAddrs) == 0 {
+		return nil
+	}
+	return maps.Clone(s.mtlsAddrs)
+}
 
 // Close closes the listeners and all connections and waits for the serving
 // goroutines to end. It is safe to call more than once.

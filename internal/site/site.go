@@ -44,6 +44,9 @@ type Site struct {
 	notes []string
 	key   string // the key the server presents
 	said  bool   // the key switch note is in notes
+	// demanding is set while the lab server demands client certificates;
+	// saidDemand once the note on how it switches is in notes.
+	demanding, saidDemand bool
 }
 
 var _ bench.Site = (*Site)(nil)
@@ -75,18 +78,18 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 	switch {
 	case t.Builtin:
 		var srv *lab.Builtin
-		if srv, err = lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize, Exe: builtinExe}); err != nil {
+		if srv, err = lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize, ClientCerts: clientCertKeys(spec), Exe: builtinExe}); err != nil {
 			err = fmt.Errorf("starting the built-in server: %w", err)
 			break
 		}
-		s.serve(srv, spec)
+		err = s.serve(srv, spec)
 	case t.Lab != "":
 		var srv lab.Server
-		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys}); err != nil {
+		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys, ClientCerts: clientCertKeys(spec)}); err != nil {
 			err = fmt.Errorf("starting the lab %s server: %w", t.Lab, err)
 			break
 		}
-		s.serve(srv, spec)
+		err = s.serve(srv, spec)
 	default:
 		err = s.url(spec, t)
 	}
@@ -108,7 +111,9 @@ func Attach(ctx context.Context, spec plan.Spec, srv lab.Server) (*Site, error) 
 	if srv.Engine() == "builtin" {
 		s.tls.ALPN = []string{"http/1.1"}
 	}
-	s.serve(srv, spec)
+	if err := s.serve(srv, spec); err != nil {
+		return nil, err
+	}
 	if err := s.openTunnels(ctx, spec); err != nil {
 		s.Stop()
 		return nil, err
@@ -123,13 +128,16 @@ type perKey interface {
 }
 
 // serve makes srv, started for spec, the site's server.
-func (s *Site) serve(srv lab.Server, spec plan.Spec) {
+func (s *Site) serve(srv lab.Server, spec plan.Spec) error {
 	s.srv = srv
 	info := srv.Info()
 	s.target = result.Target{URL: spec.Target, Kind: "lab", Server: &info}
 	s.notes = append(s.notes, srv.Notes()...)
 	s.tls.RootCAs = srv.RootCAs()
 	s.key = spec.Keys[0]
+	if err := s.labClientCerts(srv, spec); err != nil {
+		return err
+	}
 	if pk, ok := srv.(perKey); ok {
 		s.target.URL, s.target.Kind = plan.Builtin, "builtin"
 		s.direct = func(v plan.Variant) (bench.Endpoint, error) {
@@ -137,12 +145,18 @@ func (s *Site) serve(srv lab.Server, spec plan.Spec) {
 			if v.Plain() {
 				key = ""
 			}
+			if v.SendsClientCert() {
+				return s.mtlsEndpoint(srv, key)
+			}
 			return bench.Endpoint{Addr: pk.Endpoint(key), Host: "127.0.0.1"}, nil
 		}
-		return
+		return nil
 	}
 	s.direct = func(v plan.Variant) (bench.Endpoint, error) {
 		raw, err := srv.URL(v.Auth, !v.Plain())
+		if v.SendsClientCert() {
+			raw, err = s.clientCertURL(srv, v)
+		}
 		if err != nil {
 			return bench.Endpoint{}, err
 		}
@@ -152,6 +166,7 @@ func (s *Site) serve(srv lab.Server, spec plan.Spec) {
 		}
 		return bench.Endpoint{Addr: u.Host, Host: "127.0.0.1", URL: u}, nil
 	}
+	return nil
 }
 
 func (s *Site) url(spec plan.Spec, t plan.Target) error {
@@ -164,6 +179,9 @@ func (s *Site) url(spec plan.Spec, t plan.Target) error {
 		s.tls.RootCAs = roots
 	}
 	s.tls.Insecure = spec.Insecure
+	if err := s.urlClientCert(spec, t); err != nil {
+		return err
+	}
 	host, _, _ := net.SplitHostPort(t.Host)
 	// The spec holds the redacted URL; the credentials are only in the
 	// process's own copy.
@@ -200,7 +218,13 @@ func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
 // comes up, and a note says once how it is done. The built-in server (a
 // listener per key) and a URL need nothing.
 func (s *Site) Before(ctx context.Context, v plan.Variant) error {
-	if _, ok := s.srv.(perKey); s.srv == nil || ok || v.Plain() {
+	if s.srv == nil || v.Plain() {
+		return nil
+	}
+	if err := s.demandClientCert(ctx, v); err != nil {
+		return err
+	}
+	if _, ok := s.srv.(perKey); ok {
 		return nil
 	}
 	s.mu.Lock()

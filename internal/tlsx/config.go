@@ -23,6 +23,15 @@ type ClientOptions struct {
 	// ALPN is the protocols to offer: {"http/1.1"} for HTTP, none for
 	// databases that do not negotiate one.
 	ALPN []string
+	// SkipHostname verifies the server's chain but not its name
+	// (PostgreSQL's sslmode=verify-ca).
+	SkipHostname bool
+	// Certificate is the client certificate every TLS variant without a
+	// ClientCert of its own presents when the server asks (--cert, a
+	// URL's sslcert=); ClientCerts are the lab's, by key type, for the
+	// variants of the --client-cert dimension.
+	Certificate *tls.Certificate
+	ClientCerts map[string]tls.Certificate
 }
 
 // ClientConfig builds the client config of a TLS variant: "1.2" and "1.3"
@@ -66,6 +75,19 @@ func ClientConfig(v plan.Variant, o ClientOptions) (*tls.Config, error) {
 		}
 		// One group offered: its key share is the ClientHello's.
 		c.CurvePreferences = []tls.CurveID{id}
+	}
+	switch {
+	case v.SendsClientCert():
+		cert, ok := o.ClientCerts[v.ClientCert]
+		if !ok {
+			return nil, fmt.Errorf("variant %q: no %s client certificate was made", v.ID, v.ClientCert)
+		}
+		presentAlways(c, cert)
+	case v.ClientCert == "" && o.Certificate != nil:
+		presentAlways(c, *o.Certificate)
+	}
+	if o.SkipHostname && !o.Insecure {
+		c = SkipHostname(c)
 	}
 	if v.Resume {
 		if o.Sessions == nil {

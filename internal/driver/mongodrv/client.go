@@ -63,6 +63,23 @@ type link struct {
 // to count, not something to repair silently.
 var errNoRedial = errors.New("the session's connection is gone (no reconnect)")
 
+// explainAlert is driver.Explain of the alert on l, or err as it is.
+func (c *client) explainAlert(l *link, err error) error {
+	if l != nil && l.secure != nil {
+		// The connection failed: what the driver says of it leaves out
+		// the alert that ended it.
+		if a := driver.Alert(l.secure); a != nil {
+			return driver.Explain(a, c.d.cfg, l.net, useTLS)
+		}
+	}
+	if msg := err.Error(); c.d.x509 && (strings.Contains(msg, "'authenticate'") || strings.Contains(msg, "MONGODB-X509")) {
+		// FerretDB answers MONGODB-X509's authenticate command with
+		// CommandNotFound.
+		return driver.Explained(err, "the server at %s does not support authMechanism=MONGODB-X509 (%s): log in with a user and password instead, keeping tlsCertificateKeyFile= for the handshake (FerretDB has no X.509 authentication)", c.d.cfg.Addr, msg)
+	}
+	return err
+}
+
 // newClient starts a client; with warm, its pool opens its connection at
 // once (min pool size 1), as a session's does, else at the first
 // operation, as a new client's does by default. It does not wait.
@@ -155,8 +172,9 @@ func (c *client) heartbeat(err error) {
 		if c.err == nil && c.monitor != nil && c.monitors > 0 {
 			phase = lastPhase(c.monitor.net)
 		}
+		m := c.monitor
 		c.mu.Unlock()
-		c.fail(&driver.OpError{Phase: phase, Err: c.d.closedAtHello(err)})
+		c.fail(&driver.OpError{Phase: phase, Err: c.explainAlert(m, c.d.closedAtHello(err))})
 	}
 }
 
@@ -186,8 +204,9 @@ func (c *client) poolEvent(e *event.PoolEvent) {
 			if c.op != nil {
 				phase = lastPhase(c.op.net)
 			}
+			op := c.op
 			c.mu.Unlock()
-			c.fail(&driver.OpError{Phase: phase, Err: c.d.clean(e.Error)})
+			c.fail(&driver.OpError{Phase: phase, Err: c.explainAlert(op, c.d.clean(e.Error))})
 		}
 	}
 }

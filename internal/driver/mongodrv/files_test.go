@@ -17,7 +17,9 @@ import (
 // TestFileOptions: the official driver reads tlsCAFile= whole as it parses
 // the URI; New drops it (the caller loads the CA into cfg.TLS, bounded), so
 // tlsCAFile=/dev/zero or a FIFO costs nothing. A passfile that is not a
-// regular file, and client certificate files, are one-line errors.
+// regular file is a one-line error; tlsCertificateKeyFile= is dropped too
+// (the caller loads it into cfg.TLS), separate certificate and key files
+// are refused.
 func TestFileOptions(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "ca.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -27,7 +29,8 @@ func TestFileOptions(t *testing.T) {
 		{"tls=true&tlsCAFile=/dev/zero", ""},
 		{"tls=true&tlsCAFile=" + fifo, ""},
 		{"ssl=true&sslCertificateAuthorityFile=/dev/zero", ""},
-		{"tls=true&tlsCertificateKeyFile=/dev/zero", "does not present client certificates"},
+		{"tls=true&tlsCertificateKeyFile=/dev/zero", ""},
+		{"tls=true&tlsCertificateFile=/dev/zero", "in one PEM file as tlsCertificateKeyFile="},
 		{"passfile=/dev/zero", "passfile /dev/zero is not a regular file"},
 		{"passfile=" + url.QueryEscape(fifo), "is not a regular file (a named pipe)"},
 	} {

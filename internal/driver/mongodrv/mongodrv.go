@@ -4,7 +4,6 @@ package mongodrv
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -17,6 +16,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/files"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 func init() { driver.Register(New, "mongodb") }
@@ -50,6 +50,7 @@ type mongoDriver struct {
 	tls      *tls.Config            // nil for plain
 	password string                 // to keep out of messages
 	workload workload
+	x509     bool // authMechanism=MONGODB-X509
 }
 
 // New returns a driver for cfg. The URL gives the user, password (or
@@ -94,7 +95,7 @@ func New(cfg driver.Config) (driver.Driver, error) {
 		return nil, fmt.Errorf("mongodb: cannot use %s: %s", plan.Redact(cfg.URL.String()), d.redact(err.Error()))
 	}
 	if d.tls != nil && !d.tls.InsecureSkipVerify && uriBool(q, "tlsAllowInvalidHostnames") {
-		d.tls = skipHostname(d.tls)
+		d.tls = tlsx.SkipHostname(d.tls)
 	}
 	base.TLSConfig = nil // the dialer runs TLS, as a phase of its own
 	base.SetHosts([]string{cfg.Addr}).
@@ -109,22 +110,24 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	if base.AppName == nil {
 		base.SetAppName("tlsbench")
 	}
+	d.x509 = base.Auth != nil && strings.EqualFold(base.Auth.AuthMechanism, "MONGODB-X509")
 	d.base = base
 	return d, nil
 }
 
-// dropFileOptions removes from q the URI options that name a CA file, which
-// the official driver would read whole with os.ReadFile (tlsCAFile=/dev/zero
-// reads until memory runs out): the caller loaded the CA into cfg.TLS, with
-// a bound, and the dialer runs TLS. Client certificate files are refused:
-// tlsbench presents none.
+// dropFileOptions removes from q the URI options that name a CA file or a
+// client certificate, which the official driver would read whole with
+// os.ReadFile (tlsCAFile=/dev/zero reads until memory runs out): the caller
+// loaded them into cfg.TLS, with a bound (plan and tlsx), and the dialer
+// runs TLS. MONGODB-X509 then takes the user from the certificate on the
+// server's side, as MongoDB 3.4 and later do.
 func dropFileOptions(q url.Values) error {
 	for k := range q {
 		switch strings.ToLower(k) {
-		case "tlscafile", "sslcertificateauthorityfile":
+		case "tlscafile", "sslcertificateauthorityfile", "tlscertificatekeyfile", "sslclientcertificatekeyfile":
 			q.Del(k)
-		case "tlscertificatekeyfile", "sslclientcertificatekeyfile", "tlscertificatefile", "tlsprivatekeyfile":
-			return fmt.Errorf("mongodb: %s: tlsbench does not present client certificates: leave it out (the server must not require one)", k)
+		case "tlscertificatefile", "tlsprivatekeyfile":
+			return fmt.Errorf("mongodb: %s: give the certificate and its key in one PEM file as tlsCertificateKeyFile=", k)
 		}
 	}
 	return nil
@@ -138,26 +141,6 @@ func uriBool(q url.Values, name string) bool {
 		}
 	}
 	return false
-}
-
-// skipHostname returns a copy of cfg that verifies the certificate chain
-// but not the server's name, as tlsAllowInvalidHostnames=true asks.
-func skipHostname(cfg *tls.Config) *tls.Config {
-	c := cfg.Clone()
-	roots := c.RootCAs
-	c.InsecureSkipVerify = true
-	c.VerifyConnection = func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("the server sent no certificate")
-		}
-		inter := x509.NewCertPool()
-		for _, ic := range cs.PeerCertificates[1:] {
-			inter.AddCert(ic)
-		}
-		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-		return err
-	}
-	return c
 }
 
 // redact removes the password from a message of the driver's.

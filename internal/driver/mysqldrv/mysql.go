@@ -89,8 +89,10 @@ func New(cfg driver.Config) (driver.Driver, error) {
 }
 
 // urlParams are the query parameters a mysql:// URL may carry: tls= is
-// read by plan (it chooses the variants to compare), passfile= here.
-var urlParams = []string{"passfile", "tls"}
+// read by plan (it chooses the variants to compare), and so are ssl-ca=,
+// ssl-cert= and ssl-key= (loaded into cfg.TLS: go-sql-driver's DSN has no
+// such parameters); passfile= here.
+var urlParams = []string{"passfile", "tls", "ssl-ca", "ssl-cert", "ssl-key"}
 
 // mysqlConfig reads the login from a mysql://USER[:PASSWORD]@HOST/DB URL.
 func mysqlConfig(u *url.URL) (*mysql.Config, error) {
@@ -375,8 +377,44 @@ func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 	if err != nil {
 		return v, s.o.cause(err)
 	}
+	if err := rows.Close(); err != nil {
+		return v, s.o.cause(err)
+	}
 	v.TLS = v.Version != ""
+	if v.TLS {
+		if v.ClientCert, err = s.requiredCert(ctx); err != nil {
+			return v, err
+		}
+		// MariaDB names no client certificate of a session: a login that
+		// needed one (REQUIRE X509, SUBJECT, ISSUER) is the proof; other
+		// users cannot tell.
+		v.ClientCertKnown = v.ClientCert != ""
+	}
 	return v, nil
+}
+
+// requiredCert is what the session's user requires of a client
+// certificate, from SHOW GRANTS ("REQUIRE X509"), "" for nothing.
+func (s *session) requiredCert(ctx context.Context) (string, error) {
+	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx, "SHOW GRANTS", nil)
+	if err != nil {
+		return "", s.o.cause(err)
+	}
+	defer rows.Close()
+	req := ""
+	err = eachRow(rows, func(row []sqldriver.Value) {
+		g := asString(row[0])
+		if i := strings.Index(g, " REQUIRE "); i >= 0 && req == "" {
+			r := strings.TrimSpace(g[i+1:])
+			if w := strings.Fields(r); len(w) > 1 && (w[1] == "X509" || w[1] == "SUBJECT" || w[1] == "ISSUER") {
+				req = "REQUIRE " + w[1]
+			}
+		}
+	})
+	if err != nil {
+		return "", s.o.cause(err)
+	}
+	return req, nil
 }
 
 func asString(v sqldriver.Value) string {

@@ -267,15 +267,15 @@ func (s *session) Close() error {
 }
 
 // ServerTLS implements driver.ServerChecker: what pg_stat_ssl says of this
-// session. It costs a round trip on the session: run it after the part of
+// session, the client certificate's subject (client_dn) included. It costs a round trip on the session: run it after the part of
 // a trial that is measured.
 func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
 	defer cancel()
 	var v driver.ServerView
-	var version, cipher *string
-	err := s.pg.QueryRow(ctx, "SELECT ssl, version, cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
-		pgx.QueryExecModeSimpleProtocol).Scan(&v.TLS, &version, &cipher)
+	var version, cipher, clientDN *string
+	err := s.pg.QueryRow(ctx, "SELECT ssl, version, cipher, client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+		pgx.QueryExecModeSimpleProtocol).Scan(&v.TLS, &version, &cipher, &clientDN)
 	if err != nil {
 		return v, fmt.Errorf("asking pg_stat_ssl: %w", err)
 	}
@@ -284,6 +284,12 @@ func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 	}
 	if cipher != nil {
 		v.Cipher = *cipher
+	}
+	// The subject of the client certificate the server verified (NULL:
+	// none was sent, or none asked for).
+	v.ClientCertKnown = v.TLS
+	if clientDN != nil {
+		v.ClientCert = *clientDN
 	}
 	return v, nil
 }

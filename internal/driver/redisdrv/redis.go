@@ -216,6 +216,10 @@ func (s *session) opError(ctx context.Context, phase string, err error) error {
 	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
+	// A server that refused the client certificate (TLS 1.3: after the
+	// handshake) resets the connection the login is written to: its alert
+	// says why.
+	err = driver.AlertOr(s.Secure, err)
 	return &driver.OpError{Phase: phase, Err: driver.Explain(err, s.d.cfg, s.Net, useTLS)}
 }
 
@@ -283,7 +287,8 @@ func (s *session) Close() error {
 // ServerTLS asks the server which port the session reached: Redis keeps no
 // per-connection TLS details, so a connection counts as TLS when its local
 // address (CLIENT INFO laddr) is the server's tls-port; Version and Cipher
-// stay "" (unknown). CONFIG GET needs the user to have +config|get.
+// stay "" (unknown); the client certificate is known from tls-auth-clients.
+// CONFIG GET needs the user to have +config|get.
 func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 	info, err := s.client.ClientInfo(ctx).Result()
 	if err != nil {
@@ -293,12 +298,22 @@ func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 	if err != nil {
 		return driver.ServerView{}, fmt.Errorf("CLIENT INFO laddr %q: %w", info.LAddr, err)
 	}
-	conf, err := s.client.ConfigGet(ctx, "tls-port").Result()
+	conf, err := s.client.ConfigGet(ctx, "tls-*").Result()
 	if err != nil {
-		return driver.ServerView{}, fmt.Errorf("CONFIG GET tls-port: %w", err)
+		return driver.ServerView{}, fmt.Errorf("CONFIG GET tls-*: %w", err)
 	}
 	tlsPort := conf["tls-port"]
-	return driver.ServerView{TLS: tlsPort != "" && tlsPort != "0" && tlsPort == port}, nil
+	v := driver.ServerView{TLS: tlsPort != "" && tlsPort != "0" && tlsPort == port}
+	// Redis names no client certificate (CLIENT INFO has none): a TLS
+	// session that got in while tls-auth-clients is yes had one verified;
+	// with no, none was asked for; optional cannot tell.
+	switch conf["tls-auth-clients"] {
+	case "yes":
+		v.ClientCert, v.ClientCertKnown = "tls-auth-clients yes", v.TLS
+	case "no":
+		v.ClientCertKnown = v.TLS
+	}
+	return v, nil
 }
 
 // skipHello answers go-redis's HELLO at connect without sending it: on a

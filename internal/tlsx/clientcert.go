@@ -1,0 +1,226 @@
+package tlsx
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/files"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// LoadClientCert loads a client certificate and its key (mutual TLS) from
+// PEM files, which may be one file. Every failure is one line naming the
+// file and the fix; an encrypted key is refused, never prompted for.
+func LoadClientCert(certFile, keyFile string) (tls.Certificate, error) {
+	if keyFile == "" {
+		keyFile = certFile
+	}
+	certPEM, err := files.Read(certFile, "client certificate", files.MaxPEM)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM := certPEM
+	if keyFile != certFile {
+		if keyPEM, err = files.Read(keyFile, "client key", files.MaxPEM); err != nil {
+			return tls.Certificate{}, err
+		}
+	}
+	if !hasBlock(certPEM, func(t string) bool { return t == "CERTIFICATE" }) {
+		return tls.Certificate{}, fmt.Errorf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the client certificate in PEM form (openssl x509 -in cert.der -inform der -out cert.pem)", certFile)
+	}
+	if encrypted(keyPEM) {
+		return tls.Certificate{}, fmt.Errorf("the key in %s is encrypted: tlsbench does not prompt for passwords: decrypt it once into a file only you can read (openssl pkey -in %s -out plain.pem) and give that", keyFile, keyFile)
+	}
+	if !hasBlock(keyPEM, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") }) {
+		return tls.Certificate{}, fmt.Errorf("%s holds no PEM private key (-----BEGIN PRIVATE KEY-----): give the client certificate's key in PEM form", keyFile)
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		if strings.Contains(err.Error(), "does not match") {
+			return c, fmt.Errorf("the certificate in %s does not match the key in %s: give the key the certificate was issued for", certFile, keyFile)
+		}
+		// Keep crypto/tls's reason, which never quotes the key.
+		return c, fmt.Errorf("loading the client certificate %s with the key %s: %v", certFile, keyFile, err)
+	}
+	return c, nil
+}
+
+// hasBlock reports whether data holds a PEM block whose type is ok.
+func hasBlock(data []byte, ok func(typ string) bool) bool {
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return false
+		}
+		if ok(b.Type) {
+			return true
+		}
+	}
+}
+
+// encrypted reports whether data holds an encrypted private key: PKCS#8's
+// ENCRYPTED PRIVATE KEY, or a legacy OpenSSL key with Proc-Type:
+// 4,ENCRYPTED, and no plain key beside it.
+func encrypted(data []byte) bool {
+	found := false
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return found
+		}
+		switch {
+		case b.Type == "ENCRYPTED PRIVATE KEY", strings.HasSuffix(b.Type, "PRIVATE KEY") && strings.Contains(b.Headers["Proc-Type"], "ENCRYPTED"):
+			found = true
+		case strings.HasSuffix(b.Type, "PRIVATE KEY"):
+			return false
+		}
+	}
+}
+
+// IssueClient makes a client certificate with a key of keyType for the
+// user commonName (its subject's CN, which PostgreSQL's cert
+// authentication matches against the user name), signed by ca.
+func (ca *CA) IssueClient(keyType, commonName string) (certPEM, keyPEM []byte, err error) {
+	now := time.Now()
+	return ca.issueClient(keyType, commonName, now.Add(-backdate), now.Add(lifetime))
+}
+
+func (ca *CA) issueClient(keyType, commonName string, notBefore, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := GenerateKey(keyType)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{Organization: []string{"tlsbench"}, CommonName: commonName},
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("issuing a %s client certificate: %w", keyType, err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pemBlock("CERTIFICATE", der), pemBlock("PRIVATE KEY", keyDER), nil
+}
+
+// ClientCertFile and ClientKeyFile are where WriteClientFiles puts the
+// client certificate of a key type, in dir.
+func ClientCertFile(dir, keyType string) string {
+	return filepath.Join(dir, "client-"+keyType+".crt")
+}
+func ClientKeyFile(dir, keyType string) string { return filepath.Join(dir, "client-"+keyType+".key") }
+
+// WriteClientFiles issues a client certificate for commonName per key type
+// and writes it to ClientCertFile and ClientKeyFile (keys 0600).
+func WriteClientFiles(dir string, ca *CA, keyTypes []string, commonName string) error {
+	errs := make([]error, len(keyTypes))
+	var wg sync.WaitGroup
+	for i, k := range keyTypes {
+		if !slices.Contains(plan.KeyTypes, k) {
+			return fmt.Errorf("unknown key type %q: use one of %s", k, strings.Join(plan.KeyTypes, ", "))
+		}
+		wg.Go(func() {
+			certPEM, keyPEM, err := ca.IssueClient(k, commonName)
+			if err == nil {
+				err = os.WriteFile(ClientKeyFile(dir, k), keyPEM, 0o600)
+			}
+			if err == nil {
+				err = os.WriteFile(ClientCertFile(dir, k), certPEM, 0o644)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ClientCertKey names the key of the client certificate c presents when a
+// server asks for one ("ECDSA-P256"), "" if it has none.
+func ClientCertKey(c *tls.Config) string {
+	if c == nil {
+		return ""
+	}
+	if c.GetClientCertificate != nil {
+		cert, err := c.GetClientCertificate(&tls.CertificateRequestInfo{})
+		if err == nil && cert != nil {
+			return certKey(*cert)
+		}
+		return ""
+	}
+	if len(c.Certificates) > 0 {
+		return certKey(c.Certificates[0])
+	}
+	return ""
+}
+
+func certKey(c tls.Certificate) string {
+	leaf := c.Leaf
+	if leaf == nil && len(c.Certificate) > 0 {
+		leaf, _ = x509.ParseCertificate(c.Certificate[0])
+	}
+	return PeerKey(leaf)
+}
+
+// certSubject describes c's leaf for errors: its subject and issuer.
+func certSubject(c tls.Certificate) (subject, issuer string) {
+	leaf := c.Leaf
+	if leaf == nil && len(c.Certificate) > 0 {
+		leaf, _ = x509.ParseCertificate(c.Certificate[0])
+	}
+	if leaf == nil {
+		return "", ""
+	}
+	return leaf.Subject.String(), leaf.Issuer.String()
+}
+
+// SkipHostname returns a copy of cfg that verifies the server's chain
+// against cfg.RootCAs but not its name: libpq's sslmode=verify-ca,
+// MongoDB's tlsAllowInvalidHostnames=true.
+func SkipHostname(cfg *tls.Config) *tls.Config {
+	c := cfg.Clone()
+	roots := c.RootCAs
+	c.InsecureSkipVerify = true
+	c.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("the server sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, ic := range cs.PeerCertificates[1:] {
+			inter.AddCert(ic)
+		}
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
+	return c
+}
+
+// presentAlways makes c present cert whenever the server asks, as libpq,
+// the mysql client and curl do: crypto/tls would otherwise send none when
+// the server's list of acceptable CAs leaves out the certificate's issuer,
+// and the server's "certificate required" would hide the real mismatch.
+func presentAlways(c *tls.Config, cert tls.Certificate) {
+	c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+}
