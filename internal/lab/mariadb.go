@@ -223,7 +223,8 @@ func (m *MariaDB) serverArgs() []string {
 		// 8 sbtest tables of 100,000 rows (the seed's) fit in memory.
 		"--innodb-buffer-pool-size=512M",
 		"--innodb-flush-log-at-trx-commit=0",
-		"--max-connections=300",
+		// back_log follows max_connections (MariaDB's default).
+		"--max-connections=" + strconv.Itoa(m.opts.connectionLimit(300)),
 		"--general-log-file=" + filepath.Join(m.dir, "general.log"),
 		"--log-output=FILE",
 	}
@@ -430,6 +431,9 @@ func (m *MariaDB) checkKey(ctx context.Context, key string) error {
 // CPU implements Server: mariadbd is one process with a thread per
 // connection.
 func (m *MariaDB) CPU() (time.Duration, error) { return m.proc.cpu() }
+
+// Memory implements Server.
+func (m *MariaDB) Memory() (Memory, error) { return m.proc.memory() }
 
 // Info implements Server.
 func (m *MariaDB) Info() result.Server {

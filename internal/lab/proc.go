@@ -194,17 +194,31 @@ func stopAndRemove(p *process, dir string) error {
 const clockTicks = 100
 
 // cpu is the CPU time the server has used so far: user and system time of
-// the process and all its descendants, plus what each of them collected
-// from the children it reaped (PostgreSQL's backends end with their
-// connections). Descendants, not the process group: PostgreSQL's backends
-// call setsid().
+// the process and all its descendants (tree), plus what each of them
+// collected from the children it reaped (PostgreSQL's backends end with
+// their connections).
 func (p *process) cpu() (time.Duration, error) {
-	if err := p.alive(); err != nil {
+	tree, err := p.tree()
+	if err != nil {
 		return 0, err
+	}
+	var ticks int64
+	for _, st := range tree {
+		ticks += st.ticks
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// tree is the process and all its descendants, by pid, as /proc shows
+// them now. Descendants, not the process group: PostgreSQL's backends
+// call setsid().
+func (p *process) tree() (map[int]stat, error) {
+	if err := p.alive(); err != nil {
+		return nil, err
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	all := map[int]stat{}
 	for _, e := range entries {
@@ -226,17 +240,17 @@ func (p *process) cpu() (time.Duration, error) {
 		// own, and its time is gone with it. Reaping it is a moment away.
 		select {
 		case <-p.exited:
-			return 0, p.alive()
+			return nil, p.alive()
 		case <-time.After(stopGrace):
-			return 0, p.failure("has exited")
+			return nil, p.failure("has exited")
 		}
 	}
-	var ticks int64
+	tree := map[int]stat{}
 	for pid, st := range all {
 		// Walk up the parents; a chain is short (server, backend).
 		for q, hops := pid, 0; hops < 16; hops++ {
 			if q == root {
-				ticks += st.ticks
+				tree[pid] = st
 				break
 			}
 			parent, ok := all[q]
@@ -246,7 +260,7 @@ func (p *process) cpu() (time.Duration, error) {
 			q = parent.ppid
 		}
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	return tree, nil
 }
 
 type stat struct {

@@ -82,7 +82,7 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 		s.serve(srv, spec)
 	case t.Lab != "":
 		var srv lab.Server
-		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys}); err != nil {
+		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys, Connections: slices.Max(append([]int{0}, spec.Clients...))}); err != nil {
 			err = fmt.Errorf("starting the lab %s server: %w", t.Lab, err)
 			break
 		}
@@ -233,6 +233,17 @@ func (s *Site) CPU() (time.Duration, error) {
 	}
 	more, err := s.tunnels.serverCPU()
 	return d + more, err
+}
+
+// Memory is what the processes of the server tlsbench started hold in
+// memory now (not its tunnels'), and whether that is PSS or RSS;
+// bench.ErrNoServerCPU for a URL target.
+func (s *Site) Memory() (int64, string, error) {
+	if s.srv == nil {
+		return 0, "", bench.ErrNoServerCPU
+	}
+	m, err := s.srv.Memory()
+	return m.Bytes, m.Kind, err
 }
 
 // Alive reports why the server or a tunnel tlsbench started is gone, if
