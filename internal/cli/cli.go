@@ -96,7 +96,7 @@ func flagName(field string) string {
 	flag, ok := map[string]string{
 		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
 		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
-		"per_conn": "per-conn",
+		"per_conn": "per-conn", "first_op": "first-op",
 	}[field]
 	if !ok {
 		flag = field
@@ -141,6 +141,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
 		newExperimentCmd(plan.Stream, argv, stdout, stderr),
+		newExperimentCmd(plan.Storm, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
 		newCryptoCmd(argv, stdout, stderr))
@@ -153,6 +154,7 @@ func newExperimentCmd(e plan.Experiment, argv []string, stdout, stderr io.Writer
 		plan.Connect: "Open, use once and close connections as fast as C workers can",
 		plan.Pool:    "Run requests or transactions over C persistent connections",
 		plan.Stream:  "Read one large result (a whole table) over C connections: MB/s",
+		plan.Storm:   stormShort,
 	}[e]
 	cmd := &cobra.Command{
 		Use:   string(e) + " TARGET | --lab ENGINE",
@@ -189,6 +191,9 @@ MongoDB seed study.`,
 		},
 	}
 	f.register(cmd, false)
+	if e == plan.Storm {
+		f.registerStorm(cmd)
+	}
 	return cmd
 }
 
