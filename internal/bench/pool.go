@@ -14,7 +14,7 @@ import (
 // them for the trial's time or count; only the measured window is recorded.
 // A session that fails is counted, closed and opened again.
 func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial, error) {
-	idle, kind, memErr := r.serverMemory()
+	idle, kind, memErr := r.idleMemory(ctx)
 	sessions := make([]driver.Session, c)
 	var openErr error
 	var mu sync.Mutex

@@ -33,7 +33,7 @@ type stormClient struct {
 // done, while the server's memory is read, then closed. The trial takes
 // as long as its slowest client; each step is bounded by Spec.Timeout.
 func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Trial, error) {
-	idle, kind, memErr := r.serverMemory()
+	idle, kind, memErr := r.idleMemory(ctx)
 	listen0, listenErr := readListen()
 	clients := make([]stormClient, n)
 	release := make(chan struct{})
@@ -152,6 +152,26 @@ func (r *Runner) serverMemory() (int64, string, error) {
 		return 0, "", ErrNoServerCPU
 	}
 	return r.ServerMemory()
+}
+
+// idleMemory reads the server's memory before a trial opens its
+// connections, once it stopped shrinking: the processes of the previous
+// trial's connections (PostgreSQL's backends) end a moment after their
+// close. It waits at most a second.
+func (r *Runner) idleMemory(ctx context.Context) (int64, string, error) {
+	b, kind, err := r.serverMemory()
+	for range 20 {
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+		now, k, err := r.serverMemory()
+		if err != nil || now >= b-b/100 {
+			return now, k, err
+		}
+		b, kind = now, k
+	}
+	return b, kind, err
 }
 
 // heldMemory is the server's memory with conns connections held, beside

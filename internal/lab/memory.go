@@ -29,21 +29,23 @@ const (
 
 // memory reads the memory of the process and all its descendants (the
 // same tree as cpu): PSS from smaps_rollup, or RSS for the whole tree if
-// any process's PSS cannot be read, so that one Kind holds for the sum.
+// the server's own PSS cannot be read (an old kernel), so that one Kind
+// holds for the sum. A child that cannot be read has ended meanwhile.
 func (p *process) memory() (Memory, error) {
 	tree, err := p.tree()
 	if err != nil {
 		return Memory{}, err
 	}
 	m := Memory{Kind: MemoryPSS}
+	root := p.cmd.Process.Pid
 	for pid := range tree {
 		kb, err := procField("/proc/"+strconv.Itoa(pid)+"/smaps_rollup", "Pss:")
-		if errors.Is(err, os.ErrNotExist) {
-			continue // it ended meanwhile
-		}
-		if err != nil {
+		if err != nil && pid == root {
 			m.Kind = MemoryRSS
 			break
+		}
+		if err != nil {
+			continue
 		}
 		m.Bytes += kb << 10
 		m.Processes++
