@@ -105,6 +105,9 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 // spec's --via entries; Stop leaves the server running.
 func Attach(ctx context.Context, spec plan.Spec, srv lab.Server) (*Site, error) {
 	s := &Site{engine: srv.Engine()}
+	if t, err := plan.ParseTarget(spec.Target); err == nil && t.Lab != "" {
+		s.engine = t.Engine() // the driver's: mariadb speaks mysql
+	}
 	if srv.Engine() == "builtin" {
 		s.tls.ALPN = []string{"http/1.1"}
 	}
