@@ -65,6 +65,7 @@ func (ix *index) charts() []Chart {
 		}
 	}
 	b.perConnChart()
+	b.stormChart()
 	b.rttOverhead()
 	b.ceilings()
 	b.crypto()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/plot"
+
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/stats"
@@ -212,7 +214,7 @@ func (ix *index) memoryTable(b *body) {
 	}
 	t.Foot = []string{
 		"the server's whole process tree (PostgreSQL: a backend per connection), idle before the trial opened its connections and with them open: (held - idle) / conns",
-		"of: PSS sums each shared page once; RSS (where PSS cannot be read) counts shared pages in every process. A garbage-collected server (the built-in one, FerretDB) keeps freed memory: after its first trial, idle includes what the earlier trials used",
+		"of: PSS sums each shared page once; RSS (where PSS cannot be read) counts shared pages in every process. A server that keeps freed memory (garbage-collected: the built-in one, FerretDB; MariaDB's thread cache and allocator) shows after its first trial an idle figure that includes what earlier trials used",
 	}
 	b.table(t)
 }
@@ -263,17 +265,69 @@ func stormWords(f StormRecovery) string {
 	if f.FirstOp {
 		back = "back with their first operation done"
 	}
-	figures := fmt.Sprintf("%s against %s with %s; %s, 95%% CI", msWords(f.MS), msWords(f.PlainMS), f.Plain, strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(delta(f.Delta)), "*")))
+	ci := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(delta(f.Delta)), "*")) + ", 95% CI"
+	storm := fmt.Sprintf("With %d clients connecting at once", f.Clients)
 	if !f.Delta.Significant {
-		return fmt.Sprintf("With %d clients connecting at once, %s made no measurable difference to the time until all were %s (%s).", f.Clients, f.Variant, back, figures)
+		return fmt.Sprintf("%s, %s made no measurable difference to the time until all were %s (%s against %s with %s; %s).",
+			storm, f.Variant, back, msWords(f.MS), msWords(f.PlainMS), f.Plain, ci)
+	}
+	if f.Delta.Pct < 0 {
+		return fmt.Sprintf("%s, all were %s sooner with %s than with %s (%s against %s; %s).", storm, back, f.Variant, f.Plain, msWords(f.MS), msWords(f.PlainMS), ci)
 	}
 	ratio := ""
 	if f.PlainMS > 0 {
-		ratio = fmt.Sprintf(", %.1f× as long", f.MS/f.PlainMS)
+		ratio = fmt.Sprintf("; %.1f× as long", f.MS/f.PlainMS)
 	}
-	if f.Delta.Pct < 0 {
-		return fmt.Sprintf("With %d clients connecting at once, all were %s sooner with %s than with plain (%s).", f.Clients, back, f.Variant, figures)
+	return fmt.Sprintf("%s, all were %s after %s with %s against %s with %s (%s%s): TLS with this key makes the recovery after a failover that much longer.",
+		storm, back, msWords(f.MS), f.Variant, msWords(f.PlainMS), f.Plain, ci, ratio)
+}
+
+// stormChart draws each variant's time until all its clients were back
+// against the storm's size.
+func (b *charter) stormChart() {
+	ns := b.ix.conc[plan.Storm]
+	if len(ns) == 0 {
+		return
 	}
-	return fmt.Sprintf("With %d clients connecting at once, all were %s after %s with %s (%s%s): the recovery after a failover takes that much longer with TLS and this key.",
-		f.Clients, back, msWords(f.MS), f.Variant, figures, ratio)
+	title := "storm: time until every client was back"
+	p := newPlot(title, "clients connecting at once (--clients)", "ms until the last was back")
+	b.grid(p, false)
+	var legend []legendEntry
+	lo, hi, top := math.Inf(1), 0.0, 0.0
+	for _, name := range b.ix.variants {
+		var pts errPoints
+		for _, n := range ns {
+			s := stats.Summarize(collect(b.ix.trials[cellKey{plan.Storm, name, n}], recovery))
+			ci := s.CI95
+			if math.IsNaN(ci) {
+				ci = 0
+			}
+			if s.N == 0 || !finite(s.Mean, ci) {
+				continue
+			}
+			pts = append(pts, struct{ x, y, err float64 }{float64(n), s.Mean, ci})
+			lo, hi, top = min(lo, float64(n)), max(hi, float64(n)), max(top, s.Mean+ci)
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, sc, eb := b.series(pts, b.styles[name])
+		p.Add(line, eb, sc)
+		legend = append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
+	}
+	if len(legend) == 0 {
+		return
+	}
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	p.X.Min, p.X.Max = lo/1.5, hi*1.5
+	p.Y.Min, p.Y.Max = 0, top*1.08
+	b.add(Chart{
+		ID:      "storm",
+		Title:   title,
+		Caption: "Points: the mean over trials of the time from the release until the last client was connected (with --first-op: done with its first operation); error bars: 95% confidence interval.",
+		plot:    p,
+		legend:  legend,
+		height:  max(chartHeight, legendHeight(len(legend))),
+	})
 }
