@@ -200,3 +200,20 @@ func TestServerMemoryPerConn(t *testing.T) {
 		})
 	}
 }
+
+// TestParseListen reads the listen-queue counters from TcpExt's pair of
+// lines, wherever they stand among the others.
+func TestParseListen(t *testing.T) {
+	data := []byte("TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPHPHits\n" +
+		"TcpExt: 0 17 21 99\n" +
+		"IpExt: InNoRoutes\nIpExt: 0\n")
+	got, err := bench.ParseListen(data)
+	if err != nil || got.Overflows != 17 || got.Drops != 21 {
+		t.Errorf("ParseListen: %+v, %v; want 17 overflows, 21 drops", got, err)
+	}
+	for _, bad := range []string{"", "TcpExt: ListenOverflows\nTcpExt: 1\n", "TcpExt: ListenOverflows ListenDrops\nTcpExt: 1 x\n"} {
+		if _, err := bench.ParseListen([]byte(bad)); err == nil {
+			t.Errorf("ParseListen(%q): no error", bad)
+		}
+	}
+}
