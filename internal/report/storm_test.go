@@ -71,7 +71,7 @@ func TestStormFindings(t *testing.T) {
 	}
 	text := b.String()
 	for _, want := range []string{"storm: 500 clients at one instant", "1500/1500", "storm: 500 clients, phases of a connection",
-		"server memory per held connection", "1500 (0)  PSS", "somaxconn 4096"} {
+		"server memory per held connection", "1500 (0)     1500  PSS", "somaxconn 4096"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report has no %q:\n%s", want, text)
 		}
