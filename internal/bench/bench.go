@@ -34,6 +34,9 @@ type Runner struct {
 	Configs  map[string]driver.Config // by Variant.ID
 	// ServerCPU reads the server's CPU time, when tlsbench runs the server.
 	ServerCPU func() (time.Duration, error)
+	// ServerMemory reads the memory of the server's processes, when
+	// tlsbench runs the server (see storm.go).
+	ServerMemory func() (bytes int64, kind string, err error)
 	// Before, when set, readies the server for a variant before its check
 	// and each of its trials (a lab server switches its certificate).
 	Before func(ctx context.Context, v plan.Variant) error
@@ -57,9 +60,9 @@ type driverKey struct {
 func (r *Runner) Total() int {
 	cells := 0
 	for _, e := range r.Spec.Experiments {
-		cells += len(r.Spec.PerConnections(e))
+		cells += len(r.Spec.PerConnections(e)) * len(r.Spec.Concurrencies(e))
 	}
-	return r.Spec.Trials * cells * len(r.Spec.Concurrency) * len(r.Variants)
+	return r.Spec.Trials * cells * len(r.Variants)
 }
 
 // Run runs all trials, variants interleaved within each round (A B C A B C
@@ -70,7 +73,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	for round := 0; round < r.Spec.Trials; round++ {
 		for _, e := range r.Spec.Experiments {
 			for _, n := range r.Spec.PerConnections(e) {
-				for _, c := range r.Spec.Concurrency {
+				for _, c := range r.Spec.Concurrencies(e) {
 					for _, v := range r.Variants {
 						t, err := r.TrialPerConn(ctx, e, v, c, n)
 						var many *TooManyErrors
@@ -164,6 +167,8 @@ func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Var
 				return r.connect(ctx, d, c, n)
 			case plan.Pool, plan.Stream:
 				return r.pool(ctx, d, c)
+			case plan.Storm:
+				return r.storm(ctx, d, c)
 			}
 			return result.Trial{}, fmt.Errorf("unknown experiment %q", e)
 		}

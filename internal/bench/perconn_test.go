@@ -158,7 +158,11 @@ func checkPerConnPhases(t *testing.T, where string, tr result.Trial, n int, secu
 // database's sessions and committed transactions, read from another
 // database so that reading them adds to neither.
 func startPostgresCounted(t *testing.T) (lab.Server, serverCount) {
-	srv := labtest.Start(t, "postgres", lab.Options{Keys: []string{"ecdsa-p256"}})
+	return startPostgresCountedWith(t, lab.Options{Keys: []string{"ecdsa-p256"}})
+}
+
+func startPostgresCountedWith(t *testing.T, o lab.Options) (lab.Server, serverCount) {
+	srv := labtest.Start(t, "postgres", o)
 	raw, err := srv.URL("", false)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +208,11 @@ func settled(read func() (int64, int64)) (int64, int64) {
 // startRedisCounted starts a lab Redis; its count is INFO's connections
 // received and GET calls, read on one connection opened before.
 func startRedisCounted(t *testing.T) (lab.Server, serverCount) {
-	srv := labtest.Start(t, "redis", lab.Options{Keys: []string{"ecdsa-p256"}})
+	return startRedisCountedWith(t, lab.Options{Keys: []string{"ecdsa-p256"}})
+}
+
+func startRedisCountedWith(t *testing.T, opts lab.Options) (lab.Server, serverCount) {
+	srv := labtest.Start(t, "redis", opts)
 	raw, err := srv.URL("", false)
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,10 @@ type Site interface {
 	// CPU is the CPU time the server side has used so far;
 	// ErrNoServerCPU when tlsbench did not start the server.
 	CPU() (time.Duration, error)
+	// Memory is what the server's processes hold in memory now, and
+	// what that sums ("pss" or "rss"); ErrNoServerCPU when tlsbench did
+	// not start the server.
+	Memory() (bytes int64, kind string, err error)
 	// Alive reports why a server or tunnel tlsbench started is gone.
 	Alive() error
 	// Notes are facts about the site a reader of the figures needs; read
@@ -113,6 +117,9 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	r := &Runner{Spec: spec, Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver}
 	if _, err := s.CPU(); !errors.Is(err, ErrNoServerCPU) {
 		r.ServerCPU = s.CPU
+	}
+	if _, _, err := s.Memory(); !errors.Is(err, ErrNoServerCPU) {
+		r.ServerMemory = s.Memory
 	}
 	if r.Configs, err = Configs(spec, res.Variants, s.Locate, s.ClientTLS(), d); err != nil {
 		return err

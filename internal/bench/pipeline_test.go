@@ -39,10 +39,11 @@ func (s *standInSite) Before(_ context.Context, v plan.Variant) error {
 	s.befores = append(s.befores, v.ID)
 	return nil
 }
-func (s *standInSite) CPU() (time.Duration, error) { return 0, bench.ErrNoServerCPU }
-func (s *standInSite) Alive() error                { return s.gone }
-func (s *standInSite) Notes() []string             { return []string{"site note"} }
-func (s *standInSite) Tunnels() []result.Tunnel    { return nil }
+func (s *standInSite) CPU() (time.Duration, error)    { return 0, bench.ErrNoServerCPU }
+func (s *standInSite) Alive() error                   { return s.gone }
+func (s *standInSite) Notes() []string                { return []string{"site note"} }
+func (s *standInSite) Tunnels() []result.Tunnel       { return nil }
+func (s *standInSite) Memory() (int64, string, error) { return 0, "", bench.ErrNoServerCPU }
 
 // execute runs raw (a plain connect run of 10 operations per trial unless
 // raw says otherwise) through the pipeline against d.

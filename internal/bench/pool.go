@@ -14,6 +14,7 @@ import (
 // them for the trial's time or count; only the measured window is recorded.
 // A session that fails is counted, closed and opened again.
 func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial, error) {
+	idle, kind, memErr := r.idleMemory(ctx)
 	sessions := make([]driver.Session, c)
 	var openErr error
 	var mu sync.Mutex
@@ -40,6 +41,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 	if openErr != nil {
 		return result.Trial{}, fmt.Errorf("%w: %w", errPoolOpen, openErr)
 	}
+	mem := r.heldMemory(idle, kind, memErr, int64(c))
 
 	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: warmEnd.Add(r.Spec.Duration)}
@@ -73,7 +75,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 			last = e
 		}
 	}
-	return finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd)}, &cpu, tallies)
+	return finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd), ServerMemory: mem}, &cpu, tallies)
 }
 
 // poolWorker runs one pool connection's warm-up and measured operations;

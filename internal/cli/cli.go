@@ -99,6 +99,7 @@ func flagName(field string) string {
 		"per_conn":  "per-conn",
 		"scripts":   "script",
 		"cert_file": "cert", "cert_key_file": "cert-key", "client_certs": "client-cert",
+		"first_op": "first-op",
 	}[field]
 	if !ok {
 		flag = field
@@ -143,6 +144,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
 		newExperimentCmd(plan.Stream, argv, stdout, stderr),
+		newExperimentCmd(plan.Storm, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
 		newCryptoCmd(argv, stdout, stderr))
@@ -155,6 +157,7 @@ func newExperimentCmd(e plan.Experiment, argv []string, stdout, stderr io.Writer
 		plan.Connect: "Open, use once and close connections as fast as C workers can",
 		plan.Pool:    "Run requests or transactions over C persistent connections",
 		plan.Stream:  "Read one large result (a whole table) over C connections: MB/s",
+		plan.Storm:   stormShort,
 	}[e]
 	cmd := &cobra.Command{
 		Use:   string(e) + " TARGET | --lab ENGINE",
@@ -191,6 +194,9 @@ MongoDB seed study.`,
 		},
 	}
 	f.register(cmd, false)
+	if e == plan.Storm {
+		f.registerStorm(cmd)
+	}
 	return cmd
 }
 

@@ -35,6 +35,10 @@ type runFlags struct {
 	matrix                     bool     // the root command: plan.PresetDefault
 	// perConn: connect --per-conn (plan/perconn.go).
 	perConn []int
+	// storm: the storm command's own flags (storm.go).
+	clients []int
+	firstOp bool
+	storm   bool
 
 	// The user's workload (plan/request.go).
 	commands, headers   []string
@@ -153,6 +157,8 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Rows:         f.rows,
 		Source:       f.source,
 		PerConn:      f.perConn,
+		Clients:      f.clients,
+		FirstOp:      f.firstOp,
 		Commands:     f.commands,
 		Keyspace:     f.keyspace,
 		Filter:       f.filter,
@@ -164,6 +170,9 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		CertFile:     f.cert,
 		CertKeyFile:  f.certKey,
 		ClientCerts:  f.clientCerts,
+	}
+	if err := f.checkStorm(cmd); err != nil {
+		return s, err
 	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {

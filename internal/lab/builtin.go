@@ -250,6 +250,9 @@ func (b *Builtin) Info() result.Server {
 // CPU is the server's user+system CPU time so far.
 func (b *Builtin) CPU() (time.Duration, error) { return b.proc.cpu() }
 
+// Memory implements Server.
+func (b *Builtin) Memory() (Memory, error) { return b.proc.memory() }
+
 // Alive reports why the server is gone, if it is, quoting its log.
 func (b *Builtin) Alive() error { return b.proc.alive() }
 

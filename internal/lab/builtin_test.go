@@ -301,8 +301,8 @@ func TestParseStat(t *testing.T) {
 		want    stat
 		wantErr bool
 	}{
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 100 0 0", stat{state: "S", ppid: 1, ticks: 340, start: 100}, false},
-		{"1234 (a) b) c) R 1 77 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", stat{state: "R", ppid: 1, ticks: 3, start: 100}, false},
+		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 100 0 0", stat{state: "S", ppid: 1, ticks: 340, childTicks: 15, threads: 8, start: 100}, false},
+		{"1234 (a) b) c) R 1 77 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", stat{state: "R", ppid: 1, ticks: 3, threads: 8, start: 100}, false},
 		{"1234 tlsbench S 1", stat{}, true},
 		{"1234 (tlsbench) S 1 2 3", stat{}, true},
 		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5", stat{}, true},

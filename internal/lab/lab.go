@@ -49,6 +49,8 @@ type Server interface {
 	UseKey(ctx context.Context, key string) (string, error)
 	// CPU is the CPU time all the server's processes have used so far.
 	CPU() (time.Duration, error)
+	// Memory is what all the server's processes hold in memory now.
+	Memory() (Memory, error)
 	// Alive reports why the server is gone, if it is (its process exited),
 	// quoting its log.
 	Alive() error
@@ -82,6 +84,19 @@ type Options struct {
 	// ClientCerts are key types of client certificates for the lab CA to
 	// issue (see ClientCertServer); none: the server never asks for one.
 	ClientCerts []string
+	// Connections is how many client connections the server must take at
+	// once (a storm's clients): its connection limits and listen backlog
+	// are raised above it where their defaults are lower (see
+	// connectionLimit); 0 keeps the lab's defaults.
+	Connections int
+}
+
+// connectionLimit is a server's connection limit for o: def, or
+// o.Connections with room for the lab's own connections (the check, the
+// administrator's, PostgreSQL's reserved superuser slots) when that is
+// more.
+func (o Options) connectionLimit(def int) int {
+	return max(def, o.Connections+20)
 }
 
 // starters holds each engine's start function; engines add themselves.

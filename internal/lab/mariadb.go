@@ -223,9 +223,16 @@ func (m *MariaDB) serverArgs() []string {
 		// 8 sbtest tables of 100,000 rows (the seed's) fit in memory.
 		"--innodb-buffer-pool-size=512M",
 		"--innodb-flush-log-at-trx-commit=0",
-		"--max-connections=300",
+		"--max-connections=" + strconv.Itoa(m.opts.connectionLimit(300)),
 		"--general-log-file=" + filepath.Join(m.dir, "general.log"),
 		"--log-output=FILE",
+	}
+	if m.opts.Connections > 0 {
+		// Its listen backlog (autosized to 80 + max_connections/5)
+		// overflows when a storm's clients connect at once: the kernel
+		// then drops their handshakes, and they retry after a second or
+		// are reset. The kernel caps it at net.core.somaxconn.
+		args = append(args, "--back-log="+strconv.Itoa(m.opts.connectionLimit(0)))
 	}
 	args = append(args, mariaDBRunAs()...)
 	if !m.opts.PlainOnly {
@@ -319,7 +326,7 @@ func (m *MariaDB) setUp(ctx context.Context) error {
 		return fmt.Errorf("MariaDB: asking its version: %w", err)
 	}
 	m.settings = map[string]string{}
-	rows, err = m.admin.QueryContext(ctx, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('have_ssl', 'tls_version', 'ssl_cipher', 'version_ssl_library', 'require_secure_transport', 'innodb_buffer_pool_size', 'innodb_flush_log_at_trx_commit', 'max_connections', 'thread_handling')")
+	rows, err = m.admin.QueryContext(ctx, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('have_ssl', 'tls_version', 'ssl_cipher', 'version_ssl_library', 'require_secure_transport', 'innodb_buffer_pool_size', 'innodb_flush_log_at_trx_commit', 'max_connections', 'back_log', 'thread_handling')")
 	if err != nil {
 		return fmt.Errorf("MariaDB: asking its settings: %w", err)
 	}
@@ -437,6 +444,9 @@ func (m *MariaDB) checkKey(ctx context.Context, key string) error {
 // CPU implements Server: mariadbd is one process with a thread per
 // connection.
 func (m *MariaDB) CPU() (time.Duration, error) { return m.proc.cpu() }
+
+// Memory implements Server.
+func (m *MariaDB) Memory() (Memory, error) { return m.proc.memory() }
 
 // Info implements Server.
 func (m *MariaDB) Info() result.Server {

@@ -222,6 +222,13 @@ func (m *mongoServer) CPU() (time.Duration, error) {
 	return m.cpuSpent + cpu, err
 }
 
+// Memory implements Server: FerretDB's processes now.
+func (m *mongoServer) Memory() (Memory, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.proc.memory()
+}
+
 // UseKey restarts FerretDB with key's certificate: it reads its
 // certificate once, at start. The ports and the data stay.
 func (m *mongoServer) UseKey(ctx context.Context, key string) (string, error) {

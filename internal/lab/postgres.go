@@ -276,7 +276,7 @@ func (s *Postgres) appendConf() error {
 		"listen_addresses = '127.0.0.1,::1'", // a URL may name [::1]
 		fmt.Sprintf("port = %d", s.port),
 		fmt.Sprintf("unix_socket_directories = '%s'", s.dir),
-		"max_connections = 200",
+		fmt.Sprintf("max_connections = %d", s.opts.connectionLimit(200)),
 		"shared_buffers = 256MB", // 8 sbtest tables of 100k rows stay in memory
 		"fsync = off",            // a throw-away server: durability costs only time
 	}
@@ -581,6 +581,9 @@ func (s *Postgres) addr() string { return net.JoinHostPort("127.0.0.1", strconv.
 
 // CPU implements Server: the postmaster's and every backend's CPU time.
 func (s *Postgres) CPU() (time.Duration, error) { return s.proc.cpu() }
+
+// Memory implements Server.
+func (s *Postgres) Memory() (Memory, error) { return s.proc.memory() }
 
 // Info implements Server.
 func (s *Postgres) Info() result.Server {

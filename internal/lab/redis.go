@@ -46,7 +46,7 @@ CipherString = DEFAULT:@SECLEVEL=0
 // running server states them.
 var redisSettings = []string{"port", "tls-port", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
 	"tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size", "tls-session-cache-timeout",
-	"tls-auth-clients", "io-threads", "save", "appendonly"}
+	"tls-auth-clients", "io-threads", "save", "appendonly", "maxclients", "tcp-backlog"}
 
 // redisAdminTimeout bounds one admin command (readiness probe, CONFIG SET).
 const redisAdminTimeout = 5 * time.Second
@@ -155,6 +155,11 @@ func (r *redisServer) config() string {
 		"dir " + r.dir,
 		`save ""`,
 		"appendonly no",
+		// Redis's defaults, raised for a storm: a listen backlog of 511
+		// would overflow under more clients at once (the kernel caps it
+		// at net.core.somaxconn).
+		"maxclients " + strconv.Itoa(r.opts.connectionLimit(10000)),
+		"tcp-backlog " + strconv.Itoa(r.opts.connectionLimit(511)),
 		"user default off",
 		fmt.Sprintf("user %s on #%s ~* &* +@all", redisUser, hex.EncodeToString(hash[:])),
 	}
@@ -228,6 +233,9 @@ func (r *redisServer) PasswordFile() string        { return filepath.Join(r.dir,
 func (r *redisServer) CAFile() string              { return filepath.Join(r.dir, "ca.crt") }
 func (r *redisServer) RootCAs() *x509.CertPool     { return r.roots }
 func (r *redisServer) CPU() (time.Duration, error) { return r.proc.cpu() }
+
+// Memory implements Server.
+func (r *redisServer) Memory() (Memory, error) { return r.proc.memory() }
 
 // UseKey points tls-cert-file and tls-key-file at key's files with one
 // CONFIG SET, on which Redis builds a new TLS context for new connections,

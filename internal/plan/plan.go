@@ -73,6 +73,11 @@ type Spec struct {
 	// connect experiment runs before it closes, a sweep like Concurrency
 	// (see perconn.go); nil is [1], the default (PerConnections).
 	PerConn []int `json:"per_conn,omitempty"`
+	// Clients lists how many clients the storm experiment connects at
+	// one instant, a sweep like Concurrency; FirstOp has each of them
+	// run the workload once when connected (see storm.go).
+	Clients []int `json:"clients,omitempty"`
+	FirstOp bool  `json:"first_op,omitempty"`
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
@@ -349,8 +354,8 @@ func newSpec(raw Spec) (Spec, error) {
 		s.Experiments = []Experiment{Connect}
 	}
 	for _, e := range s.Experiments {
-		if e != Connect && e != Pool && e != Stream && (s.Preset != PresetMongoDBSeed || (e != NewClient && e != ReusedClient)) {
-			return s, errorf("unknown experiment %q: use connect, pool or stream", e)
+		if e != Connect && e != Pool && e != Stream && e != Storm && (s.Preset != PresetMongoDBSeed || (e != NewClient && e != ReusedClient)) {
+			return s, errorf("unknown experiment %q: use connect, pool, stream or storm", e)
 		}
 	}
 	if s.Lab != "" {
@@ -521,6 +526,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, errorf("⟨count⟩: %d is negative: use a positive count of operations", s.Count)
 	}
 	if err := s.perConn(); err != nil {
+		return s, err
+	}
+	if err := s.storm(); err != nil {
 		return s, err
 	}
 	if s.Warmup == nil {

@@ -54,6 +54,9 @@ func (ix *index) charts() []Chart {
 	b := &charter{ix: ix}
 	b.styles = styles(b.ix)
 	for _, e := range b.ix.experiments {
+		if e == plan.Storm {
+			continue // its own tables say it
+		}
 		b.rates(e)
 		if e == plan.Connect {
 			b.phases()
@@ -62,6 +65,7 @@ func (ix *index) charts() []Chart {
 		}
 	}
 	b.perConnChart()
+	b.stormChart()
 	b.rttOverhead()
 	b.ceilings()
 	b.crypto()

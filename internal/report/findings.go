@@ -74,6 +74,7 @@ func (ix *index) findings() []Finding {
 		r.rtt()
 		r.pooling()
 		r.perConn()
+		r.storm()
 	}
 	r.ceilings()
 	r.crypto()

@@ -217,6 +217,10 @@ func (ix *index) body() []Block {
 		return b.blocks
 	}
 	for _, e := range ix.experiments {
+		if e == plan.Storm {
+			ix.stormTables(&b)
+			continue
+		}
 		ix.throughput(&b, e)
 		switch e {
 		case plan.Connect:
@@ -228,6 +232,7 @@ func (ix *index) body() []Block {
 		}
 	}
 	ix.perConnTables(&b)
+	ix.memoryTable(&b)
 	ix.negotiated(&b)
 	ix.tunnels(&b)
 	ix.cpu(&b)

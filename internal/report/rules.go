@@ -440,7 +440,7 @@ func (r *rules) tunnels() {
 func (r *rules) persistent() {
 	ix := r.ix
 	for _, e := range ix.experiments {
-		if e == plan.Connect || e == plan.NewClient {
+		if e == plan.Connect || e == plan.NewClient || e == plan.Storm {
 			continue
 		}
 		var rows []PersistentVariant

@@ -128,6 +128,8 @@ func (ix *index) metricName(e plan.Experiment) string {
 		return "connections/s"
 	case e == plan.Stream:
 		return "MB/s"
+	case e == plan.Storm:
+		return "clients back/s"
 	case ix.r.Spec.Workload == "read-only" || ix.r.Spec.Workload == "point-select":
 		return "queries/s"
 	}

@@ -235,6 +235,12 @@ type Trial struct {
 	Phases  []Phase `json:"phases,omitempty"`
 
 	Negotiated *Negotiated `json:"negotiated,omitempty"`
+
+	// Storm holds a storm trial's own figures; ServerMemory the memory of
+	// the server tlsbench started, idle and with the trial's connections
+	// held (pool, storm). See storm.go.
+	Storm        *Storm        `json:"storm,omitempty"`
+	ServerMemory *ServerMemory `json:"server_memory,omitempty"`
 }
 
 // Throughput is operations per second.

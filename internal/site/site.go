@@ -85,7 +85,7 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 		err = s.serve(srv, spec)
 	case t.Lab != "":
 		var srv lab.Server
-		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys, ClientCerts: clientCertKeys(spec)}); err != nil {
+		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys, ClientCerts: clientCertKeys(spec), Connections: slices.Max(append([]int{0}, spec.Clients...))}); err != nil {
 			err = fmt.Errorf("starting the lab %s server: %w", t.Lab, err)
 			break
 		}
@@ -108,6 +108,9 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 // spec's --via entries; Stop leaves the server running.
 func Attach(ctx context.Context, spec plan.Spec, srv lab.Server) (*Site, error) {
 	s := &Site{engine: srv.Engine()}
+	if t, err := plan.ParseTarget(spec.Target); err == nil && t.Lab != "" {
+		s.engine = t.Engine() // the driver's: mariadb speaks mysql
+	}
 	if srv.Engine() == "builtin" {
 		s.tls.ALPN = []string{"http/1.1"}
 	}
@@ -257,6 +260,17 @@ func (s *Site) CPU() (time.Duration, error) {
 	}
 	more, err := s.tunnels.serverCPU()
 	return d + more, err
+}
+
+// Memory is what the processes of the server tlsbench started hold in
+// memory now (not its tunnels'), and whether that is PSS or RSS;
+// bench.ErrNoServerCPU for a URL target.
+func (s *Site) Memory() (int64, string, error) {
+	if s.srv == nil {
+		return 0, "", bench.ErrNoServerCPU
+	}
+	m, err := s.srv.Memory()
+	return m.Bytes, m.Kind, err
 }
 
 // Alive reports why the server or a tunnel tlsbench started is gone, if

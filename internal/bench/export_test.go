@@ -1,0 +1,4 @@
+package bench
+
+// ParseListen is parseListen for the external tests.
+var ParseListen = parseListen

@@ -1,0 +1,358 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+// Connection storms (the storm experiment): N clients connect at one
+// instant. Their cells are the index's (experiment storm, concurrency N);
+// they get tables of their own instead of the throughput table, and the
+// recovery finding: how much longer until all clients are back with TLS.
+
+// recovery is a storm trial's time until every client that made it was
+// back: connected, or its first operation done where the storm ran one.
+func recovery(t result.Trial) float64 {
+	if t.Storm == nil {
+		return math.NaN()
+	}
+	d := t.Storm.AllConnected
+	if t.Storm.FirstOps > 0 {
+		d = t.Storm.LastFirstOp
+	}
+	return float64(d) / float64(time.Millisecond)
+}
+
+// stormDelta is name's recovery time against from's with n clients,
+// trials paired by round.
+func (ix *index) stormDelta(from, name string, n int) stats.Delta {
+	base := map[int]float64{}
+	for _, t := range ix.trials[cellKey{plan.Storm, from, n}] {
+		base[t.Round] = recovery(t)
+	}
+	var xs, ys []float64
+	for _, t := range ix.trials[cellKey{plan.Storm, name, n}] {
+		if x, ok := base[t.Round]; ok && !math.IsNaN(x) && !math.IsNaN(recovery(t)) {
+			xs, ys = append(xs, x), append(ys, recovery(t))
+		}
+	}
+	return stats.Paired(xs, ys)
+}
+
+// stormTables writes, for each number of clients, the storm of each
+// variant (how many came back, when, at what percentiles, the errors, the
+// listen queues, the server's CPU), then where the clients' time went,
+// phase by phase.
+func (ix *index) stormTables(b *body) {
+	firstOp := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Storm != nil && t.Storm.FirstOps > 0 })
+	server := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Experiment == plan.Storm && t.ServerCPU > 0 })
+	somax := 0
+	for _, n := range ix.conc[plan.Storm] {
+		t := Table{
+			Title:  fmt.Sprintf("storm: %s at one instant, mean (stddev) over %s", plan.StormLabel(n), ix.trialCount(plan.Storm, n)),
+			Left:   2,
+			Header: []string{"variant", "back", "all connected ms"},
+		}
+		if firstOp {
+			t.Header = append(t.Header, "last first op ms")
+		}
+		t.Header = append(t.Header, "vs baseline", "client p50", "p99", "max", "errors", "listen overflows/drops")
+		if server {
+			t.Header = append(t.Header, "server CPU ms")
+		}
+		for _, name := range ix.variants {
+			ts := ix.trials[cellKey{plan.Storm, name, n}]
+			if len(ts) == 0 {
+				continue
+			}
+			var back, clients, errs, over, drops int64
+			listen := false
+			for _, tr := range ts {
+				back += tr.Ops
+				clients += int64(tr.Storm.Clients)
+				for _, k := range tr.Errors {
+					errs += k
+				}
+				if l := tr.Storm.Listen; l != nil {
+					listen = true
+					over, drops = over+l.Overflows, drops+l.Drops
+					somax = max(somax, l.Somaxconn)
+				}
+			}
+			ms := func(d func(result.Trial) time.Duration) string {
+				return meanStd(collect(ts, func(t result.Trial) float64 { return float64(d(t)) / float64(time.Millisecond) }), millis)
+			}
+			lat := withLatency(ts)
+			pct := func(f func(result.Hist) float64) string {
+				if len(lat) == 0 {
+					return "-"
+				}
+				return num(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis)
+			}
+			vs := "baseline"
+			if name != ix.baseline {
+				vs = delta(ix.stormDelta(ix.baseline, name, n))
+			}
+			row := []string{name, fmt.Sprintf("%d/%d", back, clients), ms(func(t result.Trial) time.Duration { return t.Storm.AllConnected })}
+			if firstOp {
+				row = append(row, ms(func(t result.Trial) time.Duration { return t.Storm.LastFirstOp }))
+			}
+			lq := "-"
+			if listen {
+				lq = fmt.Sprintf("%d/%d", over, drops)
+			}
+			row = append(row, vs, pct(func(h result.Hist) float64 { return h.P50 }), pct(func(h result.Hist) float64 { return h.P99 }),
+				pct(func(h result.Hist) float64 { return h.Max }), fmt.Sprint(errs), lq)
+			if server {
+				row = append(row, ms(func(t result.Trial) time.Duration { return t.ServerCPU }))
+			}
+			t.add(row...)
+		}
+		t.Foot = []string{
+			"back: clients connected (and with --first-op, done with their first operation), summed over trials; vs baseline: the time until the last was back, paired by round (± 95% CI, * when it excludes 0)",
+			"client p50, p99, max: each client's time from the release until it was back, ms",
+			fmt.Sprintf("listen overflows/drops: /proc/net/netstat TcpExt ListenOverflows/ListenDrops over the storms, summed: machine-wide counters, every listener on this machine; net.core.somaxconn %d caps every listen backlog", somax),
+		}
+		if server {
+			t.Foot = append(t.Foot, "server CPU ms: the server's CPU from the release until the last client was back, per storm")
+		}
+		b.table(t)
+		ix.stormPhases(b, n)
+	}
+}
+
+// stormPhases writes each phase of the storm's connections: p50, p99 and
+// max, means over trials.
+func (ix *index) stormPhases(b *body, n int) {
+	var names []string
+	for _, name := range ix.variants {
+		for _, t := range ix.trials[cellKey{plan.Storm, name, n}] {
+			names = mergeOrder(names, t.Phases)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	t := Table{
+		Title:  fmt.Sprintf("storm: %s, phases of a connection, ms p50 / p99 / max, means over trials", plan.StormLabel(n)),
+		Left:   1,
+		Header: append([]string{"variant"}, names...),
+	}
+	for _, name := range ix.variants {
+		ts := withLatency(ix.trials[cellKey{plan.Storm, name, n}])
+		if len(ts) == 0 {
+			continue
+		}
+		row := []string{name}
+		for _, p := range names {
+			var p50, p99, most []float64
+			for _, tr := range ts {
+				for _, ph := range tr.Phases {
+					if ph.Name == p && ph.Latency.Count > 0 {
+						p50, p99, most = append(p50, ph.Latency.P50), append(p99, ph.Latency.P99), append(most, ph.Latency.Max)
+					}
+				}
+			}
+			if len(p50) == 0 {
+				row = append(row, "-")
+				continue
+			}
+			mean := func(xs []float64) string { return num(stats.Summarize(xs).Mean, millis) }
+			row = append(row, mean(p50)+" / "+mean(p99)+" / "+mean(most))
+		}
+		t.add(row...)
+	}
+	b.table(t)
+}
+
+// memoryTable writes the memory each held connection added to the
+// server tlsbench started, where pool or storm trials measured it.
+func (ix *index) memoryTable(b *body) {
+	t := Table{
+		Title:  "server memory per held connection, mean (stddev) over trials",
+		Left:   3,
+		Header: []string{"experiment", "conns", "variant", "idle MiB", "held MiB", "KiB per conn", "round 1", "of"},
+	}
+	// The idle readings over the run, in the order taken: a server that
+	// keeps freed memory shows it growing.
+	var idles []result.Trial
+	for _, tr := range ix.r.Trials {
+		if tr.ServerMemory != nil {
+			idles = append(idles, tr)
+		}
+	}
+	for _, e := range ix.experiments {
+		for _, k := range ix.cells(e) {
+			var ms []result.ServerMemory
+			for _, tr := range ix.trials[k] {
+				if tr.ServerMemory != nil {
+					ms = append(ms, *tr.ServerMemory)
+				}
+			}
+			if len(ms) == 0 {
+				continue
+			}
+			mib := func(f func(result.ServerMemory) int64) string {
+				xs := make([]float64, len(ms))
+				for i, m := range ms {
+					xs[i] = float64(f(m)) / (1 << 20)
+				}
+				return meanStd(xs, millis)
+			}
+			per := make([]float64, len(ms))
+			for i, m := range ms {
+				per[i] = m.PerConn() / 1024
+			}
+			first := "-"
+			if ts := ix.trials[k]; len(ts) > 0 && ts[0].Round == 0 && ts[0].ServerMemory != nil {
+				first = num(ts[0].ServerMemory.PerConn()/1024, rate)
+			}
+			t.add(string(e), fmt.Sprint(ms[0].Conns), k.variant,
+				mib(func(m result.ServerMemory) int64 { return m.IdleBytes }), mib(func(m result.ServerMemory) int64 { return m.HeldBytes }),
+				meanStd(per, rate), first, strings.ToUpper(ms[0].Kind))
+		}
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	t.Foot = []string{
+		"the server's whole process tree (PostgreSQL: a backend per connection), idle before the trial opened its connections and with them open: (held - idle) / conns; round 1: the first round's trial alone",
+		"of: PSS sums each shared page once; RSS (where PSS cannot be read) counts shared pages in every process",
+	}
+	if len(idles) > 1 {
+		// Growth that matters is against what the connections take, not
+		// the server's size (PostgreSQL's shared buffers warm up too).
+		first, most, held := idles[0].ServerMemory.IdleBytes, idles[0].ServerMemory.IdleBytes, int64(0)
+		for _, tr := range idles {
+			m := tr.ServerMemory
+			most, held = max(most, m.IdleBytes), max(held, m.HeldBytes-m.IdleBytes)
+		}
+		if most-first > held/2 {
+			t.Foot = append(t.Foot, fmt.Sprintf("the idle server grew from %.1f to %.1f MiB over the run: it keeps memory that earlier connections freed (a thread cache, an allocator, a garbage collector), so later trials understate what a connection takes; round 1's figure, before any other trial, is the one to read",
+				float64(first)/(1<<20), float64(most)/(1<<20)))
+		}
+	}
+	b.table(t)
+}
+
+// StormRecovery is how long a storm of Clients took until all were back
+// with a TLS variant against its plain sibling, trials paired by round.
+type StormRecovery struct {
+	Variant, Plain string
+	Clients        int
+	FirstOp        bool
+	MS, PlainMS    float64 // means over trials
+	Delta          stats.Delta
+}
+
+func (StormRecovery) isFact() {}
+
+// TopicStorm is the findings on connection storms.
+const TopicStorm Topic = "storm"
+
+// storm: for each storm size, how much longer every TLS variant (one per
+// key type) took than plain until all clients were back.
+func (r *rules) storm() {
+	ix := r.ix
+	for _, n := range ix.conc[plan.Storm] {
+		for _, name := range ix.variants {
+			info, ok := ix.info[name]
+			p := ix.plainOf(name)
+			if !ok || info.Plain() || p == "" {
+				continue
+			}
+			d := ix.stormDelta(p, name, n)
+			if d.N == 0 {
+				continue
+			}
+			mean := func(v string) float64 {
+				xs := collect(ix.trials[cellKey{plan.Storm, v, n}], recovery)
+				return stats.Summarize(xs).Mean
+			}
+			first := slices.ContainsFunc(ix.trials[cellKey{plan.Storm, name, n}], func(t result.Trial) bool { return t.Storm != nil && t.Storm.FirstOps > 0 })
+			r.add(KindFinding, TopicStorm, StormRecovery{Variant: name, Plain: p, Clients: n, FirstOp: first, MS: mean(name), PlainMS: mean(p), Delta: d})
+		}
+	}
+}
+
+// stormWords says a StormRecovery.
+func stormWords(f StormRecovery) string {
+	back := "connected"
+	if f.FirstOp {
+		back = "back with their first operation done"
+	}
+	ci := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(delta(f.Delta)), "*")) + ", 95% CI"
+	storm := fmt.Sprintf("With %d clients connecting at once", f.Clients)
+	if !f.Delta.Significant {
+		return fmt.Sprintf("%s, %s made no measurable difference to the time until all were %s (%s against %s with %s; %s).",
+			storm, f.Variant, back, msWords(f.MS), msWords(f.PlainMS), f.Plain, ci)
+	}
+	if f.Delta.Pct < 0 {
+		return fmt.Sprintf("%s, all were %s sooner with %s than with %s (%s against %s; %s).", storm, back, f.Variant, f.Plain, msWords(f.MS), msWords(f.PlainMS), ci)
+	}
+	ratio := ""
+	if f.PlainMS > 0 {
+		ratio = fmt.Sprintf("; %.1f× as long", f.MS/f.PlainMS)
+	}
+	return fmt.Sprintf("%s, all were %s after %s with %s against %s with %s (%s%s): TLS with this key makes the recovery after a failover that much longer.",
+		storm, back, msWords(f.MS), f.Variant, msWords(f.PlainMS), f.Plain, ci, ratio)
+}
+
+// stormChart draws each variant's time until all its clients were back
+// against the storm's size.
+func (b *charter) stormChart() {
+	ns := b.ix.conc[plan.Storm]
+	if len(ns) == 0 {
+		return
+	}
+	title := "storm: time until every client was back"
+	p := newPlot(title, "clients connecting at once (--clients)", "ms until the last was back")
+	b.grid(p, false)
+	var legend []legendEntry
+	lo, hi, top := math.Inf(1), 0.0, 0.0
+	for _, name := range b.ix.variants {
+		var pts errPoints
+		for _, n := range ns {
+			s := stats.Summarize(collect(b.ix.trials[cellKey{plan.Storm, name, n}], recovery))
+			ci := s.CI95
+			if math.IsNaN(ci) {
+				ci = 0
+			}
+			if s.N == 0 || !finite(s.Mean, ci) {
+				continue
+			}
+			pts = append(pts, struct{ x, y, err float64 }{float64(n), s.Mean, ci})
+			lo, hi, top = min(lo, float64(n)), max(hi, float64(n)), max(top, s.Mean+ci)
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, sc, eb := b.series(pts, b.styles[name])
+		p.Add(line, eb, sc)
+		legend = append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
+	}
+	if len(legend) == 0 {
+		return
+	}
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	p.X.Min, p.X.Max = lo/1.5, hi*1.5
+	p.Y.Min, p.Y.Max = 0, top*1.08
+	b.add(Chart{
+		ID:      "storm",
+		Title:   title,
+		Caption: "Points: the mean over trials of the time from the release until the last client was connected (with --first-op: done with its first operation); error bars: 95% confidence interval.",
+		plot:    p,
+		legend:  legend,
+		height:  max(chartHeight, legendHeight(len(legend))),
+	})
+}
