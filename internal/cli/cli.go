@@ -129,6 +129,11 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 			if err != nil {
 				return err
 			}
+			stop, err := startProfile(f.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
 		},
 	}
@@ -185,6 +190,11 @@ MongoDB seed study.`,
 			if err != nil {
 				return err
 			}
+			stop, err := startProfile(f.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
 		},
 	}

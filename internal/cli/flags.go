@@ -40,6 +40,9 @@ type runFlags struct {
 	keyspace            int64
 	filter, collection  string
 	method, data, paths string
+
+	// The client's own footprint (cli/profile.go).
+	cpuProfile string
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -94,6 +97,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "http: a request header 'Name: value', as curl's -H; repeatable (credentials are not stored)")
 	fs.StringVar(&f.data, "data", "", "http: the request body, or @FILE (sent as it is; stored as its size and sha256 only)")
 	fs.StringVar(&f.paths, "paths", "", "http: a file of request paths, one a line ('#' comments); each request takes one at random")
+	registerProfile(fs, &f.cpuProfile)
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
 	shown := map[string]string{
