@@ -41,8 +41,9 @@ type runFlags struct {
 	filter, collection  string
 	method, data, paths string
 
-	// The client's own footprint (cli/profile.go).
+	// The client's own footprint (cli/profile.go, cli/cpus.go).
 	cpuProfile string
+	clientCPUs string
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -98,6 +99,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringVar(&f.data, "data", "", "http: the request body, or @FILE (sent as it is; stored as its size and sha256 only)")
 	fs.StringVar(&f.paths, "paths", "", "http: a file of request paths, one a line ('#' comments); each request takes one at random")
 	registerProfile(fs, &f.cpuProfile)
+	fs.StringVar(&f.clientCPUs, "client-cpus", "", "CPUs tlsbench runs on, in taskset's list syntax (e.g. 0 or 0-1,3); the servers it starts run on the others, so that client and server do not share CPUs")
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
 	shown := map[string]string{
@@ -155,6 +157,10 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Headers:      f.headers,
 		Data:         f.data,
 		Paths:        f.paths,
+		ClientCPUs:   f.clientCPUs,
+	}
+	if fl := cmd.Flags().Lookup("client-cpus"); fl.Changed && strings.TrimSpace(f.clientCPUs) == "" {
+		return s, usageError{fmt.Errorf("--client-cpus: the CPU list is empty (an unset variable?): give CPUs as taskset does, e.g. --client-cpus 0")}
 	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {

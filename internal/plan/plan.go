@@ -63,6 +63,9 @@ type Spec struct {
 	// connect experiment runs before it closes, a sweep like Concurrency
 	// (see perconn.go); nil is [1], the default (PerConnections).
 	PerConn []int `json:"per_conn,omitempty"`
+	// ClientCPUs are the CPUs tlsbench runs on, taskset's list syntax
+	// (see cpus.go); the servers it starts run on the others. "" is all.
+	ClientCPUs string `json:"client_cpus,omitempty"`
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
@@ -500,6 +503,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, errorf("⟨count⟩: %d is negative: use a positive count of operations", s.Count)
 	}
 	if err := s.perConn(); err != nil {
+		return s, err
+	}
+	if err := s.clientCPUs(); err != nil {
 		return s, err
 	}
 	if s.Warmup == nil {
