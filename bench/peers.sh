@@ -21,7 +21,7 @@
 #                      1: Go's default, X25519MLKEM768 (costs more per handshake)
 #   PEERS_WARMUP=0s    tlsbench pool --warmup (wrk has none)
 #   TLSBENCH=path      use this binary instead of building ./cmd/tlsbench
-# Defaults take about 100 s.
+# Defaults take about 3 minutes.
 set -euo pipefail
 
 T=${PEERS_T:-5}
