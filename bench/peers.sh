@@ -2,10 +2,10 @@
 # peers.sh: tlsbench next to established tools, on one built-in server, in one run.
 #
 #   connect  tlsbench connect -c 1 (TLS 1.3, resumption off)  vs  openssl s_time -new -tls1_3
-#   pool     tlsbench pool -c C (keep-alive HTTPS)             vs  wrk -t1 -cC
+#   pool     tlsbench pool -c C (keep-alive HTTPS and HTTP)    vs  wrk -t1 -cC
 #
 # One `tlsbench serve` (key rsa2048, TLS 1.3, 1024-byte response, free
-# loopback port) serves every run. Each round runs every comparison once,
+# loopback ports for HTTPS and HTTP) serves every run. Each round runs every comparison once,
 # tlsbench first and the peer right after (A B A B ...), so that drift hits
 # both alike. The ratio is tlsbench / peer: the mean of the per-round ratios,
 # with their min and max. This is a benchmark, not a test: it fails only when
@@ -15,17 +15,19 @@
 #   PEERS_T=5          seconds per run (whole seconds: s_time takes no less)
 #   PEERS_ROUNDS=3     rounds
 #   PEERS_POOL_C="4 1" pool concurrencies to compare ("" to skip pool)
+#   PEERS_PROTO="https http" pool over which protocols
 #   PEERS_MLKEM=0      0: tlsbench offers X25519 only (GODEBUG=tlsmlkem=0), the
 #                      group OpenSSL 3.0 negotiates, so both do the same crypto;
 #                      1: Go's default, X25519MLKEM768 (costs more per handshake)
 #   PEERS_WARMUP=0s    tlsbench pool --warmup (wrk has none)
 #   TLSBENCH=path      use this binary instead of building ./cmd/tlsbench
-# Defaults take about 100 s.
+# Defaults take about 3 minutes.
 set -euo pipefail
 
 T=${PEERS_T:-5}
 ROUNDS=${PEERS_ROUNDS:-3}
 POOL_C=${PEERS_POOL_C-4 1}
+PROTO=${PEERS_PROTO-https http}
 MLKEM=${PEERS_MLKEM:-0}
 WARMUP=${PEERS_WARMUP:-0s}
 
@@ -34,6 +36,7 @@ die() { echo "peers.sh: $*" >&2; exit 1; }
 [[ $T =~ ^[1-9][0-9]*$ ]] || die "PEERS_T=$T: use whole seconds, e.g. 5"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "PEERS_ROUNDS=$ROUNDS: use a positive number"
 [[ $POOL_C =~ ^[0-9\ ]*$ ]] || die "PEERS_POOL_C=$POOL_C: use connection counts, e.g. \"4 1\""
+[[ $PROTO =~ ^(https|http|\ )*$ ]] || die "PEERS_PROTO=$PROTO: use https, http or both"
 [[ $MLKEM =~ ^[01]$ ]] || die "PEERS_MLKEM=$MLKEM: use 0 or 1"
 for tool in openssl wrk jq; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool is missing: run scripts/install.sh bench"
@@ -63,18 +66,19 @@ else
 fi
 
 # The server, on a free port of 127.0.0.1 (the OS picks it).
-"$bin" serve --key rsa2048 --http "" --https 127.0.0.1:0 --size 1024 --tls-max 1.3 \
+"$bin" serve --key rsa2048 --http 127.0.0.1:0 --https 127.0.0.1:0 --size 1024 --tls-max 1.3 \
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv_pid=$!
-url='' ca=''
+url='' ca='' http_url=''
 for _ in $(seq 100); do
   url=$(awk '$1 == "https" { print $2 }' "$tmp/serve.out")
+  http_url=$(awk '$1 == "http" { print $2 }' "$tmp/serve.out")
   ca=$(awk '$1 == "ca" { print $2 }' "$tmp/serve.out")
-  [ -n "$url" ] && [ -n "$ca" ] && break
+  [ -n "$url" ] && [ -n "$ca" ] && [ -n "$http_url" ] && break
   kill -0 "$srv_pid" 2>/dev/null || die "tlsbench serve exited: $(head -c 300 "$tmp/serve.err")"
   sleep 0.1
 done
-if [ -z "$url" ] || [ -z "$ca" ]; then die "tlsbench serve printed no listener in 10 s"; fi
+if [ -z "$url" ] || [ -z "$ca" ] || [ -z "$http_url" ]; then die "tlsbench serve printed no listener in 10 s"; fi
 hostport=${url#https://}
 hostport=${hostport%/}
 [[ $hostport == 127.0.0.1:* ]] || die "server listens on $hostport, not on 127.0.0.1"
@@ -149,8 +153,9 @@ record() { # comparison round tool ops rate
 tlsbench_run() { # comparison round experiment args...
   local cmp=$1 round=$2 exp=$3
   shift 3
-  local out=$tmp/tb.json
-  run env GODEBUG="$gotls" "$bin" "$exp" "$url" --tls 1.3 --resume off --ca "$ca" \
+  local out=$tmp/tb.json target=(--tls 1.3 --resume off --ca "$ca") u=$url want="TLS 1.3"
+  if [[ $cmp == pool-http-* ]]; then target=(--tls off) u=$http_url want=-; fi
+  run env GODEBUG="$gotls" "$bin" "$exp" "$u" "${target[@]}" \
     -d "${T}s" --trials 1 -o "$out" "$@" ||
     die "tlsbench $exp failed: $(grep -v '^result:' "$tmp/run.out" | tail -n 3 | tr '\n' ' ')"
   local ops ns errs err ver group
@@ -162,8 +167,8 @@ tlsbench_run() { # comparison round experiment args...
   [ -z "$err" ] || die "tlsbench $exp: $err"
   [ "$ops" -gt 0 ] || die "tlsbench $exp completed no operation"
   [ "$errs" -eq 0 ] || echo "  warning: tlsbench $exp had $errs failed operations" >&2
-  [ "$ver" = "TLS 1.3" ] || die "tlsbench $exp negotiated $ver, not TLS 1.3"
-  echo "$group" >>"$negotiated"
+  [ "$ver" = "$want" ] || die "tlsbench $exp ($cmp) negotiated $ver, not $want"
+  [ "$want" = - ] || echo "$group" >>"$negotiated"
   record "$cmp" "$round" tlsbench "$ops" "$(awk "BEGIN { print $ops / ($ns / 1e9) }")"
 }
 
@@ -181,8 +186,11 @@ stime_run() { # round
   record connect "$1" s_time "$n" "$(awk "BEGIN { print $n / $W }")"
 }
 
-wrk_run() { # round conns
-  run wrk -t1 -c"$2" -d"${T}s" "$url" || die "wrk failed: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
+wrk_run() { # cmp round conns
+  local cmp=$1 u=$url
+  if [[ $cmp == pool-http-* ]]; then u=$http_url; fi
+  shift
+  run wrk -t1 -c"$2" -d"${T}s" "$u" || die "wrk failed: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
   local rate ops bad
   rate=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/run.out")
   ops=$(awk '/requests in/ { print $1 }' "$tmp/run.out")
@@ -190,14 +198,17 @@ wrk_run() { # round conns
   [ "${ops:-0}" -gt 0 ] || die "wrk completed no request: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
   bad=$(awk '/Non-2xx/ { n += $NF } /Socket errors/ { gsub(/,/, ""); n += $4 + $6 + $8 + $10 } END { print n + 0 }' "$tmp/run.out")
   [ "$bad" -eq 0 ] || echo "  warning: wrk -c$2 had $bad errors or non-2xx responses" >&2
-  record "pool-c$2" "$1" wrk "$ops" "$rate"
+  record "$cmp" "$1" wrk "$ops" "$rate"
 }
 
 # --- the run -------------------------------------------------------------
-ncmp=$((1 + $(wc -w <<<"$POOL_C")))
+ncmp=$((1 + $(wc -w <<<"$POOL_C") * $(wc -w <<<"$PROTO")))
+pool_cmp() { # proto conns -> $cmp: the comparison's name (no subshell: it would count as a child)
+  if [ "$1" = http ]; then cmp=pool-http-c$2; else cmp=pool-c$2; fi
+}
 echo "tlsbench vs peers: $("$bin" version), $(openssl version | cut -d' ' -f1-2), wrk $(wrk -v 2>&1 | awk 'NR == 1 { print $2 }')"
 echo "machine: $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-echo "server:  tlsbench serve, key rsa2048, TLS 1.3, 1024-byte body, $url (same process for every run)"
+echo "server:  tlsbench serve, key rsa2048, TLS 1.3, 1024-byte body, $url and $http_url (same process for every run)"
 echo "openssl: $ossl_neg, certificate verified with the server's CA"
 echo "runs:    $ROUNDS rounds x $ncmp comparison(s) x 2 tools, ${T}s each, tlsbench then peer in every round"
 echo
@@ -206,10 +217,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
   echo "round $r/$ROUNDS" >&2
   tlsbench_run connect "$r" connect -c 1
   stime_run "$r"
-  for c in $POOL_C; do
-    tlsbench_run "pool-c$c" "$r" pool -c "$c" --warmup "$WARMUP"
-    wrk_run "$r" "$c"
-  done
+  for p in $PROTO; do for c in $POOL_C; do
+    pool_cmp "$p" "$c"
+    tlsbench_run "$cmp" "$r" pool -c "$c" --warmup "$WARMUP"
+    wrk_run "$cmp" "$r" "$c"
+  done; done
 done
 echo >&2
 
@@ -240,9 +252,10 @@ table connect s_time "connect: new TLS 1.3 connection + one request each, c=1, c
 own=$(awk '{ printf "%s%.1f", (NR > 1 ? ", " : ""), $2 }' "$tmp/stime_own")
 echo "  s_time's own figure (N / whole 'real seconds'): $own conn/s; the table uses N / wall time of the process"
 echo
-for c in $POOL_C; do
-  table "pool-c$c" wrk "pool: keep-alive HTTPS, $c connection(s), wrk -t1 -c$c, requests/s"
-done
+for p in $PROTO; do for c in $POOL_C; do
+  pool_cmp "$p" "$c"
+  table "$cmp" wrk "pool: keep-alive ${p^^}, $c connection(s), wrk -t1 -c$c, requests/s"
+done; done
 
 groups=$(sort -u "$negotiated" | tr '\n' ' ')
 echo "tlsbench negotiated group: ${groups% } (GODEBUG=${gotls:-none}); OpenSSL: ${ossl_neg##* }"

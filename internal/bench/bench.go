@@ -13,7 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -178,7 +178,9 @@ func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Var
 			return result.Trial{}, fmt.Errorf("%s: %w", v.ID, err)
 		}
 	}
+	undo := fitProcs(c)
 	t, err := run()
+	undo()
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
 	if n > 1 {
 		t.PerConn = n
@@ -437,13 +439,16 @@ func versionNumber(name string) string {
 }
 
 // spanCPU measures client (and server) CPU over a span of a trial.
+// The span runs with the garbage collector held off (holdGC).
 type spanCPU struct {
 	serverCPU func() (time.Duration, error)
 	client    time.Duration
 	server    time.Duration
+	releaseGC func()
 }
 
 func (s *spanCPU) start() {
+	s.releaseGC = holdGC()
 	s.client = speed.ProcessCPU()
 	if s.serverCPU != nil {
 		s.server, _ = s.serverCPU()
@@ -452,6 +457,9 @@ func (s *spanCPU) start() {
 
 func (s *spanCPU) stop(t *result.Trial) {
 	t.ClientCPU = speed.ProcessCPU() - s.client
+	if s.releaseGC != nil {
+		s.releaseGC()
+	}
 	if s.serverCPU != nil {
 		if end, err := s.serverCPU(); err == nil {
 			t.ServerCPU = end - s.server
@@ -465,8 +473,7 @@ type limits struct {
 	ctx      context.Context
 	deadline time.Time
 	count    int64
-	mu       sync.Mutex
-	issued   int64
+	issued   atomic.Int64
 }
 
 const maxConsecutiveErrors = 50
@@ -482,11 +489,13 @@ func (l *limits) take(n int64) bool {
 	if l.count == 0 {
 		return true
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.issued+n > l.count {
-		return false
+	for {
+		cur := l.issued.Load()
+		if cur+n > l.count {
+			return false
+		}
+		if l.issued.CompareAndSwap(cur, cur+n) {
+			return true
+		}
 	}
-	l.issued += n
-	return true
 }

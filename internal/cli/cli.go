@@ -99,7 +99,8 @@ func flagName(field string) string {
 		"per_conn":  "per-conn",
 		"scripts":   "script",
 		"cert_file": "cert", "cert_key_file": "cert-key", "client_certs": "client-cert",
-		"first_op": "first-op",
+		"first_op":    "first-op",
+		"client_cpus": "client-cpus",
 	}[field]
 	if !ok {
 		flag = field
@@ -132,6 +133,11 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 			if err != nil {
 				return err
 			}
+			stop, err := startProfile(f.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
 		},
 	}
@@ -190,6 +196,11 @@ MongoDB seed study.`,
 			if err != nil {
 				return err
 			}
+			stop, err := startProfile(f.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
 		},
 	}

@@ -50,6 +50,9 @@ type runFlags struct {
 	// dimension.
 	cert, certKey string
 	clientCerts   []string
+	// The client's own footprint (cli/profile.go, cli/cpus.go).
+	cpuProfile string
+	clientCPUs string
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -108,6 +111,8 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringVar(&f.cert, "cert", "", "client certificate (PEM) every TLS variant presents when the server asks, as curl and redis-cli spell it (URL targets; or the URL's sslcert=, ssl-cert=, tlsCertificateKeyFile=)")
 	fs.StringVar(&f.certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
 	fs.StringSliceVar(&f.clientCerts, "client-cert", nil, "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants")
+	registerProfile(fs, &f.cpuProfile)
+	fs.StringVar(&f.clientCPUs, "client-cpus", "", "CPUs tlsbench runs on, in taskset's list syntax (e.g. 0 or 0-1,3); the servers it starts run on the others, so that client and server do not share CPUs")
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
 	shown := map[string]string{
@@ -170,6 +175,10 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		CertFile:     f.cert,
 		CertKeyFile:  f.certKey,
 		ClientCerts:  f.clientCerts,
+		ClientCPUs:   f.clientCPUs,
+	}
+	if fl := cmd.Flags().Lookup("client-cpus"); fl.Changed && strings.TrimSpace(f.clientCPUs) == "" {
+		return s, usageError{fmt.Errorf("--client-cpus: the CPU list is empty (an unset variable?): give CPUs as taskset does, e.g. --client-cpus 0")}
 	}
 	if err := f.checkStorm(cmd); err != nil {
 		return s, err

@@ -50,6 +50,9 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 	if site.StartsServers(spec) {
 		sweepStale(stderr)
 	}
+	if res.Env.CPUs, err = pinCPUs(spec); err != nil {
+		return err
+	}
 	st, err := site.Open(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -59,7 +59,7 @@ func startProcess(name string, cmd *exec.Cmd, logPath string) (*process, error) 
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	cmd.SysProcAttr.Setpgid = true
-	if err := cmd.Start(); err != nil {
+	if err := startPinned(cmd.Start); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go func() {

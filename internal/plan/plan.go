@@ -78,6 +78,9 @@ type Spec struct {
 	// run the workload once when connected (see storm.go).
 	Clients []int `json:"clients,omitempty"`
 	FirstOp bool  `json:"first_op,omitempty"`
+	// ClientCPUs are the CPUs tlsbench runs on, taskset's list syntax
+	// (see cpus.go); the servers it starts run on the others. "" is all.
+	ClientCPUs string `json:"client_cpus,omitempty"`
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
@@ -529,6 +532,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, err
 	}
 	if err := s.storm(); err != nil {
+		return s, err
+	}
+	if err := s.clientCPUs(); err != nil {
 		return s, err
 	}
 	if s.Warmup == nil {

@@ -151,6 +151,9 @@ func (ix *index) header() Header {
 		client = append(client, "no AES-NI")
 	}
 	field("client", strings.Join(client, ", "))
+	if c := r.Env.CPUs; c != nil {
+		field("CPUs", cpusLine(c))
+	}
 	field("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
 	if s := r.Target.Server; s != nil {
 		field("server", strings.TrimSpace(s.Software+" "+s.Version))

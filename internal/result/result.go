@@ -176,6 +176,19 @@ type Env struct {
 	Cores    int    `json:"cores"`
 	AESNI    bool   `json:"aes_ni"`
 	Hostname string `json:"hostname,omitempty"`
+	// CPUs is where tlsbench and the servers it started ran; nil when it
+	// started none and was not pinned (--client-cpus).
+	CPUs *CPUs `json:"cpus,omitempty"`
+}
+
+// CPUs is the split of the machine's CPUs between the client and the
+// servers tlsbench started, in taskset's list syntax ("0", "0-1").
+type CPUs struct {
+	Client  string `json:"client"`
+	Servers string `json:"servers,omitempty"` // "" when tlsbench started no server
+	// Shared: client and servers ran on the same CPUs (no --client-cpus),
+	// so the client's CPU was taken from the servers'.
+	Shared bool `json:"shared"`
 }
 
 // Target describes what was measured.

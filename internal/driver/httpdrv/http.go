@@ -167,6 +167,26 @@ func (s *session) do(ctx context.Context) error {
 		return &driver.OpError{Phase: PhaseRequest, Err: s.explain(ctx, err)}
 	}
 	s.guard.headers(true)
+	if s.d.req.method != http.MethodHead {
+		if _, err := s.br.Peek(1); err != nil {
+			if s.guard.err != nil {
+				err = s.guard.err
+			}
+			s.guard.headers(false)
+			return &driver.OpError{Phase: PhaseRequest, Err: s.explain(ctx, err)}
+		}
+		if head, length, ok := quickHead(s.br); ok {
+			s.guard.headers(false)
+			s.br.Discard(head) // buffered: cannot fail
+			if first {
+				s.Net.MarkAt(s.Net.TurnRead(), PhaseResponse)
+			}
+			if _, err := s.br.Discard(int(length)); err != nil {
+				return &driver.OpError{Phase: PhaseResponse, Err: s.explain(ctx, err)}
+			}
+			return nil
+		}
+	}
 	resp, err := http.ReadResponse(s.br, s.d.head)
 	readErr := s.guard.err
 	s.guard.headers(false)

@@ -315,6 +315,9 @@ type session struct {
 	o     *opening
 	tls   *tls.ConnectionState
 	stmts map[string]sqldriver.Stmt // prepared mode: one per statement text
+	// Per-query scratch, reused: the arguments and a row's values.
+	named [2]sqldriver.NamedValue
+	dest  []sqldriver.Value
 	used  bool
 	// script is a script workload's state, from the first Do.
 	script *script.Client

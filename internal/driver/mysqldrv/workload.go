@@ -116,7 +116,11 @@ func (s *session) stream(ctx context.Context) error { return s.query(ctx, sqlStr
 
 // query runs a statement and reads every row of its result.
 func (s *session) query(ctx context.Context, q string, args ...int64) error {
-	named := make([]sqldriver.NamedValue, len(args))
+	named := s.named[:0]
+	if len(args) > len(s.named) {
+		named = make([]sqldriver.NamedValue, 0, len(args))
+	}
+	named = named[:len(args)]
 	for i, a := range args {
 		named[i] = sqldriver.NamedValue{Ordinal: i + 1, Value: a}
 	}
@@ -137,7 +141,17 @@ func (s *session) query(ctx context.Context, q string, args ...int64) error {
 			return err
 		}
 	}
-	err := eachRow(rows, func([]sqldriver.Value) {})
+	n := len(rows.Columns())
+	if cap(s.dest) < n {
+		s.dest = make([]sqldriver.Value, n)
+	}
+	var err error
+	for err == nil {
+		err = rows.Next(s.dest[:n])
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	return errors.Join(err, rows.Close())
 }
 

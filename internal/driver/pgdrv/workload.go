@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -34,6 +35,7 @@ func onConn(f func(ctx context.Context, c *pgx.Conn) error) func(context.Context
 type sbtest struct {
 	tables, rows int
 	point        []string
+	pointName    []string // the prepared statement of point, per table
 	simpleRange  []string
 	sumRange     []string
 	orderRange   []string
@@ -50,6 +52,7 @@ func newWorkload(w driver.Workload) (workload, error) {
 	sb := &sbtest{tables: w.Tables, rows: w.Rows}
 	for n := 1; n <= w.Tables; n++ {
 		sb.point = append(sb.point, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id=$1", n))
+		sb.pointName = append(sb.pointName, fmt.Sprintf("tlsbench_point_sbtest%d", n))
 		sb.simpleRange = append(sb.simpleRange, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id BETWEEN $1 AND $2", n))
 		sb.sumRange = append(sb.sumRange, fmt.Sprintf("SELECT SUM(k) FROM sbtest%d WHERE id BETWEEN $1 AND $2", n))
 		sb.orderRange = append(sb.orderRange, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id BETWEEN $1 AND $2 ORDER BY c", n))
@@ -72,8 +75,29 @@ func (sb *sbtest) table() int { return rand.IntN(sb.tables) }
 func (sb *sbtest) id() int    { return 1 + rand.IntN(sb.rows) }
 
 // pointSelect is sysbench's oltp_point_select: one row by primary key.
+// Prepared, it runs at pgconn's level, as pgbench -M prepared does on
+// libpq's: the statement prepared once per connection (pgx's Prepare
+// returns it from the connection's own map after that), the id written
+// as text into a buffer on the stack, the row read off the wire in the
+// connection's own result reader; no per-query arguments, rows or
+// statement-cache lookups to allocate.
 func (sb *sbtest) pointSelect(ctx context.Context, c *pgx.Conn) error {
-	return query(ctx, c, sb.point[sb.table()], sb.id())
+	t := sb.table()
+	if c.Config().DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
+		return query(ctx, c, sb.point[t], sb.id())
+	}
+	sd, err := c.Prepare(ctx, sb.pointName[t], sb.point[t])
+	if err != nil {
+		return err
+	}
+	var id [20]byte
+	params := [1][]byte{strconv.AppendInt(id[:0], int64(sb.id()), 10)}
+	rr := c.PgConn().ExecPrepared(ctx, sd.Name, params[:], nil, nil)
+	for rr.NextRow() {
+		// NextRow has read the row; nothing to decode.
+	}
+	_, err = rr.Close()
+	return err
 }
 
 // readOnly is one sysbench oltp_read_only transaction. As in

@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+
+	"golang.org/x/sys/unix"
+)
+
+// The Go runtime is fitted to each trial so that the client's own CPU per
+// operation stays low (on a machine it shares with the server, that CPU is
+// taken from the server being measured).
+
+// fitProcs sets GOMAXPROCS to the trial's c workers, at most the CPUs the
+// process may run on, and returns the undo. With one ping-pong connection
+// and a second P, every wake-up of the worker also wakes a spinning thread
+// that finds nothing to do (futex and nanosleep calls per request); with
+// as many Ps as workers the thread that waits for the socket runs it.
+func fitProcs(c int) (undo func()) {
+	n := max(1, min(c, usableCPUs()))
+	old := runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(old) }
+}
+
+// usableCPUs is the number of CPUs in the process's affinity mask (which
+// --client-cpus may have narrowed after the start, when runtime.NumCPU was
+// taken).
+func usableCPUs() int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() == 0 {
+		return runtime.NumCPU()
+	}
+	return set.Count()
+}
+
+// gcHeadroom is the least memory a measured span may allocate before the
+// collector runs.
+const gcHeadroom = 32 << 20
+
+// holdGC holds the garbage collector off for a measured span: it runs only
+// when the process's memory passes what it uses now plus as much again
+// (at least gcHeadroom), the pace GOGC=100 sets for a large heap, but
+// without the many small collections a small heap gets (a collection
+// every few megabytes of TLS records and driver buffers). release
+// restores the collector; calling it again does nothing.
+func holdGC() (release func()) {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	var used int64
+	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
+		used = int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	}
+	oldLimit := debug.SetMemoryLimit(used + max(used, gcHeadroom))
+	oldPercent := debug.SetGCPercent(-1)
+	done := false
+	return func() {
+		if done {
+			return
+		}
+		done = true
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}
+}
