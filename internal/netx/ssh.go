@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -44,7 +45,8 @@ type SSHTunnel struct {
 	server    string
 
 	mu     sync.Mutex
-	closed error // why the SSH connection ended, once it has
+	closed error         // why the SSH connection ended, once it has
+	done   chan struct{} // closed once closed is set
 }
 
 // DialSSH opens the SSH connection through d (so an emulated RTT applies to
@@ -92,7 +94,7 @@ func DialSSH(ctx context.Context, d *Dialer, cfg SSHConfig) (*SSHTunnel, error) 
 	c.SetDeadline(time.Time{})
 	setup := c.Finish()
 	setup.Phases = slices.Clone(setup.Phases) // the Conn goes on counting
-	t := &SSHTunnel{addr: cfg.Addr, client: t0, transport: c, setup: setup, server: string(sc.ServerVersion())}
+	t := &SSHTunnel{addr: cfg.Addr, client: t0, transport: c, setup: setup, server: string(sc.ServerVersion()), done: make(chan struct{})}
 	if am, ok := sc.(ssh.AlgorithmsConnMetadata); ok {
 		t.algos = am.Algorithms()
 	}
@@ -104,6 +106,7 @@ func DialSSH(ctx context.Context, d *Dialer, cfg SSHConfig) (*SSHTunnel, error) 
 		t.mu.Lock()
 		t.closed = err
 		t.mu.Unlock()
+		close(t.done)
 	}()
 	return t, nil
 }
@@ -118,6 +121,15 @@ func (t *SSHTunnel) Open(ctx context.Context, addr string) (net.Conn, int, error
 	}
 	ch, err := t.client.DialContext(ctx, "tcp", addr)
 	if err != nil {
+		if errors.Is(err, io.EOF) {
+			// The SSH connection ended under the open: Wait returns
+			// right after, with why.
+			select {
+			case <-t.done:
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
 		if gone := t.Err(); gone != nil {
 			return nil, 0, gone
 		}
