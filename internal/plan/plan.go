@@ -63,6 +63,15 @@ type Spec struct {
 	// connect experiment runs before it closes, a sweep like Concurrency
 	// (see perconn.go); nil is [1], the default (PerConnections).
 	PerConn []int `json:"per_conn,omitempty"`
+	// Open-loop arrivals (see rate.go): Rates per second, one trial cell
+	// each, or Knee, a search for the highest rate within SLO; Arrivals
+	// is their process (poisson, uniform), MaxInflight connect's bound on
+	// arrivals in flight (pool's is its connections).
+	Rates       []float64     `json:"rates,omitempty"`
+	Knee        *Knee         `json:"knee,omitempty"`
+	Arrivals    string        `json:"arrivals,omitempty"`
+	MaxInflight int           `json:"max_inflight,omitempty"`
+	SLO         time.Duration `json:"slo_ns,omitempty"`
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
@@ -500,6 +509,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, errorf("⟨count⟩: %d is negative: use a positive count of operations", s.Count)
 	}
 	if err := s.perConn(); err != nil {
+		return s, err
+	}
+	if err := s.rate(); err != nil {
 		return s, err
 	}
 	if s.Warmup == nil {

@@ -1,0 +1,7 @@
+package bench
+
+import "time"
+
+// SetArrived makes r call f with every open-loop arrival's intended start:
+// the schedule is a test's to check, not the result's to store.
+func SetArrived(r *Runner, f func(at time.Time)) { r.arrived = f }
