@@ -96,7 +96,7 @@ func flagName(field string) string {
 	flag, ok := map[string]string{
 		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
 		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
-		"per_conn": "per-conn",
+		"per_conn": "per-conn", "rates": "rate", "max_inflight": "max-inflight",
 	}[field]
 	if !ok {
 		flag = field

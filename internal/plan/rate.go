@@ -155,6 +155,9 @@ func (s *Spec) rate() error {
 		if s.Duration == 0 && s.Count == 0 {
 			s.Duration = DefaultKneeDuration
 		}
+		if s.Trials == 0 {
+			s.Trials = 1 // a search runs each step once
+		}
 	} else if s.SLO != 0 {
 		return errorf("⟨slo⟩ is the bound of a rate search: give ⟨rates⟩ auto or a range such as 100..5000")
 	}

@@ -62,6 +62,7 @@ func (ix *index) charts() []Chart {
 		}
 	}
 	b.perConnChart()
+	b.rateChart()
 	b.rttOverhead()
 	b.ceilings()
 	b.crypto()

@@ -228,6 +228,7 @@ func (ix *index) body() []Block {
 		}
 	}
 	ix.perConnTables(&b)
+	ix.rateTables(&b)
 	ix.negotiated(&b)
 	ix.tunnels(&b)
 	ix.cpu(&b)
