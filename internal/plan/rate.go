@@ -46,11 +46,22 @@ type Knee struct {
 	Factor float64 `json:"factor"`
 }
 
-// Steps lists the rates the search tries, in order.
+// Steps lists the rates the search tries, in order: From, then ×Factor
+// each step, written with two significant digits (68, not 67.5; 150, not
+// 151.875) up from 100.
 func (k Knee) Steps() []float64 {
 	var out []float64
 	for r := k.From; r <= k.To*(1+1e-9) && len(out) < MaxKneeSteps; r *= k.Factor {
-		out = append(out, math.Round(r*100)/100)
+		step := r
+		if r >= 100 {
+			unit := math.Pow(10, math.Floor(math.Log10(r))-1)
+			step = math.Round(r/unit) * unit
+		} else if len(out) > 0 {
+			step = math.Round(r)
+		}
+		if len(out) == 0 || step > out[len(out)-1] {
+			out = append(out, step)
+		}
 	}
 	return out
 }

@@ -75,7 +75,15 @@ func TestParseRates(t *testing.T) {
 			t.Errorf("ParseRates(%q) = %v, %v, %v", tt.in, rates, knee, err)
 		}
 	}
-	if got := (Knee{From: 100, To: 500, Factor: 1.5}).Steps(); !slices.Equal(got, []float64{100, 150, 225, 337.5}) {
+	if got := (Knee{From: 100, To: 500, Factor: 1.5}).Steps(); !slices.Equal(got, []float64{100, 150, 230, 340}) {
 		t.Errorf("steps %v", got)
+	}
+}
+
+func TestKneeSteps(t *testing.T) {
+	got := Knee{From: KneeFrom, To: 2000, Factor: KneeFactor}.Steps()
+	want := []float64{20, 30, 45, 68, 100, 150, 230, 340, 510, 770, 1200, 1700}
+	if !slices.Equal(got, want) {
+		t.Errorf("steps %v, want %v", got, want)
 	}
 }

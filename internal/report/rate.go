@@ -286,8 +286,12 @@ func capacityWords(f Capacity) string {
 		if i == 0 && at.Rate > 0 {
 			figure = fmt.Sprintf("%s sustains %s %s/s", at.Variant, perSecond(at.Rate), f.Arrival)
 		}
-		if !math.IsNaN(at.ServerUsPerOp) {
-			figure += fmt.Sprintf(" (server %s µs of CPU per operation there)", num(at.ServerUsPerOp, millis))
+		switch {
+		case math.IsNaN(at.ServerUsPerOp):
+		case i == 0:
+			figure += fmt.Sprintf(" (the server's CPU there: %s µs per operation)", num(at.ServerUsPerOp, millis))
+		default:
+			figure += fmt.Sprintf(" (%s µs)", num(at.ServerUsPerOp, millis))
 		}
 		parts = append(parts, figure)
 		if at.Why != "" {
