@@ -65,7 +65,7 @@ func (r *Runner) Total() int {
 		cells += len(r.Spec.PerConnections(e)) * len(r.Spec.RatesFor(e)) * len(r.Spec.ConcurrencyFor(e))
 	}
 	if r.Spec.Knee != nil { // at most: the search stops where the SLO breaks
-		return cells * len(r.Spec.Knee.Steps()) * len(r.Variants)
+		return 2 * cells * len(r.Spec.Knee.Steps()) * len(r.Variants) // a step over the SLO runs twice
 	}
 	return r.Spec.Trials * cells * len(r.Variants)
 }

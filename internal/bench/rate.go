@@ -294,8 +294,8 @@ func (r *Runner) openFinish(ctx context.Context, t result.Trial, cpu *spanCPU, o
 }
 
 // knee runs the rate search (Spec.Knee): for each cell, every variant at
-// each step's rate, interleaved, until its trial is over Spec.SLO; a
-// variant over it runs no higher rate.
+// each step's rate, interleaved, until its trial is over Spec.SLO twice
+// in a row (the step once more); a variant over it runs no higher rate.
 func (r *Runner) knee(ctx context.Context) error {
 	total, done := r.Total(), 0
 	for _, e := range r.Spec.Experiments {
@@ -306,21 +306,29 @@ func (r *Runner) knee(ctx context.Context) error {
 					if len(going) == 0 {
 						break
 					}
-					var next []plan.Variant
-					for _, v := range going {
-						t, err := r.TrialAt(ctx, e, v, c, n, rate)
-						var many *TooManyErrors
-						if err != nil && (!errors.As(err, &many) || t.Open == nil) {
-							return err
+					var next, again []plan.Variant
+					for try := range 2 {
+						for _, v := range going {
+							t, err := r.TrialAt(ctx, e, v, c, n, rate)
+							var many *TooManyErrors
+							if err != nil && (!errors.As(err, &many) || t.Open == nil) {
+								return err
+							}
+							t.Round = step
+							done++
+							if r.Done != nil {
+								r.Done(t, done, total)
+							}
+							switch {
+							case t.OverSLO(r.Spec.SLO) == "":
+								next = append(next, v)
+							case try == 0:
+								again = append(again, v)
+							}
 						}
-						t.Round = step
-						done++
-						if r.Done != nil {
-							r.Done(t, done, total)
-						}
-						if t.OverSLO(r.Spec.SLO) == "" {
-							next = append(next, v)
-						}
+						// A step over the SLO runs once more: a moment's
+						// stall of a shared machine is not the knee.
+						going, again = again, nil
 					}
 					going = next
 				}
