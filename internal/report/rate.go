@@ -88,6 +88,7 @@ type rateSum struct {
 	ops                       int64
 	server                    time.Duration
 	over                      string // why the last trial is not sustained, "" if it is
+	overs                     int    // trials not sustained
 }
 
 func (ix *index) rateSum(k rateKey, slo time.Duration) (rateSum, bool) {
@@ -112,7 +113,9 @@ func (ix *index) rateSum(k rateKey, slo time.Duration) (rateSum, bool) {
 		s.sp99 += o.Service.P99
 		s.ops += t.Ops
 		s.server += t.ServerCPU
-		s.over = t.OverSLO(slo)
+		if s.over = t.OverSLO(slo); s.over != "" {
+			s.overs++
+		}
 	}
 	n := float64(s.trials)
 	s.achieved, s.p50, s.p99, s.max, s.sp50, s.sp99 = s.achieved/n, s.p50/n, s.p99/n, s.max/n, s.sp50/n, s.sp99/n
@@ -169,7 +172,14 @@ func (ix *index) rateTables(b *body) {
 					row = append(row, perOp(s.server, s.ops))
 				}
 				if ix.r.Spec.Knee != nil {
-					row = append(row, map[bool]string{true: "yes", false: "no: " + s.over}[s.over == ""])
+					verdict := "no: " + s.over
+					if s.over == "" {
+						verdict = "yes"
+						if s.overs > 0 { // a search's repeat of a step over the SLO
+							verdict = fmt.Sprintf("yes (%d of %d trials over)", s.overs, s.trials)
+						}
+					}
+					row = append(row, verdict)
 				}
 				t.add(row...)
 				label = ""
