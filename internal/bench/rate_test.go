@@ -256,3 +256,22 @@ func TestKnee(t *testing.T) {
 		t.Errorf("knee rsa4096 %v/s, ecdsa-p256 %v/s: want rsa4096's lower", knee["tls1.3 rsa4096"], knee["tls1.3 ecdsa-p256"])
 	}
 }
+
+// TestRatePerConn: at a rate with --per-conn 3, an arrival is a new
+// connection running 3 requests: operations are three times the
+// connections, and the latencies count arrivals.
+func TestRatePerConn(t *testing.T) {
+	raw := plan.Spec{TLS: []string{"1.3"}, Keys: []string{"ecdsa-p256"}, Rates: []float64{50}, Arrivals: plan.ArrivalsUniform, PerConn: []int{3}, Duration: time.Second}
+	r := rateRunner(t, raw, nil, nil)
+	tr, err := r.TrialAt(context.Background(), plan.Connect, r.Variants[0], r.Spec.MaxInflight, 3, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := tr.Open
+	if o.Dropped != 0 || len(tr.Errors) != 0 || tr.PerConn != 3 {
+		t.Fatalf("%d dropped, errors %v, per_conn %d", o.Dropped, tr.Errors, tr.PerConn)
+	}
+	if tr.Conns != o.Arrivals || tr.Ops != 3*o.Arrivals || tr.Latency.Count != o.Arrivals || o.Service.Count != o.Arrivals || o.Arrivals < 45 {
+		t.Errorf("%d arrivals: %d connections, %d ops, %d latencies, %d service times", o.Arrivals, tr.Conns, tr.Ops, tr.Latency.Count, o.Service.Count)
+	}
+}
