@@ -78,6 +78,18 @@ func (ix *index) rateMeasured(name string) bool {
 	return false
 }
 
+// rateTrialsOf lists name's open-loop trials, for the tables of all
+// trials (what was negotiated).
+func (ix *index) rateTrialsOf(name string) []result.Trial {
+	var out []result.Trial
+	for _, c := range ix.rt.cells {
+		for _, r := range ix.rt.rates {
+			out = append(out, ix.rt.trials[rateKey{c.e, c.n, name, r}]...)
+		}
+	}
+	return out
+}
+
 // rateSum is a variant's trials at one offered rate, added up: counts
 // summed, percentiles their mean over trials.
 type rateSum struct {
