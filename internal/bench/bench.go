@@ -48,6 +48,11 @@ type Runner struct {
 
 	drivers map[driverKey]driver.Driver
 	seeds   map[string]*mongodrv.Seed // by Variant.ID
+
+	// Open loops (rate.go): trials run so far, for their schedules'
+	// seeds, and a test's view of every intended start.
+	openTrials int
+	arrived    func(at time.Time)
 }
 
 type driverKey struct {
@@ -60,7 +65,10 @@ type driverKey struct {
 func (r *Runner) Total() int {
 	cells := 0
 	for _, e := range r.Spec.Experiments {
-		cells += len(r.Spec.PerConnections(e)) * len(r.Spec.Concurrencies(e))
+		cells += len(r.Spec.PerConnections(e)) * len(r.Spec.RatesFor(e)) * len(r.Spec.ConcurrencyFor(e))
+	}
+	if r.Spec.Knee != nil { // at most: the search stops where the SLO breaks
+		return 2 * cells * len(r.Spec.Knee.Steps()) * len(r.Variants) // a step over the SLO runs twice
 	}
 	return r.Spec.Trials * cells * len(r.Variants)
 }
@@ -69,24 +77,29 @@ func (r *Runner) Total() int {
 // ...) so that drift of the machine hits every variant alike. It stops at
 // the first trial that cannot run; trials already done were passed to Done.
 func (r *Runner) Run(ctx context.Context) error {
+	if r.Spec.Knee != nil {
+		return r.knee(ctx)
+	}
 	total, done := r.Total(), 0
 	for round := 0; round < r.Spec.Trials; round++ {
 		for _, e := range r.Spec.Experiments {
 			for _, n := range r.Spec.PerConnections(e) {
-				for _, c := range r.Spec.Concurrencies(e) {
-					for _, v := range r.Variants {
-						t, err := r.TrialPerConn(ctx, e, v, c, n)
-						var many *TooManyErrors
-						if err != nil && !errors.As(err, &many) {
-							return err
-						}
-						t.Round = round
-						done++
-						if r.Done != nil {
-							r.Done(t, done, total)
-						}
-						if err != nil {
-							return err // kept, and the run ends here
+				for _, rate := range r.Spec.RatesFor(e) {
+					for _, c := range r.Spec.ConcurrencyFor(e) {
+						for _, v := range r.Variants {
+							t, err := r.TrialAt(ctx, e, v, c, n, rate)
+							var many *TooManyErrors
+							if err != nil && !errors.As(err, &many) {
+								return err
+							}
+							t.Round = round
+							done++
+							if r.Done != nil {
+								r.Done(t, done, total)
+							}
+							if err != nil {
+								return err // kept, and the run ends here
+							}
 						}
 					}
 				}
@@ -133,12 +146,21 @@ func (r *Runner) Trial(ctx context.Context, e plan.Experiment, v plan.Variant, c
 // TrialPerConn is Trial with n operations per new connection (connect
 // --per-conn; other experiments take 1).
 func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Variant, c, n int) (result.Trial, error) {
+	return r.TrialAt(ctx, e, v, c, n, 0)
+}
+
+// TrialAt is TrialPerConn with arrivals at rate per second (connect and
+// pool, rate.go); 0 is the closed loop of c workers.
+func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant, c, n int, rate float64) (result.Trial, error) {
 	if e != plan.Connect || n < 1 {
 		n = 1
 	}
 	where := fmt.Sprintf("%s %s c=%d", e, v.ID, c)
 	if n > 1 {
 		where = fmt.Sprintf("%s %s c=%d per-conn=%d", e, v.ID, c, n)
+	}
+	if rate > 0 {
+		where += " rate=" + plan.RateLabel(rate)
 	}
 	var d driver.Driver
 	var run func() (result.Trial, error)
@@ -162,6 +184,12 @@ func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Var
 			return result.Trial{}, err
 		}
 		run = func() (result.Trial, error) {
+			switch {
+			case rate > 0 && e == plan.Connect:
+				return r.openConnect(ctx, d, n, rate, r.scheduleSeed(where))
+			case rate > 0 && e == plan.Pool:
+				return r.openPool(ctx, d, c, rate, r.scheduleSeed(where))
+			}
 			switch e {
 			case plan.Connect:
 				return r.connect(ctx, d, c, n)

@@ -1,4 +1,10 @@
 package bench
 
+import "time"
+
+// SetArrived makes r call f with every open-loop arrival's intended start:
+// the schedule is a test's to check, not the result's to store.
+func SetArrived(r *Runner, f func(at time.Time)) { r.arrived = f }
+
 // ParseListen is parseListen for the external tests.
 var ParseListen = parseListen

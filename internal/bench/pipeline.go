@@ -165,6 +165,10 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 		progress(Progress{Stage: StageTrials, Done: int64(done), Total: int64(total), Trial: &t})
 	}
 	err = r.Run(ctx)
+	if err == nil && spec.Knee != nil {
+		// A rate search stops where the SLO breaks: what it ran was all.
+		res.PlannedTrials = len(res.Trials)
+	}
 	if err != nil && ctx.Err() == nil {
 		if gone := s.Alive(); gone != nil && !strings.Contains(err.Error(), gone.Error()) {
 			err = fmt.Errorf("%w; %v", err, gone)

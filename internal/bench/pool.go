@@ -15,33 +15,13 @@ import (
 // A session that fails is counted, closed and opened again.
 func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial, error) {
 	idle, kind, memErr := r.idleMemory(ctx)
-	sessions := make([]driver.Session, c)
-	var openErr error
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i := range sessions {
-		wg.Go(func() {
-			s, err := d.Open(ctx)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && openErr == nil {
-				openErr = err
-			}
-			sessions[i] = s
-		})
-	}
-	wg.Wait()
-	defer func() {
-		for _, s := range sessions {
-			if s != nil {
-				s.Close()
-			}
-		}
-	}()
-	if openErr != nil {
-		return result.Trial{}, fmt.Errorf("%w: %w", errPoolOpen, openErr)
+	sessions, closeAll, err := openSessions(ctx, d, c)
+	defer closeAll()
+	if err != nil {
+		return result.Trial{}, err
 	}
 	mem := r.heldMemory(idle, kind, memErr, int64(c))
+	var wg sync.WaitGroup
 
 	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: warmEnd.Add(r.Spec.Duration)}
@@ -134,4 +114,36 @@ func (r *Runner) reopen(ctx context.Context, d driver.Driver, s driver.Session, 
 	}
 	tl.session(ns)
 	return ns
+}
+
+// openSessions opens a pool's c sessions at once; closeAll closes the
+// ones open when it is called (a worker may have replaced some).
+func openSessions(ctx context.Context, d driver.Driver, c int) (sessions []driver.Session, closeAll func(), err error) {
+	sessions = make([]driver.Session, c)
+	var openErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Go(func() {
+			s, err := d.Open(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && openErr == nil {
+				openErr = err
+			}
+			sessions[i] = s
+		})
+	}
+	wg.Wait()
+	closeAll = func() {
+		for _, s := range sessions {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}
+	if openErr != nil {
+		return sessions, closeAll, fmt.Errorf("%w: %w", errPoolOpen, openErr)
+	}
+	return sessions, closeAll, nil
 }

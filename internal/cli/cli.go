@@ -101,6 +101,7 @@ func flagName(field string) string {
 		"cert_file": "cert", "cert_key_file": "cert-key", "client_certs": "client-cert",
 		"first_op":    "first-op",
 		"client_cpus": "client-cpus",
+		"rates":       "rate", "max_inflight": "max-inflight",
 	}[field]
 	if !ok {
 		flag = field

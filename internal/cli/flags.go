@@ -39,6 +39,10 @@ type runFlags struct {
 	clients []int
 	firstOp bool
 	storm   bool
+	// Open-loop arrivals (plan/rate.go).
+	rate, arrivals string
+	maxInflight    int
+	slo            time.Duration
 
 	// The user's workload (plan/request.go).
 	commands, headers   []string
@@ -100,6 +104,10 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringArrayVar(&f.scripts, "script", nil, "databases: a pgbench custom script, FILE[@WEIGHT], repeatable (as pgbench -f): each operation is one pass through a script picked by weight (\\set, \\sleep, :var, statements ending at ';'); --query-mode as pgbench -M")
 	fs.StringVar(&f.source, "source", "", "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address")
 	fs.IntSliceVar(&f.perConn, "per-conn", nil, "connect: operations each new connection runs before it closes, a list sweeps, e.g. 1,3,10,100 (HTTP keeps it alive until the last request); the report gives the break-even against plain")
+	fs.StringVar(&f.rate, "rate", "", "connect, pool: arrivals per second instead of a closed loop (new connections/s for connect), a list compares, e.g. 100,300; auto or FROM..TO (e.g. 50..5000) searches each variant's highest rate within --slo; latency counts from each arrival's intended start")
+	fs.StringVar(&f.arrivals, "arrivals", "", "with --rate: poisson (exponential gaps, as pgbench --rate) or uniform (constant gaps)")
+	fs.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: most arrivals in flight (connect: connections opening at once; pool: requests queued for the -c connections); an arrival beyond it is dropped and counted")
+	fs.DurationVar(&f.slo, "slo", 0, "with --rate auto or FROM..TO: the p99 latency (from the intended start) a rate must keep under")
 	fs.StringArrayVar(&f.commands, "command", nil, "redis: your command instead of --workload, as redis-benchmark takes it (redis-cli quoting; __rand_int__ is a random 12-digit number below --keyspace); repeat it for several commands per operation, sent as one pipeline")
 	fs.Int64Var(&f.keyspace, "keyspace", 0, "the range of __rand_int__ in --command or --filter: numbers 0 to N-1 (redis-benchmark's -r)")
 	fs.StringVar(&f.filter, "filter", "", "mongodb: a find filter in extended JSON instead of --workload, e.g. '{\"_id\": \"user__rand_int__\"}'; each operation reads its first batch")
@@ -119,7 +127,8 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 		"resume": "[off]", "concurrency": "[1]", "duration": plan.DefaultDuration.String(), "warmup": plan.DefaultWarmup.String(),
 		"timeout": plan.DefaultTimeout.String(), "trials": strconv.Itoa(plan.DefaultTrials), "size": strconv.Itoa(plan.DefaultSize),
 		"max-error-rate": plan.FormatRate(plan.DefaultMaxErrorRate), "rtt": "0", "predict-rtt": "", "source": plan.SourceAuto,
-		"per-conn": "[1]",
+		"per-conn": "[1]", "arrivals": plan.ArrivalsPoisson, "max-inflight": strconv.Itoa(plan.DefaultMaxInflight),
+		"slo": plan.DefaultSLO.String(),
 	}
 	if matrix {
 		m := plan.DefaultMatrix
@@ -164,6 +173,9 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		PerConn:      f.perConn,
 		Clients:      f.clients,
 		FirstOp:      f.firstOp,
+		Arrivals:     f.arrivals,
+		MaxInflight:  f.maxInflight,
+		SLO:          f.slo,
 		Commands:     f.commands,
 		Keyspace:     f.keyspace,
 		Filter:       f.filter,
@@ -193,7 +205,14 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 			return s, usageError{fmt.Errorf("--resume: %q is not off or on: use --resume off,on to compare", r)}
 		}
 	}
-	for _, name := range []string{"trials", "timeout"} {
+	if f.rate != "" {
+		rates, knee, err := plan.ParseRates(f.rate)
+		if err != nil {
+			return s, err
+		}
+		s.Rates, s.Knee = rates, knee
+	}
+	for _, name := range []string{"trials", "timeout", "max-inflight", "slo"} {
 		if fl := cmd.Flags().Lookup(name); fl.Changed && (fl.Value.String() == "0" || fl.Value.String() == "0s") {
 			return s, usageError{fmt.Errorf("--%s: 0 is out of range: give a positive value or leave --%s out for the default (%s)", name, name, fl.DefValue)}
 		}

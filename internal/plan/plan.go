@@ -81,6 +81,15 @@ type Spec struct {
 	// ClientCPUs are the CPUs tlsbench runs on, taskset's list syntax
 	// (see cpus.go); the servers it starts run on the others. "" is all.
 	ClientCPUs string `json:"client_cpus,omitempty"`
+	// Open-loop arrivals (see rate.go): Rates per second, one trial cell
+	// each, or Knee, a search for the highest rate within SLO; Arrivals
+	// is their process (poisson, uniform), MaxInflight connect's bound on
+	// arrivals in flight (pool's is its connections).
+	Rates       []float64     `json:"rates,omitempty"`
+	Knee        *Knee         `json:"knee,omitempty"`
+	Arrivals    string        `json:"arrivals,omitempty"`
+	MaxInflight int           `json:"max_inflight,omitempty"`
+	SLO         time.Duration `json:"slo_ns,omitempty"`
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
@@ -535,6 +544,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, err
 	}
 	if err := s.clientCPUs(); err != nil {
+		return s, err
+	}
+	if err := s.rate(); err != nil {
 		return s, err
 	}
 	if s.Warmup == nil {

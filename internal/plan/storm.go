@@ -75,14 +75,5 @@ func RaiseFileLimit(need uint64) (uint64, error) {
 	return lim.Cur, nil
 }
 
-// Concurrencies lists the concurrencies experiment e runs, one trial cell
-// each: the storm's clients, or Concurrency.
-func (s Spec) Concurrencies(e Experiment) []int {
-	if e == Storm {
-		return s.Clients
-	}
-	return s.Concurrency
-}
-
 // StormLabel is the text of a storm's column or row in tables.
 func StormLabel(clients int) string { return strconv.Itoa(clients) + " clients" }

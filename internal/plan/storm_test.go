@@ -13,8 +13,8 @@ func TestStormSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(s.Clients, []int{DefaultStormClients}) || !slices.Equal(s.Concurrencies(Storm), s.Clients) || !slices.Equal(s.Concurrencies(Pool), s.Concurrency) {
-		t.Errorf("clients %v, storm concurrencies %v, pool's %v", s.Clients, s.Concurrencies(Storm), s.Concurrencies(Pool))
+	if !slices.Equal(s.Clients, []int{DefaultStormClients}) || !slices.Equal(s.ConcurrencyFor(Storm), s.Clients) || !slices.Equal(s.ConcurrencyFor(Pool), s.Concurrency) {
+		t.Errorf("clients %v, storm concurrencies %v, pool's %v", s.Clients, s.ConcurrencyFor(Storm), s.ConcurrencyFor(Pool))
 	}
 	for _, tt := range []struct {
 		spec Spec

@@ -123,7 +123,7 @@ func (ix *index) measured(e plan.Experiment) []string {
 func (ix *index) measuredAny() []string {
 	var out []string
 	for _, name := range ix.variants {
-		if ix.perConnMeasured(name) {
+		if ix.perConnMeasured(name) || ix.rateMeasured(name) {
 			out = append(out, name)
 			continue
 		}

@@ -66,6 +66,7 @@ func (ix *index) charts() []Chart {
 	}
 	b.perConnChart()
 	b.stormChart()
+	b.rateChart()
 	b.rttOverhead()
 	b.ceilings()
 	b.crypto()

@@ -36,6 +36,7 @@ const (
 	TopicRTT        Topic = "rtt"         // setup at emulated or predicted RTTs
 	TopicPooling    Topic = "pooling"     // keeping connections open
 	TopicPerConn    Topic = "per-conn"    // operations per connection (perconn.go)
+	TopicCapacity   Topic = "capacity"    // the knee of a rate search (rate.go)
 	TopicCeiling    Topic = "ceiling"     // signing ceilings per key
 	TopicCrypto     Topic = "crypto"      // primitives
 )
@@ -76,6 +77,7 @@ func (ix *index) findings() []Finding {
 		r.perConn()
 		r.storm()
 	}
+	r.capacity()
 	r.ceilings()
 	r.crypto()
 	r.hybridKex()

@@ -30,6 +30,7 @@ type index struct {
 	conc        map[plan.Experiment][]int
 	trials      map[cellKey][]result.Trial // by round
 	pc          perConnIndex               // connect --per-conn N > 1 (perconn.go)
+	rt          rateIndex                  // trials at an arrival rate (rate.go)
 }
 
 func newIndex(r *result.Result) *index {
@@ -47,7 +48,7 @@ func newIndex(r *result.Result) *index {
 		}
 	}
 	for _, t := range r.Trials {
-		if v.perConnTrial(t) {
+		if v.rateTrial(t) || v.perConnTrial(t) {
 			continue
 		}
 		k := cellKey{t.Experiment, t.Variant, t.Concurrency}

@@ -236,6 +236,7 @@ func (ix *index) body() []Block {
 	}
 	ix.perConnTables(&b)
 	ix.memoryTable(&b)
+	ix.rateTables(&b)
 	ix.negotiated(&b)
 	ix.tunnels(&b)
 	ix.cpu(&b)

@@ -208,6 +208,7 @@ func (ix *index) negotiated(b *body) {
 				ts = append(ts, ix.trials[cellKey{e, name, c}]...)
 			}
 		}
+		ts = append(ts, ix.rateTrialsOf(name)...)
 		if len(ts) == 0 {
 			continue
 		}

@@ -104,6 +104,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return perConnWords(f)
 	case StormRecovery:
 		return stormWords(f)
+	case Capacity:
+		return capacityWords(f)
 	case Pool:
 		why := fmt.Sprintf("TLS's cost is paid when a connection opens (up to %s", msWords(f.Dearest.MS))
 		if rt := f.Dearest.RoundTrips; !math.IsNaN(rt) && rt > 0.5 {

@@ -222,6 +222,10 @@ type Trial struct {
 	// operation's own time, Phases the connection's (setup, first
 	// operation, more-ops, close), and Conns counts connections opened.
 	PerConn int `json:"per_conn,omitempty"`
+	// Open holds the figures of a trial at an arrival rate (--rate; see
+	// openloop.go), nil for a closed loop. Latency is then each arrival's
+	// time from its intended start (coordinated omission corrected).
+	Open *OpenLoop `json:"open_loop,omitempty"`
 
 	Ops int64 `json:"ops"` // completed operations
 	// Queries is the statements those operations ran (a read-only

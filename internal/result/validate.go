@@ -39,6 +39,11 @@ func (r *Result) validate() error {
 			c.fail(f+"concurrency", strconv.Itoa(t.Concurrency), "less than 1")
 		}
 		c.count(f+"per_conn", int64(t.PerConn))
+		if o := t.Open; o != nil {
+			c.count(f+"open_loop.arrivals", o.Arrivals)
+			c.count(f+"open_loop.dropped", o.Dropped)
+			c.duration(f+"open_loop.window_ns", o.Window)
+		}
 		c.count(f+"round", int64(t.Round))
 		c.duration(f+"elapsed_ns", t.Elapsed)
 		c.count(f+"ops", t.Ops)

@@ -1,0 +1,385 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// Open loops (--rate): trials at an arrival rate are kept apart from the
+// closed-loop cells (their latency counts from each arrival's intended
+// start) and reported here: offered against achieved rate, drops and
+// both latencies per rate, the capacity finding of a rate search (the
+// knee) and its chart of p99 against the offered rate.
+
+// rateKey names the trials of one variant of experiment e (connect: at n
+// operations per connection) at an offered rate.
+type rateKey struct {
+	e       plan.Experiment
+	n       int
+	variant string
+	rate    float64
+}
+
+// rateIndex holds the open-loop trials.
+type rateIndex struct {
+	trials map[rateKey][]result.Trial
+	cells  []rateCell // experiment and per-conn, as measured
+	rates  []float64  // offered, ascending
+}
+
+type rateCell struct {
+	e plan.Experiment
+	n int
+}
+
+// rateTrial takes t into the open-loop index if it ran at a rate, and
+// reports whether it did.
+func (ix *index) rateTrial(t result.Trial) bool {
+	if t.Open == nil {
+		return false
+	}
+	ri := &ix.rt
+	if ri.trials == nil {
+		ri.trials = map[rateKey][]result.Trial{}
+	}
+	n := max(t.PerConn, 1)
+	k := rateKey{t.Experiment, n, t.Variant, t.Open.Offered}
+	ri.trials[k] = append(ri.trials[k], t)
+	if c := (rateCell{t.Experiment, n}); !slices.Contains(ri.cells, c) {
+		ri.cells = append(ri.cells, c)
+	}
+	if !slices.Contains(ri.rates, t.Open.Offered) {
+		ri.rates = append(ri.rates, t.Open.Offered)
+		slices.Sort(ri.rates)
+	}
+	if !slices.Contains(ix.variants, t.Variant) {
+		ix.variants = append(ix.variants, t.Variant)
+	}
+	return true
+}
+
+// rateMeasured reports whether name has open-loop trials.
+func (ix *index) rateMeasured(name string) bool {
+	for k := range ix.rt.trials {
+		if k.variant == name {
+			return true
+		}
+	}
+	return false
+}
+
+// rateTrialsOf lists name's open-loop trials, for the tables of all
+// trials (what was negotiated).
+func (ix *index) rateTrialsOf(name string) []result.Trial {
+	var out []result.Trial
+	for _, c := range ix.rt.cells {
+		for _, r := range ix.rt.rates {
+			out = append(out, ix.rt.trials[rateKey{c.e, c.n, name, r}]...)
+		}
+	}
+	return out
+}
+
+// rateSum is a variant's trials at one offered rate, added up: counts
+// summed, percentiles their mean over trials.
+type rateSum struct {
+	trials                    int
+	achieved                  float64 // mean
+	arrivals, dropped, failed int64
+	p50, p99, max, sp50, sp99 float64 // ms, means over trials
+	ops                       int64
+	server                    time.Duration
+	over                      string // why the last trial is not sustained, "" if it is
+	overs                     int    // trials not sustained
+}
+
+func (ix *index) rateSum(k rateKey, slo time.Duration) (rateSum, bool) {
+	ts := ix.rt.trials[k]
+	if len(ts) == 0 {
+		return rateSum{}, false
+	}
+	var s rateSum
+	for _, t := range ts {
+		o := t.Open
+		s.trials++
+		s.achieved += o.Achieved()
+		s.arrivals += o.Arrivals
+		s.dropped += o.Dropped
+		for _, n := range t.Errors {
+			s.failed += n
+		}
+		s.p50 += t.Latency.P50
+		s.p99 += t.Latency.P99
+		s.max += t.Latency.Max
+		s.sp50 += o.Service.P50
+		s.sp99 += o.Service.P99
+		s.ops += t.Ops
+		s.server += t.ServerCPU
+		if s.over = t.OverSLO(slo); s.over != "" {
+			s.overs++
+		}
+	}
+	n := float64(s.trials)
+	s.achieved, s.p50, s.p99, s.max, s.sp50, s.sp99 = s.achieved/n, s.p50/n, s.p99/n, s.max/n, s.sp50/n, s.sp99/n
+	return s, true
+}
+
+// rateTitle names an open-loop table's experiment: "connect", "pool",
+// "connect per-conn 5".
+func rateTitle(c rateCell) string {
+	if c.n > 1 {
+		return fmt.Sprintf("%s %s", c.e, plan.PerConnLabel(c.n))
+	}
+	return string(c.e)
+}
+
+// arrivalWord is what an arrival is in experiment e.
+func arrivalWord(e plan.Experiment) string {
+	if e == plan.Connect {
+		return "new connections"
+	}
+	return "operations"
+}
+
+// rateTables writes, per experiment, each offered rate's figures by
+// variant: what the client achieved, what was dropped or failed, the
+// latency from the intended start and the service time.
+func (ix *index) rateTables(b *body) {
+	slo := ix.r.Spec.SLO
+	for _, c := range ix.rt.cells {
+		server := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.ServerCPU > 0 })
+		t := Table{
+			Title: fmt.Sprintf("%s at arrival rates (--rate, %s arrivals): %s per second offered and achieved, latency in ms", rateTitle(c), ix.r.Spec.Arrivals, arrivalWord(c.e)),
+			Left:  2,
+			Header: []string{"offered", "variant", "achieved", "dropped", "failed",
+				"p50", "p99", "max", "service p50", "service p99"},
+		}
+		if server {
+			t.Header = append(t.Header, "server µs/op")
+		}
+		if ix.r.Spec.Knee != nil {
+			t.Header = append(t.Header, "p99 < "+slo.String())
+		}
+		for _, rate := range ix.rt.rates {
+			label := plan.RateLabel(rate)
+			for _, name := range ix.variants {
+				s, ok := ix.rateSum(rateKey{c.e, c.n, name, rate}, slo)
+				if !ok {
+					continue
+				}
+				ms := func(v float64) string { return num(v, millis) }
+				row := []string{label, name, num(s.achieved, ratePrecision), share(s.dropped, s.arrivals), share(s.failed, s.arrivals),
+					ms(s.p50), ms(s.p99), ms(s.max), ms(s.sp50), ms(s.sp99)}
+				if server {
+					row = append(row, perOp(s.server, s.ops))
+				}
+				if ix.r.Spec.Knee != nil {
+					verdict := "no: " + s.over
+					if s.over == "" {
+						verdict = "yes"
+						if s.overs > 0 { // a search's repeat of a step over the SLO
+							verdict = fmt.Sprintf("yes (%d of %d trials over)", s.overs, s.trials)
+						}
+					}
+					row = append(row, verdict)
+				}
+				t.add(row...)
+				label = ""
+			}
+		}
+		t.Foot = []string{
+			"achieved: the offered rate less drops, stretched by the time the client fell behind its schedule (below offered: the client could not generate the rate)",
+			"dropped: arrivals that found no free slot (--max-inflight), counted, never delayed; p50, p99, max: from each arrival's intended start (coordinated omission corrected); service: from its actual start",
+		}
+		if s := len(ix.rt.trials[rateKey{c.e, c.n, ix.variants[0], ix.rt.rates[0]}]); s > 1 {
+			t.Foot = append(t.Foot, fmt.Sprintf("percentiles: the mean over %s", plural(s, "trial")))
+		}
+		b.table(t)
+	}
+}
+
+// perSecond writes a rate as --rate takes it: 337.5, 100.
+func perSecond(r float64) string { return strings.TrimSuffix(plan.RateLabel(r), "/s") }
+
+// ratePrecision is rate's precision for achieved rates.
+func ratePrecision(v float64) int { return rate(v) }
+
+// share renders n of total as "12 (0.5%)", or "0".
+func share(n, total int64) string {
+	if n == 0 || total == 0 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(total))
+}
+
+// KneeAt is one variant's outcome of a rate search.
+type KneeAt struct {
+	Variant string
+	// Rate is the highest offered rate sustained within the SLO, 0 if
+	// not even the first; ServerUsPerOp the server's CPU per operation
+	// there (NaN when tlsbench did not run the server).
+	Rate          float64
+	ServerUsPerOp float64
+	// Next is the first rate not sustained and Why, 0 and "" if the
+	// search reached its end.
+	Next float64
+	Why  string
+}
+
+// Capacity is a rate search's finding for one experiment: per variant,
+// the highest rate sustained with the p99 from the intended start below
+// SLO and no more than 1% of arrivals dropped or failed.
+type Capacity struct {
+	Experiment string // rateTitle
+	Arrival    string // arrivalWord
+	SLO        time.Duration
+	From       float64 // the search's first rate
+	At         []KneeAt
+}
+
+func (Capacity) isFact() {}
+
+// capacities are the knees of a rate search, per experiment.
+func (ix *index) capacities() []Capacity {
+	k := ix.r.Spec.Knee
+	if k == nil {
+		return nil
+	}
+	slo := ix.r.Spec.SLO
+	var out []Capacity
+	for _, c := range ix.rt.cells {
+		f := Capacity{Experiment: rateTitle(c), Arrival: arrivalWord(c.e), SLO: slo, From: k.From}
+		for _, name := range ix.variants {
+			at := KneeAt{Variant: name, ServerUsPerOp: math.NaN()}
+			seen := false
+			for _, rate := range ix.rt.rates {
+				s, ok := ix.rateSum(rateKey{c.e, c.n, name, rate}, slo)
+				if !ok {
+					continue
+				}
+				seen = true
+				if s.over != "" {
+					at.Next, at.Why = rate, s.over
+					break
+				}
+				at.Rate = rate
+				if s.server > 0 && s.ops > 0 {
+					at.ServerUsPerOp = float64(s.server) / float64(time.Microsecond) / float64(s.ops)
+				}
+			}
+			if seen {
+				f.At = append(f.At, at)
+			}
+		}
+		if len(f.At) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// capacity: how many arrivals per second each variant sustains within
+// the SLO (a rate search).
+func (r *rules) capacity() {
+	for _, f := range r.ix.capacities() {
+		r.add(KindFinding, TopicCapacity, f)
+	}
+}
+
+// capacityWords says a Capacity: "connect: plain sustains 900 new
+// connections/s at p99 < 50ms, tls1.3 rsa2048 300, ...".
+func capacityWords(f Capacity) string {
+	var parts, limits []string
+	for i, at := range f.At {
+		figure := fmt.Sprintf("%s %s", at.Variant, perSecond(at.Rate))
+		if at.Rate == 0 {
+			figure = fmt.Sprintf("%s not even %s", at.Variant, perSecond(f.From))
+		}
+		if i == 0 && at.Rate > 0 {
+			figure = fmt.Sprintf("%s sustains %s %s/s", at.Variant, perSecond(at.Rate), f.Arrival)
+		}
+		switch {
+		case math.IsNaN(at.ServerUsPerOp):
+		case i == 0:
+			figure += fmt.Sprintf(" (the server's CPU there: %s µs per operation)", num(at.ServerUsPerOp, millis))
+		default:
+			figure += fmt.Sprintf(" (%s µs)", num(at.ServerUsPerOp, millis))
+		}
+		parts = append(parts, figure)
+		if at.Why != "" {
+			limits = append(limits, fmt.Sprintf("%s at %s: %s", at.Variant, plan.RateLabel(at.Next), at.Why))
+		}
+	}
+	text := fmt.Sprintf("%s: at p99 < %v from the intended start, %s.", f.Experiment, f.SLO, strings.Join(parts, ", "))
+	if len(limits) > 0 {
+		text += " The next step broke it: " + strings.Join(limits, "; ") + "."
+	}
+	return text
+}
+
+// rateChart draws each variant's p99 from the intended start against the
+// offered rate, one chart per experiment, with the SLO of a search.
+func (b *charter) rateChart() {
+	ix := b.ix
+	slo := ix.r.Spec.SLO
+	for _, c := range ix.rt.cells {
+		title := fmt.Sprintf("%s: p99 latency against the offered rate", rateTitle(c))
+		p := newPlot(title, fmt.Sprintf("offered %s per second (--rate)", arrivalWord(c.e)), "p99 from the intended start, ms")
+		b.grid(p, false)
+		var legend []legendEntry
+		lo, hi, top := math.Inf(1), 0.0, 0.0
+		for _, name := range ix.variants {
+			var pts errPoints
+			for _, rate := range ix.rt.rates {
+				s, ok := ix.rateSum(rateKey{c.e, c.n, name, rate}, slo)
+				if !ok || !finite(s.p99) || s.p99 <= 0 {
+					continue
+				}
+				pts = append(pts, struct{ x, y, err float64 }{rate, s.p99, 0})
+				lo, hi, top = min(lo, rate), max(hi, rate), max(top, s.p99)
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			line, sc, eb := b.series(pts, b.styles[name])
+			p.Add(line, eb, sc)
+			legend = append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
+		}
+		if len(legend) == 0 {
+			continue
+		}
+		if slo > 0 {
+			y := float64(slo) / float64(time.Millisecond)
+			l, err := plotter.NewLine(plotter.XYs{{X: lo / 1.5, Y: y}, {X: hi * 1.5, Y: y}})
+			if err != nil {
+				panic(err) // finite by construction
+			}
+			l.Color, l.Width, l.Dashes = ceilingColor, vg.Points(1.2), []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l)
+			legend = append(legend, legendEntry{"SLO " + slo.String(), []plot.Thumbnailer{l}})
+			top = max(top, y)
+		}
+		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+		p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
+		p.X.Min, p.X.Max = lo/1.5, hi*1.5
+		p.Y.Max = top * 1.5
+		b.add(Chart{
+			ID:      "rate-" + strings.ReplaceAll(rateTitle(c), " ", "-"),
+			Title:   title,
+			Caption: "Points: each variant's p99, counted from each arrival's intended start, so that queueing behind a slow server counts; dashed: the SLO of a rate search. Log scales.",
+			plot:    p,
+			legend:  legend,
+			height:  max(chartHeight, legendHeight(len(legend))),
+		})
+	}
+}
