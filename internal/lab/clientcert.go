@@ -341,16 +341,7 @@ func (m *mongoServer) DemandClientCert(ctx context.Context, on bool) (string, er
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.demand != on {
-		cpu, err := m.proc.cpu()
-		if err != nil {
-			return "", err
-		}
-		if err := m.proc.stop(0); err != nil {
-			return "", err
-		}
-		m.cpuSpent += cpu
-		m.demand = on
-		if err := m.start(ctx); err != nil {
+		if err := m.restart(ctx, func() { m.demand = on }); err != nil {
 			return "", fmt.Errorf("mongodb lab server: restarting with client certificates %s: %w", onOff(on), err)
 		}
 	}

@@ -244,19 +244,25 @@ func (m *mongoServer) UseKey(ctx context.Context, key string) (string, error) {
 	if key == m.key {
 		return how, nil
 	}
-	cpu, err := m.proc.cpu()
-	if err != nil {
-		return "", err
-	}
-	if err := m.proc.stop(0); err != nil {
-		return "", err
-	}
-	m.cpuSpent += cpu
-	m.key = key
-	if err := m.start(ctx); err != nil {
+	if err := m.restart(ctx, func() { m.key = key }); err != nil {
 		return "", fmt.Errorf("mongodb lab server: restarting with the %s certificate: %w", key, err)
 	}
 	return how, nil
+}
+
+// restart stops FerretDB, keeping the CPU it used, applies change to its
+// settings and starts it again (same ports, same data); m.mu is held.
+func (m *mongoServer) restart(ctx context.Context, change func()) error {
+	cpu, err := m.proc.cpu()
+	if err != nil {
+		return err
+	}
+	if err := m.proc.stop(0); err != nil {
+		return err
+	}
+	m.cpuSpent += cpu
+	change()
+	return m.start(ctx)
 }
 
 // confirmKey makes a full TLS handshake with the TLS port and checks the
