@@ -52,6 +52,33 @@ func TestStormTenThousand(t *testing.T) {
 	}
 }
 
+// TestPoolTenThousand holds 10,000 persistent connections to the built-in
+// server, plain, runs requests on them and releases them: every connection
+// opens and the count is exact.
+func TestPoolTenThousand(t *testing.T) {
+	const conns, ops = 10000, 20000
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := runMain(t, "pool", "builtin", "-c", fmt.Sprint(conns), "-n", fmt.Sprint(ops), "--tls", "off", "--warmup", "0s",
+		"--trials", "1", "--timeout", "50s", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trials) != 1 {
+		t.Fatalf("%d trials, want 1", len(r.Trials))
+	}
+	tr := r.Trials[0]
+	if tr.Concurrency != conns || tr.Ops != ops || len(tr.Errors) > 0 {
+		t.Fatalf("pool c=%d: %d ops, errors %v; want c=%d, %d ops, no errors", tr.Concurrency, tr.Ops, tr.Errors, conns, ops)
+	}
+	if m := tr.ServerMemory; m == nil || m.Conns != conns || m.HeldBytes <= m.IdleBytes {
+		t.Errorf("server memory %+v: want it read with %d connections held, above idle", m, conns)
+	}
+}
+
 // TestStormBadInput: what a storm does not take is one line naming the
 // flag and the fix, exit 2; a storm beyond the open-file hard limit names
 // the limit and ulimit -n.
@@ -80,6 +107,8 @@ func TestStormBadInput(t *testing.T) {
 		{[]string{"storm", "builtin", "--clients", "100001"}, "--clients: 100001 is out of range: use 1 to 100000"},
 		{[]string{"storm", "builtin", "--clients", "5,5"}, "--clients: 5 is given twice"},
 		{[]string{"storm", "builtin", "--clients", beyond}, fmt.Sprintf("--clients %s needs %d open files and this process may open %d (RLIMIT_NOFILE, hard limit): raise it, e.g. ulimit -n %d", beyond, lim.Max+256, lim.Max, lim.Max+256)},
+		{[]string{"pool", "builtin", "-c", beyond}, fmt.Sprintf("--concurrency %s needs %d open files and this process may open %d (RLIMIT_NOFILE, hard limit): raise it, e.g. ulimit -n %d", beyond, lim.Max+256, lim.Max, lim.Max+256)},
+		{[]string{"pool", "builtin", "-c", "100001"}, "--concurrency: 100001 is out of range: use 1 to 100000"},
 		{[]string{"storm", "builtin", "-c", "4"}, "storm: --concurrency does not apply: every client connects once; give --clients N"},
 		{[]string{"connect", "builtin", "--clients", "4"}, "unknown flag: --clients"},
 		{[]string{"storm"}, "storm takes one TARGET"},

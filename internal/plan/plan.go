@@ -503,11 +503,14 @@ func newSpec(raw Spec) (Spec, error) {
 		s.Concurrency = []int{1}
 	}
 	for _, c := range s.Concurrency {
-		if c < 1 || c > 4096 {
-			return s, errorf("⟨concurrency⟩: %d is out of range: use 1 to 4096", c)
+		if c < 1 || c > MaxConnections {
+			return s, errorf("⟨concurrency⟩: %d is out of range: use 1 to %d", c, MaxConnections)
 		}
 	}
 	if err := twice("⟨concurrency⟩", s.Concurrency, strconv.Itoa); err != nil {
+		return s, err
+	}
+	if err := ensureFiles("⟨concurrency⟩", slices.Max(s.Concurrency)); err != nil {
 		return s, err
 	}
 	for _, r := range s.RTT {

@@ -11,13 +11,16 @@ import (
 // once (Spec.FirstOp): how long until all are back.
 const Storm Experiment = "storm"
 
-// Bounds of Spec.Clients.
+// Bounds of Spec.Clients and Spec.Concurrency.
 const (
 	DefaultStormClients = 100
-	MaxStormClients     = 100000
-	// stormSpareFiles is what the process needs open besides one socket
-	// per client: the result file, logs, lab connections, Go's own.
-	stormSpareFiles = 256
+	MaxStormClients     = MaxConnections
+	// MaxConnections bounds the connections a run holds at once (pool's
+	// ⟨concurrency⟩, a storm's ⟨clients⟩).
+	MaxConnections = 100000
+	// spareFiles is what the process needs open besides one socket per
+	// connection: the result file, logs, lab connections, Go's own.
+	spareFiles = 256
 )
 
 // storm validates Spec.Clients and Spec.FirstOp and makes sure this
@@ -46,14 +49,23 @@ func (s *Spec) storm() error {
 	if err := twice("⟨clients⟩", s.Clients, strconv.Itoa); err != nil {
 		return err
 	}
-	need := uint64(slices.Max(s.Clients) + stormSpareFiles)
+	return ensureFiles("⟨clients⟩", slices.Max(s.Clients))
+}
+
+// ensureFiles makes sure this process may open a socket for each of n
+// connections held at once (field names the setting, as errorf marks
+// it): beyond the RLIMIT_NOFILE soft limit it raises it up to the hard
+// limit (the servers tlsbench starts inherit it); beyond the hard limit it
+// is the user's to raise.
+func ensureFiles(field string, n int) error {
+	need := uint64(n + spareFiles)
 	have, err := RaiseFileLimit(need)
 	if err != nil {
-		return errorf("⟨clients⟩ %d: reading the open-file limit: %v", slices.Max(s.Clients), err)
+		return errorf("%s %d: reading the open-file limit: %v", field, n, err)
 	}
 	if have < need {
-		return errorf("⟨clients⟩ %d needs %d open files and this process may open %d (RLIMIT_NOFILE, hard limit): raise it, e.g. ulimit -n %d (as root, or in /etc/security/limits.conf), or give fewer ⟨clients⟩",
-			slices.Max(s.Clients), need, have, need)
+		return errorf("%s %d needs %d open files and this process may open %d (RLIMIT_NOFILE, hard limit): raise it, e.g. ulimit -n %d (as root, or in /etc/security/limits.conf), or give fewer",
+			field, n, need, have, need)
 	}
 	return nil
 }
