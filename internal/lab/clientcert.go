@@ -172,7 +172,12 @@ func (s *Postgres) ClientCertURL(auth string) (string, error) {
 	if auth == "cert" {
 		return fmt.Sprintf("postgres://%s@%s/%s", ClientCertUser, s.addr(), pgDatabase), nil
 	}
-	raw, err := s.URL(auth, true)
+	return mtlsTwin(s.URL(auth, true))
+}
+
+// mtlsTwin is a lab URL with its user's NAME_mtls twin in place of the
+// user, same password: the user the certificate variants log in as.
+func mtlsTwin(raw string, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
@@ -269,17 +274,7 @@ func (m *MariaDB) ClientCert(key string) (tls.Certificate, error) {
 // ClientCertURL implements ClientCertServer: the NAME_mtls twin of auth's
 // user, created with REQUIRE X509.
 func (m *MariaDB) ClientCertURL(auth string) (string, error) {
-	raw, err := m.URL(auth, true)
-	if err != nil {
-		return "", err
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	pw, _ := u.User.Password()
-	u.User = url.UserPassword(u.User.Username()+mtlsSuffix, pw)
-	return u.String(), nil
+	return mtlsTwin(m.URL(auth, true))
 }
 
 // DemandClientCert implements ClientCertServer: MariaDB asks every TLS

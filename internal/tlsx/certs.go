@@ -113,6 +113,28 @@ func (ca *CA) issue(keyType string, hosts []string, notBefore, notAfter time.Tim
 	if len(hosts) == 0 {
 		return nil, nil, errors.New("issuing a certificate: no host names given")
 	}
+	return ca.sign(keyType, hosts[0], notBefore, notAfter, func(tmpl *x509.Certificate, key crypto.Signer) {
+		// Client auth too: a peer that insists on mutual TLS (sysbench's
+		// --mysql-ssl=on) can present a lab leaf its server will accept.
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+		if _, ok := key.(*rsa.PrivateKey); ok {
+			// TLS_RSA_* suites encrypt the premaster secret to the key.
+			tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
+		}
+		for _, h := range hosts {
+			if ip := net.ParseIP(h); ip != nil {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			} else {
+				tmpl.DNSNames = append(tmpl.DNSNames, h)
+			}
+		}
+	})
+}
+
+// sign issues a leaf of keyType for commonName, valid from notBefore to
+// notAfter, signed by ca: shape says what kind of leaf (its names and
+// usages).
+func (ca *CA) sign(keyType, commonName string, notBefore, notAfter time.Time, shape func(*x509.Certificate, crypto.Signer)) (certPEM, keyPEM []byte, err error) {
 	key, err := GenerateKey(keyType)
 	if err != nil {
 		return nil, nil, err
@@ -123,28 +145,15 @@ func (ca *CA) issue(keyType string, hosts []string, notBefore, notAfter time.Tim
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{Organization: []string{"tlsbench"}, CommonName: hosts[0]},
+		Subject:      pkix.Name{Organization: []string{"tlsbench"}, CommonName: commonName},
 		NotBefore:    notBefore,
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		// Client auth too: a peer that insists on mutual TLS (sysbench's
-		// --mysql-ssl=on) can present a lab leaf its server will accept.
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
-	if _, ok := key.(*rsa.PrivateKey); ok {
-		// TLS_RSA_* suites encrypt the premaster secret to the key.
-		tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
+	shape(tmpl, key)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("issuing a %s certificate: %w", keyType, err)
+		return nil, nil, fmt.Errorf("issuing a %s certificate for %s: %w", keyType, commonName, err)
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {

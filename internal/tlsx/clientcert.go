@@ -1,10 +1,9 @@
 package tlsx
 
 import (
-	"crypto/rand"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -99,31 +98,9 @@ func (ca *CA) IssueClient(keyType, commonName string) (certPEM, keyPEM []byte, e
 }
 
 func (ca *CA) issueClient(keyType, commonName string, notBefore, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := GenerateKey(keyType)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := newSerial()
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{Organization: []string{"tlsbench"}, CommonName: commonName},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("issuing a %s client certificate: %w", keyType, err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pemBlock("CERTIFICATE", der), pemBlock("PRIVATE KEY", keyDER), nil
+	return ca.sign(keyType, commonName, notBefore, notAfter, func(tmpl *x509.Certificate, _ crypto.Signer) {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	})
 }
 
 // ClientCertFile and ClientKeyFile are where WriteClientFiles puts the
