@@ -211,14 +211,19 @@ func (p *process) cpu() (time.Duration, error) {
 	for pid, st := range tree {
 		// /proc/PID/stat truncates each process's own time to clock
 		// ticks: 500 PostgreSQL backends of 3 ms each would show none.
-		// schedstat has it in nanoseconds, but of one thread: it serves
-		// single-threaded processes. What reaped children used was
-		// summed before its truncation.
-		if ns, ok := runTime(pid); ok && st.threads == 1 {
-			total += ns + time.Duration(st.childTicks)*time.Second/clockTicks
+		// schedstat has it in nanoseconds, per thread: the live threads'
+		// sum is all of a single-threaded process's, and at least what
+		// a multi-threaded one's live threads used (a Go server's storm
+		// of plain connections can take less than a tick); stat also
+		// counts the threads that exited. Both are lower bounds: take
+		// the larger. What reaped children used was summed before its
+		// truncation.
+		ticks := time.Duration(st.ticks) * time.Second / clockTicks
+		if ns, ok := threadsRunTime(pid); ok {
+			total += max(ns+time.Duration(st.childTicks)*time.Second/clockTicks, ticks)
 			continue
 		}
-		total += time.Duration(st.ticks) * time.Second / clockTicks
+		total += ticks
 	}
 	// When a child is reaped, its nanoseconds join the parent's
 	// children's ticks, truncated: the sum may lose up to a tick. A
@@ -229,11 +234,32 @@ func (p *process) cpu() (time.Duration, error) {
 	return p.cpuMax, nil
 }
 
-// runTime is the CPU time a process's main thread has run so far, in
-// nanoseconds: the first field of /proc/PID/schedstat (kernels with
-// CONFIG_SCHED_INFO).
-func runTime(pid int) (time.Duration, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+// threadsRunTime is the CPU time a process's live threads have run so
+// far, in nanoseconds: the first field of each /proc/PID/task/TID/schedstat
+// (kernels with CONFIG_SCHED_INFO).
+func threadsRunTime(pid int) (time.Duration, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		ns, ok := runTime(dir + "/" + t.Name() + "/schedstat")
+		if !ok {
+			if _, err := os.Stat(dir + "/" + t.Name()); err != nil {
+				continue // the thread exited while read: stat keeps its time
+			}
+			return 0, false
+		}
+		total += ns
+	}
+	return total, true
+}
+
+// runTime reads the run time, in nanoseconds, from a schedstat file.
+func runTime(path string) (time.Duration, bool) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, false
 	}
