@@ -245,12 +245,9 @@ func startRedisCountedWith(t *testing.T, opts lab.Options) (lab.Server, serverCo
 	return srv, func(*testing.T, plan.Variant) (int64, int64) { return settled(read) }
 }
 
-// startBuiltinCounted starts a built-in server of its own (no other test's
-// TIME_WAITs on its ports); its count of connections is the TIME_WAITs
-// its ports hold, that is the connections it closed itself after a
-// Connection: close; it keeps no count of requests (-1). Connections the
-// client closed first fail the test.
-func startBuiltinCounted(t *testing.T) (lab.Server, serverCount) {
+// startBuiltinPorts starts a built-in server of its own (plain and
+// ecdsa-p256), stopped at the test's end, and returns its ports.
+func startBuiltinPorts(t *testing.T) (lab.Server, []int) {
 	srv, err := lab.StartBuiltin(context.Background(), lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 100, Exe: exe})
 	labtest.Check(t, err)
 	t.Cleanup(func() { srv.Stop() })
@@ -260,6 +257,16 @@ func startBuiltinCounted(t *testing.T) (lab.Server, serverCount) {
 		port, _ := strconv.Atoi(p)
 		ports = append(ports, port)
 	}
+	return srv, ports
+}
+
+// startBuiltinCounted starts a built-in server of its own (no other test's
+// TIME_WAITs on its ports); its count of connections is the TIME_WAITs
+// its ports hold, that is the connections it closed itself after a
+// Connection: close; it keeps no count of requests (-1). Connections the
+// client closed first fail the test.
+func startBuiltinCounted(t *testing.T) (lab.Server, serverCount) {
+	srv, ports := startBuiltinPorts(t)
 	return srv, func(t *testing.T, v plan.Variant) (int64, int64) {
 		if !v.Plain() {
 			return -1, -1

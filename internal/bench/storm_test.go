@@ -2,9 +2,7 @@ package bench_test
 
 import (
 	"context"
-	"net"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -135,15 +133,7 @@ func TestStormServerCounts(t *testing.T) {
 // plain storm is the TIME_WAITs on its ports of connections the client
 // closed first (a storm's clients close theirs); of a TLS one, nothing.
 func startBuiltinStorm(t *testing.T) (lab.Server, serverCount) {
-	srv, err := lab.StartBuiltin(context.Background(), lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 100, Exe: exe})
-	labtest.Check(t, err)
-	t.Cleanup(func() { srv.Stop() })
-	var ports []int
-	for _, key := range []string{"", "ecdsa-p256"} {
-		_, p, _ := net.SplitHostPort(srv.Endpoint(key))
-		port, _ := strconv.Atoi(p)
-		ports = append(ports, port)
-	}
+	srv, ports := startBuiltinPorts(t)
 	return srv, func(t *testing.T, v plan.Variant) (int64, int64) {
 		if !v.Plain() {
 			return -1, -1
