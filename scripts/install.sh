@@ -16,6 +16,7 @@ need=(
   /usr/sbin/sshd:openssh-server
   stunnel4:stunnel4
   chromium:chromium
+  tcpdump:tcpdump
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)

@@ -58,6 +58,11 @@ type Result struct {
 	Ceilings []Ceiling `json:"ceilings,omitempty"`
 	// Crypto holds the primitives a `tlsbench crypto` run measured.
 	Crypto []Primitive `json:"crypto,omitempty"`
+
+	// Capture is the packet capture a wire result was decoded from;
+	// WireChecks set tlsbench's phases beside the wire's (connect --wire).
+	Capture    *Capture    `json:"capture,omitempty"`
+	WireChecks []WireCheck `json:"wire_checks,omitempty"`
 }
 
 // Ceiling is the server-side limit a key puts on new connections: every full
@@ -258,6 +263,10 @@ type Trial struct {
 	// held (pool, storm). See storm.go.
 	Storm        *Storm        `json:"storm,omitempty"`
 	ServerMemory *ServerMemory `json:"server_memory,omitempty"`
+
+	// Wire is what a capture showed beyond phases (experiment wire); see
+	// wire.go.
+	Wire *Wire `json:"wire,omitempty"`
 }
 
 // Throughput is operations per second.

@@ -1,0 +1,102 @@
+package result
+
+// Wire experiment: connections decoded from a packet capture (package
+// wire), any client's. A wire result has one trial per variant, each
+// variant a group of connections that negotiated alike (plain; TLS version,
+// suite, group; resumed or full; client certificate; server port).
+// Trial.Conns and Trial.Ops count the group's connections, Trial.Latency
+// their whole time (first SYN to the last packet), Trial.Phases their
+// phases with the same names and round-trip rule as tlsbench's own
+// (netx.Conn), Trial.Negotiated what the first of them settled on,
+// Trial.Resumed how many resumed, Trial.Wire the rest below.
+
+// Wire is what a capture showed about one trial's connections beyond
+// phases and round trips.
+type Wire struct {
+	// Server is the server's address:port as the capture shows it.
+	Server string `json:"server"`
+	// Protocol is what the connections spoke before or instead of TLS:
+	// postgres, mysql, tls (TLS from the first byte: HTTPS, Redis, MongoDB,
+	// PostgreSQL direct TLS), plain (neither), or a protocol decoded in
+	// plain text (postgres, mysql, http, redis, mongodb).
+	Protocol string `json:"protocol"`
+	// Offered is what the first connection's ClientHello offered; nil
+	// without TLS.
+	Offered *Offered `json:"offered,omitempty"`
+	// HelloRetries counts connections whose server sent a
+	// HelloRetryRequest; TicketsOffered those whose ClientHello carried a
+	// session ticket or PSK; CertChainBytes is the server certificate
+	// chain's size where the capture shows it (TLS 1.2; encrypted in 1.3).
+	HelloRetries   int64 `json:"hello_retries,omitempty"`
+	TicketsOffered int64 `json:"tickets_offered,omitempty"`
+	CertChainBytes int   `json:"cert_chain_bytes,omitempty"`
+	// Split divides each phase's time, as seen at the capture point, among
+	// the client (its turn to speak), the server (answer time less the
+	// network's round trip) and the network (the TCP handshake's round
+	// trip per client turn): means over the trial's connections.
+	Split []PhaseSplit `json:"split,omitempty"`
+	// Flights counts the encrypted flights after the handshake per
+	// connection (mean): encryption hides what they carry.
+	Flights float64 `json:"flights,omitempty"`
+}
+
+// Offered is a ClientHello's offer.
+type Offered struct {
+	Versions  []string   `json:"versions"` // "TLS 1.3", "TLS 1.2"
+	Suites    []string   `json:"suites"`   // crypto/tls names where known, else 0x%04x
+	Groups    []string   `json:"groups"`   // supported_groups: "X25519MLKEM768", "X25519", "P-256"
+	KeyShares []KeyShare `json:"key_shares,omitempty"`
+	SNI       string     `json:"sni,omitempty"`
+	ALPN      []string   `json:"alpn,omitempty"`
+	// HelloBytes is the ClientHello record's size, header included.
+	HelloBytes int `json:"hello_bytes"`
+}
+
+// KeyShare is one key share a ClientHello carried.
+type KeyShare struct {
+	Group string `json:"group"`
+	Bytes int    `json:"bytes"`
+}
+
+// PhaseSplit is one phase's mean time in milliseconds by whose turn it was.
+type PhaseSplit struct {
+	Phase   string  `json:"phase"`
+	Client  float64 `json:"client_ms"`
+	Server  float64 `json:"server_ms"`
+	Network float64 `json:"network_ms"`
+}
+
+// Capture is where a wire result's packets came from and what in them could
+// not be decoded (Result.Capture).
+type Capture struct {
+	// Source is the capture file's base name, or "live IFACE" for a live
+	// capture; Command the command run during a live capture (secrets
+	// removed).
+	Source  string   `json:"source"`
+	Command []string `json:"command,omitempty"`
+	Ports   []int    `json:"ports,omitempty"`
+	SnapLen int      `json:"snaplen,omitempty"`
+	Packets int64    `json:"packets"`
+	Conns   int64    `json:"conns"`
+	// Unseen counts what the decoder could not see, by kind:
+	// "began-before-capture", "ended-after-capture", "lost" (bytes missing
+	// from a stream), "reordered", "truncated" (packets cut by the snap
+	// length), "not-tcp", "other-ports", "undecodable" (a stream whose
+	// protocol could not be read).
+	Unseen map[string]int64 `json:"unseen,omitempty"`
+}
+
+// WireCheck sets tlsbench's own phase time beside the wire's for one
+// variant and phase, over the same connections (connect --wire): the
+// connections of each trial are those the capture shows starting within
+// the trial's time.
+type WireCheck struct {
+	Variant string  `json:"variant"`
+	Phase   string  `json:"phase"`
+	Conns   int64   `json:"conns"`
+	Tool    float64 `json:"tool_ms"` // mean
+	Wire    float64 `json:"wire_ms"` // mean
+	// RoundTrips are the mean client turns each counted.
+	ToolRoundTrips float64 `json:"tool_round_trips"`
+	WireRoundTrips float64 `json:"wire_round_trips"`
+}
