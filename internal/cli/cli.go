@@ -155,6 +155,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
 		newCryptoCmd(argv, stdout, stderr))
+	root.AddCommand(newKubeCmd(stdout))
 	return root
 }
 

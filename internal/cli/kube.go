@@ -1,0 +1,327 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/tlsbench/tlsbench/internal/kube"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// kubeNow is the clock --start-in counts from (tests fix it).
+var kubeNow = time.Now
+
+// Defaults of the kube command's own flags.
+const (
+	defaultStartIn = 2 * time.Minute
+	defaultCPU     = "1"
+	defaultMemory  = "512Mi"
+	// maxFiles bounds the ConfigMap of the run's files (the API server
+	// takes at most 1 MiB per object).
+	maxFiles = 1 << 20
+)
+
+// kubeFlags are the kube command's own flags; the experiment's are
+// runFlags, registered and validated as for a run.
+type kubeFlags struct {
+	shards                 int
+	image, namespace, name string
+	targetSecret           string
+	startIn                time.Duration
+	startAt                string
+	cpu, memory            string
+	own                    map[string]bool // the flags above: not the pods'
+	experiment             plan.Experiment
+	runFlags               runFlags
+	stdout                 io.Writer
+}
+
+func newKubeCmd(stdout io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kube connect|pool|storm TARGET [flags] --shards N --image IMAGE",
+		Short: "Print Kubernetes manifests that run one plan as N shards on N machines, for merge",
+		Long: `kube prints the manifests (YAML) of an Indexed Job whose N pods each run one
+shard of the same plan (tlsbench CMD TARGET --shard I/N --start-at T -o -),
+preferably on different nodes, all starting at one wall-clock time T. Each pod
+writes its framed result to its log; kubectl logs of all pods feeds
+tlsbench merge. The flags are validated here, as the pods will, so that a
+bad flag fails now and not in the cluster.
+
+A TARGET with a password is not printed: create a Secret holding the URL
+(kubectl create secret generic NAME --from-literal=url='URL') and give
+--target-secret NAME; the pods read the URL from it. The files the plan reads
+(--ca, --script, --paths, --data @FILE) go into a ConfigMap mounted in the
+pods, so they must hold no secret.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("kube: name the experiment: tlsbench kube connect|pool|storm TARGET --shards N --image IMAGE")}
+			}
+			return usageError{fmt.Errorf("kube: %q is not connect, pool or storm (the experiments that split into shards)", args[0])}
+		},
+	}
+	for _, e := range []plan.Experiment{plan.Connect, plan.Pool, plan.Storm} {
+		cmd.AddCommand(newKubeExperimentCmd(e, stdout))
+	}
+	return cmd
+}
+
+func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
+	k := &kubeFlags{experiment: e, stdout: stdout}
+	cmd := &cobra.Command{
+		Use:   string(e) + " TARGET --shards N --image IMAGE [flags]",
+		Short: "Print the manifests of a sharded " + string(e) + " run",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("kube %s takes one TARGET (the URL every shard measures), got %d arguments", e, len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return k.run(cmd, args[0]) },
+	}
+	k.runFlags.register(cmd, false)
+	if e == plan.Storm {
+		k.runFlags.registerStorm(cmd)
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&k.shards, "shards", 0, "pods, each running one shard on (preferably) its own node")
+	fs.StringVar(&k.image, "image", "", "the tlsbench image the pods run (see the Dockerfile)")
+	fs.StringVar(&k.namespace, "namespace", "", "the namespace of the Job (default: kubectl's current one)")
+	fs.StringVar(&k.name, "name", "tlsbench-"+string(e), "the Job's name (kubectl logs -l job-name=NAME)")
+	fs.StringVar(&k.targetSecret, "target-secret", "", "a Secret whose key \""+kube.SecretKey+"\" holds the TARGET URL, for a URL with a password (which kube does not print)")
+	fs.DurationVar(&k.startIn, "start-in", defaultStartIn, "the shards start this long after the manifests are printed (time to apply them and pull the image)")
+	if fs.Lookup("start-at") == nil {
+		fs.StringVar(&k.startAt, "start-at", "", "the time the shards start, RFC 3339 (instead of --start-in)")
+	}
+	fs.StringVar(&k.cpu, "cpu", defaultCPU, "each pod's CPU request (no limit: throttling would be measured as TLS cost)")
+	fs.StringVar(&k.memory, "memory", defaultMemory, "each pod's memory request and limit")
+	k.own = map[string]bool{}
+	for _, n := range []string{"shards", "image", "namespace", "name", "target-secret", "start-in", "start-at", "cpu", "memory"} {
+		k.own[n] = true
+	}
+	return cmd
+}
+
+// refusedInKube are the run flags a pod cannot take, and why.
+var refusedInKube = map[string]string{
+	"output":     "each pod writes its result to its log (-o -): collect them with kubectl logs and tlsbench merge -o FILE",
+	"lab":        "the lab's servers run on this machine: a sharded run measures one server by its URL",
+	"cpuprofile": "a profile written in a pod is lost with it",
+	"cert":       "a client certificate's key would go into the manifests: kube does not pass client certificates",
+	"cert-key":   "a private key would go into the manifests: kube does not pass client certificates",
+	"via":        "tunnels need key files and servers on this machine: a sharded run connects directly",
+}
+
+// filesInKube are the run flags that name local files, shipped in the
+// ConfigMap.
+var filesInKube = []string{"ca", "script", "paths", "data"}
+
+func (k *kubeFlags) run(cmd *cobra.Command, target string) error {
+	if strings.TrimSpace(target) == "" {
+		return usageError{fmt.Errorf("kube %s: the TARGET given is empty (an unset variable?): give the URL every shard measures", k.experiment)}
+	}
+	fs := cmd.Flags()
+	var err error
+	fs.Visit(func(fl *pflag.Flag) {
+		if why, ok := refusedInKube[fl.Name]; ok && err == nil {
+			err = usageError{fmt.Errorf("kube: --%s does not apply: %s", fl.Name, why)}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if !fs.Changed("shards") {
+		return usageError{fmt.Errorf("kube: give --shards N, the number of pods (client machines) the run is split into")}
+	}
+	if !fs.Changed("image") {
+		return usageError{fmt.Errorf("kube: give --image IMAGE, a tlsbench image the cluster can pull (see the Dockerfile)")}
+	}
+	startAt, err := k.start(fs)
+	if err != nil {
+		return err
+	}
+	cpu, err := resource.ParseQuantity(k.cpu)
+	if err != nil {
+		return usageError{fmt.Errorf("--cpu %q is not a quantity: give cores such as 1, 2 or 500m", k.cpu)}
+	}
+	mem, err := resource.ParseQuantity(k.memory)
+	if err != nil {
+		return usageError{fmt.Errorf("--memory %q is not a quantity: give bytes such as 512Mi or 2Gi", k.memory)}
+	}
+	// The plan, validated by the one constructor the pods will run.
+	raw, err := k.runFlags.spec(cmd, target, []plan.Experiment{k.experiment})
+	if err != nil {
+		return err
+	}
+	spec, err := plan.New(raw)
+	if err != nil {
+		return err
+	}
+	if spec.CAFile != "" && !fs.Changed("ca") {
+		return usageError{fmt.Errorf("kube: the TARGET names a CA file (%s) the pods do not have: give it with --ca FILE instead, which kube puts in a ConfigMap", spec.CAFile)}
+	}
+	if spec.CertFile != "" {
+		return usageError{fmt.Errorf("kube: the TARGET names a client certificate (%s): %s", spec.CertFile, refusedInKube["cert"])}
+	}
+
+	c := kube.Config{
+		Name: k.name, Namespace: k.namespace, Image: k.image, Shards: k.shards,
+		TargetSecret: k.targetSecret, StartAt: startAt, Printed: kubeNow(), CPU: cpu, Memory: mem,
+		Files: map[string]string{},
+	}
+	if !fs.Changed("start-at") {
+		c.StartIn = k.startIn
+	}
+	if err := c.Check(); err != nil {
+		return usageError{err}
+	}
+	if plan.Redact(target) != target && k.targetSecret == "" {
+		return usageError{fmt.Errorf("kube: the TARGET holds a password, which kube does not print into manifests: create a Secret (kubectl create secret generic NAME --from-literal=%s='URL') and give --target-secret NAME", kube.SecretKey)}
+	}
+	var args []string
+	fs.Visit(func(fl *pflag.Flag) {
+		if err != nil || k.own[fl.Name] {
+			return
+		}
+		values := []string{fl.Value.String()}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		for i, v := range values {
+			if slices.Contains(filesInKube, fl.Name) {
+				if v, err = k.shipFile(c.Files, fl.Name, i, v); err != nil {
+					return
+				}
+			}
+			args = append(args, "--"+fl.Name+"="+v)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := checkNoSecret(args); err != nil {
+		return err
+	}
+	size := 0
+	for _, v := range c.Files {
+		size += len(v)
+	}
+	if size > maxFiles {
+		return usageError{fmt.Errorf("kube: the files the plan reads hold %d bytes, more than a ConfigMap takes (%d): use smaller files", size, maxFiles)}
+	}
+	c.Experiment, c.Target, c.Args = string(k.experiment), target, args
+	shown := quoteArgs(redactArgs(append([]string{c.Experiment, plan.Redact(target)}, args...)))
+	if c.TargetSecret != "" {
+		shown[1] = `"$` + kube.TargetEnv + `"`
+	}
+	shown = append(shown, "--shard", "$"+kube.IndexEnv+"/"+strconv.Itoa(c.Shards),
+		"--start-at", c.StartAt.UTC().Format(time.RFC3339), "-o", "-")
+	c.Command = "tlsbench " + strings.Join(shown, " ")
+	out, err := c.Manifests()
+	if err != nil {
+		return usageError{err}
+	}
+	_, err = k.stdout.Write(out)
+	return err
+}
+
+// start is when the shards start: --start-at, or --start-in from now.
+func (k *kubeFlags) start(fs *pflag.FlagSet) (time.Time, error) {
+	now := kubeNow()
+	if fs.Changed("start-at") {
+		if fs.Changed("start-in") {
+			return time.Time{}, usageError{fmt.Errorf("kube: give --start-at or --start-in, not both")}
+		}
+		t, err := time.Parse(time.RFC3339, k.startAt)
+		if err != nil {
+			return time.Time{}, usageError{fmt.Errorf("--start-at %q is not an RFC 3339 time: give one such as 2026-05-01T12:00:00Z, or --start-in 2m", k.startAt)}
+		}
+		if !t.After(now) {
+			return time.Time{}, usageError{fmt.Errorf("--start-at %s is in the past: give a later time, or --start-in 2m", k.startAt)}
+		}
+		return t, nil
+	}
+	if k.startIn <= 0 {
+		return time.Time{}, usageError{fmt.Errorf("--start-in %s is not ahead: give the time the pods need to start, e.g. 2m", k.startIn)}
+	}
+	// Whole seconds: the start is printed in RFC 3339.
+	return now.Add(k.startIn).Truncate(time.Second).Add(time.Second), nil
+}
+
+var configMapKey = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
+
+// shipFile puts the file a flag's value names into files and returns the
+// value naming it where the pods mount them. A value naming no file
+// (--data BODY) comes back as it is.
+func (k *kubeFlags) shipFile(files map[string]string, flag string, i int, v string) (string, error) {
+	path, suffix := v, ""
+	switch flag {
+	case "data":
+		p, ok := strings.CutPrefix(v, "@")
+		if !ok {
+			return v, nil // an inline body: checkNoSecret refuses it
+		}
+		path = p
+	case "script":
+		sc, err := plan.ParseScriptArg(v)
+		if err != nil {
+			return "", usageError{fmt.Errorf("--script: %w", err)}
+		}
+		if sc.File != v {
+			path, suffix = sc.File, "@"+strconv.Itoa(sc.Weight)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	key := flag + "-" + strconv.Itoa(i) + "-" + configMapKey.ReplaceAllString(filepath.Base(path), "_")
+	files[key] = string(b)
+	mounted := kube.FilesDir + "/" + key
+	if flag == "data" {
+		return "@" + mounted, nil
+	}
+	return mounted + suffix, nil
+}
+
+// checkNoSecret refuses pod arguments that hold a credential (a header's,
+// a body's, a Redis AUTH's: whatever redactArgs hides), which the
+// manifests would show.
+func checkNoSecret(args []string) error {
+	red := redactArgs(args)
+	for i, a := range args {
+		if red[i] != a {
+			name, _, _ := strings.Cut(a, "=")
+			if !strings.HasPrefix(name, "--") {
+				name = "the TARGET"
+			}
+			return usageError{fmt.Errorf("kube: %s holds a credential, which kube does not print into manifests: pass it in the TARGET URL with --target-secret, or run the shards by hand (tlsbench CMD --shard I/N)", name)}
+		}
+	}
+	return nil
+}
+
+// quoteArgs quotes for a POSIX shell the arguments that need it, for the
+// comment that shows the shards' command line.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/@+%") == "" {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}
