@@ -53,6 +53,9 @@ type Runner struct {
 	// seeds, and a test's view of every intended start.
 	openTrials int
 	arrived    func(at time.Time)
+
+	// slots is a shard's schedule (schedule.go); nil runs at once.
+	slots *slots
 }
 
 type driverKey struct {
@@ -87,7 +90,11 @@ func (r *Runner) Run(ctx context.Context) error {
 				for _, rate := range r.Spec.RatesFor(e) {
 					for _, c := range r.Spec.ConcurrencyFor(e) {
 						for _, v := range r.Variants {
+							if err := r.slots.wait(ctx, e); err != nil {
+								return err
+							}
 							t, err := r.TrialAt(ctx, e, v, c, n, rate)
+							r.slots.end()
 							var many *TooManyErrors
 							if err != nil && !errors.As(err, &many) {
 								return err

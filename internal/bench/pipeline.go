@@ -114,7 +114,9 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	if d == nil {
 		d = sourceDialer(spec, res.Target)
 	}
-	r := &Runner{Spec: spec, Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver}
+	// A shard runs its share of the plan, in the plan's slots (schedule.go).
+	r := &Runner{Spec: spec.Share(), Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver, slots: newSlots(spec)}
+	defer func() { res.Shard = r.slots.shard() }()
 	if _, err := s.CPU(); !errors.Is(err, ErrNoServerCPU) {
 		r.ServerCPU = s.CPU
 	}

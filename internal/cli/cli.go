@@ -102,6 +102,7 @@ func flagName(field string) string {
 		"first_op":    "first-op",
 		"client_cpus": "client-cpus",
 		"rates":       "rate", "max_inflight": "max-inflight",
+		"start_at": "start-at",
 	}[field]
 	if !ok {
 		flag = field
@@ -154,7 +155,12 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 		newExperimentCmd(plan.Storm, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
-		newCryptoCmd(argv, stdout, stderr))
+		newCryptoCmd(argv, stdout, stderr), newMergeCmd(argv, stdout))
+	for _, c := range root.Commands() {
+		if c.Name() == "crypto" {
+			refuseShard(c, "crypto measures this machine's own primitives, with no server to share: run it on each machine")
+		}
+	}
 	root.AddCommand(newKubeCmd(stdout))
 	return root
 }

@@ -57,6 +57,8 @@ type runFlags struct {
 	// The client's own footprint (cli/profile.go, cli/cpus.go).
 	cpuProfile string
 	clientCPUs string
+	// A shard of a run split over client machines (merge.go).
+	shard, startAt string
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -120,6 +122,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringVar(&f.certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
 	fs.StringSliceVar(&f.clientCerts, "client-cert", nil, "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants")
 	registerProfile(fs, &f.cpuProfile)
+	f.registerShard(cmd)
 	fs.StringVar(&f.clientCPUs, "client-cpus", "", "CPUs tlsbench runs on, in taskset's list syntax (e.g. 0 or 0-1,3); the servers it starts run on the others, so that client and server do not share CPUs")
 	// What --help shows as defaults: plan's (pflag would print "[]" for
 	// an empty list of durations).
@@ -193,6 +196,9 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		return s, usageError{fmt.Errorf("--client-cpus: the CPU list is empty (an unset variable?): give CPUs as taskset does, e.g. --client-cpus 0")}
 	}
 	if err := f.checkStorm(cmd); err != nil {
+		return s, err
+	}
+	if err := f.shardSpec(&s); err != nil {
 		return s, err
 	}
 	for _, r := range f.resume {

@@ -39,7 +39,6 @@ type kubeFlags struct {
 	image, namespace, name string
 	targetSecret           string
 	startIn                time.Duration
-	startAt                string
 	cpu, memory            string
 	own                    map[string]bool // the flags above: not the pods'
 	experiment             plan.Experiment
@@ -101,12 +100,11 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 	fs.StringVar(&k.name, "name", "tlsbench-"+string(e), "the Job's name (kubectl logs -l job-name=NAME)")
 	fs.StringVar(&k.targetSecret, "target-secret", "", "a Secret whose key \""+kube.SecretKey+"\" holds the TARGET URL, for a URL with a password (which kube does not print)")
 	fs.DurationVar(&k.startIn, "start-in", defaultStartIn, "the shards start this long after the manifests are printed (time to apply them and pull the image)")
-	if fs.Lookup("start-at") == nil {
-		fs.StringVar(&k.startAt, "start-at", "", "the time the shards start, RFC 3339 (instead of --start-in)")
-	}
 	fs.StringVar(&k.cpu, "cpu", defaultCPU, "each pod's CPU request (no limit: throttling would be measured as TLS cost)")
 	fs.StringVar(&k.memory, "memory", defaultMemory, "each pod's memory request and limit")
 	k.own = map[string]bool{}
+	// --start-at is the run's flag (runFlags), which kube resolves once
+	// for all pods.
 	for _, n := range []string{"shards", "image", "namespace", "name", "target-secret", "start-in", "start-at", "cpu", "memory"} {
 		k.own[n] = true
 	}
@@ -115,6 +113,7 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 
 // refusedInKube are the run flags a pod cannot take, and why.
 var refusedInKube = map[string]string{
+	"shard":      "the Job gives each pod its shard, $(JOB_COMPLETION_INDEX)/N: give --shards N",
 	"output":     "each pod writes its result to its log (-o -): collect them with kubectl logs and tlsbench merge -o FILE",
 	"lab":        "the lab's servers run on this machine: a sharded run measures one server by its URL",
 	"cpuprofile": "a profile written in a pod is lost with it",
@@ -159,22 +158,6 @@ func (k *kubeFlags) run(cmd *cobra.Command, target string) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--memory %q is not a quantity: give bytes such as 512Mi or 2Gi", k.memory)}
 	}
-	// The plan, validated by the one constructor the pods will run.
-	raw, err := k.runFlags.spec(cmd, target, []plan.Experiment{k.experiment})
-	if err != nil {
-		return err
-	}
-	spec, err := plan.New(raw)
-	if err != nil {
-		return err
-	}
-	if spec.CAFile != "" && !fs.Changed("ca") {
-		return usageError{fmt.Errorf("kube: the TARGET names a CA file (%s) the pods do not have: give it with --ca FILE instead, which kube puts in a ConfigMap", spec.CAFile)}
-	}
-	if spec.CertFile != "" {
-		return usageError{fmt.Errorf("kube: the TARGET names a client certificate (%s): %s", spec.CertFile, refusedInKube["cert"])}
-	}
-
 	c := kube.Config{
 		Name: k.name, Namespace: k.namespace, Image: k.image, Shards: k.shards,
 		TargetSecret: k.targetSecret, StartAt: startAt, Printed: kubeNow(), CPU: cpu, Memory: mem,
@@ -186,6 +169,26 @@ func (k *kubeFlags) run(cmd *cobra.Command, target string) error {
 	if err := c.Check(); err != nil {
 		return usageError{err}
 	}
+	// The plan, validated by the one constructor the pods will run, as
+	// the last shard (the smallest share); the start is resolved here, so
+	// the run flags see none.
+	k.runFlags.startAt = ""
+	raw, err := k.runFlags.spec(cmd, target, []plan.Experiment{k.experiment})
+	if err != nil {
+		return err
+	}
+	raw.Shard = &plan.Shard{Index: max(k.shards, 1) - 1, Count: k.shards, StartAt: startAt}
+	spec, err := plan.New(raw)
+	if err != nil {
+		return err
+	}
+	if spec.CAFile != "" && !fs.Changed("ca") {
+		return usageError{fmt.Errorf("kube: the TARGET names a CA file (%s) the pods do not have: give it with --ca FILE instead, which kube puts in a ConfigMap", spec.CAFile)}
+	}
+	if spec.CertFile != "" {
+		return usageError{fmt.Errorf("kube: the TARGET names a client certificate (%s): %s", spec.CertFile, refusedInKube["cert"])}
+	}
+
 	if plan.Redact(target) != target && k.targetSecret == "" {
 		return usageError{fmt.Errorf("kube: the TARGET holds a password, which kube does not print into manifests: create a Secret (kubectl create secret generic NAME --from-literal=%s='URL') and give --target-secret NAME", kube.SecretKey)}
 	}
@@ -243,20 +246,20 @@ func (k *kubeFlags) start(fs *pflag.FlagSet) (time.Time, error) {
 		if fs.Changed("start-in") {
 			return time.Time{}, usageError{fmt.Errorf("kube: give --start-at or --start-in, not both")}
 		}
-		t, err := time.Parse(time.RFC3339, k.startAt)
+		t, err := plan.ParseStartAt(k.runFlags.startAt, now)
 		if err != nil {
-			return time.Time{}, usageError{fmt.Errorf("--start-at %q is not an RFC 3339 time: give one such as 2026-05-01T12:00:00Z, or --start-in 2m", k.startAt)}
+			return time.Time{}, usageError{fmt.Errorf("--start-at: %w", err)}
 		}
 		if !t.After(now) {
-			return time.Time{}, usageError{fmt.Errorf("--start-at %s is in the past: give a later time, or --start-in 2m", k.startAt)}
+			return time.Time{}, usageError{fmt.Errorf("--start-at %s is in the past: give a later time, or --start-in 2m", k.runFlags.startAt)}
 		}
 		return t, nil
 	}
 	if k.startIn <= 0 {
 		return time.Time{}, usageError{fmt.Errorf("--start-in %s is not ahead: give the time the pods need to start, e.g. 2m", k.startIn)}
 	}
-	// Whole seconds: the start is printed in RFC 3339.
-	return now.Add(k.startIn).Truncate(time.Second).Add(time.Second), nil
+	// Whole seconds, as plan.ParseStartAt rounds +DURATION.
+	return plan.ParseStartAt("+"+k.startIn.String(), now)
 }
 
 var configMapKey = regexp.MustCompile(`[^-._a-zA-Z0-9]`)

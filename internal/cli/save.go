@@ -21,11 +21,16 @@ type resultFile struct {
 	path    string
 	claimed bool // an empty file made for the run, removed if unused
 	saved   bool
+	// stream: -o -, a shard's result framed on stdout (merge.go).
+	stream bool
 }
 
 // openResultFile checks -o FILE (and the page beside it), or claims a
 // default name; a bad -o is a usage error.
 func openResultFile(output string) (*resultFile, error) {
+	if output == "-" {
+		return &resultFile{path: "stdout", stream: true}, nil
+	}
 	if output == "" {
 		path, err := result.Create(result.DefaultName, time.Now())
 		if err != nil {
@@ -54,6 +59,9 @@ func (f *resultFile) discard() {
 // fallback file, named in err. A page that cannot be written is reported
 // apart (pageErr), so that the run's own outcome still comes first.
 func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where string, pageErr, err error) {
+	if f.stream {
+		return f.path, nil, writeStream(res, stdout, stderr)
+	}
 	// The tables first: they are printed whatever happens to the file.
 	if err := report.Text(stdout, res); err != nil {
 		return "", nil, err

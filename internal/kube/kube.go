@@ -235,8 +235,8 @@ func (c Config) Manifests() ([]byte, error) {
 	start := c.StartAt.UTC().Format(time.RFC3339)
 	fmt.Fprintf(&b, "# %d shards of: %s\n", c.Shards, c.Command)
 	if c.StartIn > 0 {
-		fmt.Fprintf(&b, "# The shards start at %s (printed at %s, plus --start-in %s):\n# apply these manifests before then; a shard that starts late is marked so in its result.\n",
-			start, c.Printed.UTC().Format(time.RFC3339), c.StartIn)
+		fmt.Fprintf(&b, "# The shards start at %s (--start-in %s after printing at %s, rounded up to the second):\n# apply these manifests before then; a shard that starts late is marked so in its result.\n",
+			start, c.StartIn, c.Printed.UTC().Format(time.RFC3339))
 	} else {
 		fmt.Fprintf(&b, "# The shards start at %s: apply these manifests before then;\n# a shard that starts late is marked so in its result.\n", start)
 	}

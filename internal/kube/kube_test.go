@@ -125,7 +125,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if !mounted {
 		t.Errorf("the ConfigMap is not mounted at %s: %+v", FilesDir, ctr.VolumeMounts)
 	}
-	if !bytes.Contains(out, []byte("# The shards start at 2030-01-02T03:06:05Z (printed at 2030-01-02T03:04:05Z, plus --start-in 2m0s)")) {
+	if !bytes.Contains(out, []byte("# The shards start at 2030-01-02T03:06:05Z (--start-in 2m0s after printing at 2030-01-02T03:04:05Z")) {
 		t.Errorf("no comment with the start time:\n%s", out)
 	}
 }

@@ -164,6 +164,10 @@ type Spec struct {
 	Paths      string          `json:"paths,omitempty"`
 	Recorded   *WorkloadRecord `json:"user_workload,omitempty"`
 
+	// Shard is this machine's part of a run split over several client
+	// machines (--shard I/N, --start-at; see shard.go); nil for a whole run.
+	Shard *Shard `json:"shard,omitempty"`
+
 	// secretTarget is Target as given, credentials and all: never stored;
 	// secretVia the same for Via.
 	secretTarget string
@@ -550,6 +554,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, err
 	}
 	if err := s.rate(); err != nil {
+		return s, err
+	}
+	if err := s.shard(t, raw.Duration, time.Now()); err != nil {
 		return s, err
 	}
 	if s.Warmup == nil {

@@ -151,6 +151,22 @@ func (ix *index) header() Header {
 		client = append(client, "no AES-NI")
 	}
 	field("client", strings.Join(client, ", "))
+	// A run split over client machines (--shard; tlsbench merge).
+	if n := len(r.Shards); n > 0 {
+		late, over := 0, 0
+		for _, sh := range r.Shards {
+			l, o := sh.Missed()
+			late, over = late+l, over+o
+		}
+		val := fmt.Sprintf("%d client machines, merged: %d trials started late, %d overran their slots", n, late, over)
+		if s := r.Skew; s != nil {
+			val += fmt.Sprintf("; trials started up to %s apart", s.StartSpread.Round(time.Microsecond))
+		}
+		field("shards", val+"; server CPU measured only where tlsbench started the server")
+	} else if sh := r.Shard; sh != nil {
+		late, over := sh.Missed()
+		field("shard", fmt.Sprintf("%d of %d (index %d), from %s: %d trials started late, %d overran their slots", sh.Index+1, sh.Count, sh.Index, sh.StartAt.Format(time.RFC3339), late, over))
+	}
 	if c := r.Env.CPUs; c != nil {
 		field("CPUs", cpusLine(c))
 	}

@@ -63,6 +63,13 @@ type Result struct {
 	// WireChecks set tlsbench's phases beside the wire's (connect --wire).
 	Capture    *Capture    `json:"capture,omitempty"`
 	WireChecks []WireCheck `json:"wire_checks,omitempty"`
+
+	// Shard is this run's part of a run split over client machines
+	// (--shard); a merged result (tlsbench merge) has every shard's in
+	// Shards instead, with their machines, and the clock skew it saw.
+	Shard  *Shard  `json:"shard,omitempty"`
+	Shards []Shard `json:"shards,omitempty"`
+	Skew   *Skew   `json:"skew,omitempty"`
 }
 
 // Ceiling is the server-side limit a key puts on new connections: every full
@@ -368,6 +375,12 @@ func Read(path string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Decode(data, path)
+}
+
+// Decode is Read's check of a result's bytes; name says where they came
+// from in its errors.
+func Decode(data []byte, path string) (*Result, error) {
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		// The decoder goes on after a value of the wrong type, so the
