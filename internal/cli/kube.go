@@ -102,6 +102,14 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 	fs.DurationVar(&k.startIn, "start-in", defaultStartIn, "the shards start this long after the manifests are printed (time to apply them and pull the image)")
 	fs.StringVar(&k.cpu, "cpu", defaultCPU, "each pod's CPU request (no limit: throttling would be measured as TLS cost)")
 	fs.StringVar(&k.memory, "memory", defaultMemory, "each pod's memory request and limit")
+	// The run flags a pod does not take are refused (refusedInKube), so
+	// not shown; --start-at is the pods' common start.
+	for name := range refusedInKube {
+		if fs.Lookup(name) != nil {
+			_ = fs.MarkHidden(name)
+		}
+	}
+	fs.Lookup("start-at").Usage = "the time every pod starts its first trial, RFC 3339 or +DURATION from now (instead of --start-in)"
 	k.own = map[string]bool{}
 	// --start-at is the run's flag (runFlags), which kube resolves once
 	// for all pods.
