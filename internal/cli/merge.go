@@ -137,18 +137,3 @@ started and ended, and warns above 5% of -d (at least 20ms).`,
 	cmd.Flags().StringVarP(&output, "output", "o", "", "the merged result file (an HTML page is written beside it)")
 	return cmd
 }
-
-// shardsLine is what a shard says of itself in a run's closing line on
-// stderr, "" for a whole run.
-func shardsLine(res *result.Result) string {
-	sh := res.Shard
-	if sh == nil {
-		return ""
-	}
-	late, over := sh.Missed()
-	msg := fmt.Sprintf("shard %d/%d: %d trials in their slots from %s", sh.Index, sh.Count, len(sh.Slots), sh.StartAt.Format(time.RFC3339))
-	if late+over > 0 {
-		msg += fmt.Sprintf("; %d started late, %d overran (see the result's shard.slots)", late, over)
-	}
-	return msg
-}
