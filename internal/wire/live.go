@@ -164,9 +164,10 @@ func startTcpdump(ctx context.Context, o LiveOptions) (func() (LiveStats, error)
 		return nil, errors.New("tcpdump is not installed: install it (apt-get install tcpdump) or capture with af_packet")
 	}
 	// --immediate-mode: packets go to the file as they come, not in
-	// blocks a stop could leave behind. -Z root: Debian's tcpdump run by
+	// blocks a stop could leave behind. Nanoseconds: phases on loopback
+	// last tens of microseconds. -Z root: Debian's tcpdump run by
 	// root otherwise becomes user tcpdump, who may not write o.File.
-	args := []string{"-i", o.Interface, "-w", o.File, "-U", "--immediate-mode", "-n", "-s", strconv.Itoa(o.SnapLen)}
+	args := []string{"-i", o.Interface, "-w", o.File, "-U", "--immediate-mode", "--time-stamp-precision", "nano", "-n", "-s", strconv.Itoa(o.SnapLen)}
 	if os.Geteuid() == 0 {
 		args = append(args, "-Z", "root")
 	}
