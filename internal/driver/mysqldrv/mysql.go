@@ -198,15 +198,24 @@ func (d *mysqlDriver) dial(ctx context.Context, _, addr string) (net.Conn, error
 	}
 	c.MarkOnAnswer(netx.PhaseTLSHandshake)
 	c.SniffTLS(PhaseAuth)
-	return &clientConn{Conn: c, o: o, sniffed: true}, nil
+	return &clientConn{Conn: c, o: o}, nil
 }
 
 // clientConn follows the server's handshake records for the group of a
-// TLS 1.2 handshake.
+// TLS 1.2 handshake: they begin after the client's first packet, the SSL
+// request.
 type clientConn struct {
 	*netx.Conn
 	o       *opening
+	spoke   bool // the client has written
 	sniffed bool // the server's handshake records are being followed
+}
+
+func (c *clientConn) Write(p []byte) (int, error) {
+	if !c.spoke {
+		c.spoke, c.sniffed = true, true
+	}
+	return c.Conn.Write(p)
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {
@@ -228,6 +237,12 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 			o.conn.Close()
 			tr := o.conn.Finish()
 			phase = tr.Phases[len(tr.Phases)-1].Name
+			if sent, _ := o.conn.Counters(); sent == 0 {
+				// The greeting's first bytes began the next phase, but
+				// the client never answered it: it failed reading the
+				// greeting, or on what the greeting said (no TLS).
+				phase = PhaseGreeting
+			}
 			if phase == PhaseAuth && d.cfg.TLS != nil && o.tls == nil {
 				// The server was never verified: the handshake failed, and
 				// the client's encrypted alert looked like its Finished.
