@@ -139,7 +139,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
 		},
 	}
 	root.SetOut(stdout)
@@ -154,7 +154,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 		newExperimentCmd(plan.Storm, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
-		newCryptoCmd(argv, stdout, stderr))
+		newCryptoCmd(argv, stdout, stderr), newWireCmd(argv, stdout, stderr))
 	return root
 }
 
@@ -202,12 +202,15 @@ MongoDB seed study.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
 		},
 	}
 	f.register(cmd, false)
 	if e == plan.Storm {
 		f.registerStorm(cmd)
+	}
+	if e == plan.Connect {
+		f.registerWire(cmd)
 	}
 	return cmd
 }

@@ -57,6 +57,8 @@ type runFlags struct {
 	// The client's own footprint (cli/profile.go, cli/cpus.go).
 	cpuProfile string
 	clientCPUs string
+	// wire: connect --wire, the self-check against a capture (wirecheck.go).
+	wire bool
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
