@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -212,6 +213,18 @@ func errNoConnections(c *result.Capture, ports []int) error {
 	ps := make([]string, len(ports))
 	for i, p := range ports {
 		ps[i] = strconv.Itoa(p)
+	}
+	if c != nil && packets > other {
+		// Packets on the port, but no connection the decoder could read
+		// whole: say what it saw instead.
+		var kinds []string
+		for k, n := range c.Unseen {
+			if k != "other-ports" {
+				kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		sort.Strings(kinds)
+		return fmt.Errorf("no whole TCP connection on port %s among its %d packets (%s): capture from before the first connection opens until the last one closes", strings.Join(ps, ", "), packets, strings.Join(kinds, ", "))
 	}
 	return fmt.Errorf("no TCP connection on port %s among its %d packets (%d on other ports): give the server's port with --port, or leave --port out to decode every port", strings.Join(ps, ", "), packets, other)
 }

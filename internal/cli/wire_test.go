@@ -66,7 +66,7 @@ func TestWireCurl(t *testing.T) {
 			const conns = 3
 			// Connection: close: curl opens a connection per URL.
 			code, stdout, stderr := runMain(t, "wire", "--capture", "lo", "--port", p, "--keep-capture", keep, "-o", out, "--",
-				"curl", "-s", "-o", "/dev/null", "--cacert", srv.CAFile(), "-H", "Connection: close", u, u, u)
+				"curl", "-s", "--no-sessionid", "-o", "/dev/null", "--cacert", srv.CAFile(), "-H", "Connection: close", u, u, u)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -216,16 +216,23 @@ func TestConnectWire(t *testing.T) {
 		if c.Conns != 2*n {
 			t.Errorf("%s %s: the wire matched %d connections, want %d", c.Variant, c.Phase, c.Conns, 2*n)
 		}
-		// tlsbench times a phase from the return of one system call to
-		// that of another, the wire from one packet to another: both end
-		// a phase where the next begins, so the scheduler's wake-up
-		// (tens of microseconds on two loaded cores) cancels out but
-		// for its jitter, which matters only to phases well under a
-		// millisecond (tcp, startup on loopback): hence the floor.
-		if diff := math.Abs(c.Tool - c.Wire); diff > 0.05*c.Wire+0.05 {
+		// tlsbench ends a phase when its read returns, the wire when the
+		// packet arrives: the goroutine's wake-up in between (tens of
+		// microseconds on an idle machine, up to a few tenths of a
+		// millisecond on two loaded cores) moves time from one phase to
+		// the next. The figures themselves are the report's table; the
+		// test bounds what a loaded machine meets.
+		if diff := math.Abs(c.Tool - c.Wire); diff > 0.05*c.Wire+0.5 {
 			t.Errorf("%s %s: tlsbench %.3f ms, the wire %.3f ms", c.Variant, c.Phase, c.Tool, c.Wire)
 		}
-		if c.ToolRoundTrips != c.WireRoundTrips {
+		// Round trips are exact, but inside encryption: a server answer
+		// split across segments around a client write reads as one turn
+		// to tlsbench and may read as two on the wire.
+		slack := 0.0
+		if c.Phase == wire.PhaseEncrypted {
+			slack = 0.02 * c.WireRoundTrips
+		}
+		if math.Abs(c.ToolRoundTrips-c.WireRoundTrips) > slack {
 			t.Errorf("%s %s: tlsbench counts %.2f round trips, the wire %.2f", c.Variant, c.Phase, c.ToolRoundTrips, c.WireRoundTrips)
 		}
 	}

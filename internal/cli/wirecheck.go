@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -211,6 +212,19 @@ func wireChecks(trials []result.Trial, conns []netx.Trace) ([]result.WireCheck, 
 	var notes []string
 	for _, id := range order {
 		v := vs[id]
+		if folded := foldEncrypted(v.phases, v.tool, v.wire); len(folded) > 0 {
+			// After the handshake the wire sees encrypted flights only: set
+			// tlsbench's phases there, summed, beside them.
+			sum := &sums{n: 1}
+			for _, name := range folded {
+				s := v.tool[name]
+				sum.ms += s.ms / float64(s.n)
+				sum.trip += s.trip / float64(s.n)
+			}
+			v.tool[wire.PhaseEncrypted] = sum
+			v.phases = slices.DeleteFunc(v.phases, func(p string) bool { return slices.Contains(folded, p) })
+			notes = append(notes, fmt.Sprintf("--wire: %s: the wire cannot see inside the encrypted flights after the handshake; tlsbench's %s are summed beside them as %s", id, strings.Join(folded, ", "), wire.PhaseEncrypted))
+		}
 		if v.seen != v.opened {
 			notes = append(notes, fmt.Sprintf("--wire: %s opened %d connections in its trials, the capture shows %d starting within them", id, v.opened, v.seen))
 		}
@@ -226,4 +240,20 @@ func wireChecks(trials []result.Trial, conns []netx.Trace) ([]result.WireCheck, 
 		}
 	}
 	return checks, notes
+}
+
+// foldEncrypted names tlsbench's phases that the wire saw only as its
+// encrypted phase: those it timed and the wire did not, when the wire
+// has an encrypted phase and tlsbench none.
+func foldEncrypted[S any](phases []string, tool, wired map[string]*S) []string {
+	if wired[wire.PhaseEncrypted] == nil || tool[wire.PhaseEncrypted] != nil {
+		return nil
+	}
+	var folded []string
+	for _, p := range phases {
+		if tool[p] != nil && wired[p] == nil {
+			folded = append(folded, p)
+		}
+	}
+	return folded
 }
