@@ -98,7 +98,7 @@ func variantIDs(keys []groupKey) []string {
 		} else {
 			parts = append(parts, "tls"+strings.TrimPrefix(k.version, "TLS "))
 			if k.group != "" {
-				parts = append(parts, k.group)
+				parts = append(parts, groupLabel(k.group))
 			}
 			if suite && sameVersionGroup(keys, k) {
 				parts = append(parts, k.suite)
@@ -219,4 +219,12 @@ func notes(c *Capture) []string {
 		}
 	}
 	return out
+}
+
+// groupLabel spells crypto/tls's "CurveP256" as people do: P-256.
+func groupLabel(g string) string {
+	if rest, ok := strings.CutPrefix(g, "CurveP"); ok {
+		return "P-" + rest
+	}
+	return g
 }
