@@ -349,7 +349,7 @@ tlsbench_run() {
      (($t.errors // {}) | add // 0), (.error // ""),
      ($t.negotiated.version // "-"), ($t.negotiated.suite // "-"), ($t.negotiated.group // "-"),
      ($t.negotiated.hello_retry // false),
-     ms(["tcp", "tls-negotiation", "tls-handshake", "auth"]), ms(["close"])]
+     ms(["tcp", "startup", "tls-negotiation", "tls-handshake", "auth"]), ms(["close"])]
     | map(tostring | gsub("[|\n]"; " ")) | join("|")' "$out")
   [ -z "$err" ] || die "tlsbench $exp ($cmp): $err"
   [ "$ops" -gt 0 ] || die "tlsbench $exp ($cmp) completed no operation"
@@ -544,7 +544,7 @@ table() { # cmp
       printf "ratio tlsbench/%s, %s: %s over %d rounds\n", peer, unit, stat(sq, lo, hi), n
       if (two) printf "ratio tlsbench/%s, %s: %s\n", peer, unit2, stat(sq2, lo2, hi2)
       if (kind2 == "conn")
-        printf "  (tlsbench conn time = mean of its phases tcp + tls-negotiation + tls-handshake + auth; pgbench times\n   PQconnectdb and, under -C, PQfinish too: with tlsbench'"'"'s close phase added the ratio is %s)\n", stat(sqc, loc, hic)
+        printf "  (tlsbench conn time = mean of its phases tcp + startup + tls-handshake + auth; pgbench times\n   PQconnectdb and, under -C, PQfinish too: with tlsbench'"'"'s close phase added the ratio is %s)\n", stat(sqc, loc, hic)
     }' "$results"
   local neg
   neg=$(awk -v cmp="$1" '$1 == cmp { $1 = ""; sub(/^ /, ""); print }' "$negotiated" | sort | uniq -c |

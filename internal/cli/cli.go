@@ -140,7 +140,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
 		},
 	}
 	root.SetOut(stdout)
@@ -155,7 +155,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 		newExperimentCmd(plan.Storm, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
-		newCryptoCmd(argv, stdout, stderr), newMergeCmd(argv, stdout))
+		newCryptoCmd(argv, stdout, stderr), newMergeCmd(argv, stdout), newWireCmd(argv, stdout, stderr))
 	for _, c := range root.Commands() {
 		if c.Name() == "crypto" {
 			refuseShard(c, "crypto measures this machine's own primitives, with no server to share: run it on each machine")
@@ -209,12 +209,15 @@ MongoDB seed study.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, f.output, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
 		},
 	}
 	f.register(cmd, false)
 	if e == plan.Storm {
 		f.registerStorm(cmd)
+	}
+	if e == plan.Connect {
+		f.registerWire(cmd)
 	}
 	return cmd
 }

@@ -59,6 +59,8 @@ type runFlags struct {
 	clientCPUs string
 	// A shard of a run split over client machines (merge.go).
 	shard, startAt string
+	// wire: connect --wire, the self-check against a capture (wirecheck.go).
+	wire bool
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root

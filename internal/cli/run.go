@@ -16,14 +16,21 @@ import (
 	"github.com/tlsbench/tlsbench/internal/site"
 )
 
+// runOutput is where a run's result goes, and whether the run checks its
+// phases against a capture of its own connections (connect --wire).
+type runOutput struct {
+	path string
+	wire bool
+}
+
 // run measures raw against its target, saves the result (also the part that
 // finished when interrupted or failed) and prints the tables.
-func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdout, stderr io.Writer) (err error) {
+func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout, stderr io.Writer) (err error) {
 	spec, err := plan.New(raw)
 	if err != nil {
 		return err
 	}
-	out, err := openResultFile(output)
+	out, err := openResultFile(o.path)
 	if err != nil {
 		return err
 	}
@@ -61,9 +68,20 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 		return err
 	}
 	defer st.Stop()
+	var wc *wireCheck
+	if o.wire {
+		if wc, err = startWireCheck(ctx, spec, st); err != nil {
+			return err
+		}
+		defer wc.remove()
+	}
 	bars := &runProgress{w: stderr}
 	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: bars.update})
 	bars.finish()
+	var wireErr error // reported once the result is saved
+	if wc != nil && len(res.Trials) > 0 {
+		wireErr = wc.finish(res)
+	}
 	var where string
 	var pageErr, saveErr error
 	if len(res.Trials) > 0 {
@@ -81,6 +99,8 @@ func run(ctx context.Context, raw plan.Spec, output string, argv []string, stdou
 			return fmt.Errorf("%w (the %d finished trials are in %s)", runErr, len(res.Trials), where)
 		}
 		return runErr
+	case wireErr != nil:
+		return wireErr
 	}
 	return pageErr
 }

@@ -52,7 +52,7 @@ func TestTunnels(t *testing.T) {
 	}
 	want := map[string]string{
 		"plain":              "tcp:1 greeting:1 auth:1 query:2 close:0",
-		"tls1.3 ecdsa-p256":  "tcp:1 greeting:1 tls-negotiation:0 tls-handshake:1 auth:1 query:2 close:0",
+		"tls1.3 ecdsa-p256":  "tcp:1 greeting:1 tls-handshake:1 auth:1 query:2 close:0",
 		"ssh aes128-ctr":     "tunnel:1 greeting:0 auth:1 query:2 close:0",
 		"stunnel ecdsa-p256": "tcp:1 greeting:1 auth:1 query:2 close:0",
 	}

@@ -62,7 +62,10 @@ type Conn struct {
 	sent     int64
 	received int64
 
-	sniff *recordSniffer // non-nil while waiting for TLS record boundaries
+	onAnswer string // the phase the next turn's answer starts (MarkOnAnswer)
+
+	sniff   *recordSniffer // non-nil while waiting for TLS record boundaries
+	records *recordReader  // non-nil while the server's TLS records are timed (WatchRecords)
 
 	// hello is the size of the first TLS record the client wrote in the
 	// tls-handshake phase: its ClientHello; helloNext waits for it.
@@ -95,7 +98,10 @@ const (
 	PhaseClose        = "close"
 )
 
-// Mark ends the current phase now and starts the named one.
+// Mark ends the current phase now and starts the named one: for a phase
+// that ends by the client's own doing (close, reading a response's body).
+// A phase that waits for the server ends where its answer began to arrive:
+// see MarkAnswer and MarkOnAnswer.
 func (c *Conn) Mark(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -107,6 +113,35 @@ func (c *Conn) MarkAt(t time.Time, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mark(t, name)
+}
+
+// MarkAnswer ends the current phase where the last answer it waited for
+// began to arrive, and starts the named one there: what the client did
+// since (reading the rest of the answer, preparing its next message) is
+// the new phase's. A phase that got no answer ends where it began.
+func (c *Conn) MarkAnswer(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mark(c.answered(), name)
+}
+
+// MarkOnAnswer makes the next bytes from the server (the answer the
+// client waits for, or a greeting it need not ask for) end the current
+// phase as they arrive, and start the named one: for a phase whose end the
+// driver does not see, such as PostgreSQL's startup, which ends inside pgx.
+func (c *Conn) MarkOnAnswer(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onAnswer = name
+}
+
+// answered is when the latest answer of the current phase began to
+// arrive, or the phase's start if it has none.
+func (c *Conn) answered() time.Time {
+	if n := len(c.phases); n > 0 && c.open && c.phases[n-1].Start.After(c.turnRead) {
+		return c.phases[n-1].Start
+	}
+	return c.turnRead
 }
 
 func (c *Conn) mark(t time.Time, name string) {
@@ -148,21 +183,38 @@ func (c *Conn) TurnRead() time.Time {
 
 // Read counts a round trip when it follows a write.
 func (c *Conn) Read(p []byte) (int, error) {
+	if c.records != nil {
+		return c.records.read(c, p)
+	}
+	n, _, err := c.read(p)
+	return n, err
+}
+
+// read reads the socket once and says when the bytes arrived; a read that
+// follows a write is the answer of a turn, which counts for the phase
+// current when it arrives. It may end that phase (MarkOnAnswer).
+func (c *Conn) read(p []byte) (int, time.Time, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.received += int64(n)
-		if c.wrote {
-			c.wrote = false
-			c.turns++
-			c.turnRead = time.Now()
-			if k := len(c.phases); k > 0 {
-				c.phases[k-1].RoundTrips++
-			}
+	if n == 0 {
+		return n, time.Time{}, err
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.received += int64(n)
+	if c.wrote {
+		c.wrote = false
+		c.turns++
+		c.turnRead = now
+		if k := len(c.phases); k > 0 {
+			c.phases[k-1].RoundTrips++
 		}
 	}
-	return n, err
+	if c.onAnswer != "" {
+		c.mark(now, c.onAnswer)
+		c.onAnswer = ""
+	}
+	return n, now, err
 }
 
 // Write notes that the client spoke, and watches TLS record types when
@@ -186,11 +238,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// SniffTLS makes the Conn find the TLS handshake by itself, for drivers that
-// run TLS inside their own protocol (PostgreSQL's SSLRequest, MySQL's SSL
-// request): the first handshake record the client writes starts the
-// tls-handshake phase and its first application_data record (in TLS 1.3 that
-// is the encrypted Finished) starts the phase named after.
+// SniffTLS makes the Conn find the end of the TLS handshake by itself, for
+// drivers that run TLS inside their own protocol (PostgreSQL's SSLRequest,
+// MySQL's SSL request) and have started the tls-handshake phase: from the
+// first handshake record the client writes (its ClientHello) it follows the
+// records it writes, and the first of type application_data (TLS 1.3: the
+// client's encrypted Finished; TLS 1.2: its first message after the
+// handshake) ends tls-handshake where the server's last handshake flight
+// began to arrive, and starts the phase named after.
 func (c *Conn) SniffTLS(after string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -276,9 +331,8 @@ func (s *recordSniffer) scan(c *Conn, p []byte) {
 		switch {
 		case typ == recordHandshake && !s.started && s.header[1] == 3:
 			s.started = true
-			c.mark(time.Now(), PhaseTLSHandshake)
 		case typ == recordApplicationData && s.started:
-			c.mark(time.Now(), s.after)
+			c.mark(c.answered(), s.after)
 			c.sniff = nil
 			return
 		case !s.started:

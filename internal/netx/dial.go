@@ -86,12 +86,25 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 			nd.Control = bindNoPort
 		}
 	}
+	// The tcp phase starts where the SYN leaves, at connect(2), as a
+	// capture sees it: making and binding the socket before it is the
+	// client's own setup, not the handshake's.
 	start := time.Now()
+	bind := nd.Control
+	nd.Control = func(network, address string, rc syscall.RawConn) error {
+		if bind != nil {
+			if err := bind(network, address, rc); err != nil {
+				return err
+			}
+		}
+		start = time.Now()
+		return nil
+	}
 	raw, err := nd.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	connected := time.Now()
+	connected := synAcked(raw, start, time.Now())
 	if d.RTT > 0 {
 		// The kernel's connect took the loopback's round trip; the
 		// emulated link's SYN-ACK comes one RTT later. The delay layer
@@ -190,4 +203,32 @@ func (d *Dialer) PortNote() string {
 	}
 	return fmt.Sprintf("ephemeral ports: connections to 127.0.0.0/8 are spread over %d source addresses (%s-%s, IP_BIND_ADDRESS_NO_PORT), each with the whole ephemeral port range, so TIME_WAIT cannot exhaust them",
 		len(d.Sources), d.Sources[0], d.Sources[len(d.Sources)-1])
+}
+
+// synAcked is when the SYN-ACK arrived, as a capture sees it: the kernel's
+// first round-trip sample (TCP_INFO's rtt, in microseconds, right after
+// the handshake) after the connect began; the wake-up of the goroutine
+// that waited for it belongs to what the client does next. now where the
+// kernel does not say.
+func synAcked(c net.Conn, start, now time.Time) time.Time {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return now
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return now
+	}
+	var rtt time.Duration
+	if rc.Control(func(fd uintptr) {
+		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			rtt = time.Duration(info.Rtt) * time.Microsecond
+		}
+	}) != nil || rtt <= 0 {
+		return now
+	}
+	if t := start.Add(rtt); t.Before(now) {
+		return t
+	}
+	return now
 }

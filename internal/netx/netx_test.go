@@ -156,7 +156,9 @@ func TestPhasesAddUp(t *testing.T) {
 }
 
 // TestSniffTLS checks that a driver running TLS inside its own protocol
-// gets the tls-handshake phase from the record layer alone.
+// gets the phases of the rule: the preamble's answer starts tls-handshake
+// (MarkOnAnswer), and the handshake ends where the server's last handshake
+// flight arrived, found from the record layer alone.
 func TestSniffTLS(t *testing.T) {
 	for _, version := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 		addr, cfg := tlsListener(t, version, true)
@@ -166,13 +168,19 @@ func TestSniffTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Mark("negotiate")
+		c.MarkOnAnswer(PhaseTLSHandshake)
 		c.SniffTLS("startup")
 		c.Write([]byte{0, 0, 0, 8, 4, 210, 22, 47})
 		var b [1]byte
 		if _, err := io.ReadFull(c, b[:]); err != nil || b[0] != 'S' {
 			t.Fatalf("preamble answer %q, %v", b, err)
 		}
+		answerS := c.TurnRead()
 		tc := tls.Client(c, cfg)
+		if err := tc.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		lastFlight := c.TurnRead()
 		if _, err := tc.Write([]byte("hello\n")); err != nil {
 			t.Fatal(err)
 		}
@@ -194,6 +202,122 @@ func TestSniffTLS(t *testing.T) {
 				t.Errorf("TLS %x: phase %d is %s with %d round trips, want %s with %d", version, i, p.Name, p.RoundTrips, w.name, w.rt)
 			}
 		}
+		if got := tr.Phases[2].Start; !got.Equal(answerS) {
+			t.Errorf("TLS %x: tls-handshake starts %v after the 'S' arrived", version, got.Sub(answerS))
+		}
+		if got := tr.Phases[3].Start; !got.Equal(lastFlight) {
+			t.Errorf("TLS %x: startup starts %v after the server's last handshake flight arrived", version, got.Sub(lastFlight))
+		}
+		if tr.Phases[2].Duration <= 0 {
+			t.Errorf("TLS %x: tls-handshake lasts %v", version, tr.Phases[2].Duration)
+		}
+	}
+}
+
+// TestMarkAnswer: a phase marked after its answer was read ends where the
+// answer arrived, not where the client went on.
+func TestMarkAnswer(t *testing.T) {
+	addr := listen(t, func(c net.Conn) {
+		io.Copy(c, c)
+	})
+	c, err := (&Dialer{}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Mark("ask")
+	c.Write([]byte("x"))
+	var b [1]byte
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		t.Fatal(err)
+	}
+	arrived := c.TurnRead()
+	time.Sleep(5 * time.Millisecond) // the client's own work
+	c.MarkAnswer("next")
+	c.MarkAnswer("empty") // no answer: ends where it began
+	tr := c.Finish()
+	next, _ := tr.Phase("next")
+	empty, _ := tr.Phase("empty")
+	if !next.Start.Equal(arrived) || next.Duration != 0 || !empty.Start.Equal(arrived) || empty.Duration < 5*time.Millisecond {
+		t.Errorf("answer arrived at %v; next %+v, empty %+v", arrived, next, empty)
+	}
+}
+
+// TestWatchRecords: a TLS 1.3 server that asks for a client certificate
+// sends its NewSessionTicket after the client's Finished, before it reads
+// the request: the first read after the request brings the ticket, and
+// RecordRead is the arrival of the answer's record, 20 ms later.
+func TestWatchRecords(t *testing.T) {
+	ca, err := tlsx.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(name string) tls.Certificate {
+		certPEM, keyPEM, err := ca.Issue("ecdsa-p256", []string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cert
+	}
+	const delay = 20 * time.Millisecond
+	srv := &tls.Config{Certificates: []tls.Certificate{leaf("127.0.0.1")}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}
+	addr := listen(t, func(raw net.Conn) {
+		c := tls.Server(raw, srv)
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return
+		}
+		time.Sleep(delay)
+		c.Write([]byte(line))
+	})
+	tickets := &ticketTimes{}
+	cfg := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", Certificates: []tls.Certificate{leaf("client")},
+		MinVersion: tls.VersionTLS13, ClientSessionCache: tickets}
+	c, err := (&Dialer{}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tc, err := Handshake(context.Background(), c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.WatchRecords()
+	if _, err := tc.Write([]byte("ping\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(tc)
+	if _, err := br.Peek(1); err != nil {
+		t.Fatal(err)
+	}
+	answer, first := c.RecordRead(), c.TurnRead()
+	c.StopRecords()
+	if line, err := br.ReadString('\n'); err != nil || line != "ping\n" {
+		t.Fatalf("answer %q, %v", line, err)
+	}
+	if c.records != nil {
+		t.Error("the Conn still watches records after StopRecords with an empty buffer")
+	}
+	if tickets.put.IsZero() {
+		t.Fatal("no session ticket arrived")
+	}
+	if first.After(tickets.put) || !answer.After(tickets.put) || answer.Sub(first) < delay {
+		t.Errorf("first read after the request %v, ticket handled %v, answer's record %v (want the answer %v after the first read, after the ticket)",
+			first, tickets.put.Sub(first), answer.Sub(first), delay)
+	}
+}
+
+// ticketTimes is a session cache that notes when a ticket was stored.
+type ticketTimes struct{ put time.Time }
+
+func (s *ticketTimes) Get(string) (*tls.ClientSessionState, bool) { return nil, false }
+func (s *ticketTimes) Put(_ string, cs *tls.ClientSessionState) {
+	if cs != nil && s.put.IsZero() {
+		s.put = time.Now()
 	}
 }
 

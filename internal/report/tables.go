@@ -86,6 +86,7 @@ func (ix *index) p95(b *body, e plan.Experiment) {
 // phases writes, per concurrency, where a connection's time goes: each
 // phase's mean latency with its round trips, then the whole connection's.
 func (ix *index) phases(b *body, e plan.Experiment) {
+	var all []string
 	for _, c := range ix.conc[e] {
 		var names []string
 		for _, name := range ix.variants {
@@ -123,6 +124,10 @@ func (ix *index) phases(b *body, e plan.Experiment) {
 			t.add(row...)
 		}
 		b.table(t)
+		all = append(all, names...)
+	}
+	if notes := phaseNotes(all); len(notes) > 0 {
+		b.prose(notes...)
 	}
 }
 

@@ -486,6 +486,8 @@ func phaseWords(p string) string {
 	switch p {
 	case "tcp":
 		return "the TCP connect"
+	case "startup":
+		return "the startup (where the server forks its backend)"
 	case "tls-negotiation":
 		return "the TLS negotiation"
 	case "tls-handshake":
@@ -506,6 +508,20 @@ func phaseWords(p string) string {
 		return "opening the tunnel's channel"
 	}
 	return "the " + p + " phase"
+}
+
+// phaseNotes says what the phases named mean where a reader could take
+// them for something else: PostgreSQL's startup holds the server's fork,
+// and results from before the phase rule have a tls-negotiation phase.
+func phaseNotes(names []string) []string {
+	var out []string
+	if slices.Contains(names, "startup") {
+		out = append(out, "startup is PostgreSQL's first round trip after TCP: the SSLRequest and its answer with TLS, the StartupMessage and the first authentication request without. The server forks its backend before it answers, so the fork is in startup in plain and TLS variants alike; with TLS, auth has one round trip more than plain (the StartupMessage's answer).")
+	}
+	if slices.Contains(names, "tls-negotiation") {
+		out = append(out, "tls-negotiation (results from before tlsbench's phase rule): on PostgreSQL the SSLRequest and its answer, which holds the server's backend fork, that plain variants count in auth; on MySQL/MariaDB the SSL request and building the ClientHello, which tls-handshake holds now.")
+	}
+	return out
 }
 
 func capFirst(s string) string {

@@ -22,8 +22,11 @@ func init() { driver.Register(New, "http", "https", "builtin") }
 
 // Phase names of an HTTP connection after tcp and tls-handshake.
 const (
-	PhaseRequest  = "request"  // request written until the first response byte
-	PhaseResponse = "response" // first response byte until the body is read
+	// PhaseRequest is from the end of the handshake (TLS: as the server's
+	// last flight arrived) to the first bytes of the response proper: a
+	// TLS 1.3 server's NewSessionTicket before it does not end it.
+	PhaseRequest  = "request"
+	PhaseResponse = "response" // first response bytes until the body is read
 )
 
 type httpDriver struct {
@@ -156,7 +159,11 @@ func (s *session) do(ctx context.Context) error {
 	first := !s.used
 	s.used = true
 	if first {
-		s.Net.Mark(PhaseRequest)
+		s.Net.MarkAnswer(PhaseRequest)
+		if s.Secure != nil {
+			// Which read brought the response, not a ticket.
+			s.Net.WatchRecords()
+		}
 	} else {
 		s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
 	}
@@ -179,7 +186,7 @@ func (s *session) do(ctx context.Context) error {
 			s.guard.headers(false)
 			s.br.Discard(head) // buffered: cannot fail
 			if first {
-				s.Net.MarkAt(s.Net.TurnRead(), PhaseResponse)
+				s.responded()
 			}
 			if _, err := s.br.Discard(int(length)); err != nil {
 				return &driver.OpError{Phase: PhaseResponse, Err: s.explain(ctx, err)}
@@ -199,7 +206,7 @@ func (s *session) do(ctx context.Context) error {
 		return &driver.OpError{Phase: PhaseRequest, Err: s.explain(ctx, err)}
 	}
 	if first {
-		s.Net.MarkAt(s.Net.TurnRead(), PhaseResponse)
+		s.responded()
 	}
 	var head [256]byte
 	n := 0
@@ -220,6 +227,18 @@ func (s *session) do(ctx context.Context) error {
 		return &driver.OpError{Phase: PhaseResponse, Err: &statusError{code: resp.StatusCode, status: resp.Status}}
 	}
 	return nil
+}
+
+// responded ends the request phase where the first bytes of the response
+// arrived: over TLS the record they came in (RecordRead), else the
+// request's answer (TurnRead).
+func (s *session) responded() {
+	at := s.Net.TurnRead()
+	if s.Secure != nil {
+		at = s.Net.RecordRead()
+		s.Net.StopRecords()
+	}
+	s.Net.MarkAt(at, PhaseResponse)
 }
 
 // tlsPortAnswers are how HTTPS servers answer a plaintext request, with a

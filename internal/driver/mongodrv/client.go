@@ -140,7 +140,8 @@ func (c *client) DialContext(ctx context.Context, _, _ string) (net.Conn, error)
 		}
 		l.secure, conn = tc, tc
 	}
-	nc.Mark(PhaseHello)
+	// The handshake ended as the server's last flight arrived.
+	nc.MarkAnswer(PhaseHello)
 	c.mu.Lock()
 	c.stops = append(c.stops, stop)
 	if isMonitor {
@@ -190,10 +191,11 @@ func (c *client) poolEvent(e *event.PoolEvent) {
 		case <-time.After(c.d.cfg.Timeout):
 		}
 	case event.ConnectionReady:
-		// The handshake is over: what follows is the first operation.
+		// The handshake is over: what follows its answer is the first
+		// operation.
 		c.mu.Lock()
 		if c.op != nil {
-			c.op.net.Mark(PhaseQuery)
+			c.op.net.MarkAnswer(PhaseQuery)
 		}
 		c.mu.Unlock()
 		c.readyOnce.Do(func() { close(c.ready) })

@@ -77,7 +77,7 @@ type phaseConn struct {
 func (c *phaseConn) Write(p []byte) (int, error) {
 	if !c.authed && authCommands[commandName(p)] {
 		c.authed = true
-		c.count.MarkAt(c.count.TurnRead(), PhaseAuth)
+		c.count.MarkAnswer(PhaseAuth)
 	}
 	return c.Conn.Write(p)
 }

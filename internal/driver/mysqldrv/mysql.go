@@ -25,16 +25,14 @@ import (
 func init() { driver.Register(New, "mysql") }
 
 // Phase names of a MySQL connection besides netx's tcp, tls-handshake and
-// close.
+// close. Each ends where the server's answer began to arrive. With TLS,
+// tls-handshake begins with the SSL request packet, which the server does
+// not answer (the greeting already said it has TLS), and the ClientHello.
 const (
-	// PhaseGreeting is from the TCP connect until the client answers the
-	// server's greeting (the handshake packet): one round trip, since the
-	// server speaks first.
+	// PhaseGreeting is from the TCP connect until the server's greeting
+	// (the handshake packet) arrives: one round trip, since the server
+	// speaks first, answering the client's ACK.
 	PhaseGreeting = "greeting"
-	// PhaseTLSNegotiation is the SSL request packet, written right before
-	// the ClientHello: no round trip (the greeting already said the server
-	// has TLS), only the time to write it and build the ClientHello.
-	PhaseTLSNegotiation = "tls-negotiation"
 	// PhaseAuth is the login packet until the server's OK, with any auth
 	// switch (ed25519 users take one more round trip than native ones).
 	PhaseAuth = "auth"
@@ -175,8 +173,10 @@ func beforeConnect(ctx context.Context, mc *mysql.Config) error {
 	return nil
 }
 
-// dial opens the netx connection (tcp), starts the greeting phase, and
-// hands the driver a conn that marks the client's first packet.
+// dial opens the netx connection (tcp) and starts the greeting phase, which
+// the greeting ends: tls-handshake or auth begin as it arrives. With TLS
+// the conn finds the handshake's end from the records the driver writes,
+// and the returned conn learns the group of a TLS 1.2 handshake.
 func (d *mysqlDriver) dial(ctx context.Context, _, addr string) (net.Conn, error) {
 	o, ok := ctx.Value(openingKey{}).(*opening)
 	if !ok {
@@ -192,32 +192,28 @@ func (d *mysqlDriver) dial(ctx context.Context, _, addr string) (net.Conn, error
 	// Open's ctx unblocks every read and write of the session at once.
 	o.stop = context.AfterFunc(o.ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	c.SetDeadline(deadline(o.timeout))
-	first := PhaseAuth
-	if d.cfg.TLS != nil {
-		first = PhaseTLSNegotiation
+	if d.cfg.TLS == nil {
+		c.MarkOnAnswer(PhaseAuth)
+		return c, nil
 	}
-	return &clientConn{Conn: c, o: o, first: first}, nil
+	c.MarkOnAnswer(netx.PhaseTLSHandshake)
+	c.SniffTLS(PhaseAuth)
+	return &clientConn{Conn: c, o: o}, nil
 }
 
-// clientConn marks the phase the client's first packet starts: the SSL
-// request (TLS) or the login (plain); by then the greeting has been read.
+// clientConn follows the server's handshake records for the group of a
+// TLS 1.2 handshake: they begin after the client's first packet, the SSL
+// request.
 type clientConn struct {
 	*netx.Conn
 	o       *opening
-	first   string // "" once marked
-	sniffed bool   // the server's handshake records are being followed
+	spoke   bool // the client has written
+	sniffed bool // the server's handshake records are being followed
 }
 
 func (c *clientConn) Write(p []byte) (int, error) {
-	if c.first != "" {
-		c.Conn.Mark(c.first)
-		if c.first == PhaseTLSNegotiation {
-			// The ClientHello starts tls-handshake, the first
-			// application data (TLS 1.3: the client's Finished) auth.
-			c.Conn.SniffTLS(PhaseAuth)
-			c.sniffed = true
-		}
-		c.first = ""
+	if !c.spoke {
+		c.spoke, c.sniffed = true, true
 	}
 	return c.Conn.Write(p)
 }
@@ -230,8 +226,7 @@ func (c *clientConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Open connects and logs in: tcp, greeting, [tls-negotiation,
-// tls-handshake,] auth.
+// Open connects and logs in: tcp, greeting, [tls-handshake,] auth.
 func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 	o := &opening{ctx: ctx, timeout: d.cfg.Timeout}
 	dc, err := d.connector.Connect(context.WithValue(ctx, openingKey{}, o))
@@ -242,6 +237,12 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 			o.conn.Close()
 			tr := o.conn.Finish()
 			phase = tr.Phases[len(tr.Phases)-1].Name
+			if sent, _ := o.conn.Counters(); sent == 0 {
+				// The greeting's first bytes began the next phase, but
+				// the client never answered it: it failed reading the
+				// greeting, or on what the greeting said (no TLS).
+				phase = PhaseGreeting
+			}
 			if phase == PhaseAuth && d.cfg.TLS != nil && o.tls == nil {
 				// The server was never verified: the handshake failed, and
 				// the client's encrypted alert looked like its Finished.
@@ -339,7 +340,7 @@ func (s *session) Do(ctx context.Context) error {
 	}
 	if !s.used {
 		s.used = true
-		s.conn.Mark(PhaseQuery)
+		s.conn.MarkAnswer(PhaseQuery)
 	}
 	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
 	// The deadline bounds the operation and cancelling Open's ctx ends it

@@ -190,7 +190,7 @@ func engine(t testing.TB) drivertest.Engine {
 		Phases: func(v plan.Variant, c drivertest.Case, handshake int) []drivertest.Trips {
 			p := []drivertest.Trips{drivertest.Trip(netx.PhaseTCP, 1), drivertest.Trip(PhaseGreeting, 1)}
 			if !v.Plain() {
-				p = append(p, drivertest.Trip(PhaseTLSNegotiation, 0), drivertest.Trip(netx.PhaseTLSHandshake, handshake))
+				p = append(p, drivertest.Trip(netx.PhaseTLSHandshake, handshake))
 			}
 			return append(p, drivertest.Trip(PhaseAuth, authTrips[cmp.Or(c.Auth, srv.Auths()[0])]),
 				drivertest.Trip(PhaseQuery, queryTrips[c.Workload.QueryMode]), drivertest.Trip(netx.PhaseClose, 0))

@@ -25,11 +25,17 @@ import (
 func init() { driver.Register(New, "postgres") }
 
 // Phase names of a PostgreSQL connection besides netx's tcp, tls-handshake
-// and close.
+// and close. Each ends where the server's answer began to arrive.
 const (
-	PhaseTLSNegotiation = "tls-negotiation" // SSLRequest and the server's 'S'
-	PhaseAuth           = "auth"            // startup and authentication until ReadyForQuery
-	PhaseQuery          = "query"           // the first operation
+	// PhaseStartup is the first round trip after tcp, in which the server
+	// forks its backend: the SSLRequest and its 'S' with TLS, the
+	// StartupMessage and the first authentication request without, so
+	// that plain and TLS variants compare like with like.
+	PhaseStartup = "startup"
+	// PhaseAuth is authentication until ReadyForQuery; with TLS it begins
+	// with the StartupMessage, one round trip more than plain.
+	PhaseAuth  = "auth"
+	PhaseQuery = "query" // the first operation
 )
 
 // useTLS is what to say to a plaintext client of a TLS port.
@@ -142,9 +148,10 @@ type session struct {
 	script    *scriptState // a script workload's state, from the first Do
 }
 
-// Open connects through cfg.Dialer and logs in. With TLS the phases are
-// tls-negotiation (SSLRequest), tls-handshake and auth, found by the conn
-// from the TLS records pgx writes; without, auth follows tcp.
+// Open connects through cfg.Dialer and logs in: startup, then with TLS
+// tls-handshake (from the 'S') and auth (the conn finds the handshake's
+// end in the TLS records pgx writes), without TLS auth (from the first
+// authentication request).
 func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 	s := &session{d: d}
 	cc := *d.base
@@ -159,11 +166,12 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 		// An interrupted run must not wait for a slow server: cancelling
 		// ctx unblocks every read and write at once.
 		s.cancel = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+		c.Mark(PhaseStartup)
 		if d.cfg.TLS != nil {
-			c.Mark(PhaseTLSNegotiation)
+			c.MarkOnAnswer(netx.PhaseTLSHandshake)
 			c.SniffTLS(PhaseAuth)
 		} else {
-			c.Mark(PhaseAuth)
+			c.MarkOnAnswer(PhaseAuth)
 		}
 		return c, nil
 	}
@@ -209,7 +217,9 @@ func (s *session) openError(ctx context.Context, err error) error {
 		// TLS 1.3) looked like its Finished to the conn.
 		phase = netx.PhaseTLSHandshake
 	}
-	if phase == PhaseTLSNegotiation && strings.Contains(err.Error(), "server refused TLS connection") {
+	if strings.Contains(err.Error(), "server refused TLS connection") {
+		// The 'N' answered the SSLRequest: startup's answer.
+		phase = PhaseStartup
 		err = fmt.Errorf("the server does not accept TLS (it answered the SSLRequest with 'N'): %w", err)
 	}
 	return &driver.OpError{Phase: phase, Err: s.explain(ctx, err)}
@@ -242,7 +252,7 @@ func (s *session) Do(ctx context.Context) error {
 	}
 	if !s.used {
 		s.used = true
-		s.Net.Mark(PhaseQuery)
+		s.Net.MarkAnswer(PhaseQuery)
 	}
 	s.Net.SetDeadline(time.Now().Add(s.d.cfg.Timeout))
 	if err := s.d.workload.run(ctx, s); err != nil {

@@ -121,7 +121,9 @@ func TestConformance(t *testing.T) {
 // engine describes PostgreSQL and the shared server to drivertest.
 func engine(t testing.TB) drivertest.Engine {
 	s := server(t)
-	authTrips := map[string]int{"trust": 1, "md5": 2, "scram-sha-256": 3}
+	// Round trips of auth without TLS: after startup's first
+	// authentication request; with TLS the StartupMessage is auth's too.
+	authTrips := map[string]int{"trust": 0, "md5": 1, "scram-sha-256": 2}
 	queryTrips := map[string]int{"simple": 1, "prepared": 2}
 	var cases []drivertest.Case
 	for _, auth := range []string{"scram-sha-256", "md5", "trust"} {
@@ -143,12 +145,13 @@ func engine(t testing.TB) drivertest.Engine {
 		},
 		Cases: cases,
 		Phases: func(v plan.Variant, c drivertest.Case, handshake int) []drivertest.Trips {
-			p := []drivertest.Trips{drivertest.Trip(netx.PhaseTCP, 1)}
+			p := []drivertest.Trips{drivertest.Trip(netx.PhaseTCP, 1), drivertest.Trip(PhaseStartup, 1)}
+			auth := authTrips[cmp.Or(c.Auth, s.Auths()[0])]
 			if !v.Plain() {
-				p = append(p, drivertest.Trip(PhaseTLSNegotiation, 1), drivertest.Trip(netx.PhaseTLSHandshake, handshake))
+				p = append(p, drivertest.Trip(netx.PhaseTLSHandshake, handshake))
+				auth++
 			}
-			auth := cmp.Or(c.Auth, s.Auths()[0])
-			return append(p, drivertest.Trip(PhaseAuth, authTrips[auth]),
+			return append(p, drivertest.Trip(PhaseAuth, auth),
 				drivertest.Trip(PhaseQuery, queryTrips[cmp.Or(c.Workload.QueryMode, "prepared")]), drivertest.Trip(netx.PhaseClose, 0))
 		},
 		QueryPhase: PhaseQuery,
@@ -410,7 +413,7 @@ func TestPlainOnlyServer(t *testing.T) {
 	}
 	_, err = d.Open(context.Background())
 	var oe *driver.OpError
-	if !errors.As(err, &oe) || oe.Phase != PhaseTLSNegotiation || !strings.Contains(err.Error(), "does not accept TLS") {
+	if !errors.As(err, &oe) || oe.Phase != PhaseStartup || !strings.Contains(err.Error(), "does not accept TLS") {
 		t.Errorf("TLS to a plain-only server: %v", err)
 	}
 	t.Log(err)

@@ -201,7 +201,8 @@ func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
 		}
 		s.Secure, s.wire.Conn = tc, tc
 	}
-	c.Mark(PhaseAuth)
+	// The handshake ended as the server's last flight arrived.
+	c.MarkAnswer(PhaseAuth)
 	if err := s.login(octx); err != nil {
 		s.abort()
 		return nil, s.opError(ctx, PhaseAuth, err)
@@ -252,7 +253,7 @@ func (s *session) abort() {
 func (s *session) Do(ctx context.Context) error {
 	if !s.used {
 		s.used = true
-		s.Net.Mark(PhaseQuery)
+		s.Net.MarkAnswer(PhaseQuery)
 	}
 	if len(s.d.commands.args) > 0 {
 		return s.runCommands(ctx)
