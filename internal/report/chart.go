@@ -54,8 +54,8 @@ func (ix *index) charts() []Chart {
 	b := &charter{ix: ix}
 	b.styles = styles(b.ix)
 	for _, e := range b.ix.experiments {
-		if e == plan.Storm {
-			continue // its own tables say it
+		if e == plan.Storm || e == plan.Wire {
+			continue // their own tables and charts say it
 		}
 		b.rates(e)
 		if e == plan.Connect {
@@ -66,6 +66,7 @@ func (ix *index) charts() []Chart {
 	}
 	b.perConnChart()
 	b.stormChart()
+	b.wireChart()
 	b.rateChart()
 	b.rttOverhead()
 	b.ceilings()

@@ -117,6 +117,8 @@ func (ix *index) unit(e plan.Experiment) string {
 		return "MB/s received"
 	case e == plan.Storm:
 		return "clients back/s (clients over the time until the last was back)"
+	case e == plan.Wire:
+		return "connections/s (over the span of the capture's connections)"
 	case ix.r.Spec.Workload == "read-only":
 		return "queries/s (16 per read-only transaction, as sysbench counts)"
 	case ix.r.Spec.Workload == "point-select":

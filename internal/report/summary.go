@@ -124,7 +124,7 @@ func (ix *index) cellSummaries() []CellSummary {
 // requests/s or MB/s.
 func (ix *index) metricName(e plan.Experiment) string {
 	switch {
-	case e == plan.Connect:
+	case e == plan.Connect || e == plan.Wire:
 		return "connections/s"
 	case e == plan.Stream:
 		return "MB/s"
