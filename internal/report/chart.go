@@ -243,12 +243,7 @@ func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel str
 			pts = append(pts, struct{ x, y, err float64 }{float64(c) * nudge, s.Mean, s.StdDev})
 			top = max(top, s.Mean+s.StdDev)
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, sc, eb := b.series(pts, b.styles[name])
-		p.Add(line, eb, sc)
-		legend = append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
+		legend = b.addSeries(p, legend, name, pts)
 	}
 	if len(legend) == 0 {
 		return
@@ -269,6 +264,17 @@ func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel str
 		legend:  legend,
 		height:  max(chartHeight, legendHeight(len(legend))),
 	})
+}
+
+// addSeries adds a variant's series to p and its entry to the legend, unless
+// it has no point.
+func (b *charter) addSeries(p *plot.Plot, legend []legendEntry, name string, pts errPoints) []legendEntry {
+	if len(pts) == 0 {
+		return legend
+	}
+	line, sc, eb := b.series(pts, b.styles[name])
+	p.Add(line, eb, sc)
+	return append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
 }
 
 // series is a variant's line, points and error bars; pts are finite.
