@@ -388,7 +388,7 @@ func (b *charter) rttOverhead() {
 	for _, p := range ps {
 		local[p.Variant] = p.Local
 	}
-	pl := newPlot(fmt.Sprintf("connect %s: TLS overhead on connection setup by round-trip time", plan.Label(ps[0].Concurrency)),
+	pl := newPlot(fmt.Sprintf("%s %s: TLS overhead on connection setup by round-trip time", v.modelled(), plan.Label(ps[0].Concurrency)),
 		"round-trip time, ms", "setup time minus plain's, ms")
 	b.grid(pl, false)
 	var legend []legendEntry

@@ -230,6 +230,9 @@ func (ix *index) body() []Block {
 			continue
 		case plan.Wire:
 			ix.wireTables(&b)
+			if len(ix.conc[plan.Connect]) == 0 {
+				ix.rttModel(&b)
+			}
 			continue
 		}
 		ix.throughput(&b, e)

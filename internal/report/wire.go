@@ -278,6 +278,20 @@ func clientShare(s result.PhaseSplit) string {
 	return fmt.Sprintf("%.0f%%", 100*s.Client/all)
 }
 
+// wireNetwork is the network's part of the setup of ts's connections
+// (every phase but close), ms; 0 without a split.
+func wireNetwork(ts []result.Trial) float64 {
+	var ms float64
+	if w := wireOf(ts); w != nil {
+		for _, s := range w.Split {
+			if s.Phase != "close" {
+				ms += s.Network
+			}
+		}
+	}
+	return ms
+}
+
 // splitOf is the split of one phase, false if the capture has none.
 func splitOf(w *result.Wire, phase string) (result.PhaseSplit, bool) {
 	if w == nil {
