@@ -54,8 +54,8 @@ func (ix *index) charts() []Chart {
 	b := &charter{ix: ix}
 	b.styles = styles(b.ix)
 	for _, e := range b.ix.experiments {
-		if e == plan.Storm {
-			continue // its own tables say it
+		if e == plan.Storm || e == plan.Wire {
+			continue // their own tables and charts say it
 		}
 		b.rates(e)
 		if e == plan.Connect {
@@ -66,6 +66,7 @@ func (ix *index) charts() []Chart {
 	}
 	b.perConnChart()
 	b.stormChart()
+	b.wireChart()
 	b.rateChart()
 	b.rttOverhead()
 	b.ceilings()
@@ -242,12 +243,7 @@ func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel str
 			pts = append(pts, struct{ x, y, err float64 }{float64(c) * nudge, s.Mean, s.StdDev})
 			top = max(top, s.Mean+s.StdDev)
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, sc, eb := b.series(pts, b.styles[name])
-		p.Add(line, eb, sc)
-		legend = append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
+		legend = b.addSeries(p, legend, name, pts)
 	}
 	if len(legend) == 0 {
 		return
@@ -268,6 +264,17 @@ func (b *charter) lines(e plan.Experiment, names []string, id, title, ylabel str
 		legend:  legend,
 		height:  max(chartHeight, legendHeight(len(legend))),
 	})
+}
+
+// addSeries adds a variant's series to p and its entry to the legend, unless
+// it has no point.
+func (b *charter) addSeries(p *plot.Plot, legend []legendEntry, name string, pts errPoints) []legendEntry {
+	if len(pts) == 0 {
+		return legend
+	}
+	line, sc, eb := b.series(pts, b.styles[name])
+	p.Add(line, eb, sc)
+	return append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
 }
 
 // series is a variant's line, points and error bars; pts are finite.
@@ -381,7 +388,7 @@ func (b *charter) rttOverhead() {
 	for _, p := range ps {
 		local[p.Variant] = p.Local
 	}
-	pl := newPlot(fmt.Sprintf("connect %s: TLS overhead on connection setup by round-trip time", plan.Label(ps[0].Concurrency)),
+	pl := newPlot(fmt.Sprintf("%s %s: TLS overhead on connection setup by round-trip time", v.modelled(), plan.Label(ps[0].Concurrency)),
 		"round-trip time, ms", "setup time minus plain's, ms")
 	b.grid(pl, false)
 	var legend []legendEntry

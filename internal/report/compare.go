@@ -108,6 +108,10 @@ func Compare(old, new Run) *Comparison {
 		}
 	}
 	for _, e := range union(a.experiments, b.experiments, expOrder) {
+		if e == plan.Wire {
+			c.Tables = append(c.Tables, wireFigures(a, b, variants)...)
+			continue
+		}
 		conc := union(a.conc[e], b.conc[e], cmp.Compare[int])
 		for i, m := range measures {
 			if m.only != "" && m.only != e {

@@ -86,6 +86,11 @@ var compareCases = map[string]compareCase{
 			return Run{"rounds-5-9.json", half(read(t, "measured-postgres-connect.json"), 5, 10)}
 		},
 	},
+	// Two clients' captures of the same server: libpq (pgbench) and pgx.
+	"wire": {
+		func(t *testing.T) Run { return Run{"wire-pgbench.json", read(t, "wire-pgbench.json")} },
+		func(t *testing.T) Run { return Run{"wire-pgx.json", read(t, "wire-pgx.json")} },
+	},
 	"mismatch": {
 		func(t *testing.T) Run { return Run{"measured-connect.json", read(t, "measured-connect.json")} },
 		func(t *testing.T) Run {

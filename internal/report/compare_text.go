@@ -64,7 +64,9 @@ func side(b *strings.Builder, label string, r Run) {
 	if !res.Started.IsZero() {
 		parts = append(parts, res.Started.UTC().Format(time.RFC3339))
 	}
-	if res.Spec.Count > 0 {
+	if c := res.Capture; c != nil {
+		parts = append(parts, fmt.Sprintf("%s: %s", c.Source, plural(int(c.Conns), "connection")))
+	} else if res.Spec.Count > 0 {
 		parts = append(parts, fmt.Sprintf("%d × %d operations", res.Spec.Trials, res.Spec.Count))
 	} else {
 		parts = append(parts, fmt.Sprintf("%d × %s", res.Spec.Trials, res.Spec.Duration))

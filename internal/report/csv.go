@@ -3,12 +3,17 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"math"
+	"slices"
 	"strconv"
+	"time"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// CSV writes one row per experiment, variant and concurrency of r, under a
+// CSV writes one row per experiment, variant and concurrency of r, then
+// the rows of storms, --per-conn and --rate cells, one per figure, under a
 // header row naming the columns (see CellSummary and docs/result.md).
 func CSV(w io.Writer, r *result.Result) error {
 	cw := csv.NewWriter(w)
@@ -26,3 +31,140 @@ func CSV(w io.Writer, r *result.Result) error {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// The rows beyond the closed-loop cells, in the same columns: each names
+// what its mean counts (metric), one row per figure.
+
+// stormSummaries are a storm cell's own figures: clients connected per
+// storm, the time until all were (and until the last first operation),
+// the listen queues' overflows and drops, and the server's CPU per storm.
+func (ix *index) stormSummaries(k cellKey, ts []result.Trial) []CellSummary {
+	var out []CellSummary
+	add := func(metric string, value func(result.Trial) float64) {
+		out = append(out, ix.summary(string(k.exp), k.variant, k.c, ts, metric, value, noLatency))
+	}
+	ms := func(d func(*result.Storm) time.Duration) func(result.Trial) float64 {
+		return func(t result.Trial) float64 {
+			if t.Storm == nil {
+				return math.NaN()
+			}
+			return float64(d(t.Storm)) / float64(time.Millisecond)
+		}
+	}
+	add("connected", func(t result.Trial) float64 {
+		if t.Storm == nil {
+			return math.NaN()
+		}
+		return float64(t.Storm.Connected)
+	})
+	add("all connected ms", ms(func(s *result.Storm) time.Duration { return s.AllConnected }))
+	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.FirstOps > 0 }) {
+		add("last first op ms", ms(func(s *result.Storm) time.Duration { return s.LastFirstOp }))
+	}
+	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.Listen != nil }) {
+		listen := func(f func(*result.ListenQueue) int64) func(result.Trial) float64 {
+			return func(t result.Trial) float64 {
+				if t.Storm == nil || t.Storm.Listen == nil {
+					return math.NaN()
+				}
+				return float64(f(t.Storm.Listen))
+			}
+		}
+		add("listen overflows", listen(func(l *result.ListenQueue) int64 { return l.Overflows }))
+		add("listen drops", listen(func(l *result.ListenQueue) int64 { return l.Drops }))
+	}
+	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.ServerCPU > 0 }) {
+		add("server CPU ms", func(t result.Trial) float64 { return float64(t.ServerCPU) / float64(time.Millisecond) })
+	}
+	return out
+}
+
+// perConnSummaries are the connect --per-conn N cells (N > 1): new
+// connections and operations per second, and the time per operation with
+// its connection's share; percentiles are each operation's.
+func (ix *index) perConnSummaries() []CellSummary {
+	var out []CellSummary
+	for _, c := range ix.pc.conc {
+		for _, n := range ix.pc.ns {
+			for _, name := range ix.variants {
+				ts := ix.perConnCell(name, c, n)
+				if len(ts) == 0 {
+					continue
+				}
+				for _, m := range []struct {
+					metric string
+					value  func(result.Trial) float64
+				}{
+					{"connections/s", connRate},
+					{"operations/s", result.Trial.Throughput},
+					{"ms/op", msPerOp},
+				} {
+					s := ix.summary(string(plan.Connect), name, c, ts, m.metric, m.value, trialLatency)
+					s.PerConn = number(n)
+					if m.metric == "ms/op" && name != ix.baseline {
+						if d := ix.perConnDelta(ix.baseline, name, c, n); d.N > 0 {
+							s.DeltaPct, s.DeltaCI95 = number(d.Pct), number(d.CI95)
+						}
+					}
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rateSummaries are the open-loop cells (--rate), by experiment, offered
+// rate and variant: the achieved rate with the latency from the intended
+// start (coordinated omission corrected), the service time's percentiles,
+// and the shares of arrivals dropped and failed, in percent.
+func (ix *index) rateSummaries() []CellSummary {
+	var out []CellSummary
+	for _, c := range ix.rt.cells {
+		for _, rate := range ix.rt.rates {
+			for _, name := range ix.variants {
+				ts := ix.rt.trials[rateKey{c.e, c.n, name, rate}]
+				if len(ts) == 0 {
+					continue
+				}
+				share := func(f func(result.Trial) int64) func(result.Trial) float64 {
+					return func(t result.Trial) float64 {
+						if t.Open.Arrivals == 0 {
+							return math.NaN()
+						}
+						return 100 * float64(f(t)) / float64(t.Open.Arrivals)
+					}
+				}
+				for _, m := range []struct {
+					metric string
+					value  func(result.Trial) float64
+					lat    func(result.Trial) (result.Hist, bool)
+				}{
+					{"achieved/s", func(t result.Trial) float64 { return t.Open.Achieved() }, trialLatency},
+					{"service ms", func(t result.Trial) float64 { return t.Open.Service.Mean }, func(t result.Trial) (result.Hist, bool) {
+						return t.Open.Service, t.Open.Service.Count > 0
+					}},
+					{"dropped %", share(func(t result.Trial) int64 { return t.Open.Dropped }), noLatency},
+					{"failed %", share(func(t result.Trial) int64 {
+						var n int64
+						for _, e := range t.Errors {
+							n += e
+						}
+						return n
+					}), noLatency},
+				} {
+					s := ix.summary(string(c.e), name, ts[0].Concurrency, ts, m.metric, m.value, m.lat)
+					if c.n > 1 {
+						s.PerConn = number(c.n)
+					}
+					s.Offered = number(rate)
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// noLatency is for rows whose figure is not a time: no percentiles.
+func noLatency(result.Trial) (result.Hist, bool) { return result.Hist{}, false }

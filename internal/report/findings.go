@@ -77,6 +77,8 @@ func (ix *index) findings() []Finding {
 		r.perConn()
 		r.storm()
 	}
+	r.wire()
+	r.wireChecks()
 	r.capacity()
 	r.ceilings()
 	r.crypto()

@@ -53,15 +53,9 @@ func newIndex(r *result.Result) *index {
 		}
 		k := cellKey{t.Experiment, t.Variant, t.Concurrency}
 		v.trials[k] = append(v.trials[k], t)
-		if !slices.Contains(v.experiments, t.Experiment) {
-			v.experiments = append(v.experiments, t.Experiment)
-		}
-		if !slices.Contains(v.conc[t.Experiment], t.Concurrency) {
-			v.conc[t.Experiment] = append(v.conc[t.Experiment], t.Concurrency)
-		}
-		if !slices.Contains(v.variants, t.Variant) {
-			v.variants = append(v.variants, t.Variant)
-		}
+		v.experiments = addNew(v.experiments, t.Experiment)
+		v.conc[t.Experiment] = addNew(v.conc[t.Experiment], t.Concurrency)
+		v.variants = addNew(v.variants, t.Variant)
 	}
 	if v.baseline == "" && len(v.variants) > 0 {
 		v.baseline = v.variants[0]
@@ -117,6 +111,8 @@ func (ix *index) unit(e plan.Experiment) string {
 		return "MB/s received"
 	case e == plan.Storm:
 		return "clients back/s (clients over the time until the last was back)"
+	case e == plan.Wire:
+		return "connections/s (over the span of the capture's connections)"
 	case ix.r.Spec.Workload == "read-only":
 		return "queries/s (16 per read-only transaction, as sysbench counts)"
 	case ix.r.Spec.Workload == "point-select":
@@ -175,6 +171,15 @@ func mergeOrder(names []string, phases []result.Phase) []string {
 		at++
 	}
 	return names
+}
+
+// addNew appends x to xs unless xs holds it already: the orders of the
+// index are first seen, first listed.
+func addNew[T comparable](xs []T, x T) []T {
+	if slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
 }
 
 // collect maps trials to one figure each.

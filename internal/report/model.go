@@ -130,6 +130,8 @@ func (ix *index) header() Header {
 		field("date", r.Started.UTC().Format(time.RFC3339))
 	}
 	switch {
+	case r.Capture != nil:
+		h.Fields = append(h.Fields, captureFields(r.Capture)...)
 	case isCrypto(r):
 		field("timing", cryptoBounds(r.Spec))
 	case r.Spec.Count > 0:
@@ -170,7 +172,9 @@ func (ix *index) header() Header {
 	if c := r.Env.CPUs; c != nil {
 		field("CPUs", cpusLine(c))
 	}
-	field("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
+	if r.Capture == nil { // a capture's client is not tlsbench's Go
+		field("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
+	}
 	if s := r.Target.Server; s != nil {
 		field("server", strings.TrimSpace(s.Software+" "+s.Version))
 	}
@@ -236,8 +240,15 @@ func (ix *index) body() []Block {
 		return b.blocks
 	}
 	for _, e := range ix.experiments {
-		if e == plan.Storm {
+		switch e {
+		case plan.Storm:
 			ix.stormTables(&b)
+			continue
+		case plan.Wire:
+			ix.wireTables(&b)
+			if len(ix.conc[plan.Connect]) == 0 {
+				ix.rttModel(&b)
+			}
 			continue
 		}
 		ix.throughput(&b, e)
@@ -246,6 +257,7 @@ func (ix *index) body() []Block {
 			ix.phases(&b, e)
 			ix.ceilings(&b)
 			ix.rttModel(&b)
+			ix.wireCheckTable(&b)
 		case plan.Pool, plan.Stream:
 			ix.p95(&b, e)
 		}

@@ -52,17 +52,11 @@ func (ix *index) perConnTrial(t result.Trial) bool {
 	}
 	k := perConnKey{t.Variant, t.Concurrency, t.PerConn}
 	pc.trials[k] = append(pc.trials[k], t)
-	if !slices.Contains(pc.ns, t.PerConn) {
-		pc.ns = append(pc.ns, t.PerConn)
-		slices.Sort(pc.ns)
-	}
-	if !slices.Contains(pc.conc, t.Concurrency) {
-		pc.conc = append(pc.conc, t.Concurrency)
-		slices.Sort(pc.conc)
-	}
-	if !slices.Contains(ix.variants, t.Variant) {
-		ix.variants = append(ix.variants, t.Variant)
-	}
+	pc.ns = addNew(pc.ns, t.PerConn)
+	pc.conc = addNew(pc.conc, t.Concurrency)
+	slices.Sort(pc.ns)
+	slices.Sort(pc.conc)
+	ix.variants = addNew(ix.variants, t.Variant)
 	return true
 }
 
@@ -356,12 +350,7 @@ func (b *charter) perConnChart() {
 			lo, hi = min(lo, float64(at.N)), max(hi, float64(at.N))
 			top, bottom = max(top, d.Pct+ci), min(bottom, d.Pct-ci)
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, sc, eb := b.series(pts, b.styles[f.Variant])
-		p.Add(line, eb, sc)
-		legend = append(legend, legendEntry{f.Variant, []plot.Thumbnailer{line, sc}})
+		legend = b.addSeries(p, legend, f.Variant, pts)
 	}
 	if len(legend) == 0 {
 		return

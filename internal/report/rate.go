@@ -55,16 +55,10 @@ func (ix *index) rateTrial(t result.Trial) bool {
 	n := max(t.PerConn, 1)
 	k := rateKey{t.Experiment, n, t.Variant, t.Open.Offered}
 	ri.trials[k] = append(ri.trials[k], t)
-	if c := (rateCell{t.Experiment, n}); !slices.Contains(ri.cells, c) {
-		ri.cells = append(ri.cells, c)
-	}
-	if !slices.Contains(ri.rates, t.Open.Offered) {
-		ri.rates = append(ri.rates, t.Open.Offered)
-		slices.Sort(ri.rates)
-	}
-	if !slices.Contains(ix.variants, t.Variant) {
-		ix.variants = append(ix.variants, t.Variant)
-	}
+	ri.cells = addNew(ri.cells, rateCell{t.Experiment, n})
+	ri.rates = addNew(ri.rates, t.Open.Offered)
+	slices.Sort(ri.rates)
+	ix.variants = addNew(ix.variants, t.Variant)
 	return true
 }
 
@@ -348,12 +342,7 @@ func (b *charter) rateChart() {
 				pts = append(pts, struct{ x, y, err float64 }{rate, s.p99, 0})
 				lo, hi, top = min(lo, rate), max(hi, rate), max(top, s.p99)
 			}
-			if len(pts) == 0 {
-				continue
-			}
-			line, sc, eb := b.series(pts, b.styles[name])
-			p.Add(line, eb, sc)
-			legend = append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
+			legend = b.addSeries(p, legend, name, pts)
 		}
 		if len(legend) == 0 {
 			continue

@@ -127,10 +127,13 @@ func TestTable(t *testing.T) {
 }
 
 // TestGoldenMeasured renders result files of real runs on the built-in
-// server, stored as measured (never regenerated): -update rewrites only
-// their goldens.
+// server, stored as measured (never regenerated), and the wire results
+// built from issue 13's figures (wire-*.json, written by hand as the
+// decoder writes them): -update rewrites only their goldens.
 func TestGoldenMeasured(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "measured-*.json"))
+	wire, _ := filepath.Glob(filepath.Join("testdata", "wire-*.json"))
+	files = append(files, wire...)
 	if len(files) == 0 {
 		t.Fatal("no testdata/measured-*.json")
 	}

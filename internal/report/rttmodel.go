@@ -107,6 +107,26 @@ func setupOf(ts []result.Trial) setup {
 	return s
 }
 
+// modelled is the experiment the round-trip model is of: connect, or
+// without it a capture's connections (wire); "" if neither was measured.
+func (ix *index) modelled() plan.Experiment {
+	for _, e := range []plan.Experiment{plan.Connect, plan.Wire} {
+		if len(ix.conc[e]) > 0 {
+			return e
+		}
+	}
+	return ""
+}
+
+// modelWords are the model's words for the experiment e it is of: what
+// its setup time without RTT is.
+func modelWords(e plan.Experiment) (local, column string) {
+	if e == plan.Wire {
+		return "the capture's time less its network's", "no network"
+	}
+	return "loopback time", "loopback"
+}
+
 // Predict models every connect variant measured at RTT 0, at the lowest
 // connect concurrency (where a connection waits for no other), at
 // PredictRTTs(r). It returns nil when the run has no such variant.
@@ -116,13 +136,21 @@ func Predict(r *result.Result) []Prediction {
 }
 
 func (ix *index) predict() []Prediction {
-	cs := ix.conc[plan.Connect]
+	e := ix.modelled()
+	cs := ix.conc[e]
 	if len(cs) == 0 {
 		return nil
 	}
 	c := cs[0]
 	rtts := PredictRTTs(ix.r)
-	at := func(name string) setup { return setupOf(ix.trials[cellKey{plan.Connect, name, c}]) }
+	at := func(name string) setup {
+		ts := ix.trials[cellKey{e, name, c}]
+		s := setupOf(ts)
+		// A capture's setup holds its own network's round trips: the
+		// model adds the RTT's to what remains.
+		s.ms -= wireNetwork(ts)
+		return s
+	}
 	// find returns the variant measured like info but at rtt.
 	find := func(info plan.Variant, rtt time.Duration) string {
 		info.RTT, info.ID, info.Baseline = rtt, "", false
@@ -196,16 +224,18 @@ func (ix *index) rttModel(b *body) {
 	}
 	c := ps[0].Concurrency
 	rtts := PredictRTTs(ix.r)
+	e := ix.modelled()
+	local, column := modelWords(e)
 	t := Table{
-		Title: fmt.Sprintf("connect %s: setup time (all phases but close), ms: predicted = loopback time + round trips × RTT, vs measured with emulated RTT", plan.Label(c)),
+		Title: fmt.Sprintf("%s %s: setup time (all phases but close), ms: predicted = %s + round trips × RTT, vs measured with emulated RTT", e, plan.Label(c), local),
 		Left:  1,
 	}
-	t.Header = []string{"variant", "round trips", "loopback"}
+	t.Header = []string{"variant", "round trips", column}
 	o := Table{
-		Title: fmt.Sprintf("connect %s: TLS overhead on setup time vs plain, ms: predicted, measured with emulated RTT", plan.Label(c)),
+		Title: fmt.Sprintf("%s %s: TLS overhead on setup time vs plain, ms: predicted, measured with emulated RTT", e, plan.Label(c)),
 		Left:  1,
 	}
-	o.Header = []string{"variant", "vs", "loopback"}
+	o.Header = []string{"variant", "vs", column}
 	for _, rtt := range rtts {
 		l := plan.RTTLabel(rtt)
 		t.Header = append(t.Header, "predicted@"+l, "measured@"+l, "error@"+l)
@@ -315,7 +345,7 @@ func (ix *index) savings(ps []Prediction, rtts []time.Duration) []string {
 			}
 			// Only connections that really resumed show what resumption saves.
 			var resumed, conns int64
-			for _, t := range ix.trials[cellKey{plan.Connect, res.Variant, res.Concurrency}] {
+			for _, t := range ix.trials[cellKey{ix.modelled(), res.Variant, res.Concurrency}] {
 				resumed, conns = resumed+t.Resumed, conns+t.Conns
 			}
 			if conns == 0 || resumed*10 < conns*9 {

@@ -50,6 +50,9 @@ func (r *rules) caveats() {
 	if st.Error != "" {
 		r.add(KindCaveat, TopicRun, StoppedOnError{Finished: st.Finished, Error: st.Error})
 	}
+	if isWire(res) {
+		return // a capture is what it is: its variants are what the client did, not a comparison
+	}
 	names := r.ix.measuredAny()
 	if len(names) == 1 {
 		r.add(KindCaveat, TopicRun, OneVariant{Variant: names[0]})
@@ -127,7 +130,8 @@ func (r *rules) hello() {
 	var names, groups []string
 	for _, n := range ix.measuredAny() {
 		for _, t := range ix.r.Trials {
-			if t.Variant == n && t.Negotiated != nil && t.Negotiated.HelloRetry {
+			// A capture's HelloRetryRequests have a finding of their own (rules_wire.go).
+			if t.Variant == n && t.Experiment != plan.Wire && t.Negotiated != nil && t.Negotiated.HelloRetry {
 				names = append(names, n)
 				if g := t.Negotiated.Group; !slices.Contains(groups, g) {
 					groups = append(groups, g)
@@ -440,7 +444,7 @@ func (r *rules) tunnels() {
 func (r *rules) persistent() {
 	ix := r.ix
 	for _, e := range ix.experiments {
-		if e == plan.Connect || e == plan.NewClient || e == plan.Storm {
+		if e == plan.Connect || e == plan.NewClient || e == plan.Storm || e == plan.Wire {
 			continue
 		}
 		var rows []PersistentVariant

@@ -333,12 +333,7 @@ func (b *charter) stormChart() {
 			pts = append(pts, struct{ x, y, err float64 }{float64(n), s.Mean, ci})
 			lo, hi, top = min(lo, float64(n)), max(hi, float64(n)), max(top, s.Mean+ci)
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, sc, eb := b.series(pts, b.styles[name])
-		p.Add(line, eb, sc)
-		legend = append(legend, legendEntry{name, []plot.Thumbnailer{line, sc}})
+		legend = b.addSeries(p, legend, name, pts)
 	}
 	if len(legend) == 0 {
 		return

@@ -38,6 +38,11 @@ type CellSummary struct {
 	// CPU per operation: sums over trials, as the text report's CPU table.
 	ClientCPU number `json:"client_cpu_us_per_op"`
 	ServerCPU number `json:"server_cpu_us_per_op"`
+	// PerConn is the operations per connection of connect --per-conn N
+	// rows, Offered the arrival rate of --rate rows (per second); unknown
+	// on the others.
+	PerConn number `json:"per_conn"`
+	Offered number `json:"offered_per_s"`
 }
 
 // columns are the csv header, in the order of CellSummary's fields and named as
@@ -46,6 +51,7 @@ var columns = []string{
 	"experiment", "variant", "tls", "key", "resume", "auth", "concurrency", "trials",
 	"metric", "mean", "stddev", "ci95", "delta_pct", "delta_ci95",
 	"p50_ms", "p95_ms", "p99_ms", "client_cpu_us_per_op", "server_cpu_us_per_op",
+	"per_conn", "offered_per_s",
 }
 
 // record is c as a csv row, in the order of columns.
@@ -58,6 +64,7 @@ func (c CellSummary) record() []string {
 		c.Experiment, c.Variant, c.TLS, c.Key, resume, c.Auth, itoa(c.Concurrency), itoa(c.Trials),
 		c.Metric, c.Mean.String(), c.StdDev.String(), c.CI95.String(), c.DeltaPct.String(), c.DeltaCI95.String(),
 		c.P50.String(), c.P95.String(), c.P99.String(), c.ClientCPU.String(), c.ServerCPU.String(),
+		c.PerConn.String(), c.Offered.String(),
 	}
 }
 
@@ -71,60 +78,87 @@ func (ix *index) cellSummaries() []CellSummary {
 		metric := ix.metric(e)
 		for _, k := range ix.cells(e) {
 			ts := ix.trials[k]
-			s := stats.Summarize(collect(ts, metric))
-			c := CellSummary{
-				Experiment:  string(e),
-				Variant:     k.variant,
-				Concurrency: k.c,
-				Trials:      len(ts),
-				Metric:      ix.metricName(e),
-				Mean:        number(s.Mean),
-				StdDev:      number(math.NaN()),
-				CI95:        number(s.CI95),
-				DeltaPct:    number(math.NaN()),
-				DeltaCI95:   number(math.NaN()),
-			}
-			if s.N >= 2 {
-				c.StdDev = number(s.StdDev)
-			}
-			if info, ok := ix.info[k.variant]; ok {
-				c.TLS, c.Key, c.Auth = info.TLS, info.Key, info.Auth
-				c.Resume = &info.Resume
-			}
+			c := ix.summary(string(e), k.variant, k.c, ts, ix.metricName(e), metric, trialLatency)
 			if k.variant != ix.baseline {
 				if d := ix.paired(e, k.variant, k.c); d.N > 0 {
 					c.DeltaPct, c.DeltaCI95 = number(d.Pct), number(d.CI95)
 				}
 			}
-			lat := withLatency(ts)
-			meanOf := func(f func(result.Hist) float64) number {
-				if len(lat) == 0 {
-					return number(math.NaN())
-				}
-				return number(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean)
-			}
-			c.P50 = meanOf(func(h result.Hist) float64 { return h.P50 })
-			c.P95 = meanOf(func(h result.Hist) float64 { return h.P95 })
-			c.P99 = meanOf(func(h result.Hist) float64 { return h.P99 })
-			var ops int64
-			var client, server time.Duration
-			for _, t := range ts {
-				ops += t.Ops
-				client += t.ClientCPU
-				server += t.ServerCPU
-			}
-			c.ClientCPU, c.ServerCPU = usPerOp(client, ops), usPerOp(server, ops)
 			out = append(out, c)
+			if e == plan.Storm {
+				out = append(out, ix.stormSummaries(k, ts)...)
+			}
 		}
 	}
-	return out
+	out = append(out, ix.perConnSummaries()...)
+	return append(out, ix.rateSummaries()...)
+}
+
+// trialLatency is a trial's latency, where it recorded any.
+func trialLatency(t result.Trial) (result.Hist, bool) { return t.Latency, t.Latency.Count > 0 }
+
+// summary is one row: metric's mean over the trials ts of one variant,
+// the means of their latency percentiles (lat) and their CPU per
+// operation; no change against the baseline, which the caller adds where
+// it has one.
+func (ix *index) summary(e, variant string, c int, ts []result.Trial, metric string, value func(result.Trial) float64, lat func(result.Trial) (result.Hist, bool)) CellSummary {
+	s := stats.Summarize(collect(ts, value))
+	cs := CellSummary{
+		Experiment:  e,
+		Variant:     variant,
+		Concurrency: c,
+		Trials:      len(ts),
+		Metric:      metric,
+		Mean:        number(s.Mean),
+		StdDev:      number(math.NaN()),
+		CI95:        number(s.CI95),
+		DeltaPct:    number(math.NaN()),
+		DeltaCI95:   number(math.NaN()),
+		PerConn:     number(math.NaN()),
+		Offered:     number(math.NaN()),
+	}
+	if s.N >= 2 {
+		cs.StdDev = number(s.StdDev)
+	}
+	if info, ok := ix.info[variant]; ok {
+		cs.TLS, cs.Key, cs.Auth = info.TLS, info.Key, info.Auth
+		cs.Resume = &info.Resume
+	}
+	var hs []result.Hist
+	for _, t := range ts {
+		if h, ok := lat(t); ok {
+			hs = append(hs, h)
+		}
+	}
+	meanOf := func(f func(result.Hist) float64) number {
+		if len(hs) == 0 {
+			return number(math.NaN())
+		}
+		xs := make([]float64, len(hs))
+		for i, h := range hs {
+			xs[i] = f(h)
+		}
+		return number(stats.Summarize(xs).Mean)
+	}
+	cs.P50 = meanOf(func(h result.Hist) float64 { return h.P50 })
+	cs.P95 = meanOf(func(h result.Hist) float64 { return h.P95 })
+	cs.P99 = meanOf(func(h result.Hist) float64 { return h.P99 })
+	var ops int64
+	var client, server time.Duration
+	for _, t := range ts {
+		ops += t.Ops
+		client += t.ClientCPU
+		server += t.ServerCPU
+	}
+	cs.ClientCPU, cs.ServerCPU = usPerOp(client, ops), usPerOp(server, ops)
+	return cs
 }
 
 // metricName is unit's short form, for machines: connections/s, queries/s,
 // requests/s or MB/s.
 func (ix *index) metricName(e plan.Experiment) string {
 	switch {
-	case e == plan.Connect:
+	case e == plan.Connect || e == plan.Wire:
 		return "connections/s"
 	case e == plan.Stream:
 		return "MB/s"

@@ -16,6 +16,8 @@ import (
 
 func TestSummaryGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "measured-*.json"))
+	wire, _ := filepath.Glob(filepath.Join("testdata", "wire-*.json"))
+	files = append(files, wire...)
 	formats := map[string]func(io.Writer, *result.Result) error{"csv": CSV, "json": JSON}
 	for _, jsonPath := range files {
 		r, err := result.Read(jsonPath)

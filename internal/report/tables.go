@@ -183,6 +183,9 @@ func (ix *index) negotiated(b *body) {
 	if hello {
 		t.Header = slices.Insert(t.Header, 5, "hello B")
 	}
+	if isWire(ix.r) {
+		t.Title = "negotiated, as the capture showed it"
+	}
 	if len(server) > 0 {
 		t.Title = "negotiated, as the client saw it and as the server reports it"
 		t.Header = append(t.Header, "server says")
@@ -276,6 +279,9 @@ func (ix *index) cpu(b *body) {
 	t.Header = append(t.Header, "client cores")
 	var last cellKey
 	for _, e := range ix.experiments {
+		if e == plan.Wire {
+			continue // a capture measures no CPU
+		}
 		for _, k := range ix.cells(e) {
 			var ops int64
 			var client, srv, elapsed time.Duration

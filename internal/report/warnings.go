@@ -84,6 +84,9 @@ func (ix *index) warnings() []string {
 	}
 	single, all := 0, 0
 	for _, e := range ix.experiments {
+		if e == plan.Wire {
+			continue // one trial per variant, its figures over connections
+		}
 		for _, k := range ix.cells(e) {
 			all++
 			if len(ix.trials[k]) < 2 {
@@ -92,6 +95,7 @@ func (ix *index) warnings() []string {
 		}
 	}
 	switch {
+	case all == 0 && isWire(r):
 	case single == all:
 		warn("one trial: no stddev or confidence interval")
 	case single > 0:

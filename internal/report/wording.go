@@ -106,6 +106,10 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return stormWords(f)
 	case Capacity:
 		return capacityWords(f)
+	case WireHidden, WireUnseen, WireResumed, WireHelloRetry, WireTurns:
+		return wireWords(f)
+	case WireCheckDiff, WireCheckAgree:
+		return wireCheckWords(f)
 	case Pool:
 		why := fmt.Sprintf("TLS's cost is paid when a connection opens (up to %s", msWords(f.Dearest.MS))
 		if rt := f.Dearest.RoundTrips; !math.IsNaN(rt) && rt > 0.5 {
