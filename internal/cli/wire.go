@@ -312,6 +312,7 @@ func (lc *liveCapture) describe(r *result.Result) {
 		r.Capture = &result.Capture{}
 	}
 	r.Capture.Source = "live " + lc.iface
+	r.Spec.Target, r.Target.URL = r.Capture.Source, r.Capture.Source
 	r.Capture.Command = lc.command
 	r.Capture.SnapLen = lc.stats.SnapLen
 	if lc.stats.Dropped > 0 {

@@ -33,7 +33,8 @@ func (c *Capture) Result() *result.Result {
 	r := result.New()
 	info := c.Info
 	r.Capture = &info
-	r.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Wire}, Target: "capture " + info.Source, Concurrency: []int{1}, Trials: 1}
+	r.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Wire}, Target: info.Source, Concurrency: []int{1}, Trials: 1}
+	r.Target = result.Target{URL: info.Source, Kind: string(plan.Wire)}
 	var keys []groupKey
 	groups := map[groupKey][]*Conn{}
 	for _, conn := range c.Conns {
