@@ -144,6 +144,9 @@ func trialOf(v plan.Variant, conns []*Conn) result.Trial {
 	for i, c := range conns {
 		traces[i] = c.Trace
 	}
+	// Phases are listed in the order first seen: start with a connection
+	// that has them all (a client's first connection may skip the query).
+	slices.SortStableFunc(traces, func(a, b netx.Trace) int { return len(b.Phases) - len(a.Phases) })
 	bench.TracesTrial(&t, traces)
 	start, end := conns[0].Trace.Start, conns[0].Trace.End
 	w := &result.Wire{Server: conns[0].Server.String(), Protocol: conns[0].Protocol}
