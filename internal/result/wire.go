@@ -80,9 +80,11 @@ type Capture struct {
 	Conns   int64    `json:"conns"`
 	// Unseen counts what the decoder could not see, by kind:
 	// "began-before-capture", "ended-after-capture", "lost" (bytes missing
-	// from a stream), "reordered", "truncated" (packets cut by the snap
-	// length), "not-tcp", "other-ports", "undecodable" (a stream whose
-	// protocol could not be read).
+	// from a stream), "reordered", "retransmitted", "truncated" (packets
+	// cut by the snap length), "cut-short" (a file that ends mid-packet),
+	// "dropped" (by the kernel during a live capture), "not-tcp",
+	// "other-ports", "no-answer" (a SYN nobody answered), "undecodable" (a
+	// stream whose protocol could not be read).
 	Unseen map[string]int64 `json:"unseen,omitempty"`
 }
 

@@ -247,6 +247,9 @@ func (v *view) phases(conn *Conn) ([]mark, bool) {
 		if !v.readHandshake(conn, tlsC, tlsS) {
 			return nil, false
 		}
+		if conn.Protocol == ProtoTLS && slices.Contains(conn.Offered.ALPN, "postgresql") {
+			conn.Protocol = ProtoPostgres // PostgreSQL 17+ direct TLS
+		}
 		// The handshake ends where the server's last handshake flight began
 		// to arrive, before the client's first application_data record (TLS
 		// 1.3: its encrypted Finished).
