@@ -15,10 +15,10 @@ package result
 type Wire struct {
 	// Server is the server's address:port as the capture shows it.
 	Server string `json:"server"`
-	// Protocol is what the connections spoke before or instead of TLS:
-	// postgres, mysql, tls (TLS from the first byte: HTTPS, Redis, MongoDB,
-	// PostgreSQL direct TLS), plain (neither), or a protocol decoded in
-	// plain text (postgres, mysql, http, redis, mongodb).
+	// Protocol is what the connections spoke: postgres (SSLRequest, a
+	// plaintext login, or direct TLS with ALPN postgresql), mysql, http
+	// (plain text), tls (TLS from the first byte: HTTPS, Redis, MongoDB)
+	// or plain (a plaintext protocol the decoder does not read).
 	Protocol string `json:"protocol"`
 	// Offered is what the first connection's ClientHello offered; nil
 	// without TLS.
