@@ -219,11 +219,13 @@ func validScheme(s string) bool {
 }
 
 // viaWords reports whether s is a list of --via entries without a URL
-// (direct, ssh, stunnel, ssh:CIPHER): some ciphers hold an '@'.
+// (direct, ssh, stunnel, ssh:CIPHER, openssh:CIPHER): some ciphers hold an
+// '@'.
 func viaWords(s string) bool {
 	for w := range strings.SplitSeq(s, ",") {
 		c, ok := strings.CutPrefix(w, "ssh:")
-		if w != RouteDirect && w != RouteSSH && w != RouteStunnel && (!ok || !slices.Contains(SSHCiphers, c)) {
+		oc, ook := strings.CutPrefix(w, RouteOpenSSH+":")
+		if w != RouteDirect && w != RouteSSH && w != RouteStunnel && (!ok || !slices.Contains(SSHCiphers, c)) && (!ook || !slices.Contains(OpenSSHCiphers, oc)) {
 			return false
 		}
 	}

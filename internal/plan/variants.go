@@ -68,6 +68,18 @@ func (s Spec) variants() []Variant {
 					vs = append(vs, Variant{TLS: "off", Key: k, Auth: a, Tunnel: via.Label()})
 				}
 			}
+		default:
+			kind := routeKinds[via.Kind]
+			if kind.variants == nil { // a tunnel: plain inside it
+				for _, a := range s.auths() {
+					vs = append(vs, Variant{TLS: "off", Auth: a, Tunnel: via.Label()})
+				}
+				continue
+			}
+			for _, v := range kind.variants(via, s) {
+				v.Tunnel = via.Label()
+				vs = append(vs, v)
+			}
 		}
 	}
 	return vs

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,7 +14,39 @@ const (
 	RouteDirect  = "direct"  // the driver's own TCP connection, with or without TLS
 	RouteSSH     = "ssh"     // a channel of one SSH connection per variant (ssh -L)
 	RouteStunnel = "stunnel" // plaintext into a local stunnel, TLS between stunnels
+	// Intermediaries the lab starts between the client and the server; each
+	// registers its parsing and variants in routeKinds from its own file.
+	RoutePgbouncer = "pgbouncer" // PgBouncer, TLS from the client terminated there
+	RouteHAProxy   = "haproxy"   // HAProxy terminating TLS before a plaintext server
+	RouteOpenSSH   = "openssh"   // OpenSSH's own client: ssh -N -L
+	RouteWireGuard = "wireguard" // wireguard-go between two network namespaces
 )
+
+// OpenSSHCiphers are the ciphers OpenSSH 9's ssh and sshd implement, the
+// seed's aes256-cbc among them (sshd offers the CBC ones only when asked).
+var OpenSSHCiphers = []string{
+	"aes128-ctr", "aes192-ctr", "aes256-ctr",
+	"aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
+	"aes128-cbc", "aes192-cbc", "aes256-cbc", "3des-cbc",
+}
+
+// routeKind is a --via kind registered by its own file: how an entry
+// "KIND[:ARG][?NAME=VALUE&...]" is checked, and the variants that go
+// through it.
+type routeKind struct {
+	// usage spells the entry for the unknown-way error: "pgbouncer[:local]".
+	usage string
+	// parse checks r.Arg and r.Params (nil: neither is allowed).
+	parse func(r *Route) error
+	// check refuses, before anything starts, a combination with the
+	// target or the rest of the spec that cannot work (nil: none).
+	check func(r Route, s *Spec, t Target) error
+	// variants are the variants through r, their Tunnel set by the caller.
+	variants func(r Route, s Spec) []Variant
+}
+
+// routeKinds holds the registered kinds by name.
+var routeKinds = map[string]routeKind{}
 
 // SSHCiphers are the ciphers an SSH tunnel can be asked for: what
 // golang.org/x/crypto/ssh implements and OpenSSH's sshd offers. The seed's
@@ -33,6 +66,10 @@ type Route struct {
 	URL *url.URL
 	// Cipher is the only SSH cipher offered; "" for the library's order.
 	Cipher string
+	// Arg and Params are a registered kind's "KIND:ARG?NAME=VALUE&..."
+	// (see routeKinds); Label shows both.
+	Arg    string
+	Params url.Values
 }
 
 // ParseRoute reads one --via entry: direct, stunnel, ssh, ssh:CIPHER or
@@ -62,11 +99,42 @@ func ParseRoute(raw string) (Route, error) {
 		v := Route{Kind: RouteSSH, Cipher: strings.TrimPrefix(raw, "ssh:")}
 		return v, v.checkCipher()
 	}
+	if r, ok, err := parseKind(raw); ok {
+		return r, err
+	}
 	way := "⟨via⟩"
 	if plainWord(raw) {
 		way += " " + raw
 	}
-	return Route{}, errorf("%s: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port or stunnel", way)
+	uses := []string{"direct", "ssh", "ssh:CIPHER", "ssh://user@host:port", "stunnel"}
+	for _, k := range slices.Sorted(maps.Keys(routeKinds)) {
+		uses = append(uses, routeKinds[k].usage)
+	}
+	return Route{}, errorf("%s: unknown way: use %s or %s", way, strings.Join(uses[:len(uses)-1], ", "), uses[len(uses)-1])
+}
+
+// parseKind reads an entry of a registered kind; ok is false when raw
+// names none.
+func parseKind(raw string) (r Route, ok bool, err error) {
+	head, query, hasQuery := strings.Cut(raw, "?")
+	kind, arg, _ := strings.Cut(head, ":")
+	k, ok := routeKinds[kind]
+	if !ok {
+		return Route{}, false, nil
+	}
+	r = Route{Kind: kind, Arg: arg}
+	if hasQuery {
+		if r.Params, err = url.ParseQuery(query); err != nil {
+			return Route{}, true, errorf("⟨via⟩ %s: %v", kind, err)
+		}
+	}
+	if k.parse == nil {
+		if arg != "" || hasQuery {
+			return Route{}, true, errorf("⟨via⟩ %s takes no arguments: use %s", kind, k.usage)
+		}
+		return r, true, nil
+	}
+	return r, true, k.parse(&r)
 }
 
 // plainWord reports whether s is a word that may be echoed in an error:
@@ -100,7 +168,7 @@ func (v Route) checkCipher() error {
 }
 
 // Label names the way in variant IDs: "" (direct), "ssh", "ssh aes256-ctr",
-// "stunnel".
+// "stunnel", "pgbouncer local pool_mode=transaction".
 func (v Route) Label() string {
 	switch {
 	case v.Kind == RouteDirect:
@@ -108,7 +176,14 @@ func (v Route) Label() string {
 	case v.Kind == RouteSSH && v.Cipher != "":
 		return "ssh " + v.Cipher
 	}
-	return v.Kind
+	parts := []string{v.Kind}
+	if v.Arg != "" {
+		parts = append(parts, v.Arg)
+	}
+	for _, name := range slices.Sorted(maps.Keys(v.Params)) {
+		parts = append(parts, name+"="+strings.Join(v.Params[name], ","))
+	}
+	return strings.Join(parts, " ")
 }
 
 // Tunnel returns the --via entry a variant's Via label came from, as given
@@ -147,6 +222,11 @@ func (s *Spec) checkVia(t Target) error {
 			return errorf("⟨via⟩ %s: given twice (tunnels of one kind are told apart by cipher)", Redact(raw))
 		}
 		seen[v.Label()] = true
+		if k, ok := routeKinds[v.Kind]; ok && k.check != nil {
+			if err := k.check(v, s, t); err != nil {
+				return err
+			}
+		}
 		if v.Kind == RouteStunnel {
 			if t.Lab == "" && !t.Builtin {
 				return errorf("⟨via⟩ stunnel puts stunnel before a server tlsbench starts: use ⟨lab⟩ ENGINE or the built-in server")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -18,16 +17,17 @@ import (
 
 // tunnels are what the tunnelled variants of a run go through: SSH
 // connections (one per --via entry and RTT, opened when a variant first
-// needs it), the lab's sshd when --via names no SSH server, and the lab's
-// stunnel pair.
+// needs it), the lab's sshd when --via names no SSH server, and the
+// middles (stunnel, poolers, proxies, ...) of the other entries.
 type tunnels struct {
 	ctx  context.Context
 	spec plan.Spec
 
 	mu      sync.Mutex
 	sshd    *lab.SSHD
-	stunnel *lab.Stunnel
 	ssh     []*sshTunnel
+	middles map[string]middle // by Tunnel label
+	labels  []string          // middles' labels in start order
 }
 
 type sshTunnel struct {
@@ -40,8 +40,9 @@ type sshTunnel struct {
 // need, and makes the site's variants with a Via label reach the server
 // through their tunnel.
 func (s *Site) openTunnels(ctx context.Context, spec plan.Spec) error {
-	tu := &tunnels{ctx: ctx, spec: spec}
-	var stunnelKeys []string
+	tu := &tunnels{ctx: ctx, spec: spec, middles: map[string]middle{}}
+	byLabel := map[string][]plan.Variant{}
+	var labels []string
 	tunnelled := false
 	for _, v := range spec.Variants() {
 		if v.Tunnel == "" {
@@ -58,33 +59,31 @@ func (s *Site) openTunnels(ctx context.Context, spec plan.Spec) error {
 				tu.close()
 				return fmt.Errorf("starting the lab sshd for --via ssh: %w", err)
 			}
-		case via.Kind == plan.RouteStunnel:
-			stunnelKeys = appendNew(stunnelKeys, v.Key)
+		case middleStarters[via.Kind] != nil:
+			if byLabel[v.Tunnel] == nil {
+				labels = append(labels, v.Tunnel)
+			}
+			byLabel[v.Tunnel] = append(byLabel[v.Tunnel], v)
 		}
 	}
 	if !tunnelled {
 		return nil
 	}
-	if len(stunnelKeys) > 0 {
-		// stunnel's server instance talks plaintext to the server's
-		// plaintext port, as a plain variant reaches it.
-		ep, err := s.direct(plan.Variant{TLS: "off"})
+	for _, label := range labels {
+		via, _ := spec.Tunnel(label)
+		m, err := middleStarters[via.Kind](ctx, s, via, byLabel[label])
 		if err != nil {
 			tu.close()
-			return err
+			return fmt.Errorf("starting --via %s: %w", label, err)
 		}
-		if tu.stunnel, err = lab.StartStunnel(ctx, ep.Addr, stunnelKeys); err != nil {
-			tu.close()
-			return fmt.Errorf("starting the lab stunnel pair for --via stunnel: %w", err)
-		}
+		tu.middles[label] = m
+		tu.labels = append(tu.labels, label)
+		s.notes = append(s.notes, m.Notes()...)
 	}
 	s.tunnels = tu
 	// Locate, CPU, Alive and Stop cover the tunnels once s.tunnels is set.
 	if tu.sshd != nil {
 		s.notes = append(s.notes, fmt.Sprintf("ssh tunnels: a throw-away %s on %s, one SSH connection per tunnelled variant and RTT, one direct-tcpip channel per database connection (as ssh -L does); server CPU includes sshd's", tu.sshd.Version(), tu.sshd.Addr()))
-	}
-	if tu.stunnel != nil {
-		s.notes = append(s.notes, "stunnel: a client instance (plaintext in) and a server instance (TLS out to the server's plaintext port), Debian's stunnel4 "+tu.stunnel.Info().Version+"; one TLS connection between them per database connection, with stunnel's default client session reuse, so most are resumed; server CPU includes the server instance's, not the client instance's")
 	}
 	return nil
 }
@@ -95,9 +94,8 @@ func (tu *tunnels) route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, err
 	if err != nil {
 		return ep, err
 	}
-	if via.Kind == plan.RouteStunnel {
-		ep.Addr, err = tu.stunnel.Addr(v.Key)
-		return ep, err
+	if m := tu.middles[v.Tunnel]; m != nil {
+		return m.Route(v, ep)
 	}
 	t, err := tu.sshTunnel(v.Tunnel, via, v.RTT)
 	ep.Via = t
@@ -142,8 +140,8 @@ func (tu *tunnels) serverCPU() (time.Duration, error) {
 		}
 		d += c
 	}
-	if tu.stunnel != nil {
-		c, err := tu.stunnel.ServerCPU()
+	for _, label := range tu.labels {
+		c, err := tu.middles[label].CPU()
 		if err != nil {
 			return 0, err
 		}
@@ -166,8 +164,8 @@ func (tu *tunnels) alive() error {
 	if tu.sshd != nil {
 		errs = append(errs, tu.sshd.Alive())
 	}
-	if tu.stunnel != nil {
-		errs = append(errs, tu.stunnel.Alive())
+	for _, label := range tu.labels {
+		errs = append(errs, tu.middles[label].Alive())
 	}
 	return errors.Join(errs...)
 }
@@ -190,11 +188,8 @@ func (tu *tunnels) results() []result.Tunnel {
 		r.BytesSent, r.BytesReceived = t.Counters()
 		out = append(out, r)
 	}
-	if tu.stunnel != nil {
-		info := tu.stunnel.Info()
-		for _, k := range slices.Sorted(maps.Keys(info.Endpoints)) {
-			out = append(out, result.Tunnel{Label: plan.RouteStunnel, Addr: info.Endpoints[k], Server: "stunnel " + info.Version})
-		}
+	for _, label := range tu.labels {
+		out = append(out, tu.middles[label].Results()...)
 	}
 	return out
 }
@@ -205,8 +200,8 @@ func (tu *tunnels) close() {
 	for _, t := range tu.ssh {
 		t.Close()
 	}
-	if tu.stunnel != nil {
-		tu.stunnel.Stop()
+	for _, label := range slices.Backward(tu.labels) {
+		tu.middles[label].Stop()
 	}
 	if tu.sshd != nil {
 		tu.sshd.Stop()
