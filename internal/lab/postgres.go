@@ -92,7 +92,7 @@ func startPostgres(ctx context.Context, o Options) (Server, error) {
 // initPostgres makes everything the server needs but does not start it:
 // its directory, certificates, password and data directory.
 func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
-	bin, err := postgresBin()
+	bin, err := postgresVersionBin(o.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +399,7 @@ func (s *Postgres) readSettings(ctx context.Context) error {
 	}
 	defer c.Close(context.Background())
 	names := []string{"server_version", "ssl", "ssl_library", "ssl_min_protocol_version", "ssl_max_protocol_version",
-		"ssl_ciphers", "ssl_ecdh_curve", "ssl_prefer_server_ciphers", "password_encryption",
+		"ssl_ciphers", "ssl_ecdh_curve", "ssl_groups", "ssl_prefer_server_ciphers", "password_encryption",
 		"max_connections", "shared_buffers", "fsync"}
 	// current_setting gives what SHOW shows: "256MB", not 8 kB pages.
 	q := "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY('{" + strings.Join(names, ",") + "}')"
@@ -414,6 +414,7 @@ func (s *Postgres) readSettings(ctx context.Context) error {
 	}
 	s.version = s.settings["server_version"]
 	delete(s.settings, "server_version")
+	s.settings["tls_library"] = tlsLibrary(filepath.Join(s.bin, "postgres"))
 	if s.settings["ssl_max_protocol_version"] == "" {
 		s.settings["ssl_max_protocol_version"] = "(none: the newest the library has)"
 	}
@@ -619,10 +620,30 @@ func (s *Postgres) Notes() []string {
 			"the client still negotiates what it would anyway.",
 		"PostgreSQL never resumes TLS sessions: it disables session tickets and its session cache, " +
 			"so every TLS connection is a full handshake, whatever the client offers.",
-		"PostgreSQL 15 offers one key exchange group, ssl_ecdh_curve (" + s.setting("ssl_ecdh_curve") + "): a TLS 1.3 client " +
-			"whose first key share is another group (Go's and OpenSSL's, libpq's, default: X25519) gets a HelloRetryRequest, " +
-			"so a full TLS 1.3 handshake takes 2 round trips here, not 1.",
+		s.groupsNote(),
 	}
+}
+
+// groupsNote says which key exchange groups the server offers: before
+// PostgreSQL 18 one (ssl_ecdh_curve), so a TLS 1.3 client whose first key
+// share is another pays a HelloRetryRequest; from 18 a list (ssl_groups).
+func (s *Postgres) groupsNote() string {
+	if g := s.setting("ssl_groups"); g != "" {
+		return "PostgreSQL " + s.major() + " offers the key exchange groups of ssl_groups (" + g + "), linked with " + s.setting("tls_library") +
+			": a TLS 1.3 client whose first key share is among them (X25519 is Go's and OpenSSL's default) completes a full handshake in 1 round trip."
+	}
+	return "PostgreSQL " + s.major() + " offers one key exchange group, ssl_ecdh_curve (" + s.setting("ssl_ecdh_curve") + "): a TLS 1.3 client " +
+		"whose first key share is another group (Go's and OpenSSL's, libpq's, default: X25519) gets a HelloRetryRequest, " +
+		"so a full TLS 1.3 handshake takes 2 round trips here, not 1."
+}
+
+// major is the server's major version ("15"), from its version string.
+func (s *Postgres) major() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, _, _ := strings.Cut(s.version, ".")
+	v, _, _ = strings.Cut(v, " ")
+	return v
 }
 
 func (s *Postgres) setting(name string) string {
