@@ -185,23 +185,34 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 // through the first variant's connection settings, over the bare link
 // whatever RTT the run emulates.
 func (r *Runner) prepareData(ctx context.Context, progress func(Progress)) error {
-	cfg := r.Configs[r.Variants[0].ID]
-	cfg.Dialer = cfg.Dialer.WithRTT(0)
-	d, err := r.newDriver(r.Scheme, cfg)
-	if err != nil {
-		return err
+	// One server per Server of the variants (several when a run compares
+	// lab servers), through the first variant of each.
+	seen := map[string]bool{}
+	for _, v := range r.Variants {
+		if seen[v.Server] {
+			continue
+		}
+		seen[v.Server] = true
+		cfg := r.Configs[v.ID]
+		cfg.Dialer = cfg.Dialer.WithRTT(0)
+		d, err := r.newDriver(r.Scheme, cfg)
+		if err != nil {
+			return err
+		}
+		err = prepare(ctx, r.Spec, d, func(done, total int64) {
+			progress(Progress{Stage: StagePrepare, Done: done, Total: total})
+		})
+		var pe *prepareError
+		switch {
+		case errors.Is(err, ErrNothingToPrepare):
+			return nil
+		case errors.As(err, &pe):
+			return fmt.Errorf("preparing %d tables of %d rows: %w", r.Spec.Tables, r.Spec.Rows, pe.err)
+		case err != nil:
+			return err
+		}
 	}
-	err = prepare(ctx, r.Spec, d, func(done, total int64) {
-		progress(Progress{Stage: StagePrepare, Done: done, Total: total})
-	})
-	var pe *prepareError
-	switch {
-	case errors.Is(err, ErrNothingToPrepare):
-		return nil
-	case errors.As(err, &pe):
-		return fmt.Errorf("preparing %d tables of %d rows: %w", r.Spec.Tables, r.Spec.Rows, pe.err)
-	}
-	return err
+	return nil
 }
 
 // ErrNothingToPrepare is Prepare's answer for an engine whose workloads

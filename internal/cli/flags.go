@@ -54,6 +54,7 @@ type runFlags struct {
 	// dimension.
 	cert, certKey string
 	clientCerts   []string
+	negotiation   []string
 	// The client's own footprint (cli/profile.go, cli/cpus.go).
 	cpuProfile string
 	clientCPUs string
@@ -94,7 +95,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.IntVar(&f.trials, "trials", 0, "timed repetitions of every variant, interleaved")
 	fs.IntVar(&f.size, "size", 0, "response body size of the built-in server, bytes")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
-	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET)")
+	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET); postgres:18 is PostgreSQL 18, postgres:15,postgres:18 compares both")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
 	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2)")
 	fs.DurationSliceVar(&f.predictRTT, "predict-rtt", nil, "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given")
@@ -122,6 +123,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.StringVar(&f.paths, "paths", "", "http: a file of request paths, one a line ('#' comments); each request takes one at random")
 	fs.StringVar(&f.cert, "cert", "", "client certificate (PEM) every TLS variant presents when the server asks, as curl and redis-cli spell it (URL targets; or the URL's sslcert=, ssl-cert=, tlsCertificateKeyFile=)")
 	fs.StringVar(&f.certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
+	fs.StringSliceVar(&f.negotiation, "negotiation", nil, "postgres: how TLS starts, a list to compare: postgres (an SSLRequest first) and direct (TLS from the first byte, PostgreSQL 17+), as libpq's sslnegotiation")
 	fs.StringSliceVar(&f.clientCerts, "client-cert", nil, "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants")
 	registerProfile(fs, &f.cpuProfile)
 	f.registerShard(cmd)
@@ -192,6 +194,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		CertFile:     f.cert,
 		CertKeyFile:  f.certKey,
 		ClientCerts:  f.clientCerts,
+		Negotiation:  f.negotiation,
 		ClientCPUs:   f.clientCPUs,
 	}
 	if fl := cmd.Flags().Lookup("client-cpus"); fl.Changed && strings.TrimSpace(f.clientCPUs) == "" {

@@ -68,6 +68,10 @@ type Spec struct {
 	CertFile    string   `json:"cert_file,omitempty"`
 	CertKeyFile string   `json:"cert_key_file,omitempty"`
 	ClientCerts []string `json:"client_certs,omitempty"`
+	// Negotiation lists how PostgreSQL TLS variants start TLS: postgres
+	// (an SSLRequest first) and direct (PostgreSQL 17+), as libpq's
+	// sslnegotiation; empty is postgres.
+	Negotiation []string `json:"negotiation,omitempty"`
 	Concurrency []int    `json:"concurrency"`
 	// PerConn lists how many operations each new connection of the
 	// connect experiment runs before it closes, a sweep like Concurrency
@@ -239,6 +243,12 @@ type Variant struct {
 	Resume bool   `json:"resume,omitempty"`
 	Key    string `json:"key,omitempty"`
 	Auth   string `json:"auth,omitempty"`
+	// Server is the lab server the variant measures when a run compares
+	// several ("postgres:18"); "" with one.
+	Server string `json:"server,omitempty"`
+	// Negotiation is "direct" for PostgreSQL's direct TLS, "" for an
+	// SSLRequest first.
+	Negotiation string `json:"negotiation,omitempty"`
 	// ClientCert is the key type of the lab client certificate the variant
 	// presents, "off" for its twin without one; "" without the dimension.
 	ClientCert string `json:"client_cert,omitempty"`
@@ -501,6 +511,9 @@ func newSpec(raw Spec) (Spec, error) {
 		return s, errorf("⟨ca_file⟩ and ⟨insecure⟩ exclude each other: keep ⟨ca_file⟩ to verify the server")
 	}
 	if err := s.checkVia(t); err != nil {
+		return s, err
+	}
+	if err := s.checkNegotiation(t); err != nil {
 		return s, err
 	}
 	if len(s.Concurrency) == 0 {

@@ -12,8 +12,11 @@ import (
 // Target is a parsed target.
 type Target struct {
 	Builtin bool
-	// Lab is the engine of a lab server ("lab:postgres").
+	// Lab is the engine of a lab server ("lab:postgres"), or a list of
+	// versions of one ("postgres:15,postgres:18", see Labs).
 	Lab string
+	// Negotiation is a postgres:// URL's sslnegotiation (postgres, direct).
+	Negotiation string
 	// Scheme is the engine's name: http, https, postgres, mysql, redis.
 	Scheme   string
 	Host     string // host:port
@@ -59,12 +62,8 @@ func ParseTarget(s string) (Target, error) {
 	if s == Builtin {
 		return Target{Builtin: true, Redacted: Builtin, DefaultTLS: compare}, nil
 	}
-	if engine, ok := strings.CutPrefix(s, "lab:"); ok {
-		scheme, ok := labEngines[engine]
-		if !ok {
-			return Target{}, errorf("%s: no such lab server: use postgres, mariadb, redis or mongodb", shown("⟨lab⟩", " ", engine))
-		}
-		return Target{Lab: engine, Scheme: scheme, Redacted: s, DefaultTLS: compare}, nil
+	if lab, ok := strings.CutPrefix(s, "lab:"); ok {
+		return parseLab(lab, s, compare)
 	}
 	u, err := parseURL("target", s)
 	if err != nil {
@@ -86,6 +85,11 @@ func ParseTarget(s string) (Target, error) {
 			if strings.HasPrefix(h, "/") || strings.HasPrefix(h, "@") {
 				return Target{}, errUnixSocket("target", "postgres")
 			}
+		}
+		switch t.Negotiation = q.Get("sslnegotiation"); t.Negotiation {
+		case "", NegotiationPostgres, NegotiationDirect:
+		default:
+			return Target{}, errorf("%s: use postgres or direct, as libpq spells them", shown("sslnegotiation", "=", t.Negotiation))
 		}
 		switch mode := q.Get("sslmode"); mode {
 		case "disable":
@@ -385,3 +389,43 @@ func (s *Spec) sqlWorkload() error {
 
 // secretParams are query parameters that carry credentials in the URLs of
 // the engines tlsbench speaks to.
+
+// parseLab parses the lab servers of "lab:LIST": an engine, or versions of
+// PostgreSQL to compare ("postgres:15,postgres:18").
+func parseLab(lab, raw string, compare []string) (Target, error) {
+	var scheme string
+	seen := map[string]bool{}
+	list := strings.Split(lab, ",")
+	for _, one := range list {
+		engine, version, versioned := strings.Cut(one, ":")
+		sch, ok := labEngines[engine]
+		if !ok {
+			return Target{}, errorf("%s: no such lab server: use postgres, mariadb, redis or mongodb", shown("⟨lab⟩", " ", engine))
+		}
+		if versioned {
+			if n, err := strconv.Atoi(version); engine != "postgres" || err != nil || n < 10 {
+				return Target{}, errorf("%s: only PostgreSQL comes in versions here, as postgres:15 or postgres:18", shown("⟨lab⟩", " ", engine))
+			}
+		}
+		if scheme != "" && sch != scheme {
+			return Target{}, errorf("⟨lab⟩ %s: compare versions of one engine (postgres:15,postgres:18), not engines: run one engine at a time", lab)
+		}
+		if seen[one] {
+			return Target{}, errorf("⟨lab⟩ %s: %s is given twice", lab, one)
+		}
+		seen[one] = true
+		scheme = sch
+	}
+	if len(list) > 1 && scheme != "postgres" {
+		return Target{}, errorf("⟨lab⟩ %s: only PostgreSQL versions can be compared", lab)
+	}
+	return Target{Lab: lab, Scheme: scheme, Redacted: raw, DefaultTLS: compare}, nil
+}
+
+// Labs lists the lab servers of the target, one per version compared.
+func (t Target) Labs() []string {
+	if t.Lab == "" {
+		return nil
+	}
+	return strings.Split(t.Lab, ",")
+}

@@ -17,11 +17,17 @@ func (s Spec) Variants() []Variant {
 	if len(rtts) == 0 {
 		rtts = []time.Duration{0}
 	}
+	servers := []string{""}
+	if t, err := ParseTarget(s.Target); err == nil && len(t.Labs()) > 1 {
+		servers = t.Labs()
+	}
 	var vs []Variant
 	for _, rtt := range rtts {
-		for _, v := range s.variants() {
-			v.RTT = rtt
-			vs = append(vs, v)
+		for _, server := range servers {
+			for _, v := range s.variants() {
+				v.RTT, v.Server = rtt, server
+				vs = append(vs, v)
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -132,8 +138,10 @@ func (s Spec) direct() []Variant {
 					}
 					for _, r := range s.Resume {
 						for _, cc := range s.clientCertList() {
-							for _, a := range auths {
-								vs = append(vs, Variant{TLS: mode, Cipher: c, Group: g, Resume: r, Key: key, ClientCert: cc, Auth: a})
+							for _, n := range s.negotiations() {
+								for _, a := range auths {
+									vs = append(vs, Variant{TLS: mode, Cipher: c, Group: g, Resume: r, Key: key, ClientCert: cc, Negotiation: n, Auth: a})
+								}
 							}
 						}
 					}
@@ -155,6 +163,9 @@ func variantID(v Variant) string {
 	if v.TLS == "auto" {
 		parts[0] = "tls-auto"
 	}
+	if v.Server != "" {
+		parts = append([]string{v.Server}, parts...)
+	}
 	if v.Key != "" {
 		parts = append(parts, v.Key)
 	}
@@ -169,6 +180,9 @@ func variantID(v Variant) string {
 	}
 	if id := clientCertID(v); id != "" {
 		parts = append(parts, id)
+	}
+	if v.Negotiation != "" {
+		parts = append(parts, v.Negotiation)
 	}
 	if v.Auth != "" {
 		parts = append(parts, v.Auth)

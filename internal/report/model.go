@@ -175,8 +175,13 @@ func (ix *index) header() Header {
 	if r.Capture == nil { // a capture's client is not tlsbench's Go
 		field("Go/TLS", r.Tool.Go+", "+r.Tool.TLSLibrary)
 	}
-	if s := r.Target.Server; s != nil {
-		field("server", strings.TrimSpace(s.Software+" "+s.Version))
+	switch servers := r.Target.Servers; {
+	case len(servers) > 0:
+		for _, s := range servers {
+			field("server", serverLine(s))
+		}
+	case r.Target.Server != nil:
+		field("server", serverLine(*r.Target.Server))
 	}
 
 	h.Tool = strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)
@@ -195,6 +200,20 @@ func (ix *index) header() Header {
 		}
 	}
 	return h
+}
+
+// serverLine names a server tlsbench started: its lab name when a run
+// compares several, software, version and the TLS library it is linked
+// with, where known.
+func serverLine(s result.Server) string {
+	line := strings.TrimSpace(s.Software + " " + s.Version)
+	if s.Lab != "" {
+		line = s.Lab + ": " + line
+	}
+	if lib := s.Settings["tls_library"]; lib != "" {
+		line += ", " + lib
+	}
+	return line
 }
 
 // status is how r ended.

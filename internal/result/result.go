@@ -207,12 +207,17 @@ type CPUs struct {
 type Target struct {
 	URL  string `json:"url"`  // redacted
 	Kind string `json:"kind"` // builtin, http, https
-	// Server describes the server when tlsbench started it.
+	// Server describes the server when tlsbench started it: the first of
+	// Servers when a run compares several lab servers.
 	Server *Server `json:"server,omitempty"`
+	// Servers are the lab servers a run compares (--lab
+	// postgres:15,postgres:18), each named by Lab as variants name it.
+	Servers []Server `json:"servers,omitempty"`
 }
 
 // Server is a server tlsbench started itself.
 type Server struct {
+	Lab      string `json:"lab,omitempty"` // "postgres:18", where a run compares lab servers
 	Software string `json:"software"`
 	Version  string `json:"version"`
 	// Endpoints maps a variant's key ("" for plain) to the address serving it.

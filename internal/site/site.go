@@ -39,6 +39,7 @@ type Site struct {
 	// direct finds a variant's endpoint before any tunnel.
 	direct  func(v plan.Variant) (bench.Endpoint, error)
 	tunnels *tunnels // nil unless a variant goes through one
+	servers *servers // non-nil when the run compares lab servers
 
 	mu    sync.Mutex
 	notes []string
@@ -83,6 +84,8 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 			break
 		}
 		err = s.serve(srv, spec)
+	case len(t.Labs()) > 1:
+		err = s.openServers(ctx, spec, t)
 	case t.Lab != "":
 		var srv lab.Server
 		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys, ClientCerts: clientCertKeys(spec), Connections: slices.Max(append([]int{0}, spec.Clients...))}); err != nil {
@@ -221,6 +224,9 @@ func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
 // comes up, and a note says once how it is done. The built-in server (a
 // listener per key) and a URL need nothing.
 func (s *Site) Before(ctx context.Context, v plan.Variant) error {
+	if s.servers != nil {
+		return s.servers.before(ctx, v)
+	}
 	if s.srv == nil || v.Plain() {
 		return nil
 	}
@@ -251,6 +257,9 @@ func (s *Site) Before(ctx context.Context, v plan.Variant) error {
 // its tunnels' far ends (they run beside it); bench.ErrNoServerCPU for a
 // URL target.
 func (s *Site) CPU() (time.Duration, error) {
+	if s.servers != nil {
+		return s.servers.cpu()
+	}
 	if s.srv == nil {
 		return 0, bench.ErrNoServerCPU
 	}
@@ -266,6 +275,9 @@ func (s *Site) CPU() (time.Duration, error) {
 // memory now (not its tunnels'), and whether that is PSS or RSS;
 // bench.ErrNoServerCPU for a URL target.
 func (s *Site) Memory() (int64, string, error) {
+	if s.servers != nil {
+		return s.servers.memory()
+	}
 	if s.srv == nil {
 		return 0, "", bench.ErrNoServerCPU
 	}
@@ -277,6 +289,9 @@ func (s *Site) Memory() (int64, string, error) {
 // one is.
 func (s *Site) Alive() error {
 	var errs []error
+	if s.servers != nil {
+		errs = append(errs, s.servers.alive())
+	}
 	if s.srv != nil {
 		errs = append(errs, s.srv.Alive())
 	}
@@ -291,6 +306,9 @@ func (s *Site) Alive() error {
 func (s *Site) Notes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.servers != nil {
+		return append(slices.Clone(s.notes), s.servers.notes()...)
+	}
 	return slices.Clone(s.notes)
 }
 
@@ -305,6 +323,9 @@ func (s *Site) Tunnels() []result.Tunnel {
 // Stop closes the tunnels and stops the server Open started, removing
 // their keys; safe to call more than once.
 func (s *Site) Stop() error {
+	if s.servers != nil {
+		return s.servers.stop()
+	}
 	if s.tunnels != nil {
 		s.tunnels.close()
 	}

@@ -93,8 +93,15 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	d := &pgDriver{cfg: cfg, base: base, urlTLS: base.TLSConfig, sslmode: cfg.URL.Query().Get("sslmode"), workload: w}
 	base.TLSConfig = cfg.TLS // nil: no SSLRequest at all
 	base.Fallbacks = nil
-	base.SSLNegotiation = "postgres" // SSLRequest first, never direct TLS
-	base.ConnectTimeout = 0          // cfg.Timeout bounds Open instead
+	base.SSLNegotiation = "postgres" // an SSLRequest first, unless the variant is direct
+	if cfg.Variant.Negotiation == plan.NegotiationDirect && cfg.TLS != nil {
+		// TLS from the first byte (PostgreSQL 17+), with the ALPN
+		// protocol the server requires of a direct connection.
+		base.SSLNegotiation = plan.NegotiationDirect
+		base.TLSConfig = cfg.TLS.Clone()
+		base.TLSConfig.NextProtos = []string{"postgresql"}
+	}
+	base.ConnectTimeout = 0 // cfg.Timeout bounds Open instead
 	base.MaxProtocolMessageBodyLen = maxMessage
 	// No round trips beyond the login: no target_session_attrs check, no
 	// set-up queries, and no name lookup (cfg.Addr is what is dialed).
@@ -166,6 +173,13 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 		// An interrupted run must not wait for a slow server: cancelling
 		// ctx unblocks every read and write at once.
 		s.cancel = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+		if d.base.SSLNegotiation == plan.NegotiationDirect {
+			// No SSLRequest: the ClientHello is the first word, and
+			// the server's first flight its answer.
+			c.Mark(netx.PhaseTLSHandshake)
+			c.SniffTLS(PhaseAuth)
+			return c, nil
+		}
 		c.Mark(PhaseStartup)
 		if d.cfg.TLS != nil {
 			c.MarkOnAnswer(netx.PhaseTLSHandshake)
