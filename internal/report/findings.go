@@ -70,6 +70,7 @@ func (ix *index) findings() []Finding {
 		r.keys()
 		r.resumption()
 		r.clientCerts()
+		r.negotiation()
 		r.tunnels()
 		r.persistent()
 		r.rtt()

@@ -90,6 +90,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return ix.authWords(f)
 	case ClientCertCost:
 		return ix.clientCertWords(f)
+	case DirectTLS:
+		return ix.directWords(f)
 	case TunnelCost:
 		return ix.tunnelWords(f)
 	case UseTunnel:
