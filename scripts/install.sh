@@ -17,6 +17,7 @@ need=(
   stunnel4:stunnel4
   chromium:chromium
   tcpdump:tcpdump
+  /usr/sbin/pgbouncer:pgbouncer
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)

@@ -376,7 +376,7 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 	if err := verifyClientCert(v, r.Configs[v.ID].TLS, view); err != nil {
 		return c, err
 	}
-	return c, verify(v, s, view)
+	return c, verify(v, s, view, r.Configs[v.ID].ServerTLS)
 }
 
 func (r *Runner) explain(err error, v plan.Variant) error {
@@ -422,7 +422,17 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 // verify checks the negotiated facts of a session against its variant, and
 // against what the server says when it can: a "plain" connection that is
 // really encrypted, or a TLS one that fell back, is an error, not a figure.
-func verify(v plan.Variant, s driver.Session, server *driver.ServerView) error {
+func verify(v plan.Variant, s driver.Session, server *driver.ServerView, hopTLS *bool) error {
+	if hopTLS != nil && server != nil {
+		// An intermediary's own connection is what the server sees.
+		switch {
+		case *hopTLS && !server.TLS:
+			return errors.New("the intermediary should reach the server over TLS, but the server reports a plaintext connection")
+		case !*hopTLS && server.TLS:
+			return fmt.Errorf("the intermediary should reach the server in plaintext, but the server reports %s %s", server.Version, server.Cipher)
+		}
+		server = nil
+	}
 	state, ok := s.TLS()
 	switch {
 	case v.Plain() && ok:

@@ -21,6 +21,10 @@ type Endpoint struct {
 	// Via, when set, is the tunnel connections go through (Addr as the
 	// tunnel's far end sees it).
 	Via netx.Tunnel
+	// ServerTLS, when set, is whether the server itself must see TLS where
+	// an intermediary makes the connection to it (a pooler); nil: as the
+	// variant.
+	ServerTLS *bool
 }
 
 // Locate finds the endpoint of a variant.
@@ -49,13 +53,14 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 		}
 		_, port, _ := net.SplitHostPort(ep.Addr)
 		cfg := driver.Config{
-			Variant: v,
-			Addr:    ep.Addr,
-			Host:    net.JoinHostPort(ep.Host, port),
-			Path:    spec.RequestPath(),
-			Dialer:  vd,
-			Timeout: spec.Timeout,
-			URL:     ep.URL,
+			Variant:   v,
+			Addr:      ep.Addr,
+			Host:      net.JoinHostPort(ep.Host, port),
+			Path:      spec.RequestPath(),
+			Dialer:    vd,
+			Timeout:   spec.Timeout,
+			URL:       ep.URL,
+			ServerTLS: ep.ServerTLS,
 			Workload: driver.Workload{
 				Name: spec.Workload, QueryMode: spec.QueryMode, Tables: spec.Tables, Rows: spec.Rows,
 				User:    spec.UserWorkload(),

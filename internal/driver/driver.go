@@ -36,6 +36,10 @@ type Config struct {
 	// when not Reuse (connect --per-conn; 0 is one): HTTP keeps the
 	// connection alive until the last.
 	PerConn int
+	// ServerTLS, when set, is whether the server itself sees TLS where an
+	// intermediary (a pooler) makes the connection to it; nil: as the
+	// variant. The check compares the server's own view with it.
+	ServerTLS *bool
 	// URL is the target with its credentials, for engines that log in:
 	// user, password (or passfile=PATH), database, options. Never print it.
 	URL *url.URL

@@ -192,20 +192,25 @@ func postgresUser(dir string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// chownAll gives the directory and everything in it to the server's user,
-// but the owner file, which a sweep trusts only if it is ours.
-func (s *Postgres) chownAll() error {
-	if s.runAs == nil {
+// chownAll gives the directory and everything in it to the server's user
+// (see chownLabDir).
+func (s *Postgres) chownAll() error { return chownLabDir(s.dir, s.runAs) }
+
+// chownLabDir gives a lab directory and everything in it to the user a
+// server runs as (nil: this process's own, nothing to do), but the owner
+// file, which a sweep trusts only if it is ours.
+func chownLabDir(dir string, runAs *syscall.Credential) error {
+	if runAs == nil {
 		return nil
 	}
-	return filepath.WalkDir(s.dir, func(path string, _ fs.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if path == filepath.Join(s.dir, ownerFile) {
+		if path == filepath.Join(dir, ownerFile) {
 			return nil
 		}
-		return os.Lchown(path, int(s.runAs.Uid), int(s.runAs.Gid))
+		return os.Lchown(path, int(runAs.Uid), int(runAs.Gid))
 	})
 }
 

@@ -157,11 +157,14 @@ func variantID(v Variant) string {
 	if v.Plain() {
 		parts[0] = "plain"
 	}
-	if v.Tunnel != "" {
-		parts[0] = v.Tunnel
-	}
 	if v.TLS == "auto" {
 		parts[0] = "tls-auto"
+	}
+	switch {
+	case v.Tunnel != "" && v.Plain():
+		parts[0] = v.Tunnel
+	case v.Tunnel != "": // TLS to an intermediary: "pgbouncer tls1.3"
+		parts = append([]string{v.Tunnel}, parts...)
 	}
 	if v.Server != "" {
 		parts = append([]string{v.Server}, parts...)

@@ -162,6 +162,9 @@ type Tunnel struct {
 	// the whole run: channel payload plus SSH's framing.
 	BytesSent     int64 `json:"bytes_sent,omitempty"`
 	BytesReceived int64 `json:"bytes_received,omitempty"`
+	// Settings are an intermediary's own (PgBouncer's pool_mode,
+	// default_pool_size, server_tls_sslmode).
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // SetupPhase is one phase of a setup timed once.
