@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,12 +17,16 @@ func (ix *index) tunnels(b *body) {
 	if len(ix.r.Tunnels) == 0 {
 		return
 	}
+	ix.intermediaries(b)
 	t := Table{
 		Title:  "tunnels, each set up once per run, not per connection: ms [round trips]",
 		Left:   6,
 		Header: []string{"via", "rtt", "server", "key exchange", "host key", "cipher", "setup"},
 	}
 	for _, tu := range ix.r.Tunnels {
+		if len(tu.Settings) > 0 {
+			continue // an intermediary: its own table
+		}
 		rtt := "-"
 		if tu.RTT > 0 {
 			rtt = plan.RTTLabel(tu.RTT)
@@ -41,7 +47,28 @@ func (ix *index) tunnels(b *body) {
 		}
 		t.add(tu.Label, rtt, tu.Server, dash(tu.KeyExchange), dash(tu.HostKey), cipher, cell)
 	}
-	b.table(t)
+	if len(t.Rows) > 0 {
+		b.table(t)
+	}
+}
+
+// intermediaries lists the poolers and proxies of a run with their own
+// settings (PgBouncer's pool_mode, server_tls_sslmode, ...).
+func (ix *index) intermediaries(b *body) {
+	t := Table{Title: "intermediaries, started once per run", Left: 4, Header: []string{"via", "server", "address", "settings"}}
+	for _, tu := range ix.r.Tunnels {
+		if len(tu.Settings) == 0 {
+			continue
+		}
+		var set []string
+		for _, k := range slices.Sorted(maps.Keys(tu.Settings)) {
+			set = append(set, k+"="+tu.Settings[k])
+		}
+		t.add(tu.Label, tu.Server, tu.Addr, strings.Join(set, " "))
+	}
+	if len(t.Rows) > 0 {
+		b.table(t)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

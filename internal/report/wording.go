@@ -95,6 +95,9 @@ func (ix *index) phrase(k Kind, f Fact) string {
 	case TunnelCost:
 		return ix.tunnelWords(f)
 	case UseTunnel:
+		if ix.pathKind(f.Versus.To) == plan.RoutePgbouncer {
+			return fmt.Sprintf("Where the application opens a connection per request, put a pooler before the server (%s): it made %s here, since PgBouncer reuses its server connections: the server forks no backend, and makes no TLS handshake, per client connection.", f.Versus.To, ix.change(plan.Connect, f.Versus.Delta, f.Versus.From, false))
+		}
 		return fmt.Sprintf("Where connections cannot be pooled, carry them through a long-lived tunnel (%s): it made %s here, since a database connection through it does not pay a full TLS handshake of its own (a channel open, or a resumed handshake between stunnels).", f.Versus.To, ix.change(plan.Connect, f.Versus.Delta, f.Versus.From, false))
 	case PersistentSame:
 		return ix.persistentSameWords(f)
@@ -665,4 +668,19 @@ func isUnit(w string) bool {
 		}
 	}
 	return false
+}
+
+// pathKind is the --via kind a variant goes through ("" direct or
+// unknown).
+func (ix *index) pathKind(variant string) string {
+	info, ok := ix.info[variant]
+	if !ok || info.Tunnel == "" {
+		return ""
+	}
+	for _, raw := range ix.r.Spec.Via {
+		if r, err := plan.ParseRoute(raw); err == nil && r.Label() == info.Tunnel {
+			return r.Kind
+		}
+	}
+	return ""
 }
