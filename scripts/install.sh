@@ -18,6 +18,7 @@ need=(
   chromium:chromium
   tcpdump:tcpdump
   /usr/sbin/pgbouncer:pgbouncer
+  /usr/sbin/haproxy:haproxy
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)
