@@ -19,6 +19,7 @@ need=(
   tcpdump:tcpdump
   /usr/sbin/pgbouncer:pgbouncer
   /usr/sbin/haproxy:haproxy
+  ssh:openssh-client
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)

@@ -34,7 +34,7 @@ const labEnv = "TLSBENCH_LAB_DIR"
 
 // labDirRE matches the lab dirs newLabDir and makeLabDir make: prefix plus
 // os.MkdirTemp's random number.
-var labDirRE = regexp.MustCompile(`^tlsbench-(postgres|mariadb|redis|mongodb|sshd|stunnel|pgbouncer|haproxy|lab)-[0-9]+$`)
+var labDirRE = regexp.MustCompile(`^tlsbench-(postgres|mariadb|redis|mongodb|sshd|ssh|stunnel|pgbouncer|haproxy|lab)-[0-9]+$`)
 
 // keptLogRE matches the logs keepLog leaves in the temp dir:
 // tlsbench-NAME-PID.START-RANDOM.log.

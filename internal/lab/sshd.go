@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,14 +40,16 @@ type SSHD struct {
 	signer  ssh.Signer
 	hostKey ssh.PublicKey
 	version string
+	ciphers []string // what it offers
 
 	stopOnce sync.Once
 	stopErr  error
 }
 
 // StartSSHD starts Debian's sshd. It offers every cipher plan.SSHCiphers
-// names, aes128-cbc included, so that a tunnel can be asked for any of them.
-func StartSSHD(ctx context.Context) (_ *SSHD, err error) {
+// names, aes128-cbc included, so that a tunnel can be asked for any of
+// them, and the extra ones given (OpenSSH's own client's aes256-cbc).
+func StartSSHD(ctx context.Context, extra ...string) (_ *SSHD, err error) {
 	if _, err := os.Stat(sshdBinary); err != nil {
 		return nil, fmt.Errorf("sshd is not installed (%s): apt-get install openssh-server, or run scripts/install.sh: %w", sshdBinary, ErrNotInstalled)
 	}
@@ -58,7 +61,12 @@ func StartSSHD(ctx context.Context) (_ *SSHD, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SSHD{dir: dir, user: u.Username}
+	s := &SSHD{dir: dir, user: u.Username, ciphers: slices.Clone(plan.SSHCiphers)}
+	for _, c := range extra {
+		if !slices.Contains(s.ciphers, c) {
+			s.ciphers = append(s.ciphers, c)
+		}
+	}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -124,7 +132,7 @@ func (s *SSHD) config() string {
 		"PermitOpen any",
 		"X11Forwarding no",
 		"PermitTTY no",
-		"Ciphers " + strings.Join(plan.SSHCiphers, ","),
+		"Ciphers " + strings.Join(s.ciphers, ","),
 		// A connect loop opens thousands of channels on one connection
 		// and may start several connections at once.
 		"MaxStartups 100",

@@ -162,6 +162,9 @@ type Tunnel struct {
 	// the whole run: channel payload plus SSH's framing.
 	BytesSent     int64 `json:"bytes_sent,omitempty"`
 	BytesReceived int64 `json:"bytes_received,omitempty"`
+	// ClientCPU is the CPU a tunnel's client process used over the run
+	// (OpenSSH's ssh -L), beside tlsbench's own.
+	ClientCPU time.Duration `json:"client_cpu_ns,omitempty"`
 	// Settings are an intermediary's own (PgBouncer's pool_mode,
 	// default_pool_size, server_tls_sslmode).
 	Settings map[string]string `json:"settings,omitempty"`
