@@ -20,6 +20,8 @@ need=(
   /usr/sbin/pgbouncer:pgbouncer
   /usr/sbin/haproxy:haproxy
   ssh:openssh-client
+  wireguard-go:wireguard-go
+  wg:wireguard-tools
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)

@@ -21,6 +21,9 @@ type Endpoint struct {
 	// Via, when set, is the tunnel connections go through (Addr as the
 	// tunnel's far end sees it).
 	Via netx.Tunnel
+	// Netns, when set, is the network namespace connections are made in
+	// (/run/netns/NAME): a VPN's client side.
+	Netns string
 	// ServerTLS, when set, is whether the server itself must see TLS where
 	// an intermediary makes the connection to it (a pooler); nil: as the
 	// variant.
@@ -50,6 +53,9 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 		if ep.Via != nil {
 			// The tunnel's own connection carries the variant's RTT.
 			vd = &netx.Dialer{Via: ep.Via}
+		}
+		if ep.Netns != "" {
+			vd = &netx.Dialer{RTT: v.RTT, Netns: ep.Netns}
 		}
 		_, port, _ := net.SplitHostPort(ep.Addr)
 		cfg := driver.Config{

@@ -93,6 +93,8 @@ func TestBadInput(t *testing.T) {
 		{"haproxy before a URL", []string{"connect", "https://127.0.0.1:1/", "--via", "haproxy"}, 2, "--via haproxy puts HAProxy before a plaintext server tlsbench starts"},
 		{"openssh cipher", []string{"connect", "--lab", "mariadb", "--via", "openssh:rot13-cbc"}, 2, "--via openssh: unknown cipher rot13-cbc: use one of"},
 		{"openssh before a URL", []string{"connect", "https://127.0.0.1:1/", "--via", "openssh"}, 2, "--via openssh runs OpenSSH's client through the lab's sshd"},
+		{"wireguard before a URL", []string{"connect", "https://127.0.0.1:1/", "--via", "wireguard"}, 2, "--via wireguard puts the lab server behind a VPN tlsbench builds"},
+		{"wireguard before the built-in server", []string{"connect", "builtin", "--via", "wireguard"}, 2, "--via wireguard puts the lab server behind a VPN tlsbench builds"},
 		{"lab engines mixed", []string{"connect", "--lab", "postgres,mariadb"}, 2, "--lab postgres,mariadb: compare versions of one engine (postgres:15,postgres:18), not engines"},
 		{"lab version of redis", []string{"connect", "--lab", "redis:7"}, 2, "--lab redis: only PostgreSQL comes in versions here, as postgres:15 or postgres:18"},
 		{"unknown flag", []string{"connect", "builtin", "--fast"}, 2, "unknown flag: --fast"},

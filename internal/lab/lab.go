@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,6 +85,10 @@ type Options struct {
 	// ClientCerts are key types of client certificates for the lab CA to
 	// issue (see ClientCertServer); none: the server never asks for one.
 	ClientCerts []string
+	// Tunnel, when valid, is a VPN's subnet (10.213.N.0/24) whose .2 is
+	// the server's tunnel address: the server listens there too and lets
+	// its clients in from the subnet (see WireGuard).
+	Tunnel netip.Prefix
 	// Version is the server's major version ("18"), for engines that the
 	// lab has in more than one ("postgres:18"); "" is the default one.
 	Version string
@@ -92,6 +97,17 @@ type Options struct {
 	// are raised above it where their defaults are lower (see
 	// connectionLimit); 0 keeps the lab's defaults.
 	Connections int
+}
+
+// tunnelListen is the address the server listens on in o.Tunnel, "" for
+// none.
+func (o Options) tunnelListen() string {
+	if !o.Tunnel.IsValid() {
+		return ""
+	}
+	a := o.Tunnel.Masked().Addr().As4()
+	a[3] = 2
+	return netip.AddrFrom4(a).String()
 }
 
 // connectionLimit is a server's connection limit for o: def, or
@@ -214,4 +230,12 @@ func loopback(ipv6 bool) string {
 		return "::1"
 	}
 	return "127.0.0.1"
+}
+
+// nonEmpty is {s}, or none for "".
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }

@@ -34,7 +34,7 @@ const labEnv = "TLSBENCH_LAB_DIR"
 
 // labDirRE matches the lab dirs newLabDir and makeLabDir make: prefix plus
 // os.MkdirTemp's random number.
-var labDirRE = regexp.MustCompile(`^tlsbench-(postgres|mariadb|redis|mongodb|sshd|ssh|stunnel|pgbouncer|haproxy|lab)-[0-9]+$`)
+var labDirRE = regexp.MustCompile(`^tlsbench-(postgres|mariadb|redis|mongodb|sshd|ssh|stunnel|pgbouncer|haproxy|wg|lab)-[0-9]+$`)
 
 // keptLogRE matches the logs keepLog leaves in the temp dir:
 // tlsbench-NAME-PID.START-RANDOM.log.
@@ -258,6 +258,11 @@ func sweep(tmp string, me owner) (r sweepReport) {
 		r.errs = append(r.errs, err)
 	}
 	for _, dir := range stale {
+		// A VPN's network namespace goes with its dir (its veth pair and
+		// devices go with the namespace and the killed processes).
+		if err := removeNetns(dir); err != nil {
+			r.errs = append(r.errs, err)
+		}
 		// RemoveAll never follows a symlink, inside dir or for dir itself.
 		if err := os.RemoveAll(dir); err != nil {
 			r.errs = append(r.errs, err)

@@ -217,7 +217,7 @@ func (m *MariaDB) serverArgs() []string {
 		"--datadir=" + filepath.Join(m.dir, "data"),
 		"--socket=" + m.socket(),
 		"--pid-file=" + filepath.Join(m.dir, "mariadbd.pid"),
-		"--bind-address=127.0.0.1,::1", // a URL may name [::1]
+		"--bind-address=" + strings.Join(append([]string{"127.0.0.1", "::1"}, nonEmpty(m.opts.tunnelListen())...), ","), // a URL may name [::1]
 		"--port=" + strconv.Itoa(m.port),
 		"--skip-name-resolve",
 		// 8 sbtest tables of 100,000 rows (the seed's) fit in memory.
@@ -300,7 +300,13 @@ func (m *MariaDB) setUp(ctx context.Context) error {
 		if m.opts.LocalhostOnly {
 			from = "127.0.0.1"
 		}
-		for _, host := range []string{from, "::1"} {
+		hosts := []string{from, "::1"}
+		if t := m.opts.Tunnel; t.IsValid() {
+			// A VPN's subnet, as MariaDB spells a net: address/mask.
+			mask := net.CIDRMask(t.Bits(), 32)
+			hosts = append(hosts, t.Masked().Addr().String()+"/"+net.IP(mask).String())
+		}
+		for _, host := range hosts {
 			account := mariaDBQuote(u.user) + "@'" + host + "'"
 			stmts = append(stmts,
 				"CREATE USER "+account+" IDENTIFIED VIA "+u.via+" USING PASSWORD("+mariaDBQuote(m.password)+")",

@@ -249,7 +249,7 @@ func (s *Postgres) initdb(ctx context.Context) error {
 		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
 	}
 	return errors.Join(
-		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly)+s.hbaClientCert()), 0o600),
+		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly)+s.hbaTunnel()+s.hbaClientCert()), 0o600),
 		s.appendConf(),
 		s.chownAll(),
 	)
@@ -274,11 +274,24 @@ func pgHBA(localhostOnly bool) string {
 	return b.String()
 }
 
+// hbaTunnel lets each bench user in from a VPN's subnet, with its own
+// method, where the server is behind one.
+func (s *Postgres) hbaTunnel() string {
+	if !s.opts.Tunnel.IsValid() {
+		return ""
+	}
+	var b strings.Builder
+	for _, u := range pgUsers {
+		fmt.Fprintf(&b, "host all %s %s %s\n", u.user, s.opts.Tunnel.Masked(), u.auth)
+	}
+	return b.String()
+}
+
 // appendConf adds the lab's settings to postgresql.conf. The certificate is
 // set there, not on the command line, so that ALTER SYSTEM can change it.
 func (s *Postgres) appendConf() error {
 	conf := []string{
-		"listen_addresses = '127.0.0.1,::1'", // a URL may name [::1]
+		"listen_addresses = '" + strings.Join(append([]string{"127.0.0.1", "::1"}, nonEmpty(s.opts.tunnelListen())...), ",") + "'", // a URL may name [::1]
 		fmt.Sprintf("port = %d", s.port),
 		fmt.Sprintf("unix_socket_directories = '%s'", s.dir),
 		fmt.Sprintf("max_connections = %d", s.opts.connectionLimit(200)),

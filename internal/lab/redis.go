@@ -148,7 +148,7 @@ func redisBinary() (string, error) {
 func (r *redisServer) config() string {
 	hash := sha256.Sum256([]byte(r.password))
 	lines := []string{
-		"bind 127.0.0.1 ::1", // a URL may name [::1]
+		"bind " + strings.Join(append([]string{"127.0.0.1", "::1"}, nonEmpty(r.opts.tunnelListen())...), " "), // a URL may name [::1]
 		"port " + strconv.Itoa(r.port),
 		"daemonize no",
 		`logfile ""`,

@@ -30,8 +30,11 @@ type Dialer struct {
 	// Via, when set, opens every connection through a tunnel (an SSH
 	// connection) instead of TCP; the tunnel's own transport carries any
 	// RTT, so RTT and Sources do not apply.
-	Via  Tunnel
-	next atomic.Uint64
+	Via Tunnel
+	// Netns, when set, is the network namespace (/run/netns/NAME) whose
+	// network the connections' sockets are made in: a VPN's client side.
+	Netns string
+	next  atomic.Uint64
 }
 
 // Tunnel carries connections to their target over a transport of its own,
@@ -48,7 +51,7 @@ func (d *Dialer) WithRTT(rtt time.Duration) *Dialer {
 	if rtt == d.RTT {
 		return d
 	}
-	return &Dialer{Sources: d.Sources, Bind: d.Bind, RTT: rtt, Via: d.Via}
+	return &Dialer{Sources: d.Sources, Bind: d.Bind, RTT: rtt, Via: d.Via, Netns: d.Netns}
 }
 
 // LoopbackSources returns n addresses 127.0.1.1, 127.0.1.2, ...: every one
@@ -100,7 +103,16 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		start = time.Now()
 		return nil
 	}
-	raw, err := nd.DialContext(ctx, "tcp", addr)
+	var raw net.Conn
+	var err error
+	if d.Netns != "" {
+		err = inNetns(d.Netns, func() (err error) {
+			raw, err = nd.DialContext(ctx, "tcp", addr)
+			return err
+		})
+	} else {
+		raw, err = nd.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func TestNewErrors(t *testing.T) {
 		{Spec{PredictRTT: []time.Duration{44 * time.Millisecond, 11 * time.Second}}, "predict_rtt: 11s is out of range: use 1µs to 10s"},
 		{Spec{Experiments: []Experiment{Pool}, PredictRTT: []time.Duration{time.Millisecond}}, "predict_rtt predicts connection setup: it needs the connect experiment"},
 		{Spec{RTT: []time.Duration{20 * time.Millisecond}, PredictRTT: []time.Duration{time.Millisecond}}, "predict_rtt predicts from the bare link: add 0 to rtt"},
-		{Spec{Via: []string{"vpn"}}, "via vpn: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port, stunnel, haproxy, openssh[:CIPHER] or pgbouncer[:local]"},
+		{Spec{Via: []string{"vpn"}}, "via vpn: unknown way: use direct, ssh, ssh:CIPHER, ssh://user@host:port, stunnel, haproxy, openssh[:CIPHER], pgbouncer[:local] or wireguard"},
 		{Spec{Via: []string{"ssh:aes256-cbc"}}, `unknown SSH cipher "aes256-cbc" (golang.org/x/crypto/ssh implements aes128-cbc only)`},
 		{Spec{Via: []string{"ssh://u:pw@127.0.0.1?cypher=x"}}, `via ssh://u:xxxxx@127.0.0.1?cypher=x: unknown parameter "cypher"`},
 		{Spec{Via: []string{"ssh", "ssh"}}, "via ssh: given twice"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // tunnels lists the tunnels of a run with what each set up once: an SSH
@@ -31,16 +32,7 @@ func (ix *index) tunnels(b *body) {
 		if tu.RTT > 0 {
 			rtt = plan.RTTLabel(tu.RTT)
 		}
-		var setup []string
-		var total time.Duration
-		for _, p := range tu.Setup {
-			setup = append(setup, fmt.Sprintf("%s %s [%d]", p.Name, num(ms(p.Duration), millis), p.RoundTrips))
-			total += p.Duration
-		}
-		cell := "-"
-		if len(setup) > 0 {
-			cell = strings.Join(setup, ", ") + ": " + num(ms(total), millis)
-		}
+		cell := setupCell(tu)
 		cipher := dash(tu.Cipher)
 		if tu.MAC != "" {
 			cipher += "+" + tu.MAC
@@ -55,7 +47,7 @@ func (ix *index) tunnels(b *body) {
 // intermediaries lists the poolers and proxies of a run with their own
 // settings (PgBouncer's pool_mode, server_tls_sslmode, ...).
 func (ix *index) intermediaries(b *body) {
-	t := Table{Title: "intermediaries, started once per run", Left: 4, Header: []string{"via", "server", "address", "settings"}}
+	t := Table{Title: "intermediaries, started once per run: setup ms [round trips]", Left: 4, Header: []string{"via", "server", "address", "settings", "setup"}}
 	for _, tu := range ix.r.Tunnels {
 		if len(tu.Settings) == 0 {
 			continue
@@ -64,11 +56,25 @@ func (ix *index) intermediaries(b *body) {
 		for _, k := range slices.Sorted(maps.Keys(tu.Settings)) {
 			set = append(set, k+"="+tu.Settings[k])
 		}
-		t.add(tu.Label, tu.Server, tu.Addr, strings.Join(set, " "))
+		t.add(tu.Label, tu.Server, tu.Addr, strings.Join(set, " "), setupCell(tu))
 	}
 	if len(t.Rows) > 0 {
 		b.table(t)
 	}
+}
+
+// setupCell is what a tunnel set up once: each step, and the sum.
+func setupCell(tu result.Tunnel) string {
+	var setup []string
+	var total time.Duration
+	for _, p := range tu.Setup {
+		setup = append(setup, fmt.Sprintf("%s %s [%d]", p.Name, num(ms(p.Duration), millis), p.RoundTrips))
+		total += p.Duration
+	}
+	if len(setup) == 0 {
+		return "-"
+	}
+	return strings.Join(setup, ", ") + ": " + num(ms(total), millis)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

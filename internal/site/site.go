@@ -38,8 +38,9 @@ type Site struct {
 	owned bool
 	// direct finds a variant's endpoint before any tunnel.
 	direct  func(v plan.Variant) (bench.Endpoint, error)
-	tunnels *tunnels // nil unless a variant goes through one
-	servers *servers // non-nil when the run compares lab servers
+	tunnels *tunnels       // nil unless a variant goes through one
+	servers *servers       // non-nil when the run compares lab servers
+	vpn     *lab.WireGuard // built before the lab server, when a variant goes through it
 
 	mu    sync.Mutex
 	notes []string
@@ -87,8 +88,16 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 	case len(t.Labs()) > 1:
 		err = s.openServers(ctx, spec, t)
 	case t.Lab != "":
+		opts := lab.Options{Keys: spec.Keys, ClientCerts: clientCertKeys(spec), Connections: slices.Max(append([]int{0}, spec.Clients...))}
+		if wantsWireGuard(spec) {
+			if s.vpn, err = lab.StartWireGuard(ctx, lab.NewWireGuardNumber()); err != nil {
+				err = fmt.Errorf("building the WireGuard tunnel for --via wireguard: %w", err)
+				break
+			}
+			opts.Tunnel = s.vpn.Prefix()
+		}
 		var srv lab.Server
-		if srv, err = lab.Start(ctx, t.Lab, lab.Options{Keys: spec.Keys, ClientCerts: clientCertKeys(spec), Connections: slices.Max(append([]int{0}, spec.Clients...))}); err != nil {
+		if srv, err = lab.Start(ctx, t.Lab, opts); err != nil {
 			err = fmt.Errorf("starting the lab %s server: %w", t.Lab, err)
 			break
 		}
@@ -329,8 +338,12 @@ func (s *Site) Stop() error {
 	if s.tunnels != nil {
 		s.tunnels.close()
 	}
+	var err error
 	if s.srv != nil && s.owned {
-		return s.srv.Stop()
+		err = s.srv.Stop()
 	}
-	return nil
+	if s.vpn != nil {
+		err = errors.Join(err, s.vpn.Stop())
+	}
+	return err
 }
