@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +61,13 @@ func TestPgbouncer(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "pgbouncer tls1.3 ecdsa-p256") {
 		t.Errorf("the report lacks the PgBouncer variants:\n%s", stdout)
+	}
+	// The ranking of protected paths leaves out the plaintext pooler.
+	_, rank, _ := strings.Cut(oneLine(stdout), "Where to protect connections, measured here per new connection")
+	rank, _, _ = strings.Cut(rank, "Server CPU includes")
+	if !strings.Contains(rank, "pgbouncer local default_pool_size=2 ") || !strings.Contains(rank, "pgbouncer tls1.3 ecdsa-p256 ") ||
+		regexp.MustCompile(`(: |, )pgbouncer [0-9]`).MatchString(rank) {
+		t.Errorf("ranking of protected paths: %q", rank)
 	}
 }
 

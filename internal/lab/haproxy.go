@@ -141,16 +141,7 @@ func StartHAProxy(ctx context.Context, o HAProxyOptions) (_ *HAProxy, err error)
 	return h, nil
 }
 
-func (h *HAProxy) listening() error {
-	for _, p := range h.ports {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), time.Second)
-		if err != nil {
-			return err
-		}
-		c.Close()
-	}
-	return nil
-}
+func (h *HAProxy) listening() error { return listening(h.ports) }
 
 var haproxyVersionRE = regexp.MustCompile(`HAProxy version (\S+)`)
 

@@ -146,14 +146,35 @@ func (p *process) withKeptLog(err error) error {
 	return err
 }
 
-// alive reports an error if the process has exited.
+// alive reports an error if the process has exited, also when it has not
+// been waited for yet: a run that failed the moment its server died asks
+// before the wait returns.
 func (p *process) alive() error {
 	select {
 	case <-p.exited:
 		return p.failure(fmt.Sprintf("has exited (%v)", p.exitErr))
 	default:
+	}
+	if !p.zombie() {
 		return nil
 	}
+	select {
+	case <-p.exited:
+		return p.failure(fmt.Sprintf("has exited (%v)", p.exitErr))
+	case <-time.After(time.Second):
+		return p.failure("has exited")
+	}
+}
+
+// zombie reports whether the process has exited but is not waited for.
+func (p *process) zombie() bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold ')' itself.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
 }
 
 // stop sends sig (SIGTERM if 0) to the process group, waits stopGrace, then

@@ -120,8 +120,12 @@ func (s *Stunnel) start(exe, name, file, conf string) (*process, error) {
 }
 
 // listening reports whether every client port accepts connections.
-func (s *Stunnel) listening() error {
-	for _, p := range s.ports {
+func (s *Stunnel) listening() error { return listening(s.ports) }
+
+// listening reports whether every loopback port of ports accepts
+// connections (a proxy's or tunnel's listeners are up).
+func listening[K comparable](ports map[K]int) error {
+	for _, p := range ports {
 		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), time.Second)
 		if err != nil {
 			return err

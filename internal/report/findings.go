@@ -72,6 +72,7 @@ func (ix *index) findings() []Finding {
 		r.clientCerts()
 		r.negotiation()
 		r.tunnels()
+		r.paths()
 		r.persistent()
 		r.rtt()
 		r.pooling()

@@ -417,7 +417,9 @@ func (r *rules) tunnels() {
 		if best != "" {
 			y := ix.contrast(plan.Connect, best, n, c)
 			f.Versus = &y
-			if y.Measurable() && y.Delta.Pct > 0 {
+			// Only a path that protects the connections is advice
+			// against TLS (not a plaintext pooler or proxy).
+			if y.Measurable() && y.Delta.Pct > 0 && ix.protected(n) {
 				r.add(KindRecommendation, TopicTunnel, UseTunnel{Versus: y})
 			}
 		}

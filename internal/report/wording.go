@@ -92,6 +92,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return ix.clientCertWords(f)
 	case DirectTLS:
 		return ix.directWords(f)
+	case PathRanking:
+		return pathWords(f)
 	case TunnelCost:
 		return ix.tunnelWords(f)
 	case UseTunnel:
@@ -673,14 +675,42 @@ func isUnit(w string) bool {
 // pathKind is the --via kind a variant goes through ("" direct or
 // unknown).
 func (ix *index) pathKind(variant string) string {
+	r, _ := ix.route(variant)
+	return r.Kind
+}
+
+// route is the --via entry a variant goes through; false for a direct
+// variant or one the spec does not name.
+func (ix *index) route(variant string) (plan.Route, bool) {
 	info, ok := ix.info[variant]
 	if !ok || info.Tunnel == "" {
-		return ""
+		return plan.Route{}, false
 	}
 	for _, raw := range ix.r.Spec.Via {
 		if r, err := plan.ParseRoute(raw); err == nil && r.Label() == info.Tunnel {
-			return r.Kind
+			return r, true
 		}
 	}
-	return ""
+	return plan.Route{}, false
+}
+
+// protected reports whether a variant's connections are encrypted on
+// their way to the server: TLS from the client, or a tunnel, a VPN, or a
+// pooler that speaks TLS to the server.
+func (ix *index) protected(variant string) bool {
+	info := ix.info[variant]
+	if !info.Plain() {
+		return true
+	}
+	r, ok := ix.route(variant)
+	if !ok {
+		return false
+	}
+	switch r.Kind {
+	case plan.RouteHAProxy:
+		return false // a plain frontend: the proxy alone
+	case plan.RoutePgbouncer:
+		return plan.PgbouncerOf(r).ServerTLS != "disable"
+	}
+	return true // SSH, stunnel, OpenSSH, WireGuard encrypt the hop
 }

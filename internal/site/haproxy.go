@@ -61,15 +61,7 @@ func (h haproxy) Route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, error
 	if err != nil {
 		return ep, err
 	}
-	ep.Addr = addr
-	if ep.URL != nil {
-		u := *ep.URL
-		u.Host = addr
-		ep.URL = &u
-	}
-	plain := false
-	ep.ServerTLS = &plain
-	return ep, nil
+	return through(ep, addr, false), nil
 }
 
 func (h haproxy) CPU() (time.Duration, error) { return h.HAProxy.CPU() }

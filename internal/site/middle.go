@@ -34,3 +34,17 @@ type middle interface {
 // middleStarters start the middle of a --via kind for the variants vs that
 // go through the entry via; kinds register themselves from their own file.
 var middleStarters = map[string]func(ctx context.Context, s *Site, via plan.Route, vs []plan.Variant) (middle, error){}
+
+// through is ep sent to an intermediary at addr instead (the URL's
+// credentials and database kept), and what the server itself then sees:
+// TLS or not.
+func through(ep bench.Endpoint, addr string, serverTLS bool) bench.Endpoint {
+	ep.Addr = addr
+	if ep.URL != nil {
+		u := *ep.URL
+		u.Host = addr
+		ep.URL = &u
+	}
+	ep.ServerTLS = &serverTLS
+	return ep
+}

@@ -45,15 +45,7 @@ func startOpenSSH(ctx context.Context, s *Site, via plan.Route, _ []plan.Variant
 // Route sends a variant's connections to ssh's local port: a plain TCP
 // connection there, a channel beyond it.
 func (o *openssh) Route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, error) {
-	ep.Addr = o.tunnel.Addr()
-	if ep.URL != nil {
-		u := *ep.URL
-		u.Host = ep.Addr
-		ep.URL = &u
-	}
-	plain := false
-	ep.ServerTLS = &plain
-	return ep, nil
+	return through(ep, o.tunnel.Addr(), false), nil
 }
 
 // CPU is sshd's: it runs beside the server. The ssh client's runs beside

@@ -87,15 +87,7 @@ func (b *pgbouncer) Route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, er
 	if !ok {
 		return ep, fmt.Errorf("no PgBouncer presents a %s certificate", key)
 	}
-	ep.Addr = inst.Addr()
-	if ep.URL != nil {
-		u := *ep.URL
-		u.Host = inst.Addr()
-		ep.URL = &u
-	}
-	serverTLS := b.settings.ServerTLS != "disable"
-	ep.ServerTLS = &serverTLS
-	return ep, nil
+	return through(ep, inst.Addr(), b.settings.ServerTLS != "disable"), nil
 }
 
 func (b *pgbouncer) CPU() (time.Duration, error) {

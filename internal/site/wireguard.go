@@ -44,16 +44,8 @@ func (w wireguard) Route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, err
 	if err != nil {
 		return ep, err
 	}
-	ep.Addr = net.JoinHostPort(w.ServerAddr(), port)
-	ep.Host = w.ServerAddr()
-	if ep.URL != nil {
-		u := *ep.URL
-		u.Host = ep.Addr
-		ep.URL = &u
-	}
-	ep.Netns = w.Netns()
-	plain := false
-	ep.ServerTLS = &plain
+	ep = through(ep, net.JoinHostPort(w.ServerAddr(), port), false)
+	ep.Host, ep.Netns = w.ServerAddr(), w.Netns()
 	return ep, nil
 }
 
