@@ -574,8 +574,29 @@ func TestFindings(t *testing.T) {
 				near(t, "tunnel set-up", tc.SetupMS, 2.1, 1e-9)
 				pair(t, only[UseTunnel](t, fs, KindRecommendation).Versus, "tls1.3 rsa2048", "ssh aes128-ctr", 364.38, true)
 				absent[MeasureTunnel](t, fs)
+				pr := only[PathRanking](t, fs, KindRecommendation)
+				if len(pr.Paths) != 2 || pr.Paths[0].Variant != "ssh aes128-ctr" || pr.Paths[1].Variant != "tls1.3 rsa2048" || math.IsNaN(pr.PlainMS) {
+					t.Errorf("paths ranked %+v", pr)
+				}
 			},
-			recs: 2,
+			recs: 3,
+		},
+		{
+			name: "a plaintext pooler is no protection",
+			r: func(*testing.T) *result.Result {
+				return connectOf(plan.Spec{Lab: "postgres", TLS: []string{"off", "1.3"}, Keys: []string{"rsa2048"}, Via: []string{"direct", "pgbouncer"}}, map[string]figure{
+					"plain":          plain,
+					"tls1.3 rsa2048": connectFigures["tls1.3 rsa2048"],
+					"pgbouncer":      like(plain, phase{"tcp", 0.09, 1}, phase{"request", 0.15, 1}, phase{"response", 0.004, 0}),
+				})
+			},
+			check: func(t *testing.T, fs []Finding) {
+				// Faster than TLS, but plaintext all the way: neither
+				// advice against TLS nor a protected path.
+				absent[UseTunnel](t, fs)
+				absent[PathRanking](t, fs)
+			},
+			recs: 1,
 		},
 		{
 			name: "crypto primitives",
