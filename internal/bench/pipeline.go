@@ -172,7 +172,16 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 		res.PlannedTrials = len(res.Trials)
 	}
 	if err != nil && ctx.Err() == nil {
-		if gone := s.Alive(); gone != nil && !strings.Contains(err.Error(), gone.Error()) {
+		// A server or intermediary that was killed closes its sockets
+		// before it has exited: the run may fail first. Give it a moment
+		// to be seen gone.
+		gone := s.Alive()
+		_, cpuErr := s.CPU() // ErrNoServerCPU: tlsbench started nothing to wait for
+		for wait := 0; gone == nil && !errors.Is(cpuErr, ErrNoServerCPU) && wait < 10; wait++ {
+			time.Sleep(100 * time.Millisecond)
+			gone = s.Alive()
+		}
+		if gone != nil && !strings.Contains(err.Error(), gone.Error()) {
 			err = fmt.Errorf("%w; %v", err, gone)
 		}
 	}
