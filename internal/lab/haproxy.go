@@ -145,13 +145,7 @@ func (h *HAProxy) listening() error { return listening(h.ports) }
 
 var haproxyVersionRE = regexp.MustCompile(`HAProxy version (\S+)`)
 
-func haproxyVersion(exe string) string {
-	out, _ := exec.Command(exe, "-v").CombinedOutput()
-	if m := haproxyVersionRE.FindSubmatch(out); m != nil {
-		return string(m[1])
-	}
-	return "unknown"
-}
+func haproxyVersion(exe string) string { return toolVersion(exe, haproxyVersionRE, "-v") }
 
 // Addr is the frontend presenting key's certificate ("" the plain one).
 func (h *HAProxy) Addr(key string) (string, error) {

@@ -202,13 +202,7 @@ func (b *PgBouncer) ready() error {
 
 var pgbouncerVersionRE = regexp.MustCompile(`PgBouncer (\S+)`)
 
-func pgbouncerVersion(exe string) string {
-	out, _ := exec.Command(exe, "--version").CombinedOutput()
-	if m := pgbouncerVersionRE.FindSubmatch(out); m != nil {
-		return string(m[1])
-	}
-	return "unknown"
-}
+func pgbouncerVersion(exe string) string { return toolVersion(exe, pgbouncerVersionRE, "--version") }
 
 // Addr is where clients connect.
 func (b *PgBouncer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port)) }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -402,4 +403,14 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// toolVersion is what re's first group finds in what exe prints when run
+// with args (its version banner), "unknown" if nothing.
+func toolVersion(exe string, re *regexp.Regexp, args ...string) string {
+	out, _ := exec.Command(exe, args...).CombinedOutput()
+	if m := re.FindSubmatch(out); m != nil {
+		return string(m[1])
+	}
+	return "unknown"
 }

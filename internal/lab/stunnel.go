@@ -137,13 +137,7 @@ func listening[K comparable](ports map[K]int) error {
 
 var stunnelVersionRE = regexp.MustCompile(`stunnel (\S+)`)
 
-func stunnelVersion(exe string) string {
-	out, _ := exec.Command(exe, "-version").CombinedOutput()
-	if m := stunnelVersionRE.FindSubmatch(out); m != nil {
-		return string(m[1])
-	}
-	return "unknown"
-}
+func stunnelVersion(exe string) string { return toolVersion(exe, stunnelVersionRE, "-version") }
 
 // Addr is where an application connects to reach the target through the
 // tunnel whose server presents key.
