@@ -71,6 +71,7 @@ func (ix *index) findings() []Finding {
 		r.resumption()
 		r.clientCerts()
 		r.negotiation()
+		r.serverTLS()
 		r.tunnels()
 		r.paths()
 		r.persistent()

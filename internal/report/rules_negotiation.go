@@ -80,3 +80,76 @@ func (ix *index) directWords(f DirectTLS) string {
 	b.WriteString(".")
 	return b.String()
 }
+
+// ServerTLSCost is what TLS costs each lab server a run compares
+// (--lab postgres:15,postgres:18), on the same TLS variant otherwise:
+// the server's extra CPU per new connection over its own plain variant.
+type ServerTLSCost struct {
+	Servers []ServerCost
+}
+
+// ServerCost is one server's: Lab names it, Software its version and TLS
+// library; Variant and Plain the pair compared; ServerCPU and MS the
+// extra server CPU and time per connection, ms.
+type ServerCost struct {
+	Lab, Software, Variant, Plain string
+	ServerCPU, MS                 float64
+}
+
+func (ServerTLSCost) isFact() {}
+
+// serverTLS: the same TLS variant on each lab server against its plain.
+func (r *rules) serverTLS() {
+	ix := r.ix
+	if len(ix.r.Target.Servers) < 2 {
+		return
+	}
+	c, ok := ix.lowest(plan.Connect)
+	if !ok {
+		return
+	}
+	// The TLS variant to compare: the first full TLS one on the first
+	// server with a twin on every other.
+	var f ServerTLSCost
+	for _, n := range ix.fullTLS(plan.Connect) {
+		info := ix.info[n]
+		if info.RTT != 0 || info.Tunnel != "" || info.Server != ix.r.Target.Servers[0].Lab {
+			continue
+		}
+		f = ServerTLSCost{}
+		for _, srv := range ix.r.Target.Servers {
+			twin := n
+			if srv.Lab != info.Server {
+				twin = ix.sibling(n, func(v *plan.Variant) { v.Server = srv.Lab })
+			}
+			plain := ix.plainOf(twin)
+			if twin == "" || plain == "" || !ix.has(plan.Connect, c, twin, plain) {
+				break
+			}
+			x := ix.contrast(plan.Connect, plain, twin, c)
+			sw := strings.TrimSpace(srv.Software + " " + srv.Version)
+			if lib := srv.Settings["tls_library"]; lib != "" {
+				sw += " with " + lib
+			}
+			f.Servers = append(f.Servers, ServerCost{Lab: srv.Lab, Software: sw, Variant: twin, Plain: plain, ServerCPU: x.ServerCPU, MS: x.MS})
+		}
+		if len(f.Servers) == len(ix.r.Target.Servers) {
+			r.add(KindFinding, TopicNegotiation, f)
+			return
+		}
+	}
+}
+
+// serverTLSWords says a ServerTLSCost in one sentence.
+func serverTLSWords(f ServerTLSCost) string {
+	var parts []string
+	for _, s := range f.Servers {
+		p := fmt.Sprintf("%s (%s) %s of server CPU", s.Lab, s.Software, msWords(s.ServerCPU))
+		if !math.IsNaN(s.MS) {
+			p += fmt.Sprintf(" and %s", msWords(s.MS))
+		}
+		parts = append(parts, p)
+	}
+	return fmt.Sprintf("TLS (%s against plain) costs each server per new connection: %s. The servers differ in version and TLS library at once: the figures compare the two builds, not the libraries alone.",
+		strings.TrimPrefix(f.Servers[0].Variant, f.Servers[0].Lab+" "), strings.Join(parts, "; "))
+}

@@ -94,6 +94,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return ix.directWords(f)
 	case PathRanking:
 		return pathWords(f)
+	case ServerTLSCost:
+		return serverTLSWords(f)
 	case TunnelCost:
 		return ix.tunnelWords(f)
 	case UseTunnel:
