@@ -37,6 +37,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 	}()
 	tallies := make([]*tally, c)
 	ends := make([]time.Time, c)
+	inThread := waitInThreads(c)
 	for i := range sessions {
 		tl := newTally()
 		tallies[i] = tl
@@ -44,7 +45,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 		wg.Go(func() {
 			s := sessions[i]
 			defer func() { sessions[i] = s; ends[i] = time.Now() }()
-			guard(tl, func() { r.poolWorker(ctx, d, &s, tl, lim, warmEnd) })
+			guard(tl, func() { r.poolWorker(ctx, d, &s, tl, lim, warmEnd, inThread) })
 		})
 	}
 	wg.Wait()
@@ -60,15 +61,24 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 
 // poolWorker runs one pool connection's warm-up and measured operations;
 // *sp is the session it ends with (nil if it had to give up), also after a
-// panic, so that the pool closes the right one.
-func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl *tally, lim *limits, warmEnd time.Time) {
+// panic, so that the pool closes the right one. inThread: the session's
+// reads wait in the worker's thread (see waitInThreads).
+func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl *tally, lim *limits, warmEnd time.Time, inThread bool) {
 	s := *sp
 	defer func() { *sp = s }()
+	reopen := func(err error) bool {
+		if s = r.reopen(ctx, d, s, tl, err); s != nil && inThread {
+			s.Conn().WaitInThread()
+		}
+		return s != nil
+	}
+	if inThread {
+		// Should it fail, the connection goes on waiting in Go's poller.
+		s.Conn().WaitInThread()
+	}
 	for time.Now().Before(warmEnd) && ctx.Err() == nil {
-		if err := s.Do(ctx); err != nil {
-			if s = r.reopen(ctx, d, s, tl, err); s == nil {
-				return
-			}
+		if err := s.Do(ctx); err != nil && !reopen(err) {
+			return
 		}
 	}
 	// Bytes count from here: the measured window only.
@@ -88,7 +98,7 @@ func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Ses
 		t0 := time.Now()
 		if err := s.Do(ctx); err != nil {
 			bytes()
-			if s = r.reopen(ctx, d, s, tl, err); s == nil {
+			if !reopen(err) {
 				return
 			}
 			continue

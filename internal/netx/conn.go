@@ -8,6 +8,7 @@ package netx
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,6 +72,8 @@ type Conn struct {
 	// tls-handshake phase: its ClientHello; helloNext waits for it.
 	hello     int
 	helloNext bool
+
+	thread atomic.Pointer[threadConn] // non-nil: I/O waits in its thread (WaitInThread)
 }
 
 func newConn(raw net.Conn, start, connected time.Time) *Conn {
@@ -194,7 +197,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 // follows a write is the answer of a turn, which counts for the phase
 // current when it arrives. It may end that phase (MarkOnAnswer).
 func (c *Conn) read(p []byte) (int, time.Time, error) {
-	n, err := c.Conn.Read(p)
+	n, err := c.socket().Read(p)
 	if n == 0 {
 		return n, time.Time{}, err
 	}
@@ -228,7 +231,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.hello, c.helloNext = 5+(int(p[3])<<8|int(p[4])), false
 	}
 	c.mu.Unlock()
-	n, err := c.Conn.Write(p)
+	n, err := c.socket().Write(p)
 	if n > 0 {
 		c.mu.Lock()
 		c.sent += int64(n)

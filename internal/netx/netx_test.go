@@ -38,15 +38,7 @@ func tlsListener(t *testing.T, maxVersion uint16, preamble bool) (addr string, r
 			}
 			raw.Write([]byte("S"))
 		}
-		c := tls.Server(raw, cfg)
-		br := bufio.NewReader(c)
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			c.Write([]byte(line))
-		}
+		echo(tls.Server(raw, cfg))
 	})
 	return addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
 }

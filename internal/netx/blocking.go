@@ -1,0 +1,247 @@
+package netx
+
+import (
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadConn is a TCP socket whose reads and writes wait in the calling
+// thread, with poll(2), as pgbench's and sysbench's threads do, instead of
+// in Go's network poller. For a few busy ping-pong connections the poller
+// costs more than the work: each answer wakes a thread blocked in
+// epoll_wait, which hands the goroutine a P, and wakes the runtime's sysmon
+// thread, which went to sleep when every P was idle. A goroutine blocked
+// in poll keeps its P (it is in a system call), so that an answer costs
+// one wake-up: of the thread that waits for it. The socket is no longer in
+// the poller's epoll set at all, or every segment that arrives would still
+// wake an idle thread there.
+//
+// Deadlines and Close interrupt a wait through an eventfd.
+type threadConn struct {
+	fd, wake      int // the socket and the eventfd written to interrupt a poll
+	local, remote net.Addr
+
+	readDeadline, writeDeadline atomic.Int64 // Unix ns; 0: none
+	waiting                     atomic.Int32 // polls in progress
+	yielded                     atomic.Int64 // Unix ns of the last runtime.Gosched
+	closed                      atomic.Bool
+	io                          sync.RWMutex // held shared by I/O, exclusively by Close
+}
+
+// WaitInThread moves the Conn's socket out of Go's network poller: from
+// now on its reads and writes wait in their own thread (see threadConn).
+// It does nothing on a connection that is not a TCP socket (an SSH
+// channel). It must be called while no I/O is in flight. It is for the
+// pool's few persistent connections, one goroutine each, as the peers'
+// threads: a thread per waiting read would not scale to thousands of
+// connections.
+func (c *Conn) WaitInThread() error {
+	tc, ok := c.Conn.(*net.TCPConn)
+	if !ok || c.thread.Load() != nil {
+		return nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	fd := -1
+	if cerr := rc.Control(func(s uintptr) { fd, err = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(fd)
+		return os.NewSyscallError("eventfd", err)
+	}
+	t := &threadConn{fd: fd, wake: wake, local: tc.LocalAddr(), remote: tc.RemoteAddr()}
+	c.thread.Store(t)
+	// Closing the original takes the socket out of the poller's epoll set;
+	// the duplicate keeps it open.
+	return tc.Close()
+}
+
+func (t *threadConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	t.io.RLock()
+	defer t.io.RUnlock()
+	for {
+		if t.closed.Load() {
+			return 0, t.opError("read", net.ErrClosed)
+		}
+		n, err := unix.Read(t.fd, p)
+		switch {
+		case err == nil && n == 0:
+			return 0, io.EOF
+		case err == nil:
+			return n, nil
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			if err := t.wait(unix.POLLIN, &t.readDeadline); err != nil {
+				return 0, t.opError("read", err)
+			}
+		default:
+			return 0, t.opError("read", os.NewSyscallError("read", err))
+		}
+	}
+}
+
+func (t *threadConn) Write(p []byte) (int, error) {
+	t.io.RLock()
+	defer t.io.RUnlock()
+	written := 0
+	for written < len(p) {
+		if t.closed.Load() {
+			return written, t.opError("write", net.ErrClosed)
+		}
+		n, err := unix.Write(t.fd, p[written:])
+		if n > 0 {
+			written += n
+		}
+		switch {
+		case err == nil, err == unix.EINTR:
+		case err == unix.EAGAIN:
+			if err := t.wait(unix.POLLOUT, &t.writeDeadline); err != nil {
+				return written, t.opError("write", err)
+			}
+		default:
+			return written, t.opError("write", os.NewSyscallError("write", err))
+		}
+	}
+	return written, nil
+}
+
+// wait blocks until the socket is ready for events, the deadline passes
+// or the connection closes.
+func (t *threadConn) wait(events int16, deadline *atomic.Int64) error {
+	// A goroutine that only ever waits in its thread never passes through
+	// the scheduler, which sysmon takes for one running too long: every
+	// 10ms it would preempt it and retake its P, and then poll again at
+	// its fastest, every 20µs, for a millisecond and more. A yield now and
+	// then shows it is not.
+	if now := time.Now().UnixNano(); now-t.yielded.Load() > yieldEvery {
+		t.yielded.Store(now)
+		runtime.Gosched()
+	}
+	t.waiting.Add(1)
+	defer t.waiting.Add(-1)
+	fds := []unix.PollFd{{Fd: int32(t.fd), Events: events}, {Fd: int32(t.wake), Events: unix.POLLIN}}
+	for {
+		if t.closed.Load() {
+			return net.ErrClosed
+		}
+		timeout := -1
+		if d := deadline.Load(); d != 0 {
+			left := d - time.Now().UnixNano()
+			if left <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			timeout = int((left + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+		}
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, timeout); err != nil && err != unix.EINTR {
+			return os.NewSyscallError("poll", err)
+		}
+		if fds[1].Revents != 0 {
+			var buf [8]byte
+			unix.Read(t.wake, buf[:]) // drained; the loop looks at what changed
+		}
+		if fds[0].Revents != 0 {
+			return nil // ready, or an error the next read or write returns
+		}
+	}
+}
+
+// yieldEvery is how often a goroutine waiting in its thread yields, ns:
+// well within sysmon's 10ms.
+const yieldEvery = int64(5 * time.Millisecond)
+
+// interrupt wakes the polls in progress, if any.
+func (t *threadConn) interrupt() {
+	if t.waiting.Load() > 0 {
+		one := [8]byte{1}
+		unix.Write(t.wake, one[:])
+	}
+}
+
+func (t *threadConn) Close() error {
+	if t.closed.Swap(true) {
+		return t.opError("close", net.ErrClosed)
+	}
+	one := [8]byte{1}
+	unix.Write(t.wake, one[:]) // whether or not a poll is in progress yet
+	t.io.Lock()                // the I/O in flight has returned
+	defer t.io.Unlock()
+	unix.Close(t.wake)
+	if err := unix.Close(t.fd); err != nil {
+		return t.opError("close", os.NewSyscallError("close", err))
+	}
+	return nil
+}
+
+func (t *threadConn) LocalAddr() net.Addr  { return t.local }
+func (t *threadConn) RemoteAddr() net.Addr { return t.remote }
+
+func (t *threadConn) SetDeadline(d time.Time) error {
+	t.readDeadline.Store(unixNano(d))
+	t.writeDeadline.Store(unixNano(d))
+	t.interrupt()
+	return nil
+}
+
+func (t *threadConn) SetReadDeadline(d time.Time) error {
+	t.readDeadline.Store(unixNano(d))
+	t.interrupt()
+	return nil
+}
+
+func (t *threadConn) SetWriteDeadline(d time.Time) error {
+	t.writeDeadline.Store(unixNano(d))
+	t.interrupt()
+	return nil
+}
+
+// unixNano is a deadline's Unix ns, 0 for none.
+func unixNano(d time.Time) int64 {
+	if d.IsZero() {
+		return 0
+	}
+	return max(d.UnixNano(), 1)
+}
+
+// opError gives an error the form net's own connections give it.
+func (t *threadConn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: t.local, Addr: t.remote, Err: err}
+}
+
+// SetDeadline sets the deadline of reads and writes.
+func (c *Conn) SetDeadline(d time.Time) error { return c.socket().SetDeadline(d) }
+
+// SetReadDeadline sets the deadline of reads.
+func (c *Conn) SetReadDeadline(d time.Time) error { return c.socket().SetReadDeadline(d) }
+
+// SetWriteDeadline sets the deadline of writes.
+func (c *Conn) SetWriteDeadline(d time.Time) error { return c.socket().SetWriteDeadline(d) }
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.socket().Close() }
+
+// socket is what the Conn's I/O goes to: the net.Conn it was made with,
+// or the threadConn that WaitInThread moved its socket to.
+func (c *Conn) socket() net.Conn {
+	if t := c.thread.Load(); t != nil {
+		return t
+	}
+	return c.Conn
+}

@@ -1,0 +1,170 @@
+package netx
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// threadDial dials addr and moves the connection out of the poller.
+func threadDial(t *testing.T, addr string) *Conn {
+	t.Helper()
+	c, err := (&Dialer{}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitInThread(); err != nil {
+		t.Fatal(err)
+	}
+	if c.thread.Load() == nil {
+		t.Fatal("WaitInThread left the connection in the poller")
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// echo answers each line with the line.
+func echo(c net.Conn) {
+	br := bufio.NewReader(c)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		c.Write([]byte(line))
+	}
+}
+
+func TestWaitInThreadEchoes(t *testing.T) {
+	// A TLS handshake and lines of every size through the thread's waits,
+	// with the turns counted as in the poller.
+	addr, cfg := tlsListener(t, 0, false)
+	c, err := (&Dialer{}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WaitInThread(); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := Handshake(context.Background(), c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Mark("lines")
+	br := bufio.NewReader(tc)
+	for _, n := range []int{1, 100, 16 << 10, 1 << 20} {
+		line := strings.Repeat("x", n) + "\n"
+		if _, err := tc.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := br.ReadString('\n')
+		if err != nil || got != line {
+			t.Fatalf("line of %d: got %d bytes, %v", n, len(got), err)
+		}
+	}
+	tr := c.Finish()
+	if p, _ := tr.Phase(PhaseTLSHandshake); p.RoundTrips != 1 {
+		t.Errorf("tls-handshake: %d round trips, want 1", p.RoundTrips)
+	}
+	if p, _ := tr.Phase("lines"); p.RoundTrips < 4 {
+		t.Errorf("lines: %d round trips, want at least 4, one a line", p.RoundTrips)
+	}
+	if sent, recv := c.Counters(); sent < 1<<20 || recv < 1<<20 {
+		t.Errorf("counters: %d sent, %d received, want at least 1 MiB each", sent, recv)
+	}
+}
+
+func TestWaitInThreadInterrupts(t *testing.T) {
+	silent := listen(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	read := func(c *Conn) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Read(make([]byte, 10))
+			done <- err
+		}()
+		return done
+	}
+	within := func(t *testing.T, done chan error) error {
+		t.Helper()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("the read waiting in its thread was not interrupted")
+			return nil
+		}
+	}
+	t.Run("deadline set while waiting", func(t *testing.T) {
+		c := threadDial(t, silent)
+		done := read(c)
+		time.Sleep(50 * time.Millisecond)
+		c.SetDeadline(time.Unix(1, 0)) // as the drivers' context.AfterFunc
+		if err := within(t, done); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("got %v, want a deadline error", err)
+		}
+		var ne net.Error
+		if err := within(t, read(c)); !errors.As(err, &ne) || !ne.Timeout() {
+			t.Errorf("a read after the deadline: %v, want a net.Error timeout", err)
+		}
+	})
+	t.Run("deadline passing", func(t *testing.T) {
+		c := threadDial(t, silent)
+		start := time.Now()
+		c.SetReadDeadline(start.Add(100 * time.Millisecond))
+		if err := within(t, read(c)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("got %v, want a deadline error", err)
+		}
+		if d := time.Since(start); d < 100*time.Millisecond {
+			t.Errorf("the deadline ended the read after %v, before its 100ms", d)
+		}
+		c.SetReadDeadline(time.Time{})
+		c.Write([]byte("still writable\n"))
+	})
+	t.Run("close while waiting", func(t *testing.T) {
+		c := threadDial(t, silent)
+		done := read(c)
+		time.Sleep(50 * time.Millisecond)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := within(t, done); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("got %v, want net.ErrClosed", err)
+		}
+		if err := c.Close(); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("a second Close: %v, want net.ErrClosed", err)
+		}
+	})
+	t.Run("server closes", func(t *testing.T) {
+		addr := listen(t, func(c net.Conn) {})
+		c := threadDial(t, addr)
+		if err := within(t, read(c)); err != io.EOF {
+			t.Errorf("got %v, want io.EOF", err)
+		}
+	})
+}
+
+func TestWaitInThreadLeavesOtherConnsAlone(t *testing.T) {
+	// An SSH channel or a pipe is no socket: nothing changes.
+	a, b := net.Pipe()
+	defer b.Close()
+	c := newConn(a, time.Now(), time.Now())
+	if err := c.WaitInThread(); err != nil {
+		t.Fatal(err)
+	}
+	if c.thread.Load() != nil {
+		t.Fatal("a pipe was moved to a thread")
+	}
+	go echo(b)
+	c.Write([]byte("hi\n"))
+	if got, err := bufio.NewReader(c).ReadString('\n'); err != nil || got != "hi\n" {
+		t.Errorf("got %q, %v", got, err)
+	}
+	c.Close()
+}
