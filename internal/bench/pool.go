@@ -38,6 +38,9 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 	tallies := make([]*tally, c)
 	ends := make([]time.Time, c)
 	inThread := waitInThreads(c)
+	if inThread {
+		defer threadProcs(c)()
+	}
 	for i := range sessions {
 		tl := newTally()
 		tallies[i] = tl
