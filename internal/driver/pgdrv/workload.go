@@ -34,6 +34,7 @@ func onConn(f func(ctx context.Context, c *pgx.Conn) error) func(context.Context
 // sbtest holds each statement's SQL for tables sbtest1..N, built once.
 type sbtest struct {
 	tables, rows int
+	simple       bool // --query-mode simple: no prepared statements
 	point        []string
 	pointName    []string // the prepared statement of point, per table
 	simpleRange  []string
@@ -49,7 +50,7 @@ func newWorkload(w driver.Workload) (workload, error) {
 	if w.Name != "stream" && (w.Tables < 1 || w.Rows < 1) {
 		return workload{}, fmt.Errorf("postgres: workload %q needs the size of the sbtest data (tables %d, rows %d)", w.Name, w.Tables, w.Rows)
 	}
-	sb := &sbtest{tables: w.Tables, rows: w.Rows}
+	sb := &sbtest{tables: w.Tables, rows: w.Rows, simple: w.QueryMode == "simple"}
 	for n := 1; n <= w.Tables; n++ {
 		sb.point = append(sb.point, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id=$1", n))
 		sb.pointName = append(sb.pointName, fmt.Sprintf("tlsbench_point_sbtest%d", n))
@@ -83,7 +84,7 @@ func (sb *sbtest) id() int    { return 1 + rand.IntN(sb.rows) }
 // statement-cache lookups to allocate.
 func (sb *sbtest) pointSelect(ctx context.Context, c *pgx.Conn) error {
 	t := sb.table()
-	if c.Config().DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
+	if sb.simple { // not c.Config(): that copies the whole configuration
 		return query(ctx, c, sb.point[t], sb.id())
 	}
 	sd, err := c.Prepare(ctx, sb.pointName[t], sb.point[t])
