@@ -122,8 +122,11 @@ func (r *rules) serverTLS() {
 			if srv.Lab != info.Server {
 				twin = ix.sibling(n, func(v *plan.Variant) { v.Server = srv.Lab })
 			}
+			if twin == "" {
+				break
+			}
 			plain := ix.plainOf(twin)
-			if twin == "" || plain == "" || !ix.has(plan.Connect, c, twin, plain) {
+			if plain == "" || !ix.has(plan.Connect, c, twin, plain) {
 				break
 			}
 			x := ix.contrast(plan.Connect, plain, twin, c)
