@@ -73,7 +73,8 @@ type Conn struct {
 	hello     int
 	helloNext bool
 
-	thread atomic.Pointer[threadConn] // non-nil: I/O waits in its thread (WaitInThread)
+	thread atomic.Pointer[threadConn]  // non-nil: I/O waits in its thread (WaitInThread)
+	polled atomic.Pointer[net.TCPConn] // non-nil: the socket WaitInPoller gave back to the poller
 }
 
 func newConn(raw net.Conn, start, connected time.Time) *Conn {

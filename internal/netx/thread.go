@@ -1,6 +1,7 @@
 package netx
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -44,6 +45,9 @@ type threadConn struct {
 // connections.
 func (c *Conn) WaitInThread() error {
 	tc, ok := c.Conn.(*net.TCPConn)
+	if p := c.polled.Load(); p != nil {
+		tc, ok = p, true
+	}
 	if !ok || c.thread.Load() != nil {
 		return nil
 	}
@@ -68,6 +72,49 @@ func (c *Conn) WaitInThread() error {
 	// Closing the original takes the socket out of the poller's epoll set;
 	// the duplicate keeps it open.
 	return tc.Close()
+}
+
+// WaitInPoller undoes WaitInThread: the socket goes back to Go's network
+// poller, with its deadlines. Like WaitInThread, it must be called while no
+// I/O is in flight. It does nothing on a connection whose I/O already waits
+// in the poller.
+func (c *Conn) WaitInPoller() error {
+	t := c.thread.Load()
+	if t == nil {
+		return nil
+	}
+	t.io.Lock() // no Close of t meanwhile
+	if t.closed.Load() {
+		t.io.Unlock()
+		return t.opError("wait in poller", net.ErrClosed)
+	}
+	fd, err := unix.FcntlInt(uintptr(t.fd), unix.F_DUPFD_CLOEXEC, 0)
+	t.io.Unlock()
+	if err != nil {
+		return t.opError("wait in poller", os.NewSyscallError("fcntl", err))
+	}
+	f := os.NewFile(uintptr(fd), "")
+	nc, err := net.FileConn(f) // a duplicate of f's, in the poller
+	f.Close()
+	if err != nil {
+		return t.opError("wait in poller", err)
+	}
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		nc.Close()
+		return t.opError("wait in poller", fmt.Errorf("socket came back as %T", nc))
+	}
+	for _, d := range []struct {
+		at  *atomic.Int64
+		set func(time.Time) error
+	}{{&t.readDeadline, tc.SetReadDeadline}, {&t.writeDeadline, tc.SetWriteDeadline}} {
+		if ns := d.at.Load(); ns != 0 {
+			d.set(time.Unix(0, ns))
+		}
+	}
+	c.polled.Store(tc)
+	c.thread.Store(nil)
+	return t.Close()
 }
 
 func (t *threadConn) Read(p []byte) (int, error) {
@@ -238,10 +285,14 @@ func (c *Conn) SetWriteDeadline(d time.Time) error { return c.socket().SetWriteD
 func (c *Conn) Close() error { return c.socket().Close() }
 
 // socket is what the Conn's I/O goes to: the net.Conn it was made with,
-// or the threadConn that WaitInThread moved its socket to.
+// the threadConn that WaitInThread moved its socket to, or the TCPConn
+// that WaitInPoller moved it back to.
 func (c *Conn) socket() net.Conn {
 	if t := c.thread.Load(); t != nil {
 		return t
+	}
+	if p := c.polled.Load(); p != nil {
+		return p
 	}
 	return c.Conn
 }

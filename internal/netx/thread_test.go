@@ -168,3 +168,59 @@ func TestWaitInThreadLeavesOtherConnsAlone(t *testing.T) {
 	}
 	c.Close()
 }
+
+func TestWaitInPollerMovesBack(t *testing.T) {
+	// Back and forth between the thread and the poller, with the lines
+	// echoed each way, the deadline kept, and no descriptor left behind.
+	addr := listen(t, echo)
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	c := threadDial(t, addr)
+	before := fds()
+	br := bufio.NewReader(c)
+	for i := range 50 {
+		if i%2 == 0 {
+			if err := c.WaitInPoller(); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := c.WaitInThread(); err != nil {
+			t.Fatal(err)
+		}
+		if inThread := c.thread.Load() != nil; inThread != (i%2 == 1) {
+			t.Fatalf("move %d: in the thread: %v", i, inThread)
+		}
+		line := strings.Repeat("y", 1+i*100) + "\n"
+		c.Write([]byte(line))
+		if got, err := br.ReadString('\n'); err != nil || got != line {
+			t.Fatalf("move %d: got %d bytes, %v", i, len(got), err)
+		}
+	}
+	if after := fds(); after != before {
+		t.Errorf("%d descriptors after 50 moves, %d before", after, before)
+	}
+	if err := c.WaitInThread(); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if err := c.WaitInPoller(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read after the move: %v, want the deadline kept", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("the deadline passed %v late", waited)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := c.WaitInPoller(); err != nil {
+		t.Errorf("a closed connection in the poller: %v", err)
+	}
+}
