@@ -139,7 +139,7 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	if slices.Contains(spec.Experiments, plan.Connect) && (r.Scheme == "http" || r.Scheme == "builtin") {
 		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")
 		if slices.ContainsFunc(spec.PerConnections(plan.Connect), func(n int) bool { return n > 1 }) {
-			res.Notes = append(res.Notes, "connect --per-conn N: the first N-1 requests of a connection ask for keep-alive, the last for Connection: close")
+			res.Notes = append(res.Notes, "connect --per-conn N: the first N-1 requests of a connection keep it open (HTTP/1.1's default), the last asks for Connection: close")
 		}
 	}
 	if strings.HasPrefix(spec.Target, "lab:") {

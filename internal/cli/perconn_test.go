@@ -38,7 +38,7 @@ func TestPerConn(t *testing.T) {
 		t.Errorf("trials by per_conn %v, want 4 of 0 (one, omitted) and 4 of 5", per)
 	}
 	for _, want := range []string{"connect c=1 by operations per connection", "connect c=1 per-conn 5: phases", "more-ops",
-		"the first N-1 requests of a connection ask for keep-alive"} {
+		"the first N-1 requests of a connection keep it open"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the report has no %q:\n%s", want, stdout)
 		}

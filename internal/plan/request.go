@@ -583,7 +583,7 @@ func (w *UserWorkload) http(raw Spec, t Target) (WorkloadRecord, error) {
 			return WorkloadRecord{}, errorf("⟨headers⟩ %d (%s): the value holds a control character", i+1, name)
 		}
 		if slices.Contains(framingHeaders, strings.ToLower(name)) {
-			return WorkloadRecord{}, errorf("⟨headers⟩ %s: tlsbench sets it (connect: Connection: close, pool: keep-alive; Content-Length from --data): leave it out", name)
+			return WorkloadRecord{}, errorf("⟨headers⟩ %s: tlsbench sets it (Connection: close on a connection's last request, Content-Length from --data): leave it out", name)
 		}
 		w.Headers = append(w.Headers, name+": "+value)
 		shown := value

@@ -73,18 +73,19 @@ func newRequest(cfg driver.Config) reqTemplate {
 }
 
 // appendTo appends the request for path to dst, asking the server to close
-// the connection after it or to keep it alive.
+// the connection after it or not.
 func (r reqTemplate) appendTo(dst []byte, path string, closing bool) []byte {
 	dst = append(dst, r.method...)
 	dst = append(dst, ' ')
 	dst = append(dst, path...)
 	dst = append(dst, " HTTP/1.1\r\n"...)
 	dst = append(dst, r.head...)
+	// HTTP/1.1 keeps a connection open unless a side says Connection:
+	// close; curl says nothing else either.
 	if closing {
-		dst = append(dst, "Connection: close\r\n\r\n"...)
-	} else {
-		dst = append(dst, "Connection: keep-alive\r\n\r\n"...)
+		dst = append(dst, "Connection: close\r\n"...)
 	}
+	dst = append(dst, "\r\n"...)
 	return append(dst, r.body...)
 }
 
