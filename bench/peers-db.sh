@@ -31,6 +31,9 @@
 #   PEERS_PG_AUTH=   PostgreSQL login of the lab: scram-sha-256 (its default),
 #                    md5 or trust (trust: no client-side SCRAM key derivation,
 #                    which costs libpq 15 with OpenSSL 3 far more than pgx)
+#   PEERS_WARMUP=1s  tlsbench pool --warmup, its default: the peers have none,
+#                    and with more clients than CPUs tlsbench picks in it how
+#                    its workers wait (in their threads or its poller)
 #   TLSBENCH=path    use this binary instead of building ./cmd/tlsbench
 #   PGBENCH=path     pgbench (default: on PATH, else /usr/lib/postgresql/*/bin)
 # Defaults take about 4-5 minutes.
@@ -40,6 +43,7 @@ T=${PEERS_T:-5}
 ROUNDS=${PEERS_ROUNDS:-3}
 C=${PEERS_C:-4}
 PG_AUTH=${PEERS_PG_AUTH:-}
+WARMUP=${PEERS_WARMUP:-1s}
 ROWS=100000
 
 die() { echo "peers-db.sh: $*" >&2; exit 1; }
@@ -374,7 +378,9 @@ tlsbench_run() {
       fig2=$(awk "BEGIN { printf \"%.1f\", $ops / $secs }") ;;
     *) rate=$(awk "BEGIN { print $queries / $secs }") ;;
   esac
-  record "$cmp" "$round" tlsbench "$ops" "$rate" "$fig2" "$cls"
+  record "$cmp" "$round" tlsbench "$ops" "$rate" "$fig2" "$cls"  local waited
+  waited=$(jq -r '.trials[0].client_wait // empty' "$out")
+  [ -z "$waited" ] || echo "    tlsbench's workers waited: $waited" >&2
 }
 
 # pgbench_run cmp round sslmode [-C]
@@ -472,21 +478,21 @@ pair() { # "tlsbench command" "peer command"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
   echo "round $r/$ROUNDS" >&2
-  pair 'tlsbench_run pg-pool-disable "$r" pg off pool "$(pg_tb_url disable)" --tls off --workload point-select --warmup 0s' \
+  pair 'tlsbench_run pg-pool-disable "$r" pg off pool "$(pg_tb_url disable)" --tls off --workload point-select --warmup "$WARMUP"' \
     'pgbench_run pg-pool-disable "$r" disable'
-  pair 'tlsbench_run pg-pool-require "$r" pg on pool "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select --warmup 0s' \
+  pair 'tlsbench_run pg-pool-require "$r" pg on pool "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select --warmup "$WARMUP"' \
     'pgbench_run pg-pool-require "$r" require'
   pair 'tlsbench_run pg-connect-disable "$r" pg off connect "$(pg_tb_url disable)" --tls off --workload point-select' \
     'pgbench_run pg-connect-disable "$r" disable -C'
   pair 'tlsbench_run pg-connect-require "$r" pg on connect "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select' \
     'pgbench_run pg-connect-require "$r" require -C'
-  pair 'tlsbench_run my-point-off "$r" my off pool "$my_url" --tls off --workload point-select --warmup 0s' \
+  pair 'tlsbench_run my-point-off "$r" my off pool "$my_url" --tls off --workload point-select --warmup "$WARMUP"' \
     'sysbench_run my-point-off "$r" oltp_point_select off'
-  pair 'tlsbench_run my-point-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload point-select --warmup 0s' \
+  pair 'tlsbench_run my-point-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload point-select --warmup "$WARMUP"' \
     'sysbench_run my-point-on "$r" oltp_point_select on'
-  pair 'tlsbench_run my-ro-off "$r" my off pool "$my_url" --tls off --workload read-only --warmup 0s' \
+  pair 'tlsbench_run my-ro-off "$r" my off pool "$my_url" --tls off --workload read-only --warmup "$WARMUP"' \
     'sysbench_run my-ro-off "$r" oltp_read_only off'
-  pair 'tlsbench_run my-ro-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload read-only --warmup 0s' \
+  pair 'tlsbench_run my-ro-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload read-only --warmup "$WARMUP"' \
     'sysbench_run my-ro-on "$r" oltp_read_only on'
 done
 echo >&2

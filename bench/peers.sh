@@ -3,6 +3,8 @@
 #
 #   connect  tlsbench connect -c 1 (TLS 1.3, resumption off)  vs  openssl s_time -new -tls1_3
 #   pool     tlsbench pool -c C (keep-alive HTTPS and HTTP)    vs  wrk -t1 -cC
+#            (the same request as wrk's: GET / with a Host header only, so
+#            tlsbench runs with -H 'User-Agent:' -H 'Accept:')
 #
 # One `tlsbench serve` (key rsa2048, TLS 1.3, 1024-byte response, free
 # loopback ports for HTTPS and HTTP) serves every run. Each round runs every comparison once,
@@ -19,7 +21,9 @@
 #   PEERS_MLKEM=0      0: tlsbench offers X25519 only (GODEBUG=tlsmlkem=0), the
 #                      group OpenSSL 3.0 negotiates, so both do the same crypto;
 #                      1: Go's default, X25519MLKEM768 (costs more per handshake)
-#   PEERS_WARMUP=0s    tlsbench pool --warmup (wrk has none)
+#   PEERS_WARMUP=1s    tlsbench pool --warmup, its default (wrk has none): with
+#                      more connections than CPUs tlsbench picks in it how its
+#                      workers wait (in their threads or its poller)
 #   TLSBENCH=path      use this binary instead of building ./cmd/tlsbench
 # Defaults take about 3 minutes.
 set -euo pipefail
@@ -29,7 +33,7 @@ ROUNDS=${PEERS_ROUNDS:-3}
 POOL_C=${PEERS_POOL_C-4 1}
 PROTO=${PEERS_PROTO-https http}
 MLKEM=${PEERS_MLKEM:-0}
-WARMUP=${PEERS_WARMUP:-0s}
+WARMUP=${PEERS_WARMUP:-1s}
 
 die() { echo "peers.sh: $*" >&2; exit 1; }
 
@@ -170,6 +174,9 @@ tlsbench_run() { # comparison round experiment args...
   [ "$ver" = "$want" ] || die "tlsbench $exp ($cmp) negotiated $ver, not $want"
   [ "$want" = - ] || echo "$group" >>"$negotiated"
   record "$cmp" "$round" tlsbench "$ops" "$(awk "BEGIN { print $ops / ($ns / 1e9) }")"
+  local waited
+  waited=$(jq -r '.trials[0].client_wait // empty' "$out")
+  [ -z "$waited" ] || echo "    tlsbench's workers waited: $waited" >&2
 }
 
 stime_run() { # round
@@ -219,7 +226,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
   stime_run "$r"
   for p in $PROTO; do for c in $POOL_C; do
     pool_cmp "$p" "$c"
-    tlsbench_run "$cmp" "$r" pool -c "$c" --warmup "$WARMUP"
+    tlsbench_run "$cmp" "$r" pool -c "$c" --warmup "$WARMUP" -H 'User-Agent:' -H 'Accept:'
     wrk_run "$cmp" "$r" "$c"
   done; done
 done

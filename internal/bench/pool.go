@@ -37,10 +37,8 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 	}()
 	tallies := make([]*tally, c)
 	ends := make([]time.Time, c)
-	inThread := waitInThreads(c)
-	if inThread {
-		defer threadProcs(c)()
-	}
+	probe, undoProcs := newWaitProbe(ctx, waitModes(c), warmEnd)
+	defer undoProcs()
 	for i := range sessions {
 		tl := newTally()
 		tallies[i] = tl
@@ -48,42 +46,44 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 		wg.Go(func() {
 			s := sessions[i]
 			defer func() { sessions[i] = s; ends[i] = time.Now() }()
-			guard(tl, func() { r.poolWorker(ctx, d, &s, tl, lim, warmEnd, inThread) })
+			guard(tl, func() { r.poolWorker(ctx, d, &s, tl, lim, warmEnd, probe) })
 		})
 	}
 	wg.Wait()
 	<-cpuStarted
+	<-probe.decided
 	last := warmEnd
 	for _, e := range ends {
 		if e.After(last) {
 			last = e
 		}
 	}
-	return finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd), ServerMemory: mem}, &cpu, tallies)
+	return finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd), ServerMemory: mem, ClientWait: probe.chosen.String()}, &cpu, tallies)
 }
 
 // poolWorker runs one pool connection's warm-up and measured operations;
 // *sp is the session it ends with (nil if it had to give up), also after a
-// panic, so that the pool closes the right one. inThread: the session's
-// reads wait in the worker's thread (see waitInThreads).
-func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl *tally, lim *limits, warmEnd time.Time, inThread bool) {
+// panic, so that the pool closes the right one. The probe says where the
+// session's reads wait (see waitProbe).
+func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl *tally, lim *limits, warmEnd time.Time, probe *waitProbe) {
 	s := *sp
 	defer func() { *sp = s }()
+	inThread := false // a session opens in the poller
 	reopen := func(err error) bool {
-		if s = r.reopen(ctx, d, s, tl, err); s != nil && inThread {
-			s.Conn().WaitInThread()
+		if s = r.reopen(ctx, d, s, tl, err); s != nil {
+			inThread = false
+			probe.follow(s, &inThread)
 		}
 		return s != nil
 	}
-	if inThread {
-		// Should it fail, the connection goes on waiting in Go's poller.
-		s.Conn().WaitInThread()
-	}
 	for time.Now().Before(warmEnd) && ctx.Err() == nil {
+		probe.follow(s, &inThread)
 		if err := s.Do(ctx); err != nil && !reopen(err) {
 			return
 		}
+		probe.done()
 	}
+	probe.final(ctx, s, &inThread)
 	// Bytes count from here: the measured window only.
 	sent0, recv0 := s.Conn().Counters()
 	bytes := func() {

@@ -11,12 +11,16 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
@@ -304,5 +308,50 @@ func TestRunnerCancel(t *testing.T) {
 	}
 	if n := d.alive.Load(); n != 0 {
 		t.Errorf("%d sessions left open", n)
+	}
+}
+
+// TestPoolChoosesWaitMode: with more connections than CPUs the pool tries
+// each way of waiting in its warm-up, moving its connections between Go's
+// poller and their threads, and keeps the fastest. The stand-in's
+// operations are quick only under the GOMAXPROCS of one mode.
+func TestPoolChoosesWaitMode(t *testing.T) {
+	cpus := runtime.NumCPU()
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) == nil && set.Count() > 0 {
+		cpus = set.Count()
+	}
+	c := cpus + 2
+	for _, tt := range []struct {
+		procs int
+		want  string
+	}{
+		{1, "poller, 1 P"},
+		{c + 1, fmt.Sprintf("thread, %d Ps", c+1)},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			d := &standIn{addr: acceptor(t), script: script{do: func(int64) error {
+				if runtime.GOMAXPROCS(0) != tt.procs {
+					time.Sleep(2 * time.Millisecond)
+				}
+				return nil
+			}}}
+			r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{c},
+				Duration: 200 * time.Millisecond, Warmup: new(800 * time.Millisecond)}, d)
+			procs := runtime.GOMAXPROCS(0)
+			tr, err := r.Trial(context.Background(), plan.Pool, r.Variants[0], c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.ClientWait != tt.want || tr.Ops == 0 || len(tr.Errors) > 0 {
+				t.Errorf("waited %q with %d ops and errors %v, want %q", tr.ClientWait, tr.Ops, tr.Errors, tt.want)
+			}
+			if d.opens.Load() != int64(c) {
+				t.Errorf("%d sessions opened, want %d: moving a connection needs no new one", d.opens.Load(), c)
+			}
+			if n := runtime.GOMAXPROCS(0); n != procs {
+				t.Errorf("GOMAXPROCS %d after the trial, %d before", n, procs)
+			}
+		})
 	}
 }

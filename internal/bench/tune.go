@@ -1,11 +1,17 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tlsbench/tlsbench/internal/driver"
 )
 
 // The Go runtime is fitted to each trial so that the client's own CPU per
@@ -23,27 +29,173 @@ func fitProcs(c int) (undo func()) {
 	return func() { runtime.GOMAXPROCS(old) }
 }
 
-// waitInThreads says whether a pool of c connections waits for its
-// answers in the workers' own threads (netx.Conn.WaitInThread), as
-// pgbench's and sysbench's threads do, rather than in Go's network poller:
-// while there is a CPU for each connection. Measured on 2 CPUs, point
-// selects: at 1 connection the threads take 30-40% less client CPU per
-// statement on PostgreSQL and MariaDB, at 2 PostgreSQL runs 60% faster;
-// at 4 the poller, which gathers the answers of several connections in one
-// wake-up, was faster on PostgreSQL and HTTP, and at 8 on MariaDB too.
-func waitInThreads(c int) bool { return c <= usableCPUs() }
+// waitMode is how a pool's workers wait for their answers: in their own
+// threads (netx.Conn.WaitInThread), as pgbench's and sysbench's threads
+// do, or in Go's network poller, which gathers the answers of several
+// connections in one wake-up, as wrk's event loop does; and with how many
+// Ps (GOMAXPROCS).
+type waitMode struct {
+	thread bool
+	procs  int
+}
 
-// threadProcs sets GOMAXPROCS for c workers that wait in their threads
-// and returns the undo: a P each, and one that stays idle. A worker
-// waiting in poll(2) keeps its P, in a system call; while some P is idle,
-// sysmon leaves such a P alone, but with none idle it takes it away after
-// 20µs whenever another goroutine (a timer) is to run, and the worker
-// then returns from every wait to no P: on another thread, through the
-// run queue, with sysmon polling at its fastest. On 2 CPUs this doubled
-// the client's CPU per statement in half the runs.
-func threadProcs(c int) (undo func()) {
-	old := runtime.GOMAXPROCS(c + 1)
-	return func() { runtime.GOMAXPROCS(old) }
+func (m waitMode) String() string {
+	where, ps := "poller", "Ps"
+	if m.thread {
+		where = "thread"
+	}
+	if m.procs == 1 {
+		ps = "P"
+	}
+	return fmt.Sprintf("%s, %d %s", where, m.procs, ps)
+}
+
+// waitModes are the ways c pool connections may wait, the default first.
+//
+// While there is a CPU for each connection the workers wait in their
+// threads. Measured on 2 CPUs, point selects: at 1 connection the threads
+// take 30-40% less client CPU per statement on PostgreSQL and MariaDB, at
+// 2 PostgreSQL runs 60% faster. They get a P each and one that stays idle:
+// a worker waiting in poll(2) keeps its P, in a system call; while some P
+// is idle, sysmon leaves such a P alone, but with none idle it takes it
+// away after 20µs whenever another goroutine (a timer) is to run, and the
+// worker then returns from every wait to no P: on another thread, through
+// the run queue, with sysmon polling at its fastest. On 2 CPUs this
+// doubled the client's CPU per statement in half the runs.
+//
+// With more connections than CPUs no mode won everywhere: at 4 on 2 CPUs
+// the poller with a P per CPU was fastest on PostgreSQL (55k statements/s
+// against 48k in threads), the poller with one P on HTTP (50k requests/s
+// against 46k), the threads on MariaDB (43k against 34k). The pool tries
+// each during its warm-up (waitProbe).
+func waitModes(c int) []waitMode {
+	cpus := usableCPUs()
+	thread := waitMode{thread: true, procs: c + 1}
+	if c <= cpus {
+		return []waitMode{thread}
+	}
+	modes := []waitMode{{procs: cpus}}
+	if cpus > 1 {
+		modes = append(modes, waitMode{procs: 1})
+	}
+	return append(modes, thread)
+}
+
+// waitProbe chooses a pool's waitMode in its warm-up, by the operations
+// each mode completes in equal time on the same connections. The first
+// eighth of the warm-up settles in the default mode; the next three
+// quarters try each mode in two rounds, the second in reverse order, so
+// that a drift of the machine's load favours none; the last eighth runs in
+// the mode chosen. The workers move their connections between the poller and
+// their threads as the probe says (follow); it sets GOMAXPROCS.
+type waitProbe struct {
+	modes   []waitMode
+	want    atomic.Int32 // the mode the workers should be in now
+	ops     atomic.Int64 // operations completed in the current slot
+	decided chan struct{}
+	chosen  waitMode // once decided is closed
+}
+
+// minProbeWarmup is the least warm-up a probe is run in: a slot (of six)
+// is then 1/8 of it, 50ms.
+const minProbeWarmup = 400 * time.Millisecond
+
+// newWaitProbe starts the choice among the modes for a warm-up from now
+// to warmEnd; with one mode, or too short a warm-up, the first is chosen
+// at once. undo restores GOMAXPROCS once the pool is done.
+func newWaitProbe(ctx context.Context, modes []waitMode, warmEnd time.Time) (p *waitProbe, undo func()) {
+	p = &waitProbe{modes: modes, decided: make(chan struct{})}
+	old := runtime.GOMAXPROCS(modes[0].procs)
+	undo = func() { runtime.GOMAXPROCS(old) }
+	warmup := time.Until(warmEnd)
+	if len(modes) == 1 || warmup < minProbeWarmup {
+		p.chosen = modes[0]
+		close(p.decided)
+		return p, undo
+	}
+	go p.run(ctx, time.Now(), warmup)
+	return p, undo
+}
+
+func (p *waitProbe) run(ctx context.Context, start time.Time, warmup time.Duration) {
+	var order []int
+	for i := range p.modes {
+		order = append(order, i)
+	}
+	for i := range p.modes {
+		order = append(order, len(p.modes)-1-i)
+	}
+	slot := warmup * 3 / 4 / time.Duration(len(order))
+	ops := make([]int64, len(p.modes))
+	at := start.Add(warmup / 8)
+	wait := func(until time.Time) bool {
+		select {
+		case <-time.After(time.Until(until)):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	defer close(p.decided)
+	p.chosen = p.modes[0]
+	if !wait(at) {
+		return
+	}
+	for _, m := range order {
+		p.set(m)
+		p.ops.Store(0)
+		at = at.Add(slot)
+		if !wait(at) {
+			return
+		}
+		ops[m] += p.ops.Load()
+	}
+	best := 0
+	for m := range ops {
+		if ops[m] > ops[best] {
+			best = m
+		}
+	}
+	p.chosen = p.modes[best]
+	p.set(best)
+}
+
+func (p *waitProbe) set(m int) {
+	runtime.GOMAXPROCS(p.modes[m].procs)
+	p.want.Store(int32(m))
+}
+
+// follow moves s's connection to the mode the probe wants now; inThread
+// says where it is, and is updated.
+func (p *waitProbe) follow(s driver.Session, inThread *bool) {
+	thread := p.modes[p.want.Load()].thread
+	if thread == *inThread {
+		return
+	}
+	var err error
+	if thread {
+		err = s.Conn().WaitInThread()
+	} else {
+		err = s.Conn().WaitInPoller()
+	}
+	// Should a move fail, the connection waits where it was: slower,
+	// not wrong.
+	if err == nil {
+		*inThread = thread
+	}
+}
+
+// done counts an operation of the warm-up.
+func (p *waitProbe) done() { p.ops.Add(1) }
+
+// final waits for the choice and moves s's connection to it.
+func (p *waitProbe) final(ctx context.Context, s driver.Session, inThread *bool) {
+	select {
+	case <-p.decided:
+	case <-ctx.Done():
+		return
+	}
+	p.follow(s, inThread)
 }
 
 // usableCPUs is the number of CPUs in the process's affinity mask (which

@@ -268,6 +268,10 @@ type Trial struct {
 	// the server's, when tlsbench started it (else zero).
 	ClientCPU time.Duration `json:"client_cpu_ns"`
 	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
+	// ClientWait is how a pool's workers waited for their answers, in
+	// their threads or in Go's poller, and with how many Ps: the mode the
+	// warm-up found fastest when there were more connections than CPUs.
+	ClientWait string `json:"client_wait,omitempty"`
 
 	// Latency is the whole operation (connect: dial to close; pool: request;
 	// connect with PerConn: each operation on its open connection).
