@@ -198,7 +198,16 @@ func (c *Conn) Read(p []byte) (int, error) {
 // follows a write is the answer of a turn, which counts for the phase
 // current when it arrives. It may end that phase (MarkOnAnswer).
 func (c *Conn) read(p []byte) (int, time.Time, error) {
-	n, err := c.socket().Read(p)
+	var n int
+	var err error
+	if t := c.thread.Load(); t != nil {
+		c.mu.Lock()
+		answer := c.wrote
+		c.mu.Unlock()
+		n, err = t.read(p, answer)
+	} else {
+		n, err = c.socket().Read(p)
+	}
 	if n == 0 {
 		return n, time.Time{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/bits"
 	"net"
 	"os"
 	"strings"
@@ -222,5 +223,47 @@ func TestWaitInPollerMovesBack(t *testing.T) {
 	}
 	if err := c.WaitInPoller(); err != nil {
 		t.Errorf("a closed connection in the poller: %v", err)
+	}
+}
+
+func TestWaitInThreadPollsFirstForLateAnswers(t *testing.T) {
+	// A server that answers each line 2ms late: after a few turns the
+	// thread polls before it reads the answer, still within the deadline.
+	addr := listen(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "never\n" {
+				continue
+			}
+			time.Sleep(2 * time.Millisecond)
+			c.Write([]byte(line))
+		}
+	})
+	c := threadDial(t, addr)
+	br := bufio.NewReader(c)
+	for i := range 20 {
+		line := strings.Repeat("z", i+1) + "\n"
+		c.Write([]byte(line))
+		if got, err := br.ReadString('\n'); err != nil || got != line {
+			t.Fatalf("line %d: got %q, %v", i, got, err)
+		}
+	}
+	if late := c.thread.Load().late; bits.OnesCount8(late) < 6 {
+		t.Fatalf("late answers %08b: the thread would still read before it polls", late)
+	}
+	c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	c.Write([]byte("never\n"))
+	if _, err := br.ReadString('\n'); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("an answer that never comes: %v, want the deadline", err)
+	}
+	c.mu.Lock()
+	turns := c.turns
+	c.mu.Unlock()
+	if turns < 21 { // the TCP handshake and 20 lines
+		t.Errorf("%d turns, want at least 21: an answer polled for is still counted", turns)
 	}
 }
