@@ -327,9 +327,9 @@ meta=$tmp/meta             # cmp|peer|title|unit|unit2|kind2
 : >"$results"; : >"$negotiated"; : >"$checks"; : >"$meta"
 
 record() { # cmp round tool units figure figure2 close_ms
-  local us_c us_s
-  us_c=$(awk "BEGIN { printf \"%.1f\", $CCPU / $4 * 1e6 }")
-  if [ "$srv_cpu" = 1 ]; then us_s=$(awk "BEGIN { printf \"%.1f\", $SCPU / $4 * 1e6 }"); else us_s=-; fi
+  local us_c us_s n=${CPU_UNITS:-$4}
+  us_c=$(awk "BEGIN { printf \"%.1f\", $CCPU / $n * 1e6 }")
+  if [ "$srv_cpu" = 1 ]; then us_s=$(awk "BEGIN { printf \"%.1f\", $SCPU / $n * 1e6 }"); else us_s=-; fi
   echo "$1 $2 $3 $5 $6 $us_c $us_s $7" >>"$results"
   printf '  round %d  %-20s %-9s %10.1f /s  %s  (%d ops, client %s µs/op, server %s µs/op)\n' \
     "$2" "$1" "$3" "$5" "$([ "$6" = - ] || echo "[$6]")" "$4" "$us_c" "$us_s" >&2
@@ -378,7 +378,13 @@ tlsbench_run() {
       fig2=$(awk "BEGIN { printf \"%.1f\", $ops / $secs }") ;;
     *) rate=$(awk "BEGIN { print $queries / $secs }") ;;
   esac
-  record "$cmp" "$round" tlsbench "$ops" "$rate" "$fig2" "$cls"  local waited
+  # CPU is the whole process's, warm-up included: its operations count too,
+  # at the measured rate (the warm-up is tlsbench's own; the peers have none).
+  local units
+  units=$(jq -r '.trials[0] as $t | if $t.experiment == "pool"
+    then $t.ops * ($t.elapsed_ns + (.spec.warmup_ns // 0)) / $t.elapsed_ns else $t.ops end' "$out")
+  CPU_UNITS=$units record "$cmp" "$round" tlsbench "$ops" "$rate" "$fig2" "$cls"
+  local waited
   waited=$(jq -r '.trials[0].client_wait // empty' "$out")
   [ -z "$waited" ] || echo "    tlsbench's workers waited: $waited" >&2
 }
@@ -575,6 +581,7 @@ for cmp in pg-pool-disable pg-pool-require pg-connect-disable pg-connect-require
   table "$cmp"
 done
 echo "client µs/op: CPU of the whole tool process (rusage) per op; server µs/op: the server's CPU over the run"
+echo "  (tlsbench's pool warm-up, --warmup ${WARMUP}, counts as operations at its measured rate)"
 echo "  (postmaster and backends / mariadbd) per op; op = statement (point select), connection (connect),"
 echo "  transaction (read-only). Client and server share the machine's $(nproc) cores."
 echo

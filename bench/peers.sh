@@ -146,9 +146,9 @@ results=$tmp/results # comparison round tool rate client_us/op server_us/op
 negotiated=$tmp/negotiated
 
 record() { # comparison round tool ops rate
-  local us_c us_s
-  us_c=$(awk "BEGIN { printf \"%.1f\", $CCPU / $4 * 1e6 }")
-  us_s=$(awk "BEGIN { printf \"%.1f\", $SCPU / $4 * 1e6 }")
+  local us_c us_s n=${CPU_UNITS:-$4}
+  us_c=$(awk "BEGIN { printf \"%.1f\", $CCPU / $n * 1e6 }")
+  us_s=$(awk "BEGIN { printf \"%.1f\", $SCPU / $n * 1e6 }")
   echo "$1 $2 $3 $5 $us_c $us_s" >>"$results"
   printf '  round %d  %-10s %-9s %10.1f /s  (%d ops, client %s µs/op, server %s µs/op)\n' \
     "$2" "$1" "$3" "$5" "$4" "$us_c" "$us_s" >&2
@@ -173,7 +173,12 @@ tlsbench_run() { # comparison round experiment args...
   [ "$errs" -eq 0 ] || echo "  warning: tlsbench $exp had $errs failed operations" >&2
   [ "$ver" = "$want" ] || die "tlsbench $exp ($cmp) negotiated $ver, not $want"
   [ "$want" = - ] || echo "$group" >>"$negotiated"
-  record "$cmp" "$round" tlsbench "$ops" "$(awk "BEGIN { print $ops / ($ns / 1e9) }")"
+  # CPU is the whole process's, warm-up included: its operations count too,
+  # at the measured rate (the warm-up is tlsbench's own; the peers have none).
+  local units
+  units=$(jq -r '.trials[0] as $t | if $t.experiment == "pool"
+    then $t.ops * ($t.elapsed_ns + (.spec.warmup_ns // 0)) / $t.elapsed_ns else $t.ops end' "$out")
+  CPU_UNITS=$units record "$cmp" "$round" tlsbench "$ops" "$(awk "BEGIN { print $ops / ($ns / 1e9) }")"
   local waited
   waited=$(jq -r '.trials[0].client_wait // empty' "$out")
   [ -z "$waited" ] || echo "    tlsbench's workers waited: $waited" >&2
@@ -267,3 +272,4 @@ done; done
 groups=$(sort -u "$negotiated" | tr '\n' ' ')
 echo "tlsbench negotiated group: ${groups% } (GODEBUG=${gotls:-none}); OpenSSL: ${ossl_neg##* }"
 echo "client µs/op: CPU of the whole client process (rusage) per op; server µs/op: the server's CPU over the run per op"
+echo "  (tlsbench's pool warm-up, --warmup ${WARMUP}, counts as operations at its measured rate)"
