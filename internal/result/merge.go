@@ -264,6 +264,14 @@ func mergeTrial(ts []Trial, merge HistMerger) (Trial, error) {
 		if t.ServerMemory == nil {
 			t.ServerMemory = p.ServerMemory
 		}
+		// Each shard chose how its workers waited: the distinct choices.
+		switch {
+		case p.ClientWait == "" || slices.Contains(strings.Split(t.ClientWait, "; "), p.ClientWait):
+		case t.ClientWait == "":
+			t.ClientWait = p.ClientWait
+		default:
+			t.ClientWait += "; " + p.ClientWait
+		}
 	}
 	// Throughput is the sum of the shards' rates: each shard's operations
 	// over its own window, which the shards' clocks agree on only so far.

@@ -206,3 +206,21 @@ func TestReadParts(t *testing.T) {
 		t.Errorf("no frames: %v", err)
 	}
 }
+
+func TestMergeClientWait(t *testing.T) {
+	// Each shard chose how its workers waited: the merge names each
+	// choice once, in shard order.
+	var rs []*result.Result
+	for i, w := range []string{"", "thread, 5 Ps", "poller, 2 Ps", "thread, 5 Ps"} {
+		r := shard(i, 4, 100)
+		r.Trials[0].ClientWait = w
+		rs = append(rs, r)
+	}
+	m, err := result.Merge(parts(rs...), stats.MergeHists, []string{"tlsbench", "merge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Trials[0].ClientWait, "thread, 5 Ps; poller, 2 Ps"; got != want {
+		t.Errorf("client_wait %q, want %q", got, want)
+	}
+}
