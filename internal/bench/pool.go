@@ -68,22 +68,23 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl *tally, lim *limits, warmEnd time.Time, probe *waitProbe) {
 	s := *sp
 	defer func() { *sp = s }()
-	inThread := false // a session opens in the poller
+	var w waiter // a session opens in the poller
+	defer w.release()
 	reopen := func(err error) bool {
 		if s = r.reopen(ctx, d, s, tl, err); s != nil {
-			inThread = false
-			probe.follow(s, &inThread)
+			w.thread = false
+			probe.follow(s, &w)
 		}
 		return s != nil
 	}
 	for time.Now().Before(warmEnd) && ctx.Err() == nil {
-		probe.follow(s, &inThread)
+		probe.follow(s, &w)
 		if err := s.Do(ctx); err != nil && !reopen(err) {
 			return
 		}
 		probe.done()
 	}
-	probe.final(ctx, s, &inThread)
+	probe.final(ctx, s, &w)
 	// Bytes count from here: the measured window only.
 	sent0, recv0 := s.Conn().Counters()
 	bytes := func() {

@@ -327,7 +327,7 @@ func TestPoolChoosesWaitMode(t *testing.T) {
 		want  string
 	}{
 		{1, "poller, 1 P"},
-		{c + 1, fmt.Sprintf("thread, %d Ps", c+1)},
+		{c + 1, fmt.Sprintf("locked thread, %d Ps", c+1)},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
 			d := &standIn{addr: acceptor(t), script: script{do: func(int64) error {

@@ -33,15 +33,18 @@ func fitProcs(c int) (undo func()) {
 // threads (netx.Conn.WaitInThread), as pgbench's and sysbench's threads
 // do, or in Go's network poller, which gathers the answers of several
 // connections in one wake-up, as wrk's event loop does; and with how many
-// Ps (GOMAXPROCS).
+// Ps (GOMAXPROCS). locked: each worker's goroutine is locked to its thread.
 type waitMode struct {
-	thread bool
-	procs  int
+	thread, locked bool
+	procs          int
 }
 
 func (m waitMode) String() string {
 	where, ps := "poller", "Ps"
-	if m.thread {
+	switch {
+	case m.locked:
+		where = "locked thread"
+	case m.thread:
 		where = "thread"
 	}
 	if m.procs == 1 {
@@ -67,18 +70,25 @@ func (m waitMode) String() string {
 // the poller with a P per CPU was fastest on PostgreSQL (55k statements/s
 // against 48k in threads), the poller with one P on HTTP (50k requests/s
 // against 46k), the threads on MariaDB (43k against 34k). The pool tries
-// each during its warm-up (waitProbe).
+// each during its warm-up (waitProbe). There the workers' goroutines are
+// also locked to their threads: a worker that yields (see netx's
+// threadConn.wait) would otherwise come back on another thread, and the
+// kernel, which saw each thread wake a different server process, no longer
+// keeps a client and its server side by side (5 pairs of runs at 4
+// connections: PostgreSQL 55k statements/s unlocked, 60k locked; MariaDB
+// 48k and 50k; HTTP lost, 60k requests/s against 57k, but there the poller
+// with one P does as well). With a CPU each they are not locked: at 1
+// connection locking cost PostgreSQL 10%.
 func waitModes(c int) []waitMode {
 	cpus := usableCPUs()
-	thread := waitMode{thread: true, procs: c + 1}
 	if c <= cpus {
-		return []waitMode{thread}
+		return []waitMode{{thread: true, procs: c + 1}}
 	}
 	modes := []waitMode{{procs: cpus}}
 	if cpus > 1 {
 		modes = append(modes, waitMode{procs: 1})
 	}
-	return append(modes, thread)
+	return append(modes, waitMode{thread: true, locked: true, procs: c + 1})
 }
 
 // waitProbe chooses a pool's waitMode in its warm-up, by the operations
@@ -165,23 +175,44 @@ func (p *waitProbe) set(m int) {
 	p.want.Store(int32(m))
 }
 
-// follow moves s's connection to the mode the probe wants now; inThread
-// says where it is, and is updated.
-func (p *waitProbe) follow(s driver.Session, inThread *bool) {
-	thread := p.modes[p.want.Load()].thread
-	if thread == *inThread {
-		return
+// waiter is where one worker waits now.
+type waiter struct {
+	thread bool // its session's socket waits in its thread
+	locked bool // its goroutine is locked to its thread
+}
+
+// follow moves s's connection to the mode the probe wants now, and locks
+// or unlocks the calling worker's goroutine to its thread.
+func (p *waitProbe) follow(s driver.Session, w *waiter) {
+	m := p.modes[p.want.Load()]
+	if m.thread != w.thread {
+		var err error
+		if m.thread {
+			err = s.Conn().WaitInThread()
+		} else {
+			err = s.Conn().WaitInPoller()
+		}
+		// Should a move fail, the connection waits where it was: slower,
+		// not wrong.
+		if err == nil {
+			w.thread = m.thread
+		}
 	}
-	var err error
-	if thread {
-		err = s.Conn().WaitInThread()
-	} else {
-		err = s.Conn().WaitInPoller()
+	if m.locked != w.locked {
+		if m.locked {
+			runtime.LockOSThread()
+		} else {
+			runtime.UnlockOSThread()
+		}
+		w.locked = m.locked
 	}
-	// Should a move fail, the connection waits where it was: slower,
-	// not wrong.
-	if err == nil {
-		*inThread = thread
+}
+
+// release unlocks the worker's goroutine from its thread, if it was.
+func (w *waiter) release() {
+	if w.locked {
+		runtime.UnlockOSThread()
+		w.locked = false
 	}
 }
 
@@ -189,13 +220,13 @@ func (p *waitProbe) follow(s driver.Session, inThread *bool) {
 func (p *waitProbe) done() { p.ops.Add(1) }
 
 // final waits for the choice and moves s's connection to it.
-func (p *waitProbe) final(ctx context.Context, s driver.Session, inThread *bool) {
+func (p *waitProbe) final(ctx context.Context, s driver.Session, w *waiter) {
 	select {
 	case <-p.decided:
 	case <-ctx.Done():
 		return
 	}
-	p.follow(s, inThread)
+	p.follow(s, w)
 }
 
 // usableCPUs is the number of CPUs in the process's affinity mask (which
