@@ -79,6 +79,10 @@ func (m waitMode) String() string {
 // 48k and 50k; HTTP lost, 60k requests/s against 57k, but there the poller
 // with one P does as well). With a CPU each they are not locked: at 1
 // connection locking cost PostgreSQL 10%.
+//
+// Beyond maxThreadWaits connections the threads are not tried: a thread
+// and a P for each of thousands of connections would cost more memory and
+// scheduling than any wake-up they save.
 func waitModes(c int) []waitMode {
 	cpus := usableCPUs()
 	if c <= cpus {
@@ -88,8 +92,15 @@ func waitModes(c int) []waitMode {
 	if cpus > 1 {
 		modes = append(modes, waitMode{procs: 1})
 	}
-	return append(modes, waitMode{thread: true, locked: true, procs: c + 1})
+	if c <= maxThreadWaits {
+		modes = append(modes, waitMode{thread: true, locked: true, procs: c + 1})
+	}
+	return modes
 }
+
+// maxThreadWaits is the most pool connections whose workers may wait in
+// threads of their own.
+const maxThreadWaits = 64
 
 // waitProbe chooses a pool's waitMode in its warm-up, by the operations
 // each mode completes in equal time on the same connections. The first
