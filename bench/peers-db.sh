@@ -581,9 +581,9 @@ for cmp in pg-pool-disable pg-pool-require pg-connect-disable pg-connect-require
   table "$cmp"
 done
 echo "client µs/op: CPU of the whole tool process (rusage) per op; server µs/op: the server's CPU over the run"
-echo "  (tlsbench's pool warm-up, --warmup ${WARMUP}, counts as operations at its measured rate)"
 echo "  (postmaster and backends / mariadbd) per op; op = statement (point select), connection (connect),"
 echo "  transaction (read-only). Client and server share the machine's $(nproc) cores."
+echo "  tlsbench's pool warm-up (--warmup ${WARMUP}) counts as operations at its measured rate."
 echo
 
 # --- the summary -----------------------------------------------------------

@@ -8,3 +8,9 @@ func SetArrived(r *Runner, f func(at time.Time)) { r.arrived = f }
 
 // ParseListen is parseListen for the external tests.
 var ParseListen = parseListen
+
+// UsableCPUs is usableCPUs for the external tests.
+var UsableCPUs = usableCPUs
+
+// MaxThreadWaits is maxThreadWaits for the external tests.
+const MaxThreadWaits = maxThreadWaits

@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -316,12 +314,10 @@ func TestRunnerCancel(t *testing.T) {
 // poller and their threads, and keeps the fastest. The stand-in's
 // operations are quick only under the GOMAXPROCS of one mode.
 func TestPoolChoosesWaitMode(t *testing.T) {
-	cpus := runtime.NumCPU()
-	var set unix.CPUSet
-	if unix.SchedGetaffinity(0, &set) == nil && set.Count() > 0 {
-		cpus = set.Count()
+	c := bench.UsableCPUs() + 2
+	if c > bench.MaxThreadWaits {
+		t.Skipf("%d CPUs: above %d connections the threads are not tried", c-2, bench.MaxThreadWaits)
 	}
-	c := cpus + 2
 	for _, tt := range []struct {
 		procs int
 		want  string

@@ -50,11 +50,8 @@ type threadConn struct {
 // threads: a thread per waiting read would not scale to thousands of
 // connections.
 func (c *Conn) WaitInThread() error {
-	tc, ok := c.Conn.(*net.TCPConn)
-	if p := c.polled.Load(); p != nil {
-		tc, ok = p, true
-	}
-	if !ok || c.thread.Load() != nil {
+	tc, ok := c.socket().(*net.TCPConn) // not a threadConn already
+	if !ok {
 		return nil
 	}
 	rc, err := tc.SyscallConn()
@@ -110,13 +107,11 @@ func (c *Conn) WaitInPoller() error {
 		nc.Close()
 		return t.opError("wait in poller", fmt.Errorf("socket came back as %T", nc))
 	}
-	for _, d := range []struct {
-		at  *atomic.Int64
-		set func(time.Time) error
-	}{{&t.readDeadline, tc.SetReadDeadline}, {&t.writeDeadline, tc.SetWriteDeadline}} {
-		if ns := d.at.Load(); ns != 0 {
-			d.set(time.Unix(0, ns))
-		}
+	if ns := t.readDeadline.Load(); ns != 0 {
+		tc.SetReadDeadline(time.Unix(0, ns))
+	}
+	if ns := t.writeDeadline.Load(); ns != 0 {
+		tc.SetWriteDeadline(time.Unix(0, ns))
 	}
 	c.polled.Store(tc)
 	c.thread.Store(nil)
