@@ -73,8 +73,8 @@ type Conn struct {
 	hello     int
 	helloNext bool
 
-	thread atomic.Pointer[threadConn]  // non-nil: I/O waits in its thread (WaitInThread)
-	polled atomic.Pointer[net.TCPConn] // non-nil: the socket WaitInPoller gave back to the poller
+	thread atomic.Pointer[threadConn] // non-nil: I/O waits in its thread (WaitInThread)
+	polled atomic.Pointer[pollSocket] // non-nil: the TCP socket in the poller (see pollSocket), the original or the one WaitInPoller gave back
 }
 
 func newConn(raw net.Conn, start, connected time.Time) *Conn {
@@ -91,6 +91,11 @@ func openedConn(raw net.Conn, opening Phase, opened time.Time, spoke bool) *Conn
 	c := &Conn{Conn: raw, start: opening.Start, open: true, wrote: spoke, turns: int64(opening.RoundTrips)}
 	c.phases = append(c.phases, opening)
 	c.mark(opened, "")
+	if tc, ok := raw.(*net.TCPConn); ok {
+		if ps := newPollSocket(tc); ps != nil {
+			c.polled.Store(ps)
+		}
+	}
 	return c
 }
 
@@ -206,7 +211,7 @@ func (c *Conn) read(p []byte) (int, time.Time, error) {
 		c.mu.Unlock()
 		n, err = t.read(p, answer)
 	} else {
-		n, err = c.socket().Read(p)
+		n, err = c.stream().Read(p)
 	}
 	if n == 0 {
 		return n, time.Time{}, err
@@ -241,7 +246,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.hello, c.helloNext = 5+(int(p[3])<<8|int(p[4])), false
 	}
 	c.mu.Unlock()
-	n, err := c.socket().Write(p)
+	n, err := c.stream().Write(p)
 	if n > 0 {
 		c.mu.Lock()
 		c.sent += int64(n)

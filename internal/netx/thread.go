@@ -1,6 +1,7 @@
 package netx
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -113,7 +114,12 @@ func (c *Conn) WaitInPoller() error {
 	if ns := t.writeDeadline.Load(); ns != 0 {
 		tc.SetWriteDeadline(time.Unix(0, ns))
 	}
-	c.polled.Store(tc)
+	ps := newPollSocket(tc)
+	if ps == nil {
+		tc.Close()
+		return t.opError("wait in poller", errors.New("socket came back without a RawConn"))
+	}
+	c.polled.Store(ps)
 	c.thread.Store(nil)
 	return t.Close()
 }
@@ -314,15 +320,29 @@ func (c *Conn) SetWriteDeadline(d time.Time) error { return c.socket().SetWriteD
 // Close closes the connection.
 func (c *Conn) Close() error { return c.socket().Close() }
 
-// socket is what the Conn's I/O goes to: the net.Conn it was made with,
-// the threadConn that WaitInThread moved its socket to, or the TCPConn
-// that WaitInPoller moved it back to.
-func (c *Conn) socket() net.Conn {
+// stream is what the Conn reads and writes: its threadConn, its
+// pollSocket, or the net.Conn it was made with when that is not TCP (an
+// SSH channel).
+func (c *Conn) stream() io.ReadWriter {
 	if t := c.thread.Load(); t != nil {
 		return t
 	}
 	if p := c.polled.Load(); p != nil {
 		return p
+	}
+	return c.Conn
+}
+
+// socket is what the Conn's deadlines and Close go to: the threadConn
+// that WaitInThread moved its socket to, the TCPConn in the poller (the
+// original or the one WaitInPoller gave back), or the net.Conn it was made
+// with.
+func (c *Conn) socket() net.Conn {
+	if t := c.thread.Load(); t != nil {
+		return t
+	}
+	if p := c.polled.Load(); p != nil {
+		return p.tc
 	}
 	return c.Conn
 }

@@ -2,13 +2,16 @@ package netx
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"math/bits"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,6 +33,28 @@ func threadDial(t *testing.T, addr string) *Conn {
 	return c
 }
 
+// pollDial dials addr and leaves the connection in the poller, read and
+// written by its pollSocket.
+func pollDial(t *testing.T, addr string) *Conn {
+	t.Helper()
+	c, err := (&Dialer{}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.polled.Load() == nil || c.thread.Load() != nil {
+		t.Fatal("a TCP connection in the poller has no pollSocket")
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waits are the two places a Conn's I/O waits in, for tests that hold for
+// both.
+var waits = []struct {
+	name string
+	dial func(*testing.T, string) *Conn
+}{{"thread", threadDial}, {"poller", pollDial}}
+
 // echo answers each line with the line.
 func echo(c net.Conn) {
 	br := bufio.NewReader(c)
@@ -42,18 +67,18 @@ func echo(c net.Conn) {
 	}
 }
 
-func TestWaitInThreadEchoes(t *testing.T) {
-	// A TLS handshake and lines of every size through the thread's waits,
-	// with the turns counted as in the poller.
-	addr, cfg := tlsListener(t, 0, false)
-	c, err := (&Dialer{}).Dial(context.Background(), addr)
-	if err != nil {
-		t.Fatal(err)
+func TestWaitsEcho(t *testing.T) {
+	// A TLS handshake and lines of every size through either wait, with
+	// the turns counted alike.
+	for _, w := range waits {
+		t.Run(w.name, func(t *testing.T) {
+			addr, cfg := tlsListener(t, 0, false)
+			testEchoes(t, w.dial(t, addr), cfg)
+		})
 	}
-	defer c.Close()
-	if err := c.WaitInThread(); err != nil {
-		t.Fatal(err)
-	}
+}
+
+func testEchoes(t *testing.T, c *Conn, cfg *tls.Config) {
 	tc, err := Handshake(context.Background(), c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +107,39 @@ func TestWaitInThreadEchoes(t *testing.T) {
 	}
 }
 
-func TestWaitInThreadInterrupts(t *testing.T) {
+func TestWaitsFullDuplex(t *testing.T) {
+	// One goroutine writes 8 MiB while another reads the echo: both
+	// directions wait for the socket's buffers at once.
+	for _, w := range waits {
+		t.Run(w.name, func(t *testing.T) {
+			c := w.dial(t, listen(t, func(c net.Conn) { io.Copy(c, c) }))
+			const size = 8 << 20
+			wrote := make(chan error, 1)
+			go func() {
+				_, err := c.Write(bytes.Repeat([]byte("0123456789abcdef"), size/16))
+				wrote <- err
+			}()
+			n, err := io.CopyN(io.Discard, c, size)
+			if err != nil || n != size {
+				t.Fatalf("read back %d bytes of %d: %v", n, size, err)
+			}
+			if err := <-wrote; err != nil {
+				t.Fatal(err)
+			}
+			if sent, recv := c.Counters(); sent != size || recv != size {
+				t.Errorf("counters: %d sent, %d received, want %d each", sent, recv, size)
+			}
+		})
+	}
+}
+
+func TestWaitsInterrupt(t *testing.T) {
+	for _, w := range waits {
+		t.Run(w.name, func(t *testing.T) { testInterrupts(t, w.dial) })
+	}
+}
+
+func testInterrupts(t *testing.T, dial func(*testing.T, string) *Conn) {
 	silent := listen(t, func(c net.Conn) { io.Copy(io.Discard, c) })
 	read := func(c *Conn) chan error {
 		done := make(chan error, 1)
@@ -98,12 +155,12 @@ func TestWaitInThreadInterrupts(t *testing.T) {
 		case err := <-done:
 			return err
 		case <-time.After(10 * time.Second):
-			t.Fatal("the read waiting in its thread was not interrupted")
+			t.Fatal("the waiting read was not interrupted")
 			return nil
 		}
 	}
 	t.Run("deadline set while waiting", func(t *testing.T) {
-		c := threadDial(t, silent)
+		c := dial(t, silent)
 		done := read(c)
 		time.Sleep(50 * time.Millisecond)
 		c.SetDeadline(time.Unix(1, 0)) // as the drivers' context.AfterFunc
@@ -116,7 +173,7 @@ func TestWaitInThreadInterrupts(t *testing.T) {
 		}
 	})
 	t.Run("deadline passing", func(t *testing.T) {
-		c := threadDial(t, silent)
+		c := dial(t, silent)
 		start := time.Now()
 		c.SetReadDeadline(start.Add(100 * time.Millisecond))
 		if err := within(t, read(c)); !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -129,7 +186,7 @@ func TestWaitInThreadInterrupts(t *testing.T) {
 		c.Write([]byte("still writable\n"))
 	})
 	t.Run("close while waiting", func(t *testing.T) {
-		c := threadDial(t, silent)
+		c := dial(t, silent)
 		done := read(c)
 		time.Sleep(50 * time.Millisecond)
 		if err := c.Close(); err != nil {
@@ -144,9 +201,21 @@ func TestWaitInThreadInterrupts(t *testing.T) {
 	})
 	t.Run("server closes", func(t *testing.T) {
 		addr := listen(t, func(c net.Conn) {})
-		c := threadDial(t, addr)
+		c := dial(t, addr)
 		if err := within(t, read(c)); err != io.EOF {
 			t.Errorf("got %v, want io.EOF", err)
+		}
+	})
+	t.Run("server resets", func(t *testing.T) {
+		addr := listen(t, func(c net.Conn) {
+			time.Sleep(100 * time.Millisecond) // once the client has connected
+			c.(*net.TCPConn).SetLinger(0)      // close with RST
+			c.Close()
+		})
+		c := dial(t, addr)
+		var se *os.SyscallError
+		if err := within(t, read(c)); !errors.Is(err, syscall.ECONNRESET) || !errors.As(err, &se) {
+			t.Errorf("got %v, want a read's syscall error ECONNRESET", err)
 		}
 	})
 }

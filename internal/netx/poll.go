@@ -1,0 +1,142 @@
+package netx
+
+import (
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// pollSocket is a TCP socket in Go's network poller that the Conn reads
+// and writes itself, with raw system calls (its non-blocking socket's
+// read and write never block), waiting for readiness through the socket's
+// own RawConn as net's Read and Write do.
+//
+// Why: net's Read and Write enter the system call through the scheduler
+// (entersyscall), which wakes sysmon whenever it sleeps because every P
+// was idle. A pool whose workers all wait on the poller makes every P idle
+// thousands of times a second, and each first read or write after that
+// woke sysmon on another thread: at 4 keep-alive HTTP connections on one
+// CPU, 12,000 sysmon wake-ups and 6,000 preemptions of the worker thread a
+// second, 12µs of client CPU per request. Raw, 9µs, as wrk's.
+type pollSocket struct {
+	tc      *net.TCPConn
+	rc      syscall.RawConn
+	rd, wr  rawOp
+	readFn  func(fd uintptr) bool
+	writeFn func(fd uintptr) bool
+}
+
+// rawOp is one direction's operation in flight. Its mutex keeps two
+// concurrent reads (or writes) of one Conn from sharing it; net's own fd
+// serializes them as well.
+type rawOp struct {
+	mu    sync.Mutex
+	p     []byte
+	n     int
+	errno syscall.Errno
+}
+
+// newPollSocket returns nil when tc offers no RawConn.
+func newPollSocket(tc *net.TCPConn) *pollSocket {
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	s := &pollSocket{tc: tc, rc: rc}
+	// Built once, so that no operation allocates a closure.
+	s.readFn = func(fd uintptr) bool { return s.rd.read(fd) }
+	s.writeFn = func(fd uintptr) bool { return s.wr.write(fd) }
+	return s
+}
+
+// read reads once; false: nothing to read yet, wait for the poller.
+func (op *rawOp) read(fd uintptr) bool {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&op.p[0])), uintptr(len(op.p)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		if e != 0 {
+			op.errno = e
+		} else {
+			op.n = int(n)
+		}
+		return true
+	}
+}
+
+// write writes all of op.p; false: the socket's buffer is full, wait for
+// the poller.
+func (op *rawOp) write(fd uintptr) bool {
+	for op.n < len(op.p) {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&op.p[op.n])), uintptr(len(op.p)-op.n))
+		switch e {
+		case 0:
+			op.n += int(n)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			op.errno = e
+			return true
+		}
+	}
+	return true
+}
+
+// Read reads as net.TCPConn's Read does, with its errors.
+func (s *pollSocket) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := s.do(&s.rd, "read", p)
+	if n == 0 && err == nil {
+		return 0, io.EOF
+	}
+	return n, err
+}
+
+// Write writes all of p as net.TCPConn's Write does, with its errors.
+func (s *pollSocket) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return s.do(&s.wr, "write", p)
+}
+
+// do runs one read or write of p, waiting in the poller while the socket
+// is not ready.
+func (s *pollSocket) do(op *rawOp, name string, p []byte) (int, error) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	op.p, op.n, op.errno = p, 0, 0
+	var err error
+	if op == &s.rd {
+		err = s.rc.Read(s.readFn)
+	} else {
+		err = s.rc.Write(s.writeFn)
+	}
+	op.p = nil
+	switch {
+	case err != nil:
+		return op.n, s.opError(name, err)
+	case op.errno != 0:
+		return op.n, s.opError(name, os.NewSyscallError(name, op.errno))
+	}
+	return op.n, nil
+}
+
+// opError gives err the form net.TCPConn's Read and Write give theirs
+// (RawConn's say raw-read and raw-write).
+func (s *pollSocket) opError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok {
+		err = oe.Err
+	}
+	return &net.OpError{Op: op, Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: err}
+}
