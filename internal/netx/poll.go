@@ -55,7 +55,7 @@ func newPollSocket(tc *net.TCPConn) *pollSocket {
 // read reads once; false: nothing to read yet, wait for the poller.
 func (op *rawOp) read(fd uintptr) bool {
 	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&op.p[0])), uintptr(len(op.p)))
+		n, e := rawRead(int(fd), op.p)
 		switch e {
 		case syscall.EINTR:
 			continue
@@ -65,7 +65,7 @@ func (op *rawOp) read(fd uintptr) bool {
 		if e != 0 {
 			op.errno = e
 		} else {
-			op.n = int(n)
+			op.n = n
 		}
 		return true
 	}
@@ -75,10 +75,10 @@ func (op *rawOp) read(fd uintptr) bool {
 // the poller.
 func (op *rawOp) write(fd uintptr) bool {
 	for op.n < len(op.p) {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&op.p[op.n])), uintptr(len(op.p)-op.n))
+		n, e := rawWrite(int(fd), op.p[op.n:])
 		switch e {
 		case 0:
-			op.n += int(n)
+			op.n += n
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
@@ -139,4 +139,23 @@ func (s *pollSocket) opError(op string, err error) error {
 		err = oe.Err
 	}
 	return &net.OpError{Op: op, Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: err}
+}
+
+// rawRead and rawWrite are read(2) and write(2) without the scheduler's
+// entersyscall and exitsyscall, for non-blocking sockets, which never
+// block: see pollSocket. p is not empty.
+func rawRead(fd int, p []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), 0
+}
+
+func rawWrite(fd int, p []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), 0
 }

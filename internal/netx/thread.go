@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -152,7 +153,7 @@ func (t *threadConn) read(p []byte, answer bool) (int, error) {
 		if t.closed.Load() {
 			return 0, t.opError("read", net.ErrClosed)
 		}
-		n, err := unix.Read(t.fd, p)
+		n, err := errnoErr(rawRead(t.fd, p))
 		if sample {
 			t.late = t.late<<1 | b2u8(err == unix.EAGAIN)
 			sample = false
@@ -173,6 +174,14 @@ func (t *threadConn) read(p []byte, answer bool) (int, error) {
 	}
 }
 
+// errnoErr gives a raw read's or write's errno as unix.Read's error.
+func errnoErr(n int, e syscall.Errno) (int, error) {
+	if e != 0 {
+		return n, e
+	}
+	return n, nil
+}
+
 func b2u8(b bool) uint8 {
 	if b {
 		return 1
@@ -188,7 +197,7 @@ func (t *threadConn) Write(p []byte) (int, error) {
 		if t.closed.Load() {
 			return written, t.opError("write", net.ErrClosed)
 		}
-		n, err := unix.Write(t.fd, p[written:])
+		n, err := errnoErr(rawWrite(t.fd, p[written:]))
 		if n > 0 {
 			written += n
 		}
