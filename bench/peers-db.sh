@@ -34,6 +34,9 @@
 #   PEERS_WARMUP=1s  tlsbench pool --warmup, its default: the peers have none,
 #                    and with more clients than CPUs tlsbench picks in it how
 #                    its workers wait (in their threads or its poller)
+#   PEERS_CLIENT_CPUS=  CPUs for the clients, e.g. 0: tlsbench (--client-cpus)
+#                    and the peers run there, the lab's servers on the others
+#                    (default: all share; see bench/cpus.sh)
 #   TLSBENCH=path    use this binary instead of building ./cmd/tlsbench
 #   PGBENCH=path     pgbench (default: on PATH, else /usr/lib/postgresql/*/bin)
 # Defaults take about 4-5 minutes.
@@ -47,6 +50,7 @@ WARMUP=${PEERS_WARMUP:-1s}
 ROWS=100000
 
 die() { echo "peers-db.sh: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/cpus.sh"
 
 [[ $T =~ ^[1-9][0-9]*$ ]] || die "PEERS_T=$T: use whole seconds, e.g. 5"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "PEERS_ROUNDS=$ROUNDS: use a positive number"
@@ -106,7 +110,7 @@ fi
 
 # --- the lab -------------------------------------------------------------
 echo "starting the lab (postgres, mariadb) ..." >&2
-"$bin" lab postgres mariadb --key rsa2048 >"$tmp/lab.out" 2>"$tmp/lab.err" &
+"${srv_pin[@]}" "$bin" lab postgres mariadb --key rsa2048 >"$tmp/lab.out" 2>"$tmp/lab.err" &
 lab_pid=$!
 for _ in $(seq 1200); do
   grep -q '^Ctrl-C stops the servers' "$tmp/lab.out" && break
@@ -341,7 +345,7 @@ tlsbench_run() {
   shift 6
   local out=$tmp/tb.json
   run "$eng" "$bin" "$exp" "$url" --tables 1 --rows "$ROWS" --query-mode prepared \
-    -c "$C" -d "${T}s" --trials 1 -o "$out" "$@" ||
+    -c "$C" -d "${T}s" --trials 1 -o "$out" "${tb_pin[@]}" "$@" ||
     die "tlsbench $exp ($cmp) failed: $(grep -v '^result:' "$tmp/run.out" | tail -n 3 | tr '\n' ' ')"
   local ops queries ns errs err ver suite group hrr conn close
   # "|"-separated: tabs would merge an empty field with the next one.
@@ -393,7 +397,7 @@ tlsbench_run() {
 pgbench_run() {
   local cmp=$1 round=$2 mode=$3
   shift 3
-  run pg env PGPASSFILE="$pg_passfile" "$pgbench" -n "$@" -M prepared -c "$C" -j "$C" -T "$T" \
+  run pg env PGPASSFILE="$pg_passfile" "${peer_pin[@]}" "$pgbench" -n "$@" -M prepared -c "$C" -j "$C" -T "$T" \
     -f "$tmp/point_select.sql" "$pg_conninfo sslmode=$mode" || die "pgbench ($cmp) failed: $(tail3)"
   local n failed tps conn
   n=$(awk -F': ' '/^number of transactions actually processed/ { print $2 + 0 }' "$tmp/run.out")
@@ -414,7 +418,7 @@ pgbench_run() {
 sysbench_run() {
   local cmp=$1 round=$2 test=$3 ssl=$4 a0 a1
   ssl_accepts a0
-  run my env -C "$sbdir" sysbench --config-file="$tmp/sysbench.cfg" "$test" "${my_args[@]}" \
+  run my env -C "$sbdir" "${peer_pin[@]}" sysbench --config-file="$tmp/sysbench.cfg" "$test" "${my_args[@]}" \
     --tables=1 --table-size="$ROWS" --rand-type=uniform --db-ps-mode=auto \
     --threads="$C" --time="$T" --mysql-ssl="$ssl" run || die "sysbench $test ($cmp) failed: $(tail3)"
   ssl_accepts a1
@@ -465,6 +469,7 @@ EOF
 
 echo "tlsbench vs pgbench and sysbench: $("$bin" version), $("$pgbench" --version | awk '{ print $1, $3 }'), $(sysbench --version), $(openssl version | cut -d' ' -f1-2)"
 echo "machine: $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cpus:    $cpus_note"
 echo "servers: tlsbench lab, key rsa2048, the same two for every run:"
 echo "         $(lab_field postgres header | cut -d, -f1), user $pg_user ($pg_auth), $pg_host:$pg_port"
 echo "         $(lab_field mariadb header | cut -d, -f1), user $my_user ($my_auth), $my_host:$my_port"
@@ -582,7 +587,7 @@ for cmp in pg-pool-disable pg-pool-require pg-connect-disable pg-connect-require
 done
 echo "client µs/op: CPU of the whole tool process (rusage) per op; server µs/op: the server's CPU over the run"
 echo "  (postmaster and backends / mariadbd) per op; op = statement (point select), connection (connect),"
-echo "  transaction (read-only). Client and server share the machine's $(nproc) cores."
+echo "  transaction (read-only). CPUs: $cpus_note."
 echo "  tlsbench's pool warm-up (--warmup ${WARMUP}) counts as operations at its measured rate."
 echo
 

@@ -24,6 +24,9 @@
 #   PEERS_WARMUP=1s    tlsbench pool --warmup, its default (wrk has none): with
 #                      more connections than CPUs tlsbench picks in it how its
 #                      workers wait (in their threads or its poller)
+#   PEERS_CLIENT_CPUS= CPUs for the clients, e.g. 0: tlsbench (--client-cpus)
+#                      and the peers run there, the server on the others
+#                      (default: all share; see bench/cpus.sh)
 #   TLSBENCH=path      use this binary instead of building ./cmd/tlsbench
 # Defaults take about 3 minutes.
 set -euo pipefail
@@ -36,6 +39,7 @@ MLKEM=${PEERS_MLKEM:-0}
 WARMUP=${PEERS_WARMUP:-1s}
 
 die() { echo "peers.sh: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/cpus.sh"
 
 [[ $T =~ ^[1-9][0-9]*$ ]] || die "PEERS_T=$T: use whole seconds, e.g. 5"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "PEERS_ROUNDS=$ROUNDS: use a positive number"
@@ -70,7 +74,7 @@ else
 fi
 
 # The server, on a free port of 127.0.0.1 (the OS picks it).
-"$bin" serve --key rsa2048 --http 127.0.0.1:0 --https 127.0.0.1:0 --size 1024 --tls-max 1.3 \
+"${srv_pin[@]}" "$bin" serve --key rsa2048 --http 127.0.0.1:0 --https 127.0.0.1:0 --size 1024 --tls-max 1.3 \
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv_pid=$!
 url='' ca='' http_url=''
@@ -160,7 +164,7 @@ tlsbench_run() { # comparison round experiment args...
   local out=$tmp/tb.json target=(--tls 1.3 --resume off --ca "$ca") u=$url want="TLS 1.3"
   if [[ $cmp == pool-http-* ]]; then target=(--tls off) u=$http_url want=-; fi
   run env GODEBUG="$gotls" "$bin" "$exp" "$u" "${target[@]}" \
-    -d "${T}s" --trials 1 -o "$out" "$@" ||
+    -d "${T}s" --trials 1 -o "$out" "${tb_pin[@]}" "$@" ||
     die "tlsbench $exp failed: $(grep -v '^result:' "$tmp/run.out" | tail -n 3 | tr '\n' ' ')"
   local ops ns errs err ver group
   # "|"-separated: tabs would merge an empty field with the next one.
@@ -185,7 +189,7 @@ tlsbench_run() { # comparison round experiment args...
 }
 
 stime_run() { # round
-  run openssl s_time -connect "$hostport" -new -tls1_3 -www / -time "$T" -CAfile "$ca" ||
+  run "${peer_pin[@]}" openssl s_time -connect "$hostport" -new -tls1_3 -www / -time "$T" -CAfile "$ca" ||
     die "openssl s_time failed: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
   # "N connections in S real seconds, B bytes read per connection": S is
   # whole seconds (the loop ends on the first second past T, so S = T+1
@@ -202,7 +206,7 @@ wrk_run() { # cmp round conns
   local cmp=$1 u=$url
   if [[ $cmp == pool-http-* ]]; then u=$http_url; fi
   shift
-  run wrk -t1 -c"$2" -d"${T}s" "$u" || die "wrk failed: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
+  run "${peer_pin[@]}" wrk -t1 -c"$2" -d"${T}s" "$u" || die "wrk failed: $(tail -n 3 "$tmp/run.out" | tr '\n' ' ')"
   local rate ops bad
   rate=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/run.out")
   ops=$(awk '/requests in/ { print $1 }' "$tmp/run.out")
@@ -220,6 +224,7 @@ pool_cmp() { # proto conns -> $cmp: the comparison's name (no subshell: it would
 }
 echo "tlsbench vs peers: $("$bin" version), $(openssl version | cut -d' ' -f1-2), wrk $(wrk -v 2>&1 | awk 'NR == 1 { print $2 }')"
 echo "machine: $(nproc) cores, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+echo "cpus:    $cpus_note"
 echo "server:  tlsbench serve, key rsa2048, TLS 1.3, 1024-byte body, $url and $http_url (same process for every run)"
 echo "openssl: $ossl_neg, certificate verified with the server's CA"
 echo "runs:    $ROUNDS rounds x $ncmp comparison(s) x 2 tools, ${T}s each, tlsbench then peer in every round"
