@@ -20,10 +20,11 @@ import (
 // thread, with poll(2), as pgbench's and sysbench's threads do, instead of
 // in Go's network poller. For a few busy ping-pong connections the poller
 // costs more than the work: each answer wakes a thread blocked in
-// epoll_wait, which hands the goroutine a P, and wakes the runtime's sysmon
-// thread, which went to sleep when every P was idle. A goroutine blocked
-// in poll keeps its P (it is in a system call), so that an answer costs
-// one wake-up: of the thread that waits for it. The socket is no longer in
+// epoll_wait, which hands the goroutine a P. A goroutine blocked in poll
+// keeps its P (it is in a system call), so that an answer costs one
+// wake-up: of the thread that waits for it (one PostgreSQL connection on
+// 2 CPUs: 20-21µs of client CPU per point select, 28-32 in the poller even
+// with pollSocket's raw reads and writes). The socket is no longer in
 // the poller's epoll set at all, or every segment that arrives would still
 // wake an idle thread there.
 //
