@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWaitModes: threads alone while each connection has a CPU; beyond,
@@ -42,5 +43,31 @@ func TestWaitModes(t *testing.T) {
 		if got := names(tt.c); got != tt.want {
 			t.Errorf("c=%d: %s, want %s", tt.c, got, tt.want)
 		}
+	}
+}
+
+// TestChoose: the most operations win, unless a mode within 5% of them
+// took less client CPU for each.
+func TestChoose(t *testing.T) {
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		name string
+		ops  []int64
+		cpu  []time.Duration
+		want int
+	}{
+		{"most operations", []int64{100, 120, 90}, []time.Duration{10 * ms, 12 * ms, 9 * ms}, 1},
+		{"within 5%, less CPU each", []int64{100, 97, 90}, []time.Duration{10 * ms, 7 * ms, 5 * ms}, 1},
+		{"just outside 5%", []int64{100, 94, 90}, []time.Duration{10 * ms, 5 * ms, 5 * ms}, 0},
+		{"within 5%, more CPU each", []int64{100, 99, 98}, []time.Duration{10 * ms, 11 * ms, 12 * ms}, 0},
+		{"the cheapest of several close ones", []int64{100, 98, 96}, []time.Duration{10 * ms, 8 * ms, 6 * ms}, 2},
+		{"a mode that ran nothing", []int64{0, 50, 0}, []time.Duration{0, 5 * ms, 0}, 1},
+		{"nothing ran at all", []int64{0, 0, 0}, []time.Duration{0, 0, 0}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := choose(tt.ops, tt.cpu); got != tt.want {
+				t.Errorf("choose(%v, %v) = %d, want %d", tt.ops, tt.cpu, got, tt.want)
+			}
+		})
 	}
 }
