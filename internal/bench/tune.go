@@ -67,9 +67,9 @@ func (m waitMode) String() string {
 // the run queue, with sysmon polling at its fastest. On 2 CPUs this
 // doubled the client's CPU per statement in half the runs.
 //
-// With more connections than CPUs no mode won everywhere: at 4 on 2 CPUs
-// the poller with a P per CPU was fastest on PostgreSQL (55k statements/s
-// against 48k in threads), the poller with one P on HTTP (50k requests/s
+// With more connections than CPUs no mode won everywhere: at 4 on 2 CPUs,
+// before netx's pollSocket, the poller with a P per CPU was fastest on
+// PostgreSQL (55k statements/s against 48k in threads), the poller with one P on HTTP (50k requests/s
 // against 46k), the threads on MariaDB (43k against 34k). The pool tries
 // each during its warm-up (waitProbe). There the workers' goroutines are
 // also locked to their threads: a worker that yields (see netx's
@@ -105,12 +105,12 @@ const maxThreadWaits = 64
 
 // waitProbe chooses a pool's waitMode in its warm-up, by the operations
 // each mode completes in equal time on the same connections and the client
-// CPU they take (see choose). The first
-// eighth of the warm-up settles in the default mode; the next three
-// quarters try each mode in two rounds, the second in reverse order, so
-// that a drift of the machine's load favours none; the last eighth runs in
-// the mode chosen. The workers move their connections between the poller and
-// their threads as the probe says (follow); it sets GOMAXPROCS.
+// CPU they take (see choose). The first eighth of the warm-up settles in
+// the default mode; the next three quarters try each mode in two rounds,
+// the second in reverse order, so that a drift of the machine's load
+// favours none; the last eighth runs in the mode chosen. The workers move
+// their connections between the poller and their threads as the probe
+// says (follow); it sets GOMAXPROCS.
 type waitProbe struct {
 	modes   []waitMode
 	want    atomic.Int32 // the mode the workers should be in now

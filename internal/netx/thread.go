@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -154,33 +153,25 @@ func (t *threadConn) read(p []byte, answer bool) (int, error) {
 		if t.closed.Load() {
 			return 0, t.opError("read", net.ErrClosed)
 		}
-		n, err := errnoErr(rawRead(t.fd, p))
+		n, e := rawRead(t.fd, p)
 		if sample {
-			t.late = t.late<<1 | b2u8(err == unix.EAGAIN)
+			t.late = t.late<<1 | b2u8(e == unix.EAGAIN)
 			sample = false
 		}
 		switch {
-		case err == nil && n == 0:
+		case e == 0 && n == 0:
 			return 0, io.EOF
-		case err == nil:
+		case e == 0:
 			return n, nil
-		case err == unix.EINTR:
-		case err == unix.EAGAIN:
+		case e == unix.EINTR:
+		case e == unix.EAGAIN:
 			if err := t.wait(unix.POLLIN, &t.readDeadline); err != nil {
 				return 0, t.opError("read", err)
 			}
 		default:
-			return 0, t.opError("read", os.NewSyscallError("read", err))
+			return 0, t.opError("read", os.NewSyscallError("read", e))
 		}
 	}
-}
-
-// errnoErr gives a raw read's or write's errno as unix.Read's error.
-func errnoErr(n int, e syscall.Errno) (int, error) {
-	if e != 0 {
-		return n, e
-	}
-	return n, nil
 }
 
 func b2u8(b bool) uint8 {
@@ -198,18 +189,16 @@ func (t *threadConn) Write(p []byte) (int, error) {
 		if t.closed.Load() {
 			return written, t.opError("write", net.ErrClosed)
 		}
-		n, err := errnoErr(rawWrite(t.fd, p[written:]))
-		if n > 0 {
-			written += n
-		}
-		switch {
-		case err == nil, err == unix.EINTR:
-		case err == unix.EAGAIN:
+		n, e := rawWrite(t.fd, p[written:])
+		written += n
+		switch e {
+		case 0, unix.EINTR:
+		case unix.EAGAIN:
 			if err := t.wait(unix.POLLOUT, &t.writeDeadline); err != nil {
 				return written, t.opError("write", err)
 			}
 		default:
-			return written, t.opError("write", os.NewSyscallError("write", err))
+			return written, t.opError("write", os.NewSyscallError("write", e))
 		}
 	}
 	return written, nil
