@@ -69,17 +69,17 @@ func (m waitMode) String() string {
 //
 // With more connections than CPUs no mode won everywhere: at 4 on 2 CPUs,
 // before netx's pollSocket, the poller with a P per CPU was fastest on
-// PostgreSQL (55k statements/s against 48k in threads), the poller with one P on HTTP (50k requests/s
-// against 46k), the threads on MariaDB (43k against 34k). The pool tries
-// each during its warm-up (waitProbe). There the workers' goroutines are
-// also locked to their threads: a worker that yields (see netx's
-// threadConn.wait) would otherwise come back on another thread, and the
-// kernel, which saw each thread wake a different server process, no longer
-// keeps a client and its server side by side (5 pairs of runs at 4
-// connections: PostgreSQL 55k statements/s unlocked, 60k locked; MariaDB
-// 48k and 50k; HTTP lost, 60k requests/s against 57k, but there the poller
-// with one P does as well). With a CPU each they are not locked: at 1
-// connection locking cost PostgreSQL 10%.
+// PostgreSQL (55k statements/s against 48k in threads), the poller with one
+// P on HTTP (50k requests/s against 46k), the threads on MariaDB (43k
+// against 34k). The pool tries each during its warm-up (waitProbe). There
+// the workers' goroutines are also locked to their threads: a worker that
+// yields (see netx's threadConn.wait) would otherwise come back on another
+// thread, and the kernel, which saw each thread wake a different server
+// process, no longer keeps a client and its server side by side (5 pairs of
+// runs at 4 connections: PostgreSQL 55k statements/s unlocked, 60k locked;
+// MariaDB 48k and 50k; HTTP lost, 60k requests/s against 57k, but there the
+// poller with one P does as well). With a CPU each they are not locked: at
+// 1 connection locking cost PostgreSQL 10%.
 //
 // Beyond maxThreadWaits connections the threads are not tried: a thread
 // and a P for each of thousands of connections would cost more memory and
