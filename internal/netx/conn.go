@@ -75,6 +75,9 @@ type Conn struct {
 
 	thread atomic.Pointer[threadConn] // non-nil: I/O waits in its thread (WaitInThread)
 	polled atomic.Pointer[pollSocket] // non-nil: the TCP socket in the poller (see pollSocket), the original or the one WaitInPoller gave back
+
+	deadlineMu sync.Mutex // orders deadlines with StopOn's
+	stopped    bool       // StopOn's context is cancelled
 }
 
 func newConn(raw net.Conn, start, connected time.Time) *Conn {

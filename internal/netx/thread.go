@@ -1,6 +1,7 @@
 package netx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -73,7 +74,12 @@ func (c *Conn) WaitInThread() error {
 		return os.NewSyscallError("eventfd", err)
 	}
 	t := &threadConn{fd: fd, wake: wake, local: tc.LocalAddr(), remote: tc.RemoteAddr()}
+	c.deadlineMu.Lock()
+	if c.stopped { // the poller's deadline cannot be read back; StopOn's can
+		t.SetDeadline(time.Unix(1, 0))
+	}
 	c.thread.Store(t)
+	c.deadlineMu.Unlock()
 	// Closing the original takes the socket out of the poller's epoll set;
 	// the duplicate keeps it open.
 	return tc.Close()
@@ -308,13 +314,42 @@ func (t *threadConn) opError(op string, err error) error {
 }
 
 // SetDeadline sets the deadline of reads and writes.
-func (c *Conn) SetDeadline(d time.Time) error { return c.socket().SetDeadline(d) }
+func (c *Conn) SetDeadline(d time.Time) error { return c.setDeadline(d, net.Conn.SetDeadline) }
 
 // SetReadDeadline sets the deadline of reads.
-func (c *Conn) SetReadDeadline(d time.Time) error { return c.socket().SetReadDeadline(d) }
+func (c *Conn) SetReadDeadline(d time.Time) error {
+	return c.setDeadline(d, net.Conn.SetReadDeadline)
+}
 
 // SetWriteDeadline sets the deadline of writes.
-func (c *Conn) SetWriteDeadline(d time.Time) error { return c.socket().SetWriteDeadline(d) }
+func (c *Conn) SetWriteDeadline(d time.Time) error {
+	return c.setDeadline(d, net.Conn.SetWriteDeadline)
+}
+
+// StopOn makes ctx's cancellation end the Conn's reads and writes at once
+// and for good: from then on its deadline stays in the past whatever
+// deadline a driver sets later (the MongoDB driver sets its own before
+// every read, which undid a past deadline set once). stop is
+// context.AfterFunc's.
+func (c *Conn) StopOn(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
+		c.deadlineMu.Lock()
+		c.stopped = true
+		c.deadlineMu.Unlock()
+		c.SetDeadline(time.Time{}) // any: it becomes the past
+	})
+}
+
+// setDeadline sets d with set on the socket, or the past once StopOn's
+// context is cancelled.
+func (c *Conn) setDeadline(d time.Time, set func(net.Conn, time.Time) error) error {
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	if c.stopped {
+		d = time.Unix(1, 0)
+	}
+	return set(c.socket(), d)
+}
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.socket().Close() }

@@ -172,6 +172,23 @@ func testInterrupts(t *testing.T, dial func(*testing.T, string) *Conn) {
 			t.Errorf("a read after the deadline: %v, want a net.Error timeout", err)
 		}
 	})
+	t.Run("stopped for good", func(t *testing.T) {
+		c := dial(t, silent)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer c.StopOn(ctx)()
+		done := read(c)
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		if err := within(t, done); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("got %v, want a deadline error", err)
+		}
+		// As the MongoDB driver does before every read.
+		c.SetDeadline(time.Now().Add(time.Hour))
+		start := time.Now()
+		if err := within(t, read(c)); !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(start) > 5*time.Second {
+			t.Errorf("a read after a later deadline: %v after %v, want a deadline error at once", err, time.Since(start))
+		}
+	})
 	t.Run("deadline passing", func(t *testing.T) {
 		c := dial(t, silent)
 		start := time.Now()

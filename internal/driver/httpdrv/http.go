@@ -120,7 +120,7 @@ func (d *httpDriver) Open(ctx context.Context) (driver.Session, error) {
 	s := &session{d: d, Link: driver.Link{Net: c}, rw: c}
 	// An interrupted run must not wait for a slow server: cancelling ctx
 	// unblocks every read and write at once.
-	s.cancel = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	s.cancel = c.StopOn(ctx)
 	c.SetDeadline(time.Now().Add(d.cfg.Timeout))
 	if d.cfg.TLS != nil {
 		tc, err := netx.Handshake(dctx, c, d.cfg.TLS)

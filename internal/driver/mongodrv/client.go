@@ -125,7 +125,7 @@ func (c *client) DialContext(ctx context.Context, _, _ string) (net.Conn, error)
 		return nil, c.fail(&driver.OpError{Phase: netx.PhaseTCP, Err: driver.Explain(err, c.d.cfg, nil, useTLS)})
 	}
 	// An interrupted run must not wait for a slow server.
-	stop := context.AfterFunc(c.ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	stop := nc.StopOn(c.ctx)
 	l := &link{net: nc}
 	var conn net.Conn = nc
 	if c.d.tls != nil {

@@ -190,7 +190,7 @@ func (d *mysqlDriver) dial(ctx context.Context, _, addr string) (net.Conn, error
 	o.conn = c
 	// An interrupted run must not wait for a slow server: cancelling
 	// Open's ctx unblocks every read and write of the session at once.
-	o.stop = context.AfterFunc(o.ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	o.stop = c.StopOn(o.ctx)
 	c.SetDeadline(deadline(o.timeout))
 	if d.cfg.TLS == nil {
 		c.MarkOnAnswer(PhaseAuth)

@@ -172,7 +172,7 @@ func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 		s.Net = c
 		// An interrupted run must not wait for a slow server: cancelling
 		// ctx unblocks every read and write at once.
-		s.cancel = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+		s.cancel = c.StopOn(ctx)
 		if d.base.SSLNegotiation == plan.NegotiationDirect {
 			// No SSLRequest: the ClientHello is the first word, and
 			// the server's first flight its answer.

@@ -186,8 +186,8 @@ func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
 	s.Net = c
 	s.wire.raw, s.wire.Conn = c, c
 	// An interrupted run must not wait for a slow server: cancelling ctx
-	// unblocks every read and write at once, whatever deadline go-redis set.
-	s.stop = context.AfterFunc(ctx, s.wire.cancel)
+	// unblocks every read and write at once, whatever deadline go-redis sets.
+	s.stop = c.StopOn(ctx)
 	s.wire.bound(d.cfg.Timeout)
 	if d.cfg.TLS != nil {
 		// Redis reads a ClientHello on its plaintext port as an
@@ -363,28 +363,17 @@ func (b bounded) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 	}
 }
 
-// cancelConn is the connection go-redis uses. Once the session's context is
-// cancelled its deadline stays in the past whatever go-redis sets before
-// its next read, so that a cancelled run never waits for the server; and
-// no deadline go-redis sets passes the end of the current operation (see
-// bounded). Deadlines go to the netx conn, which is where a TLS conn's go
-// too. What it reads passes its respGuard.
+// cancelConn is the connection go-redis uses. No deadline go-redis sets
+// passes the end of the current operation (see bounded); once the
+// session's context is cancelled the netx conn keeps its deadline in the
+// past (netx.Conn.StopOn). Deadlines go to the netx conn, which is where
+// a TLS conn's go too. What it reads passes its respGuard.
 type cancelConn struct {
-	net.Conn           // the TLS conn, or raw
-	raw       net.Conn // the netx conn
-	guard     respGuard
-	mu        sync.Mutex
-	cancelled bool
-	end       time.Time // of the current operation
-}
-
-var past = time.Unix(1, 0)
-
-func (c *cancelConn) cancel() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cancelled = true
-	c.raw.SetDeadline(past)
+	net.Conn          // the TLS conn, or raw
+	raw      net.Conn // the netx conn
+	guard    respGuard
+	mu       sync.Mutex
+	end      time.Time // of the current operation
 }
 
 // bound starts an operation that must end within timeout.
@@ -395,9 +384,7 @@ func (c *cancelConn) bound(timeout time.Duration) {
 	if timeout > 0 {
 		c.end = time.Now().Add(timeout)
 	}
-	if !c.cancelled {
-		c.raw.SetDeadline(c.end)
-	}
+	c.raw.SetDeadline(c.end)
 }
 
 // Read passes what the server sent through the guard: go-redis has no
@@ -422,10 +409,7 @@ func (c *cancelConn) SetWriteDeadline(t time.Time) error { return c.set(t, c.raw
 func (c *cancelConn) set(t time.Time, set func(time.Time) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case c.cancelled:
-		t = past
-	case !c.end.IsZero() && (t.IsZero() || t.After(c.end)):
+	if !c.end.IsZero() && (t.IsZero() || t.After(c.end)) {
 		t = c.end
 	}
 	return set(t)
