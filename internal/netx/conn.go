@@ -64,6 +64,7 @@ type Conn struct {
 	received int64
 
 	onAnswer string // the phase the next turn's answer starts (MarkOnAnswer)
+	oneWay   bool   // the current phase expects no answer (MarkOneWay)
 
 	sniff   *recordSniffer // non-nil while waiting for TLS record boundaries
 	records *recordReader  // non-nil while the server's TLS records are timed (WatchRecords)
@@ -120,6 +121,17 @@ func (c *Conn) Mark(name string) {
 	c.mark(time.Now(), name)
 }
 
+// MarkOneWay is Mark for a phase whose messages get no answer by their
+// protocol (PostgreSQL's Terminate, MySQL's COM_QUIT, a TLS close_notify):
+// what the server sends in it (its own close_notify) ends no turn, whether
+// or not a background reader happens to read it.
+func (c *Conn) MarkOneWay(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mark(time.Now(), name)
+	c.oneWay = true
+}
+
 // MarkAt is Mark at a time already taken, e.g. TurnRead.
 func (c *Conn) MarkAt(t time.Time, name string) {
 	c.mu.Lock()
@@ -169,6 +181,7 @@ func (c *Conn) mark(t time.Time, name string) {
 		}
 	}
 	c.open = name != ""
+	c.oneWay = false
 	if c.open {
 		c.phases = append(c.phases, Phase{Name: name, Start: t})
 	}
@@ -223,7 +236,7 @@ func (c *Conn) read(p []byte) (int, time.Time, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.received += int64(n)
-	if c.wrote {
+	if c.wrote && !c.oneWay {
 		c.wrote = false
 		c.turns++
 		c.turnRead = now
@@ -240,6 +253,13 @@ func (c *Conn) read(p []byte) (int, time.Time, error) {
 
 // Write notes that the client spoke, and watches TLS record types when
 // asked to (see SniffTLS).
+//
+// The client's word is recorded before its bytes can reach the server: a
+// driver that reads in the background (pgx does while a write is in
+// progress) may read the answer while the writer, descheduled after its
+// system call, has not yet returned here, and that answer must still end
+// a turn. Round trips are a property of the conversation, not of when the
+// writer got a CPU back.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	if c.sniff != nil {
@@ -248,15 +268,38 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if c.helloNext && len(p) >= 5 && p[0] == recordHandshake {
 		c.hello, c.helloNext = 5+(int(p[3])<<8|int(p[4])), false
 	}
+	was := c.wrote
+	c.wrote = true
 	c.mu.Unlock()
 	n, err := c.stream().Write(p)
-	if n > 0 {
-		c.mu.Lock()
-		c.sent += int64(n)
-		c.wrote = true
-		c.mu.Unlock()
+	if f := afterWrite.Load(); f != nil {
+		(*f)()
 	}
+	c.mu.Lock()
+	if n > 0 {
+		c.sent += int64(n)
+	} else if !was {
+		c.wrote = false // a write that sent nothing began no turn
+	}
+	c.mu.Unlock()
 	return n, err
+}
+
+// afterWrite, when set, runs after each write's system call returns and
+// before Write's bookkeeping ends: see DelayWrites.
+var afterWrite atomic.Pointer[func()]
+
+// DelayWrites makes every Conn's writer sleep d after its write system
+// call returns, as a writer descheduled on a busy machine does; 0 stops.
+// Tests use it to show that round trips do not depend on the writer's
+// scheduling (a background reader may read the answer first).
+func DelayWrites(d time.Duration) {
+	if d <= 0 {
+		afterWrite.Store(nil)
+		return
+	}
+	f := func() { time.Sleep(d) }
+	afterWrite.Store(&f)
 }
 
 // SniffTLS makes the Conn find the end of the TLS handshake by itself, for

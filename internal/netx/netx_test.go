@@ -336,3 +336,63 @@ func TestLoopbackSources(t *testing.T) {
 		t.Error("a non-loopback target got a loopback source")
 	}
 }
+
+// TestTurnsWithBackgroundReader: a driver whose reader runs in the
+// background (pgx's, once a write is slow) may read the answer while the
+// writer has not returned from Write yet; the turn must count all the
+// same, and a server's farewell in a one-way phase must not.
+func TestTurnsWithBackgroundReader(t *testing.T) {
+	addr := listen(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "bye\n" {
+				c.Write([]byte("farewell\n")) // as a TLS server's close_notify
+				return
+			}
+			c.Write([]byte(line))
+		}
+	})
+	DelayWrites(50 * time.Millisecond)
+	t.Cleanup(func() { DelayWrites(0) })
+	c, err := (&Dialer{}).Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lines := make(chan error, 1)
+	read := func() {
+		_, err := bufio.NewReader(c).ReadString('\n')
+		lines <- err
+	}
+	c.Mark("request")
+	for i := range 3 {
+		go read() // waits before the write begins, reads while the writer sleeps
+		if _, err := c.Write([]byte("ping\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-lines; err != nil {
+			t.Fatal(err)
+		}
+		if c.Waiting() || c.Turns() != int64(2+i) {
+			t.Fatalf("exchange %d answered: waiting %v, %d turns (want false, %d)", i, c.Waiting(), c.Turns(), 2+i)
+		}
+	}
+	c.MarkOneWay(PhaseClose)
+	go read()
+	if _, err := c.Write([]byte("bye\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lines; err != nil {
+		t.Fatal(err)
+	}
+	tr := c.Finish()
+	req, _ := tr.Phase("request")
+	cl, _ := tr.Phase(PhaseClose)
+	if req.RoundTrips != 3 || cl.RoundTrips != 0 {
+		t.Errorf("request %d round trips (want 3), close %d (want 0): %+v", req.RoundTrips, cl.RoundTrips, tr.Phases)
+	}
+}

@@ -253,7 +253,7 @@ var tlsPortAnswers = []string{
 func (s *session) Close() error {
 	defer s.cancel()
 	if s.closing && !s.broken {
-		s.Net.Mark(netx.PhaseClose)
+		s.Net.MarkOneWay(netx.PhaseClose)
 		if _, err := io.Copy(io.Discard, s.br); err != nil && !errors.Is(err, io.EOF) {
 			s.rw.Close()
 			return &driver.OpError{Phase: netx.PhaseClose, Err: err}

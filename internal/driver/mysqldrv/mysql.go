@@ -437,7 +437,7 @@ func asString(v sqldriver.Value) string {
 // Prepared statements go with the connection, unclosed one by one.
 func (s *session) Close() error {
 	defer s.o.stop()
-	s.conn.Mark(netx.PhaseClose)
+	s.conn.MarkOneWay(netx.PhaseClose)
 	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
 	if err := s.dc.Close(); err != nil {
 		return &driver.OpError{Phase: netx.PhaseClose, Err: s.o.cause(err)}

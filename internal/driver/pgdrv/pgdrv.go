@@ -281,7 +281,7 @@ func (s *session) Do(ctx context.Context) error {
 // Close sends Terminate and closes the connection, as the close phase.
 func (s *session) Close() error {
 	defer s.cancel()
-	s.Net.Mark(netx.PhaseClose)
+	s.Net.MarkOneWay(netx.PhaseClose)
 	ctx, cancel := context.WithTimeout(context.Background(), s.d.cfg.Timeout)
 	defer cancel()
 	if err := s.pg.Close(ctx); err != nil {

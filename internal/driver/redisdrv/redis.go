@@ -277,7 +277,7 @@ func (s *session) Do(ctx context.Context) error {
 // Close closes the connection without QUIT (deprecated since Redis 7.2):
 // over TLS a close_notify alert, then FIN; no round trip.
 func (s *session) Close() error {
-	s.Net.Mark(netx.PhaseClose)
+	s.Net.MarkOneWay(netx.PhaseClose)
 	s.stop()
 	s.client.Close()
 	// go-redis closes the connection only if it ever took it.
