@@ -485,7 +485,7 @@ func TestGroups(t *testing.T) {
 	if r, err = result.Read(out); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Trials[0].Negotiated; n.Group != "CurveP256" || n.HelloRetry || handshake(r.Trials[0]) != 1 {
+	if n := r.Trials[0].Negotiated; n.Group != "P-256" || n.HelloRetry || handshake(r.Trials[0]) != 1 {
 		t.Errorf("postgres --group p256: %+v in %d round trips, want P-256 in 1 without a HelloRetryRequest", n, handshake(r.Trials[0]))
 	}
 	if code, _, stderr := runMain(t, append(args, "-o", out)...); code != 0 {

@@ -205,7 +205,7 @@ func TestFindings(t *testing.T) {
 				near(t, "plain connection ms", l.Total, 6.4229, 0.0001)
 
 				h := only[HelloRetry](t, fs, KindFinding)
-				if !h.Every || len(h.Variants) != 3 || len(h.Groups) != 1 || h.Groups[0] != "CurveP256" {
+				if !h.Every || len(h.Variants) != 3 || len(h.Groups) != 1 || h.Groups[0] != "P-256" {
 					t.Errorf("hello retry %+v", h)
 				}
 				near(t, "handshake round trips after HRR", h.RoundTrips, 2, 0)

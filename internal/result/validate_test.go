@@ -140,3 +140,28 @@ func TestReadDamaged(t *testing.T) {
 		t.Errorf("Read of another version = %v", err)
 	}
 }
+
+// TestGroupSpelling: negotiated groups read one way whoever wrote them
+// (results before 2026-11-27 carried crypto/tls's CurveP256).
+func TestGroupSpelling(t *testing.T) {
+	for in, want := range map[string]string{"CurveP256": "P-256", "CurveP384": "P-384", "CurveP521": "P-521",
+		"X25519": "X25519", "X25519MLKEM768": "X25519MLKEM768", "P-256": "P-256", "": ""} {
+		if got := GroupSpelling(in); got != want {
+			t.Errorf("GroupSpelling(%q) = %q, want %q", in, got, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "old.json")
+	r := full()
+	r.Trials[0].Negotiated = &Negotiated{Version: "TLS 1.3", Group: "CurveP256"}
+	r.Checks = []Check{{Variant: r.Trials[0].Variant, Client: &Negotiated{Version: "TLS 1.3", Group: "CurveP384"}}}
+	if err := Write(path, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, c := got.Trials[0].Negotiated.Group, got.Checks[0].Client.Group; g != "P-256" || c != "P-384" {
+		t.Errorf("read an old result's groups as %q and %q, want P-256 and P-384", g, c)
+	}
+}

@@ -118,7 +118,7 @@ func Describe(cs tls.ConnectionState) result.Negotiated {
 		HelloRetry: cs.HelloRetryRequest,
 	}
 	if cs.CurveID != 0 {
-		n.Group = cs.CurveID.String()
+		n.Group = result.GroupSpelling(cs.CurveID.String())
 	}
 	if len(cs.PeerCertificates) > 0 {
 		n.PeerKey = PeerKey(cs.PeerCertificates[0])

@@ -202,7 +202,7 @@ func TestClientConfig(t *testing.T) {
 		{v: plan.Variant{TLS: "1.3", Resume: true}, wantErr: "no session cache"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.v.TLS+" "+tt.v.Cipher, func(t *testing.T) {
+		t.Run(tt.v.TLS+" "+tt.v.Cipher+tt.v.Group, func(t *testing.T) {
 			c, err := ClientConfig(tt.v, tt.o)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -313,9 +313,12 @@ func TestDescribe(t *testing.T) {
 		{plan.Variant{TLS: "auto"}, "TLS 1.3", "TLS_", "X25519MLKEM768"},
 		{plan.Variant{TLS: "1.2"}, "TLS 1.2", "TLS_ECDHE_ECDSA_", "X25519"},
 		{plan.Variant{TLS: "1.2", Cipher: "ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"}, "TLS 1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "X25519"},
+		// The NIST curves as tables and the wire decoder spell them.
+		{plan.Variant{TLS: "1.3", Group: plan.GroupP256}, "TLS 1.3", "TLS_", "P-256"},
+		{plan.Variant{TLS: "1.2", Group: plan.GroupP384}, "TLS 1.2", "TLS_ECDHE_ECDSA_", "P-384"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.v.TLS+" "+tt.v.Cipher, func(t *testing.T) {
+		t.Run(tt.v.TLS+" "+tt.v.Cipher+tt.v.Group, func(t *testing.T) {
 			cs, err := handshake(t, addr, tt.v, ClientOptions{RootCAs: ca.Pool(), Sessions: cache, ALPN: []string{"http/1.1"}})
 			if err != nil {
 				t.Fatal(err)

@@ -99,7 +99,7 @@ func variantIDs(keys []groupKey) []string {
 		} else {
 			parts = append(parts, "tls"+strings.TrimPrefix(k.version, "TLS "))
 			if k.group != "" {
-				parts = append(parts, groupLabel(k.group))
+				parts = append(parts, k.group)
 			}
 			if suite && sameVersionGroup(keys, k) {
 				parts = append(parts, k.suite)

@@ -368,11 +368,11 @@ func groupName(id uint16) string {
 	return fmt.Sprintf("0x%04X", id)
 }
 
-// negotiatedGroup spells a chosen group as crypto/tls does
-// (result.Negotiated.Group, from tls.CurveID.String).
+// negotiatedGroup spells a chosen group as the offered ones (P-256), as
+// result.Negotiated.Group is spelled.
 func negotiatedGroup(id uint16) string {
 	if id == 0 {
 		return ""
 	}
-	return tls.CurveID(id).String()
+	return groupName(id)
 }
