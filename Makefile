@@ -6,9 +6,11 @@ run:
 
 # Packages run one at a time: several start servers and time handshakes,
 # and on two cores they would mostly measure each other.
+# The timeout fits the slowest package (cli) on a loaded two-core machine;
+# go test's default 10 minutes did not.
 test:
 	bash scripts/install.sh
-	go test -p 1 ./...
+	go test -p 1 -timeout 45m ./...
 
 # Every fuzz target a few seconds past its seed corpus (FUZZTIME=1m for
 # longer); CI runs it after the tests.

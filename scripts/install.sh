@@ -22,6 +22,8 @@ need=(
   ssh:openssh-client
   wireguard-go:wireguard-go
   wg:wireguard-tools
+  # the load the suite must pass beside (stress-ng --cpu 4 with make test)
+  stress-ng:stress-ng
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)
