@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -25,27 +26,34 @@ import (
 
 // schedule yields the intended starts of a trial's arrivals: gaps of
 // 1/rate (uniform) or exponential with mean 1/rate (poisson), from a
-// seeded generator.
+// seeded generator. Each start is the trial's start plus the gaps' sum in
+// seconds, rounded once, so that nanosecond truncations do not add up:
+// 150/s's 750th arrival is due at 5 s, not 500 ns before it.
 type schedule struct {
 	rng     *rand.Rand
 	rate    float64
 	poisson bool
+	start   time.Time
+	n       int     // arrivals so far
+	sum     float64 // seconds since start
 	next    time.Time
 }
 
 func newSchedule(start time.Time, rate float64, process string, seed uint64) *schedule {
-	s := &schedule{rng: rand.New(rand.NewPCG(seed, 0x7e57)), rate: rate, poisson: process != plan.ArrivalsUniform, next: start}
+	s := &schedule{rng: rand.New(rand.NewPCG(seed, 0x7e57)), rate: rate, poisson: process != plan.ArrivalsUniform, start: start}
 	s.advance()
 	return s
 }
 
 // advance moves to the next arrival.
 func (s *schedule) advance() {
-	gap := 1 / s.rate
+	s.n++
 	if s.poisson {
-		gap = s.rng.ExpFloat64() / s.rate
+		s.sum += s.rng.ExpFloat64() / s.rate
+	} else {
+		s.sum = float64(s.n) / s.rate
 	}
-	s.next = s.next.Add(time.Duration(gap * float64(time.Second)))
+	s.next = s.start.Add(time.Duration(math.Round(s.sum * float64(time.Second))))
 }
 
 // openTally is one open-loop worker's: the tally every experiment keeps

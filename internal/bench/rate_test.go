@@ -144,7 +144,8 @@ func gapCV(starts []time.Time) float64 {
 // relay that holds everything for 200 ms once, at the 100th arrival: the
 // arrivals queued behind the stall are charged for it from their intended
 // start (p99 ≥ 150 ms, the worst ≥ 200 ms), while their service times,
-// all but the one request caught in the stall, are not (p99 < 50 ms).
+// all but the one request caught in the stall, are not (p99 < 50 ms), nor
+// are their schedule lags (they were queued on time).
 func TestRateStall(t *testing.T) {
 	relay := stallRelay(t, srv.Endpoint(""))
 	var n atomic.Int64
@@ -169,6 +170,11 @@ func TestRateStall(t *testing.T) {
 	}
 	if o.Service.P99 > 50 || o.Service.Max < 190 {
 		t.Errorf("service time: p99 %.1f ms (want below 50), max %.1f ms (want the stalled request's ~200)", o.Service.P99, o.Service.Max)
+	}
+	// The arrivals queued behind the stall started on time: their wait
+	// is queueing (in Latency), not the client's schedule lag.
+	if s := o.Schedule; s == nil || s.Started != tr.Ops || s.Lag.Count != s.Started || s.Lag.Max > 150 {
+		t.Errorf("schedule %+v, %d ops: want every operation started, none of the stall in the lag", s, tr.Ops)
 	}
 }
 
@@ -378,12 +384,14 @@ func TestRateLateSchedule(t *testing.T) {
 	}
 }
 
-// TestRateWire captures a poisson connect run at 100/s on loopback and
-// counts its connections on the wire, one SYN each: they are the result's
+// TestRateWire captures a poisson connect run at 100/s on loopback, its
+// generator held up for 40 ms four times, and counts its connections on
+// the wire, one SYN each: they are the result's
 // arrivals that started, all within the window stretched by the largest
 // lag; the achieved rate is their count per second of the window, and the
 // rate the server saw within the window itself (late arrivals may pass its
-// end) is the achieved rate within 5%. A poisson schedule's count varies around
+// end) is the achieved rate within 5%; the SYNs over 10 ms behind their
+// intended starts are about the result's count of such late arrivals. A poisson schedule's count varies around
 // offered × window (σ = √200 here), and achieved follows the count, not
 // the offered rate.
 func TestRateWire(t *testing.T) {
@@ -401,7 +409,13 @@ func TestRateWire(t *testing.T) {
 	}
 	defer live.Stop()
 	raw := plan.Spec{TLS: []string{"off"}, Rates: []float64{rate}, Arrivals: plan.ArrivalsPoisson, Duration: d}
-	r := rateRunner(t, raw, nil, nil)
+	var intended []time.Time
+	r := rateRunner(t, raw, nil, func(at time.Time) {
+		intended = append(intended, at)
+		if len(intended)%50 == 25 {
+			time.Sleep(40 * time.Millisecond) // the generator held up: late arrivals
+		}
+	})
 	tr, err := r.TrialAt(context.Background(), plan.Connect, r.Variants[0], r.Spec.MaxInflight, 1, rate)
 	if err != nil {
 		t.Fatal(err)
@@ -415,18 +429,29 @@ func TestRateWire(t *testing.T) {
 	s := o.Schedule
 	end := tr.Start.Add(o.Window)
 	var syns, inWindow int64
+	var times []time.Time
 	for _, ts := range synTimes(t, file, port) {
 		if ts.Before(tr.Start) || ts.After(end.Add(time.Duration(s.Lag.Max*1e6)+100*time.Millisecond)) {
 			continue // another test's, or none
 		}
 		syns++
+		times = append(times, ts)
 		if ts.Before(end) {
 			inWindow++
 		}
 	}
 	wireRate := float64(inWindow) / o.Window.Seconds()
-	t.Logf("capture %+v; %d started (%d due), achieved %.2f/s; the wire: %d SYNs, %d in the window, %.2f/s; lag p99 %.2f max %.2f ms",
-		st, s.Started, s.Due, o.Achieved(), syns, inWindow, wireRate, s.Lag.P99, s.Lag.Max)
+	// The wire's lag: each SYN against the intended start of the same
+	// rank (arrivals sent together may swap, all of them late).
+	slices.SortFunc(times, time.Time.Compare)
+	var wireLate10 int64
+	for i := range min(len(times), len(intended)) {
+		if times[i].Sub(intended[i]) > 10*time.Millisecond {
+			wireLate10++
+		}
+	}
+	t.Logf("capture %+v; %d started (%d due), achieved %.2f/s, lag p99 %.2f max %.2f ms, %d over 10 ms; the wire: %d SYNs, %d in the window, %.2f/s, %d over 10 ms late",
+		st, s.Started, s.Due, o.Achieved(), s.Lag.P99, s.Lag.Max, s.Late10ms, syns, inWindow, wireRate, wireLate10)
 	if o.Dropped != 0 || len(tr.Errors) != 0 {
 		t.Errorf("%d dropped, errors %v", o.Dropped, tr.Errors)
 	}
@@ -443,6 +468,11 @@ func TestRateWire(t *testing.T) {
 	}
 	if st.Dropped == 0 && math.Abs(o.Achieved()-wireRate) > 0.05*wireRate {
 		t.Errorf("achieved %.2f/s, the wire %.2f/s", o.Achieved(), wireRate)
+	}
+	// The wire sees each SYN a little after its dial began (the socket's
+	// setup), so an arrival near 10 ms late may count on one side only.
+	if slack := 2 + s.Started/50; st.Dropped == 0 && (s.Late10ms < 4 || wireLate10 < s.Late10ms-slack || wireLate10 > s.Late10ms+slack) {
+		t.Errorf("%d arrivals over 10 ms late, the wire's SYNs %d", s.Late10ms, wireLate10)
 	}
 }
 
