@@ -121,7 +121,9 @@ type dispatcher struct {
 	spawn func(a arrival) bool
 	// stop is set by a worker that saw too many failures in a row.
 	stop atomic.Bool
-	// arrived, when set, sees every intended start (a test's seam).
+	// arrived, when set, sees every intended start before it is sent (a
+	// test's seam: it runs on the dispatcher, so a test can hold the
+	// generator up and make arrivals late).
 	arrived func(at time.Time)
 
 	// arrivals were dispatched; due were in the schedule before the
