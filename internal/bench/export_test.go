@@ -2,8 +2,10 @@ package bench
 
 import "time"
 
-// SetArrived makes r call f with every open-loop arrival's intended start:
-// the schedule is a test's to check, not the result's to store.
+// SetArrived makes r call f with every open-loop arrival's intended start,
+// on the dispatcher before it sends the arrival: the schedule is a test's
+// to check, not the result's to store, and an f that sleeps holds the
+// generator up.
 func SetArrived(r *Runner, f func(at time.Time)) { r.arrived = f }
 
 // ParseListen is parseListen for the external tests.

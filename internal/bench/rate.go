@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -25,39 +26,47 @@ import (
 
 // schedule yields the intended starts of a trial's arrivals: gaps of
 // 1/rate (uniform) or exponential with mean 1/rate (poisson), from a
-// seeded generator.
+// seeded generator. Each start is the trial's start plus the gaps' sum in
+// seconds, rounded once, so that nanosecond truncations do not add up:
+// 150/s's 750th arrival is due at 5 s, not 500 ns before it.
 type schedule struct {
 	rng     *rand.Rand
 	rate    float64
 	poisson bool
+	start   time.Time
+	n       int     // arrivals so far
+	sum     float64 // seconds since start
 	next    time.Time
 }
 
 func newSchedule(start time.Time, rate float64, process string, seed uint64) *schedule {
-	s := &schedule{rng: rand.New(rand.NewPCG(seed, 0x7e57)), rate: rate, poisson: process != plan.ArrivalsUniform, next: start}
+	s := &schedule{rng: rand.New(rand.NewPCG(seed, 0x7e57)), rate: rate, poisson: process != plan.ArrivalsUniform, start: start}
 	s.advance()
 	return s
 }
 
 // advance moves to the next arrival.
 func (s *schedule) advance() {
-	gap := 1 / s.rate
+	s.n++
 	if s.poisson {
-		gap = s.rng.ExpFloat64() / s.rate
+		s.sum += s.rng.ExpFloat64() / s.rate
+	} else {
+		s.sum = float64(s.n) / s.rate
 	}
-	s.next = s.next.Add(time.Duration(gap * float64(time.Second)))
+	s.next = s.start.Add(time.Duration(math.Round(s.sum * float64(time.Second))))
 }
 
 // openTally is one open-loop worker's: the tally every experiment keeps
-// (its latency unused) and each arrival's time from its intended and from
-// its actual start.
+// (its latency unused), each arrival's time from its intended and from
+// its actual start, and the schedule's account of the arrivals it started.
 type openTally struct {
 	*tally
 	corrected, service *stats.Recorder
+	lag                lagTally
 }
 
 func newOpenTally() *openTally {
-	return &openTally{tally: newTally(), corrected: stats.NewRecorder(), service: stats.NewRecorder()}
+	return &openTally{tally: newTally(), corrected: stats.NewRecorder(), service: stats.NewRecorder(), lag: newLagTally()}
 }
 
 // done records an arrival served from start to now, intended at at.
@@ -67,23 +76,59 @@ func (o *openTally) done(at, start time.Time) {
 	o.service.Record(end.Sub(start))
 }
 
+// lagTally counts the arrivals that started and how late each did
+// (pgbench --rate's schedule lag).
+type lagTally struct {
+	started, late1, late10 int64
+	rec                    *stats.Recorder
+}
+
+func newLagTally() lagTally { return lagTally{rec: stats.NewRecorder()} }
+
+// start records an arrival intended at at that started at now.
+func (l *lagTally) start(at, now time.Time) {
+	lag := max(now.Sub(at), 0)
+	l.started++
+	l.rec.Record(lag)
+	if lag > time.Millisecond {
+		l.late1++
+	}
+	if lag > 10*time.Millisecond {
+		l.late10++
+	}
+}
+
+func (l *lagTally) merge(o lagTally) {
+	l.started += o.started
+	l.late1 += o.late1
+	l.late10 += o.late10
+	l.rec.Merge(o.rec)
+}
+
+// arrival is one arrival handed to a worker: its intended start, and when
+// the dispatcher sent it.
+type arrival struct{ at, sent time.Time }
+
 // dispatcher hands a trial's arrivals to idle workers until the trial's
 // time or count is used up.
 type dispatcher struct {
 	lim   *limits
 	per   int64 // operations an arrival takes from the count
 	sched *schedule
-	work  chan time.Time
+	work  chan arrival
 	// spawn starts a worker with its first arrival; false when no more
 	// may start (the slots are full).
-	spawn func(at time.Time) bool
+	spawn func(a arrival) bool
 	// stop is set by a worker that saw too many failures in a row.
 	stop atomic.Bool
-	// arrived, when set, sees every intended start (a test's seam).
+	// arrived, when set, sees every intended start before it is sent (a
+	// test's seam: it runs on the dispatcher, so a test can hold the
+	// generator up and make arrivals late).
 	arrived func(at time.Time)
 
-	arrivals, dropped int64
-	lag               time.Duration // the last dispatch's, behind its intended start
+	// arrivals were dispatched; due were in the schedule before the
+	// window's end, dispatched or not.
+	arrivals, dropped, due int64
 }
 
 // run dispatches arrivals, sleeping until each is due; arrivals already
@@ -92,6 +137,7 @@ type dispatcher struct {
 // window: the trial's time, or the span of the count's arrivals.
 func (d *dispatcher) run(start time.Time) (window time.Duration) {
 	defer close(d.work)
+	defer func() { d.due += d.arrivals }()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	last := start
@@ -113,25 +159,25 @@ func (d *dispatcher) run(start time.Time) (window time.Duration) {
 			case d.lim.ctx.Err() != nil:
 				return time.Since(start)
 			case !time.Now().Before(d.lim.deadline):
-				// Woken past the trial's end: the arrivals left are
-				// the client's, not dispatched.
-				d.lag = time.Since(at)
+				// Woken past the trial's end: the arrivals left were
+				// due, and the client fell too far behind to send them.
+				for ; d.sched.next.Before(d.lim.deadline); d.sched.advance() {
+					d.due++
+				}
 				return d.lim.deadline.Sub(start)
 			}
 			return last.Sub(start) // the count is used up
 		}
-		// Behind schedule: 0 while the client keeps pace (sleep's
-		// overshoot aside), growing when it cannot.
-		d.lag = time.Since(at)
 		last = at
 		d.arrivals++
 		if d.arrived != nil {
 			d.arrived(at)
 		}
+		a := arrival{at: at, sent: time.Now()}
 		select {
-		case d.work <- at:
+		case d.work <- a:
 		default:
-			if !d.spawn(at) {
+			if !d.spawn(a) {
 				d.dropped++
 			}
 		}
@@ -158,11 +204,12 @@ func (r *Runner) openConnect(ctx context.Context, d driver.Driver, n int, rate f
 	}
 	start := time.Now()
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: start.Add(r.Spec.Duration)}
-	disp := &dispatcher{lim: lim, per: int64(n), sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan time.Time), arrived: r.arrived}
+	disp := &dispatcher{lim: lim, per: int64(n), sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan arrival), arrived: r.arrived}
 	var tallies []*openTally
 	var wg sync.WaitGroup
-	serve := func(ot *openTally, at time.Time) {
+	serve := func(ot *openTally, a arrival) {
 		t0 := time.Now()
+		ot.lag.start(a.at, t0) // the arrival starts with its dial
 		if err := once(ctx, d, ot.tally); err != nil {
 			if ctx.Err() == nil && ot.fail(err) {
 				disp.stop.Store(true)
@@ -170,9 +217,9 @@ func (r *Runner) openConnect(ctx context.Context, d driver.Driver, n int, rate f
 			return
 		}
 		ot.errRun = 0
-		ot.done(at, t0)
+		ot.done(a.at, t0)
 	}
-	disp.spawn = func(at time.Time) bool {
+	disp.spawn = func(a arrival) bool {
 		if len(tallies) >= r.Spec.MaxInflight {
 			return false
 		}
@@ -180,9 +227,9 @@ func (r *Runner) openConnect(ctx context.Context, d driver.Driver, n int, rate f
 		tallies = append(tallies, ot)
 		wg.Go(func() {
 			guard(ot.tally, func() {
-				serve(ot, at)
-				for at := range disp.work {
-					serve(ot, at)
+				serve(ot, a)
+				for a := range disp.work {
+					serve(ot, a)
 				}
 			})
 		})
@@ -229,8 +276,8 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	}
 	start := time.Now()
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: start.Add(r.Spec.Duration)}
-	disp := &dispatcher{lim: lim, per: 1, sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan time.Time, r.Spec.MaxInflight),
-		spawn: func(time.Time) bool { return false }, arrived: r.arrived}
+	disp := &dispatcher{lim: lim, per: 1, sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan arrival, r.Spec.MaxInflight),
+		spawn: func(arrival) bool { return false }, arrived: r.arrived}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
 	cpu.start()
 	for i := range sessions {
@@ -254,8 +301,11 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 						bytes()
 					}
 				}()
-				for at := range disp.work {
+				for a := range disp.work {
 					t0 := time.Now()
+					// The arrival started when it was queued: its wait
+					// for this connection is queueing, not lag.
+					ot.lag.start(a.at, a.sent)
 					if err := s.Do(ctx); err != nil {
 						bytes()
 						if s = r.reopen(ctx, d, s, ot.tally, err); s == nil {
@@ -266,7 +316,7 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 					}
 					ot.ops++
 					ot.errRun = 0
-					ot.done(at, t0)
+					ot.done(a.at, t0)
 				}
 			})
 		})
@@ -277,19 +327,22 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 }
 
 // openFinish is finish for an open loop: Latency from the intended
-// starts, Open with the service times and what was offered and dropped.
+// starts, Open with the service times, what was offered and dropped, and
+// how the schedule was kept.
 func (r *Runner) openFinish(ctx context.Context, t result.Trial, cpu *spanCPU, ots []*openTally, disp *dispatcher, rate float64, slots int, window time.Duration) (result.Trial, error) {
 	tallies := make([]*tally, len(ots))
-	corrected, service := stats.NewRecorder(), stats.NewRecorder()
+	corrected, service, lag := stats.NewRecorder(), stats.NewRecorder(), newLagTally()
 	for i, ot := range ots {
 		tallies[i] = ot.tally
 		corrected.Merge(ot.corrected)
 		service.Merge(ot.service)
+		lag.merge(ot.lag)
 	}
 	t, err := finish(ctx, t, cpu, tallies)
 	t.Latency = corrected.Hist()
 	t.Open = &result.OpenLoop{Offered: rate, Process: r.Spec.Arrivals, Slots: slots, Arrivals: disp.arrivals,
-		Dropped: disp.dropped, Window: window, Lag: disp.lag, Service: service.Hist()}
+		Dropped: disp.dropped, Window: window, Service: service.Hist(),
+		Schedule: &result.Schedule{Due: disp.due, Started: lag.started, Lag: lag.rec.Hist(), Late1ms: lag.late1, Late10ms: lag.late10}}
 	return t, err
 }
 

@@ -32,8 +32,11 @@ func TestRate(t *testing.T) {
 		if o == nil || o.Process != "uniform" || o.Slots != 1024 || tr.Concurrency != 1024 || o.Arrivals < 15 || o.Service.Count != tr.Ops || o.Service.HDR == "" {
 			t.Errorf("%s: open loop %+v, concurrency %d, ops %d", tr.Variant, o, tr.Concurrency, tr.Ops)
 		}
+		if s := o.Schedule; s == nil || s.Started != tr.Ops || s.Lag.Count != s.Started || s.Due < o.Arrivals {
+			t.Errorf("%s: schedule %+v, %d arrivals, %d ops", tr.Variant, s, o.Arrivals, tr.Ops)
+		}
 	}
-	for _, want := range []string{"connect at arrival rates (--rate, uniform arrivals)", "20/s", "40/s", "service p99"} {
+	for _, want := range []string{"connect at arrival rates (--rate, uniform arrivals)", "20/s", "40/s", "service p99", "connect at arrival rates: schedule lag", "> 10 ms late"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the report has no %q:\n%s", want, stdout)
 		}

@@ -215,6 +215,9 @@ func TestShardBadInput(t *testing.T) {
 		{[]string{"connect", url, "--start-at", soon}, "--start-at schedules the shards of a split run: give --shard"},
 		{[]string{"connect", url, "-o", "-"}, "-o -: the result on stdout is framed for tlsbench merge"},
 		{[]string{"pool", url, "-c", "3", "--shard", "0/4", "--start-at", soon}, "-c/--concurrency 3 split over 4 shards leaves shard 3 none"},
+		// The README's sharded connect (-c 64) at --rate auto: the search is
+		// the conflict, not -c.
+		{[]string{"connect", url, "-c", "64", "--rate", "auto", "--shard", "0/2", "--start-at", soon}, "--shard with a rate search (--rate auto or FROM..TO): each step depends on what the last trial saw, which shards cannot agree on: search on one client machine, or give the shards fixed --rate"},
 		{[]string{"connect", "builtin", "--shard", "0/2", "--start-at", soon}, "--shard splits the clients of a run over machines"},
 		{[]string{"connect", "--lab", "postgres", "--shard", "0/2", "--start-at", soon}, "give the URL of one server"},
 		{[]string{"crypto", "--shard", "0/2"}, "--shard: crypto measures this machine's own primitives"},

@@ -566,6 +566,9 @@ func newSpec(raw Spec) (Spec, error) {
 	if err := s.clientCPUs(); err != nil {
 		return s, err
 	}
+	if err := s.shardSearch(); err != nil {
+		return s, err
+	}
 	if err := s.rate(); err != nil {
 		return s, err
 	}

@@ -134,6 +134,16 @@ func (s Spec) Slot(e Experiment, c int) time.Duration {
 	return slot
 }
 
+// shardSearch refuses a rate search split over shards. It runs before the
+// open-loop checks (rate), whose complaints (e.g. about ⟨concurrency⟩ at a
+// rate) would hide that the search itself cannot be sharded.
+func (s *Spec) shardSearch() error {
+	if s.Shard != nil && s.Knee != nil {
+		return errorf("⟨shard⟩ with a rate search (⟨rates⟩ auto or FROM..TO): each step depends on what the last trial saw, which shards cannot agree on: search on one client machine, or give the shards fixed ⟨rates⟩ (e.g. --rate 200,400, split evenly over them)")
+	}
+	return nil
+}
+
 // shard validates Shard; raw is the duration given, before its default.
 func (s *Spec) shard(t Target, raw time.Duration, now time.Time) error {
 	sh := s.Shard
@@ -154,9 +164,6 @@ func (s *Spec) shard(t Target, raw time.Duration, now time.Time) error {
 	}
 	if s.Preset != "" && s.Preset != PresetDefault {
 		return errorf("⟨shard⟩ does not apply to ⟨preset⟩ %s, whose loops run one client at a time: run connect or pool", s.Preset)
-	}
-	if s.Knee != nil {
-		return errorf("⟨shard⟩: a rate search (⟨rates⟩ auto or FROM..TO) steps by what each trial saw, which shards cannot agree on: give fixed ⟨rates⟩")
 	}
 	if s.Count > 0 && raw == 0 {
 		return errorf("⟨shard⟩ with ⟨count⟩ needs ⟨duration⟩ too: it bounds each trial's slot, which every shard keeps whatever its count")

@@ -138,6 +138,9 @@ func TestShardErrors(t *testing.T) {
 		{"count without time", Spec{Target: url, Concurrency: []int{2}, Count: 100, Shard: &Shard{Index: 0, Count: 2, StartAt: soon}}, "needs duration"},
 		{"too small count", Spec{Target: url, Concurrency: []int{2}, Count: 1, Duration: time.Second, Shard: &Shard{Index: 0, Count: 2, StartAt: soon}}, "count 1 split"},
 		{"knee", Spec{Target: url, Experiments: []Experiment{Pool}, Concurrency: []int{2}, Knee: &Knee{From: 10, To: 100}, Shard: &Shard{Index: 0, Count: 2, StartAt: soon}}, "fixed rates"},
+		// The README's sharded connect (-c 64) with --rate auto: the
+		// conflict is the search, not -c.
+		{"knee with -c", Spec{Target: url, Experiments: []Experiment{Connect}, Concurrency: []int{64}, Knee: &Knee{From: KneeFrom, To: MaxRate}, Shard: &Shard{Index: 0, Count: 2, StartAt: soon}}, "shard with a rate search"},
 		{"inflight", Spec{Target: url, Rates: []float64{100}, MaxInflight: 1, Shard: &Shard{Index: 0, Count: 2, StartAt: soon}}, "max_inflight 1 split"},
 	}
 	for _, tt := range tests {

@@ -135,11 +135,7 @@ func (ix *index) rateSummaries() []CellSummary {
 						return 100 * float64(f(t)) / float64(t.Open.Arrivals)
 					}
 				}
-				for _, m := range []struct {
-					metric string
-					value  func(result.Trial) float64
-					lat    func(result.Trial) (result.Hist, bool)
-				}{
+				figures := []rateFigure{
 					{"achieved/s", func(t result.Trial) float64 { return t.Open.Achieved() }, trialLatency},
 					{"service ms", func(t result.Trial) float64 { return t.Open.Service.Mean }, func(t result.Trial) (result.Hist, bool) {
 						return t.Open.Service, t.Open.Service.Count > 0
@@ -152,7 +148,11 @@ func (ix *index) rateSummaries() []CellSummary {
 						}
 						return n
 					}), noLatency},
-				} {
+				}
+				if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Open.Schedule != nil }) {
+					figures = append(figures, lagFigures...)
+				}
+				for _, m := range figures {
 					s := ix.summary(string(c.e), name, ts[0].Concurrency, ts, m.metric, m.value, m.lat)
 					if c.n > 1 {
 						s.PerConn = number(c.n)
@@ -164,6 +164,47 @@ func (ix *index) rateSummaries() []CellSummary {
 		}
 	}
 	return out
+}
+
+// rateFigure is one row of a --rate cell: its metric, its value in a
+// trial, and the histogram whose percentiles it carries.
+type rateFigure struct {
+	metric string
+	value  func(result.Trial) float64
+	lat    func(result.Trial) (result.Hist, bool)
+}
+
+// lagFigures are the schedule's rows of a --rate cell: the lag (from
+// the intended start to the start) with its percentiles, its largest,
+// and the shares of started arrivals over 1 ms and 10 ms late.
+var lagFigures = []rateFigure{
+	{"lag ms", schedule(func(s *result.Schedule) float64 { return s.Lag.Mean }), func(t result.Trial) (result.Hist, bool) {
+		if s := t.Open.Schedule; s != nil {
+			return s.Lag, s.Lag.Count > 0
+		}
+		return result.Hist{}, false
+	}},
+	{"lag max ms", schedule(func(s *result.Schedule) float64 { return s.Lag.Max }), noLatency},
+	{"late 1ms %", schedule(func(s *result.Schedule) float64 { return lateShare(s.Late1ms, s.Started) }), noLatency},
+	{"late 10ms %", schedule(func(s *result.Schedule) float64 { return lateShare(s.Late10ms, s.Started) }), noLatency},
+}
+
+// schedule is f of a trial's schedule, NaN where it has none.
+func schedule(f func(*result.Schedule) float64) func(result.Trial) float64 {
+	return func(t result.Trial) float64 {
+		if t.Open.Schedule == nil {
+			return math.NaN()
+		}
+		return f(t.Open.Schedule)
+	}
+}
+
+// lateShare is n of started in percent, NaN of none.
+func lateShare(n, started int64) float64 {
+	if started == 0 {
+		return math.NaN()
+	}
+	return 100 * float64(n) / float64(started)
 }
 
 // noLatency is for rows whose figure is not a time: no percentiles.

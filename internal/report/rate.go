@@ -95,6 +95,20 @@ type rateSum struct {
 	server                    time.Duration
 	over                      string // why the last trial is not sustained, "" if it is
 	overs                     int    // trials not sustained
+	// sched sums the schedules of the trials that have one (lagged of
+	// them): counts added, lag mean and p99 their means over trials, lag
+	// max the largest.
+	sched  result.Schedule
+	lagged int
+}
+
+// behind says how the client missed the schedule over these trials, ""
+// when it kept it or the trials do not say.
+func (s rateSum) behind() string {
+	if s.lagged == 0 {
+		return ""
+	}
+	return result.OpenLoop{Schedule: &s.sched}.Behind()
 }
 
 func (ix *index) rateSum(k rateKey, slo time.Duration) (rateSum, bool) {
@@ -122,9 +136,24 @@ func (ix *index) rateSum(k rateKey, slo time.Duration) (rateSum, bool) {
 		if s.over = t.OverSLO(slo); s.over != "" {
 			s.overs++
 		}
+		if sc := o.Schedule; sc != nil {
+			s.lagged++
+			s.sched.Due += sc.Due
+			s.sched.Started += sc.Started
+			s.sched.Late1ms += sc.Late1ms
+			s.sched.Late10ms += sc.Late10ms
+			s.sched.Lag.Count += sc.Lag.Count
+			s.sched.Lag.Mean += sc.Lag.Mean
+			s.sched.Lag.P99 += sc.Lag.P99
+			s.sched.Lag.Max = max(s.sched.Lag.Max, sc.Lag.Max)
+		}
 	}
 	n := float64(s.trials)
 	s.achieved, s.p50, s.p99, s.max, s.sp50, s.sp99 = s.achieved/n, s.p50/n, s.p99/n, s.max/n, s.sp50/n, s.sp99/n
+	if s.lagged > 0 {
+		s.sched.Lag.Mean /= float64(s.lagged)
+		s.sched.Lag.P99 /= float64(s.lagged)
+	}
 	return s, true
 }
 
@@ -192,14 +221,78 @@ func (ix *index) rateTables(b *body) {
 			}
 		}
 		t.Foot = []string{
-			"achieved: the offered rate less drops, stretched by the time the client fell behind its schedule (below offered: the client could not generate the rate)",
+			"achieved: the arrivals that started (reached the server) per second of the trial; below offered when arrivals were dropped or the client could not keep its schedule (a poisson schedule's own count also varies around offered)",
 			"dropped: arrivals that found no free slot (--max-inflight), counted, never delayed; p50, p99, max: from each arrival's intended start (coordinated omission corrected); service: from its actual start",
 		}
 		if s := len(ix.rt.trials[rateKey{c.e, c.n, ix.variants[0], ix.rt.rates[0]}]); s > 1 {
 			t.Foot = append(t.Foot, fmt.Sprintf("percentiles: the mean over %s", plural(s, "trial")))
 		}
 		b.table(t)
+		ix.lagTable(b, c)
 	}
+}
+
+// lagTable writes, for one experiment's rates, how the client kept its
+// schedule (pgbench --rate's schedule lag): arrivals due and started, the
+// lag's mean, p99 and max, and how many started over 1 ms and 10 ms late.
+// Results of a tlsbench that did not measure it have no such table.
+func (ix *index) lagTable(b *body, c rateCell) {
+	t := Table{
+		Title:  fmt.Sprintf("%s at arrival rates: schedule lag (from each arrival's intended start to its start), ms", rateTitle(c)),
+		Left:   2,
+		Header: []string{"offered", "variant", "due", "started", "lag mean", "lag p99", "lag max", "> 1 ms late", "> 10 ms late"},
+	}
+	trials := 0
+	for _, rate := range ix.rt.rates {
+		label := plan.RateLabel(rate)
+		for _, name := range ix.variants {
+			s, ok := ix.rateSum(rateKey{c.e, c.n, name, rate}, ix.r.Spec.SLO)
+			if !ok || s.lagged == 0 {
+				continue
+			}
+			trials = max(trials, s.lagged)
+			sc := s.sched
+			ms := func(v float64) string { return num(v, millis) }
+			t.add(label, name, fmt.Sprint(sc.Due), fmt.Sprint(sc.Started), ms(sc.Lag.Mean), ms(sc.Lag.P99), ms(sc.Lag.Max),
+				share(sc.Late1ms, sc.Started), share(sc.Late10ms, sc.Started))
+			label = ""
+		}
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	start := "started: those whose dial began (what reached the server); lag: until the dial began"
+	if c.e != plan.Connect {
+		start = "started: those a connection began (what reached the server); lag: until the arrival was queued for a connection (its wait there for a free one is queueing, in the latencies above, not lag)"
+	}
+	t.Foot = []string{
+		"due: the schedule's arrivals in the window; " + start,
+		"lag: about 0 while the client keeps its schedule; a client that cannot (CPU, other load) sends arrivals late and in bursts, and the latencies above, from the intended start, include it",
+	}
+	if trials > 1 {
+		t.Foot = append(t.Foot, fmt.Sprintf("counts: over %s; lag mean and p99: means over trials, max: the largest", plural(trials, "trial")))
+	}
+	b.table(t)
+}
+
+// rateWarnings names each rate cell whose client did not keep its schedule
+// (result.OpenLoop.Behind) and what to do about it.
+func (ix *index) rateWarnings() []string {
+	var out []string
+	for _, c := range ix.rt.cells {
+		for _, rate := range ix.rt.rates {
+			for _, name := range ix.variants {
+				s, ok := ix.rateSum(rateKey{c.e, c.n, name, rate}, ix.r.Spec.SLO)
+				why := s.behind()
+				if !ok || why == "" {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s %s at %s: the client did not keep its %s schedule: %s (lag p99 %s ms, max %s ms), so the server saw fewer or burstier arrivals than asked for (the latencies count from the intended starts): lower --rate, give fewer workers (-c, --max-inflight), or split the arrivals over a second client machine with --shard",
+					rateTitle(c), name, plan.RateLabel(rate), ix.r.Spec.Arrivals, why, num(s.sched.Lag.P99, millis), num(s.sched.Lag.Max, millis)))
+			}
+		}
+	}
+	return out
 }
 
 // perSecond writes a rate as --rate takes it: 337.5, 100.

@@ -63,6 +63,7 @@ func (ix *index) warnings() []string {
 			}
 		}
 	}
+	out = append(out, ix.rateWarnings()...)
 	// Resumption asked for but refused is a property of the server, and
 	// it changes what the resume variant measures.
 	for _, name := range ix.variants {
@@ -92,6 +93,13 @@ func (ix *index) warnings() []string {
 			if len(ix.trials[k]) < 2 {
 				single++
 			}
+		}
+	}
+	// A cell at a rate is one too (a search runs each step once).
+	for _, ts := range ix.rt.trials {
+		all++
+		if len(ts) < 2 {
+			single++
 		}
 	}
 	switch {

@@ -130,6 +130,7 @@ func TestSummaryExtraRows(t *testing.T) {
 		param   func(CellSummary) number
 	}{
 		{"measured-knee.json", []string{"achieved/s", "service ms", "dropped %", "failed %"}, func(c CellSummary) number { return c.Offered }},
+		{"measured-rate.json", []string{"achieved/s", "service ms", "dropped %", "failed %", "lag ms", "lag max ms", "late 1ms %", "late 10ms %"}, func(c CellSummary) number { return c.Offered }},
 		{"measured-perconn.json", []string{"connections/s", "operations/s", "ms/op"}, func(c CellSummary) number { return c.PerConn }},
 		{"measured-postgres-storm.json", []string{"connected", "all connected ms", "last first op ms", "listen overflows", "listen drops", "server CPU ms"}, nil},
 	}

@@ -346,15 +346,17 @@ func mergePhases(ts []Trial, merge HistMerger) ([]Phase, error) {
 }
 
 // mergeOpen joins the open-loop figures of a trial at a rate: the shards'
-// rates, slots, arrivals and drops add; the window and the lag are the
-// longest.
+// rates, slots, arrivals, drops and schedule counts add, their lag
+// histograms merge; the window is the longest. The schedule is kept only
+// if every shard measured it.
 func mergeOpen(ts []Trial, merge HistMerger) (*OpenLoop, error) {
 	if ts[0].Open == nil {
 		return nil, nil
 	}
 	o := *ts[0].Open
-	o.Offered, o.Slots, o.Arrivals, o.Dropped, o.Window, o.Lag = 0, 0, 0, 0, 0, 0
-	var hs []Hist
+	o.Offered, o.Slots, o.Arrivals, o.Dropped, o.Window = 0, 0, 0, 0, 0
+	o.Schedule = &Schedule{}
+	var hs, lags []Hist
 	for _, t := range ts {
 		p := t.Open
 		if p == nil {
@@ -364,12 +366,26 @@ func mergeOpen(ts []Trial, merge HistMerger) (*OpenLoop, error) {
 		o.Slots += p.Slots
 		o.Arrivals += p.Arrivals
 		o.Dropped += p.Dropped
-		o.Window, o.Lag = max(o.Window, p.Window), max(o.Lag, p.Lag)
+		o.Window = max(o.Window, p.Window)
 		hs = append(hs, p.Service)
+		if s := p.Schedule; s != nil && o.Schedule != nil {
+			o.Schedule.Due += s.Due
+			o.Schedule.Started += s.Started
+			o.Schedule.Late1ms += s.Late1ms
+			o.Schedule.Late10ms += s.Late10ms
+			lags = append(lags, s.Lag)
+		} else {
+			o.Schedule = nil
+		}
 	}
 	var err error
 	if o.Service, err = merge(hs...); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
+	}
+	if o.Schedule != nil {
+		if o.Schedule.Lag, err = merge(lags...); err != nil {
+			return nil, fmt.Errorf("schedule lag: %w", err)
+		}
 	}
 	return &o, nil
 }

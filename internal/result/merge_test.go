@@ -224,3 +224,63 @@ func TestMergeClientWait(t *testing.T) {
 		t.Errorf("client_wait %q, want %q", got, want)
 	}
 }
+
+// TestMergeOpenLoop merges the open-loop figures of two shards at a rate:
+// arrivals, drops and the schedule's counts add, the lag histograms merge
+// exactly (the merged one is the histogram of every shard's lags), and the
+// achieved rate is the shards' started arrivals per second of the window.
+// A shard from a tlsbench that did not measure the schedule leaves none.
+func TestMergeOpenLoop(t *testing.T) {
+	lags := [][]time.Duration{{0, 200 * time.Microsecond, 2 * time.Millisecond, 15 * time.Millisecond}, {100 * time.Microsecond, 40 * time.Millisecond}}
+	all := stats.NewRecorder()
+	open := func(i int) *result.OpenLoop {
+		r := stats.NewRecorder()
+		var late1, late10 int64
+		for _, d := range lags[i] {
+			r.Record(d)
+			all.Record(d)
+			if d > time.Millisecond {
+				late1++
+			}
+			if d > 10*time.Millisecond {
+				late10++
+			}
+		}
+		n := int64(len(lags[i]))
+		return &result.OpenLoop{Offered: 2.5, Process: plan.ArrivalsPoisson, Slots: 2, Arrivals: n + 1, Dropped: 1, Window: time.Second,
+			Service: hist(int(n), 1), Schedule: &result.Schedule{Due: n + 1, Started: n, Lag: r.Hist(), Late1ms: late1, Late10ms: late10}}
+	}
+	a, b := shard(0, 2, 100), shard(1, 2, 200)
+	a.Trials[0].Open, b.Trials[0].Open = open(0), open(1)
+	m, err := result.Merge(parts(a, b), stats.MergeHists, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := m.Trials[0].Open
+	s := o.Schedule
+	if s == nil {
+		t.Fatal("no merged schedule")
+	}
+	if o.Offered != 5 || o.Arrivals != 8 || o.Dropped != 2 || s.Due != 8 || s.Started != 6 || s.Late1ms != 3 || s.Late10ms != 2 {
+		t.Errorf("merged %+v, schedule %+v", o, s)
+	}
+	want := all.Hist()
+	if s.Lag.Count != want.Count || s.Lag.P99 != want.P99 || s.Lag.Max != want.Max || s.Lag.Mean != want.Mean {
+		t.Errorf("merged lag %+v, want every shard's lags %+v", s.Lag, want)
+	}
+	if o.Achieved() != 6 {
+		t.Errorf("achieved %v/s, want the 6 started arrivals over 1 s", o.Achieved())
+	}
+	if why := o.Behind(); !strings.Contains(why, "2 of 6 arrivals started over 10 ms late") {
+		t.Errorf("behind %q", why)
+	}
+
+	b.Trials[0].Open.Schedule = nil // an older shard
+	m, err = result.Merge(parts(a, b), stats.MergeHists, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := m.Trials[0].Open; o.Schedule != nil || o.Achieved() != 6 || o.Behind() != "" {
+		t.Errorf("with an older shard: schedule %+v, achieved %v, behind %q", o.Schedule, o.Achieved(), o.Behind())
+	}
+}

@@ -43,6 +43,13 @@ func (r *Result) validate() error {
 			c.count(f+"open_loop.arrivals", o.Arrivals)
 			c.count(f+"open_loop.dropped", o.Dropped)
 			c.duration(f+"open_loop.window_ns", o.Window)
+			if s := o.Schedule; s != nil {
+				c.count(f+"open_loop.schedule.due", s.Due)
+				c.count(f+"open_loop.schedule.started", s.Started)
+				c.count(f+"open_loop.schedule.late_1ms", s.Late1ms)
+				c.count(f+"open_loop.schedule.late_10ms", s.Late10ms)
+				c.hist(f+"open_loop.schedule.lag", s.Lag)
+			}
 		}
 		c.count(f+"round", int64(t.Round))
 		c.duration(f+"elapsed_ns", t.Elapsed)

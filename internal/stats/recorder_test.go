@@ -28,6 +28,31 @@ func TestRecorderHist(t *testing.T) {
 	}
 }
 
+// TestRecorderRank pins the rank convention docs/result.md states: the
+// q-quantile of n values is the one of rank ⌊q·n + 0.5⌋ (HdrHistogram's),
+// one below nearest-rank's ⌈q·n⌉ when q·n's fraction is below one half.
+func TestRecorderRank(t *testing.T) {
+	tests := []struct {
+		n             int
+		p50, p95, p99 float64 // ms: the value of rank
+	}{
+		{100, 50, 95, 99},
+		{150, 75, 143, 149}, // 142.5 and 148.5 round up, as nearest-rank
+		{160, 80, 152, 158}, // 158.4: nearest-rank 159
+		{728, 364, 692, 721},
+	}
+	for _, tt := range tests {
+		r := NewRecorder()
+		for i := 1; i <= tt.n; i++ {
+			r.Record(time.Duration(i) * time.Millisecond)
+		}
+		h := r.Hist()
+		if !within(h.P50, tt.p50) || !within(h.P95, tt.p95) || !within(h.P99, tt.p99) {
+			t.Errorf("1..%d ms: p50 %v p95 %v p99 %v, want %v %v %v", tt.n, h.P50, h.P95, h.P99, tt.p50, tt.p95, tt.p99)
+		}
+	}
+}
+
 func TestRecorderRoundTrip(t *testing.T) {
 	r := NewRecorder()
 	for i := range 5000 {
