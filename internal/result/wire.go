@@ -78,11 +78,18 @@ type Capture struct {
 	SnapLen int      `json:"snaplen,omitempty"`
 	Packets int64    `json:"packets"`
 	Conns   int64    `json:"conns"`
+	// CutAt is where a file cut short ends inside a packet (bytes); 0 if
+	// it is whole.
+	CutAt int64 `json:"cut_at,omitempty"`
+	// OpenCap is the cap on connections the decoder follows at once, set
+	// when it was reached (Unseen["untracked"] counts those not followed).
+	OpenCap int `json:"open_cap,omitempty"`
 	// Unseen counts what the decoder could not see, by kind:
 	// "began-before-capture", "ended-after-capture", "lost" (bytes missing
 	// from a stream), "reordered", "retransmitted", "truncated" (packets
 	// cut by the snap length), "cut-short" (a file that ends mid-packet),
-	// "dropped" (by the kernel during a live capture), "not-tcp",
+	// "dropped" (by the kernel during a live capture), "untracked"
+	// (connections past OpenCap, not followed), "not-tcp",
 	// "other-ports", "no-answer" (a SYN nobody answered), "undecodable" (a
 	// stream whose protocol could not be read).
 	Unseen map[string]int64 `json:"unseen,omitempty"`
