@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -259,6 +260,23 @@ func TestWireBadInput(t *testing.T) {
 	empty := filepath.Join(dir, "empty.pcap")
 	os.WriteFile(empty, nil, 0o644)
 	capture := redisCapture(t)
+	// The same capture with its first record, then its fourth, claiming
+	// 2 GB: damaged files, not captures of 0 packets or cut ones.
+	raw, err := os.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := func(name string, record int) string {
+		b, off := bytes.Clone(raw), 24
+		for range record {
+			off += 16 + int(binary.LittleEndian.Uint32(b[off+8:]))
+		}
+		binary.LittleEndian.PutUint32(b[off+8:], 2<<30)
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, b, 0o644)
+		return path
+	}
+	first, fourth := damaged("first.pcap", 0), damaged("fourth.pcap", 3)
 	tests := []struct {
 		name string
 		args []string
@@ -271,6 +289,8 @@ func TestWireBadInput(t *testing.T) {
 		{"a directory", []string{"wire", dir}, 2, "is not a regular file"},
 		{"empty file", []string{"wire", empty}, 1, "is empty"},
 		{"not a capture", []string{"wire", text}, 1, "not a capture"},
+		{"damaged first record", []string{"wire", first}, 1, first + ": damaged capture at byte 24, after 0 packets: a record claims 2147483648 bytes, more than any capture keeps (262144): it holds no packet before that: capture again"},
+		{"damaged fourth record", []string{"wire", fourth}, 1, "after 3 packets: a record claims 2147483648 bytes, more than any capture keeps (262144): keep the 3 packets before it with editcap -r " + fourth + " OUT.pcap 1-3, or capture again"},
 		{"no connection on the port", []string{"wire", capture, "--port", "1"}, 1, "no TCP connection on port 1"},
 		{"bad port", []string{"wire", capture, "--port", "0"}, 2, "--port: 0 is out of range"},
 		{"capture without command", []string{"wire", "--capture", "lo", "--port", "5432"}, 2, "no command to run: give it after --"},
@@ -506,7 +526,7 @@ func TestWirePostgresNegotiation(t *testing.T) {
 		for _, s := range tr.Wire.Split {
 			sum += s.Client + s.Server + s.Network
 		}
-		if past := wire.PhasesPastTotal(tr); past > 0 || sum > tr.Latency.Mean*1.001+0.003 {
+		if past := result.WirePhasesPast(tr); past > 0 || sum > tr.Latency.Mean*1.001+0.003 {
 			t.Errorf("%s: phases add up %.4f ms past the total %.4f ms; the split to %.4f", tr.Variant, past, tr.Latency.Mean, sum)
 		}
 		hasStartup := slices.Contains(phases, "startup")

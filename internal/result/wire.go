@@ -109,3 +109,21 @@ type WireCheck struct {
 	ToolRoundTrips float64 `json:"tool_round_trips"`
 	WireRoundTrips float64 `json:"wire_round_trips"`
 }
+
+// WirePhasesPast says by how much, ms, the phase means of a wire trial
+// add up past its total (0: they do not). A capture's phases tile each
+// connection, and each mean is over all the trial's connections, as the
+// total's is: more is a bug, or a result written before that was so
+// (direct TLS and SSLRequest connections in one variant, each phase a
+// mean over those that had it).
+func WirePhasesPast(t Trial) float64 {
+	sum := 0.0
+	for _, p := range t.Phases {
+		sum += p.Latency.Mean
+	}
+	// Sums of exact means may pass by a rounding error.
+	if past := sum - t.Latency.Mean; past > 1e-9*max(1, t.Latency.Mean) {
+		return past
+	}
+	return 0
+}

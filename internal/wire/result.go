@@ -216,22 +216,6 @@ func (g *group) trial(v plan.Variant) result.Trial {
 	return t
 }
 
-// PhasesPastTotal says by how much, ms, the phase means of a trial add up
-// past its total (0: they do not). A capture's phases tile each
-// connection, and each mean is over the same connections as the total:
-// a positive answer is a bug (or a result written before that was so).
-func PhasesPastTotal(t result.Trial) float64 {
-	sum := 0.0
-	for _, p := range t.Phases {
-		sum += p.Latency.Mean
-	}
-	// Float sums of exact means may pass by a rounding error.
-	if past := sum - t.Latency.Mean; past > 1e-9*max(1, t.Latency.Mean) {
-		return past
-	}
-	return 0
-}
-
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 // notes say what the decoder could not see.

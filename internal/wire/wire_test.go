@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden summaries")
@@ -34,12 +36,19 @@ func decode(b []byte, opt Options) (*Capture, error) {
 	return Decode(context.Background(), bytes.NewReader(b), opt)
 }
 
-// checkSums fails t if a variant's phases add up past its total.
+// checkSums fails t if a variant's phases are not means over all its
+// connections or add up past its total (pg18-mixed.pcap did both when
+// direct TLS and SSLRequest were one variant).
 func checkSums(t *testing.T, c *Capture) {
 	t.Helper()
 	for _, tr := range c.Result().Trials {
-		if past := PhasesPastTotal(tr); past > 0 {
+		if past := result.WirePhasesPast(tr); past > 0 {
 			t.Errorf("variant %q: phases add up %.6f ms past the total %.6f ms", tr.Variant, past, tr.Latency.Mean)
+		}
+		for _, p := range tr.Phases {
+			if p.Latency.Count != tr.Conns {
+				t.Errorf("variant %q: phase %s over %d connections of %d", tr.Variant, p.Name, p.Latency.Count, tr.Conns)
+			}
 		}
 	}
 }
