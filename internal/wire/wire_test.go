@@ -219,3 +219,44 @@ func lastRecord(t *testing.T, raw []byte) int {
 	}
 	return last
 }
+
+// TestPcapng: the same packets in pcapng decode as in pcap.
+func TestPcapng(t *testing.T) {
+	raw, err := os.ReadFile("testdata/pg18-mixed.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcapgo.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ng bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&ng, r.LinkType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		ci.InterfaceIndex = 0
+		if err := w.WritePacket(ci, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	var a, b []*Conn
+	pc, err := Decode(context.Background(), bytes.NewReader(raw), Options{Conn: func(c *Conn) { a = append(a, c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := Decode(context.Background(), &ng, Options{Conn: func(c *Conn) { b = append(b, c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.Info.SnapLen, nc.Info.SnapLen = 0, 0
+	if got, want := summary(nc, b), summary(pc, a); got != want {
+		t.Errorf("pcapng:\n%s\npcap:\n%s", got, want)
+	}
+}
