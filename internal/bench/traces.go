@@ -1,20 +1,73 @@
 package bench
 
 import (
+	"slices"
+	"time"
+
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// TracesTrial fills a trial's Latency (each trace's whole time), Phases
-// (time and round trips per phase) and bytes from connections timed
-// elsewhere (a packet capture), with the same tally a run uses; Ops and
-// Conns are the number of traces.
-func TracesTrial(tr *result.Trial, traces []netx.Trace) {
-	t := newTally()
-	for _, x := range traces {
-		t.trace(x)
-		t.ops++
-		t.conns++
+// Traces tallies connections timed elsewhere (a packet capture), one at
+// a time and in memory that does not grow with their number, with the
+// same tally a run uses: a trial's Latency (each connection's whole
+// time), Phases (time and round trips) and bytes; Ops and Conns count
+// the connections.
+//
+// Every mean is over all the connections added, a phase a connection
+// lacks (a client's first connection without a query) counting as zero
+// time and round trips, and is exact (HdrHistogram's means are bucket
+// midpoints, its lowest value 100 ns): the phases of connections that
+// tile their time add up to the trial's mean, never past it.
+type Traces struct {
+	t     *tally
+	order []string // phases in the connections' order, merged
+	total time.Duration
+	sums  map[string]time.Duration
+}
+
+// NewTraces returns an empty tally.
+func NewTraces() *Traces { return &Traces{t: newTally(), sums: map[string]time.Duration{}} }
+
+// Add tallies one connection.
+func (x *Traces) Add(tr netx.Trace) {
+	x.t.trace(tr)
+	x.t.ops++
+	x.t.conns++
+	x.total += tr.Total()
+	at := 0
+	for _, p := range tr.Phases {
+		x.sums[p.Name] += p.Duration
+		if i := slices.Index(x.order, p.Name); i >= 0 {
+			at = i + 1
+			continue
+		}
+		x.order = slices.Insert(x.order, at, p.Name)
+		at++
 	}
-	_ = t.fill(tr) // no failures to report: every trace is a connection
+}
+
+// Conns is the number of connections added.
+func (x *Traces) Conns() int64 { return x.t.conns }
+
+// Fill writes the tally into tr; it may be called again after more Adds.
+func (x *Traces) Fill(tr *result.Trial) {
+	n := x.t.conns
+	for _, name := range x.order {
+		for x.t.phase(name).samples < n {
+			x.t.record(name, 0, 0)
+		}
+	}
+	slices.SortStableFunc(x.t.phases, func(a, b phaseTally) int {
+		return slices.Index(x.order, a.name) - slices.Index(x.order, b.name)
+	})
+	_ = x.t.fill(tr) // no failures to report: every trace is a connection
+	if n == 0 {
+		return
+	}
+	mean := func(d time.Duration) float64 { return float64(d) / float64(n) / float64(time.Millisecond) }
+	tr.Latency.Mean = mean(x.total)
+	for i := range tr.Phases {
+		tr.Phases[i].Latency.Mean = mean(x.sums[tr.Phases[i].Name])
+	}
 }

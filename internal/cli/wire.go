@@ -158,12 +158,25 @@ func wireRun(ctx context.Context, f wireFlags, file string, command []string, ar
 		defer lc.remove()
 		file = lc.file
 	}
-	c, err := wire.ReadFile(file, wire.Options{Ports: f.ports})
-	if err != nil {
+	// A live capture is decoded even when a Ctrl-C ended its command: what
+	// was captured is kept, and a second Ctrl-C ends tlsbench at once.
+	dctx := ctx
+	if lc != nil {
+		dctx = context.WithoutCancel(ctx)
+	}
+	c, err := wire.ReadFile(dctx, file, wire.Options{Ports: f.ports})
+	switch {
+	case err != nil && dctx.Err() != nil:
+		return errInterrupted
+	case err != nil:
 		return wireFileError(file, lc, err)
 	}
 	decoded := c.Result()
-	if len(decoded.Trials) == 0 {
+	switch {
+	case len(decoded.Trials) > 0:
+	case ctx.Err() != nil || lc != nil && lc.interrupted:
+		return errInterrupted
+	default:
 		return wireFileError(file, lc, errNoConnections(decoded.Capture, f.ports))
 	}
 	decoded.Tool, decoded.Env, decoded.Command, decoded.Started = res.Tool, res.Env, res.Command, res.Started
@@ -175,7 +188,7 @@ func wireRun(ctx context.Context, f wireFlags, file string, command []string, ar
 	switch {
 	case err != nil:
 		return err
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || lc != nil && lc.interrupted:
 		return errInterrupted
 	case lc != nil && lc.runErr != nil:
 		return fmt.Errorf("%s: %v (its connections are decoded in %s)", filepath.Base(command[0]), lc.runErr, where)
@@ -232,6 +245,14 @@ func errNoConnections(c *result.Capture, ports []int) error {
 // wireFileError names the capture an error is about: the file given, or
 // the live capture kept (or not).
 func wireFileError(file string, lc *liveCapture, err error) error {
+	var de *wire.DamagedError
+	if errors.As(err, &de) {
+		fix := "it holds no packet before that: capture again"
+		if de.Packets > 0 {
+			fix = fmt.Sprintf("keep the %d packets before it with editcap -r %s OUT.pcap 1-%d, or capture again", de.Packets, file, de.Packets)
+		}
+		err = fmt.Errorf("%w: %s", err, fix)
+	}
 	if lc == nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -245,6 +266,7 @@ type liveCapture struct {
 	command     []string // redacted
 	stats       wire.LiveStats
 	runErr      error // how the command failed: exit status, signal
+	interrupted bool  // a Ctrl-C (SIGINT) ended the command
 	exit        int
 	elapsed     time.Duration
 }
@@ -273,23 +295,23 @@ func captureCommand(ctx context.Context, f wireFlags, bin string, command []stri
 		}
 		return nil, usageError{fmt.Errorf("--capture %s: %w", f.capture, err)}
 	}
-	cmd := exec.CommandContext(ctx, bin, command[1:]...)
+	cmd := exec.Command(bin, command[1:]...)
 	cmd.Args[0] = command[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	// Ctrl-C reaches the command from the terminal already; a SIGTERM to
-	// tlsbench is passed on as SIGINT, which every client takes as stop.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	g, err := startGroup(cmd)
+	if err != nil {
 		live.Stop()
 		lc.remove()
 		return nil, usageError{fmt.Errorf("wire: cannot start %s: %v", command[0], unwrapExec(err))}
 	}
-	lc.runErr = cmd.Wait()
+	lc.runErr = g.wait(ctx)
 	lc.elapsed = time.Since(start)
 	lc.exit = cmd.ProcessState.ExitCode()
-	if ctx.Err() != nil {
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+		lc.interrupted = true
+	}
+	if ctx.Err() != nil || lc.interrupted {
 		lc.runErr = nil // interrupted: the run says so itself
 	}
 	var stopErr error

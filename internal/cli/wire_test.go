@@ -1,17 +1,25 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/wire"
 )
@@ -252,6 +260,23 @@ func TestWireBadInput(t *testing.T) {
 	empty := filepath.Join(dir, "empty.pcap")
 	os.WriteFile(empty, nil, 0o644)
 	capture := redisCapture(t)
+	// The same capture with its first record, then its fourth, claiming
+	// 2 GB: damaged files, not captures of 0 packets or cut ones.
+	raw, err := os.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := func(name string, record int) string {
+		b, off := bytes.Clone(raw), 24
+		for range record {
+			off += 16 + int(binary.LittleEndian.Uint32(b[off+8:]))
+		}
+		binary.LittleEndian.PutUint32(b[off+8:], 2<<30)
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, b, 0o644)
+		return path
+	}
+	first, fourth := damaged("first.pcap", 0), damaged("fourth.pcap", 3)
 	tests := []struct {
 		name string
 		args []string
@@ -264,6 +289,8 @@ func TestWireBadInput(t *testing.T) {
 		{"a directory", []string{"wire", dir}, 2, "is not a regular file"},
 		{"empty file", []string{"wire", empty}, 1, "is empty"},
 		{"not a capture", []string{"wire", text}, 1, "not a capture"},
+		{"damaged first record", []string{"wire", first}, 1, first + ": damaged capture at byte 24, after 0 packets: a record claims 2147483648 bytes, more than any capture keeps (262144): it holds no packet before that: capture again"},
+		{"damaged fourth record", []string{"wire", fourth}, 1, "after 3 packets: a record claims 2147483648 bytes, more than any capture keeps (262144): keep the 3 packets before it with editcap -r " + fourth + " OUT.pcap 1-3, or capture again"},
 		{"no connection on the port", []string{"wire", capture, "--port", "1"}, 1, "no TCP connection on port 1"},
 		{"bad port", []string{"wire", capture, "--port", "0"}, 2, "--port: 0 is out of range"},
 		{"capture without command", []string{"wire", "--capture", "lo", "--port", "5432"}, 2, "no command to run: give it after --"},
@@ -325,4 +352,195 @@ func redisCapture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return file
+}
+
+// TestWireCaptureStop stops wire --capture while its command runs, as a
+// SIGINT or SIGTERM to tlsbench's pid does (the signal cancels the
+// context): the command's whole process group, a child it started in the
+// background included, ends within the grace, and tlsbench returns
+// interrupted. It took 10 s and left the children running.
+func TestWireCaptureStop(t *testing.T) {
+	needServer(t, "tcpdump")
+	marker := fmt.Sprintf("tlsbench-wire-stop-%d", os.Getpid())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	done := make(chan error, 1)
+	f := wireFlags{ports: []int{1}, capture: "lo", snapLen: wire.DefaultSnapLen, output: filepath.Join(t.TempDir(), "r.json")}
+	go func() {
+		done <- wireRun(ctx, f, "", []string{"sh", "-c", "sleep 300 & sleep 300; wait", marker}, nil, &stdout, &stderr)
+	}()
+	// The shell and its two sleeps run.
+	var procs []int
+	deadline := time.Now().Add(30 * time.Second)
+	for len(procs) < 3 {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("the command did not start within 30 s: %v", procs)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if sh := pidOf(marker); sh != 0 {
+			procs = append([]int{sh}, childrenOf(sh)...)
+		}
+	}
+	cancel()
+	start := time.Now()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errInterrupted) {
+			t.Errorf("%v, want interrupted (stderr %q)", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("wire went on 30 s after it was stopped")
+	}
+	if took := time.Since(start); took > 2*groupGrace+5*time.Second {
+		t.Errorf("took %v to stop", took)
+	}
+	if left := slices.DeleteFunc(procs, func(p int) bool { return !running(p) }); len(left) > 0 {
+		t.Errorf("processes of the command still run: %v", left)
+		for _, p := range left {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+// pidOf is the pid of the process whose command line holds s, 0 if none.
+func pidOf(s string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if b, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); strings.Contains(string(b), s) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// stat is the fields of /proc/PID/stat after the command's name: state,
+// ppid, pgrp...; nil if there is no such process.
+func stat(pid int) []string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+// running says whether pid is a live process (not a zombie).
+func running(pid int) bool {
+	f := stat(pid)
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// childrenOf lists the live children of pid.
+func childrenOf(pid int) []int {
+	var out []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if f := stat(p); len(f) > 1 && f[1] == strconv.Itoa(pid) && running(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestWirePostgresNegotiation decodes a live capture of tlsbench's own
+// connections to PostgreSQL 18, half with an SSLRequest first and half
+// with direct TLS (ALPN postgresql): two variants, named as a run names
+// them, whose phases add up to no more than their totals. Both were one
+// variant whose startup phase was a mean over half its connections.
+func TestWirePostgresNegotiation(t *testing.T) {
+	needServer(t, pg18)
+	needServer(t, "tcpdump")
+	srv, err := lab.Start(context.Background(), "postgres:18", lab.Options{Keys: []string{"ecdsa-p256"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	raw, err := srv.URL("", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(raw)
+	if code, _, stderr := runMain(t, "prepare", raw, "--ca", srv.CAFile(), "--tables", "1", "--rows", "100"); code != 0 {
+		t.Fatalf("prepare: exit %d: %s", code, stderr)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pg18.pcap")
+	p, _ := strconv.Atoi(u.Port())
+	l, err := wire.StartLive(context.Background(), wire.LiveOptions{Interface: "lo", Ports: []int{p}, File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	code, _, stderr := runMain(t, "connect", raw, "--ca", srv.CAFile(), "--tls", "1.3", "--negotiation", "postgres,direct", "-n", strconv.Itoa(n), "--trials", "1",
+		"--tables", "1", "--rows", "100", "--warmup", "0s", "-o", filepath.Join(dir, "run.json"))
+	if _, err := l.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 {
+		t.Fatalf("connect: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "wire.json")
+	code, stdout, stderr := runMain(t, "wire", file, "--port", u.Port(), "-o", out)
+	if code != 0 {
+		t.Fatalf("wire: exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trips := map[string]int{}
+	var direct, request string
+	for _, tr := range r.Trials {
+		v := r.Variants[slices.IndexFunc(r.Variants, func(v plan.Variant) bool { return v.ID == tr.Variant })]
+		if v.Negotiation == plan.NegotiationDirect {
+			direct = tr.Variant
+		} else {
+			request = tr.Variant
+		}
+		if tr.Conns < n {
+			t.Errorf("%s: %d connections, want at least %d", tr.Variant, tr.Conns, n)
+		}
+		var phases []string
+		for _, p := range tr.Phases {
+			phases = append(phases, p.Name)
+			trips[tr.Variant] += p.RoundTrips.Max
+			if p.Latency.Count != tr.Conns {
+				t.Errorf("%s: phase %s over %d connections of %d", tr.Variant, p.Name, p.Latency.Count, tr.Conns)
+			}
+		}
+		sum := 0.0
+		for _, s := range tr.Wire.Split {
+			sum += s.Client + s.Server + s.Network
+		}
+		if past := result.WirePhasesPast(tr); past > 0 || sum > tr.Latency.Mean*1.001+0.003 {
+			t.Errorf("%s: phases add up %.4f ms past the total %.4f ms; the split to %.4f", tr.Variant, past, tr.Latency.Mean, sum)
+		}
+		hasStartup := slices.Contains(phases, "startup")
+		if hasStartup == (v.Negotiation == plan.NegotiationDirect) {
+			t.Errorf("%s (negotiation %q): phases %v", tr.Variant, v.Negotiation, phases)
+		}
+	}
+	if len(r.Trials) != 2 || direct != request+" direct" {
+		t.Fatalf("variants %q and %q of %d, want X and X direct", request, direct, len(r.Trials))
+	}
+	if d := trips[request] - trips[direct]; d != 1 {
+		t.Errorf("direct TLS saved %d round trips, want 1 (%v)", d, trips)
+	}
+	if !strings.Contains(stdout, direct) {
+		t.Errorf("the report does not name %s:\n%s", direct, stdout)
+	}
 }

@@ -131,13 +131,12 @@ func (w *wireCheck) finish(res *result.Result) error {
 	if err != nil {
 		return fmt.Errorf("--wire: %w", err)
 	}
-	c, err := wire.ReadFile(w.file, wire.Options{Ports: w.ports})
-	if err != nil {
+	var traces []netx.Trace
+	collect := func(c *wire.Conn) { traces = append(traces, c.Trace) }
+	// The run is over: decoding its own capture (bounded by the run) is
+	// part of saving it, which a Ctrl-C that ended the run does not stop.
+	if _, err := wire.ReadFile(context.Background(), w.file, wire.Options{Ports: w.ports, Conn: collect}); err != nil {
 		return fmt.Errorf("--wire: decoding the run's capture: %w", err)
-	}
-	traces := make([]netx.Trace, 0, len(c.Conns))
-	for _, conn := range c.Conns {
-		traces = append(traces, conn.Trace)
 	}
 	checks, notes := wireChecks(res.Trials, traces)
 	res.WireChecks = checks

@@ -76,6 +76,12 @@ func captureFields(c *result.Capture) []Field {
 	if c.SnapLen > 0 {
 		facts = append(facts, fmt.Sprintf("snap length %d", c.SnapLen))
 	}
+	if c.CutAt > 0 {
+		facts = append(facts, fmt.Sprintf("cut short at byte %d", c.CutAt))
+	}
+	if c.OpenCap > 0 {
+		facts = append(facts, fmt.Sprintf("at most %d connections followed at once", c.OpenCap))
+	}
 	out := []Field{{"from", src + ": " + strings.Join(facts, ", ")}}
 	if len(c.Command) > 0 {
 		out = append(out, Field{"ran", strings.Join(c.Command, " ")})
@@ -94,6 +100,8 @@ var unseenOrder = []struct{ kind, one, many string }{
 	{"reordered", "packet out of order", "packets out of order"},
 	{"truncated", "packet cut by the snap length", "packets cut by the snap length"},
 	{"undecodable", "stream whose protocol could not be read", "streams whose protocol could not be read"},
+	{"untracked", "connection not followed (too many open at once)", "connections not followed (too many open at once)"},
+	{"cut-short", "packet cut short where the file ends", "packets cut short where the file ends"},
 	{"not-tcp", "packet not TCP", "packets not TCP"},
 	{"other-ports", "packet on other ports", "packets on other ports"},
 }
@@ -208,6 +216,7 @@ func (ix *index) wirePhases(b *body, names []string) {
 	if len(phases) == 0 {
 		return
 	}
+	var past []string
 	t := Table{
 		Title:  "wire: phases, ms, mean over each variant's connections [round trips: client turns, as tlsbench counts them]",
 		Left:   1,
@@ -223,6 +232,14 @@ func (ix *index) wirePhases(b *body, names []string) {
 			row = append(row, phaseCell(ts, p))
 		}
 		t.add(append(row, num(wireHist(ts).Mean, millis))...)
+		if slices.ContainsFunc(ts, func(t result.Trial) bool { return result.WirePhasesPast(t) > 0 }) {
+			past = append(past, n)
+		}
+	}
+	if len(past) > 0 {
+		// A result written before each phase was a mean over all of a
+		// variant's connections (direct TLS and SSLRequest in one variant).
+		t.Foot = append(t.Foot, fmt.Sprintf("the phases of %s add up past the total: each is a mean over the connections that had it; decode the capture again with this tlsbench", strings.Join(past, ", ")))
 	}
 	b.table(t)
 }

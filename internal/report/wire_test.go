@@ -155,3 +155,38 @@ func TestSummaryExtraRows(t *testing.T) {
 		}
 	}
 }
+
+// TestWireCaptureFacts: the header says where a file was cut and that the
+// decoder's cap was reached, and the phase table says when an old result's
+// phases add up past the total (each a mean over other connections).
+func TestWireCaptureFacts(t *testing.T) {
+	r := readWire(t, "wire-pgbench.json", func(r *result.Result) {
+		r.Capture.CutAt = 123456
+		r.Capture.OpenCap = 20000
+		r.Capture.Unseen["untracked"] = 7
+		r.Capture.Unseen["cut-short"] = 1
+		// An old result: startup a mean over half the connections.
+		r.Trials[0].Phases[1].Latency.Mean += r.Trials[0].Latency.Mean
+	})
+	var b strings.Builder
+	if err := Text(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{
+		"cut short at byte 123456, at most 20000 connections followed at once",
+		"7 connections not followed (too many open at once), 1 packet cut short where the file ends",
+		"the phases of tls1.3 P-256 add up past the total: each is a mean over the connections that had it; decode the capture again with this tlsbench",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report does not say %q:\n%s", want, b.String())
+		}
+	}
+	var whole strings.Builder
+	if err := Text(&whole, readWire(t, "wire-pgbench.json", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(whole.String(), "add up past the total") {
+		t.Errorf("a result whose phases add up says they do not:\n%s", whole.String())
+	}
+}

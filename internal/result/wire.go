@@ -78,11 +78,18 @@ type Capture struct {
 	SnapLen int      `json:"snaplen,omitempty"`
 	Packets int64    `json:"packets"`
 	Conns   int64    `json:"conns"`
+	// CutAt is where a file cut short ends inside a packet (bytes); 0 if
+	// it is whole.
+	CutAt int64 `json:"cut_at,omitempty"`
+	// OpenCap is the cap on connections the decoder follows at once, set
+	// when it was reached (Unseen["untracked"] counts those not followed).
+	OpenCap int `json:"open_cap,omitempty"`
 	// Unseen counts what the decoder could not see, by kind:
 	// "began-before-capture", "ended-after-capture", "lost" (bytes missing
 	// from a stream), "reordered", "retransmitted", "truncated" (packets
 	// cut by the snap length), "cut-short" (a file that ends mid-packet),
-	// "dropped" (by the kernel during a live capture), "not-tcp",
+	// "dropped" (by the kernel during a live capture), "untracked"
+	// (connections past OpenCap, not followed), "not-tcp",
 	// "other-ports", "no-answer" (a SYN nobody answered), "undecodable" (a
 	// stream whose protocol could not be read).
 	Unseen map[string]int64 `json:"unseen,omitempty"`
@@ -101,4 +108,22 @@ type WireCheck struct {
 	// RoundTrips are the mean client turns each counted.
 	ToolRoundTrips float64 `json:"tool_round_trips"`
 	WireRoundTrips float64 `json:"wire_round_trips"`
+}
+
+// WirePhasesPast says by how much, ms, the phase means of a wire trial
+// add up past its total (0: they do not). A capture's phases tile each
+// connection, and each mean is over all the trial's connections, as the
+// total's is: more is a bug, or a result written before that was so
+// (direct TLS and SSLRequest connections in one variant, each phase a
+// mean over those that had it).
+func WirePhasesPast(t Trial) float64 {
+	sum := 0.0
+	for _, p := range t.Phases {
+		sum += p.Latency.Mean
+	}
+	// Sums of exact means may pass by a rounding error.
+	if past := sum - t.Latency.Mean; past > 1e-9*max(1, t.Latency.Mean) {
+		return past
+	}
+	return 0
 }

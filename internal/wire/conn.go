@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -46,6 +47,10 @@ type Conn struct {
 	// TLS 1.3 encrypts it).
 	ClientCert     string
 	CertChainBytes int
+	// Negotiation is how a PostgreSQL connection began TLS: "direct"
+	// (PostgreSQL 17+: a ClientHello at once, ALPN postgresql), "" with an
+	// SSLRequest first, as plan.Variant spells it.
+	Negotiation string
 	// Flights counts the client turns after the handshake that
 	// encryption hides.
 	Flights int
@@ -62,10 +67,14 @@ type mark struct {
 type view struct {
 	s      *stream
 	c, srv flow
-	// turns are when each answer began to arrive: a server chunk that
-	// follows client bytes (the client's ACK of the SYN-ACK counts as its
-	// word), as netx.Conn counts them.
+	// turns are when each answer began to arrive (clock); waits the
+	// client's waits for them, the TCP handshake's first.
 	turns []time.Time
+	waits []span
+	// tailTurns and tailWait are those of a long connection's tail
+	// (stream.tail), all in the phase before the close.
+	tailTurns int
+	tailWait  time.Duration
 	// serverFirst: the server spoke before the client (MySQL's greeting).
 	serverFirst bool
 	closeAt     time.Time // the client began to close
@@ -76,6 +85,11 @@ type view struct {
 // cannot be.
 func (s *stream) decode() (*Conn, map[string]int64) {
 	problems := map[string]int64{}
+	if s.tail != nil {
+		for k, n := range s.tail.problems {
+			problems[k] += n
+		}
+	}
 	if s.synAck.IsZero() {
 		problems["no-answer"]++ // refused or never answered
 		return nil, problems
@@ -83,17 +97,22 @@ func (s *stream) decode() (*Conn, map[string]int64) {
 	v := &view{s: s, c: s.c.assemble(problems), srv: s.s.assemble(problems)}
 	// The client's FIN or RST ends it, or the server's RST (a reset
 	// connection gets no FIN).
-	v.end = first(s.c.fin, s.c.rst, s.s.rst)
+	v.end = s.end()
 	if v.end.IsZero() {
 		problems["ended-after-capture"]++
 		return nil, problems
 	}
-	if v.c.gap || v.srv.gap {
+	if v.c.gap || v.srv.gap || s.tail != nil && (s.tail.c.gap || s.tail.s.gap) {
 		return nil, problems // counted as lost
 	}
 	v.timeline()
 	conn := &Conn{Client: s.client, Server: s.server, RTT: s.synAck.Sub(s.start)}
 	marks, ok := v.phases(conn)
+	// A tail is tallied as part of the phase before the close: every
+	// other boundary must come before it.
+	if ok && s.tail != nil && len(marks) > 1 && marks[len(marks)-2].t.After(s.tail.from) {
+		ok = false
+	}
 	if !ok {
 		problems["undecodable"]++
 		return nil, problems
@@ -131,37 +150,41 @@ func (v *view) events() []event {
 	return ev
 }
 
+// isServerFirst says whether the server spoke before the client.
+func (v *view) isServerFirst() bool {
+	return len(v.srv.chunks) > 0 && (len(v.c.chunks) == 0 || v.srv.chunks[0].t.Before(v.c.chunks[0].t))
+}
+
+// timeline runs the clock over the connection's chunks up to its end,
+// then takes a tail's tallies.
 func (v *view) timeline() {
-	ev := v.events()
-	wrote := true // the client's ACK of the SYN-ACK
-	for _, e := range ev {
+	v.serverFirst = v.isServerFirst()
+	k := newClock(v.s.synAck, v.serverFirst)
+	v.waits = []span{{v.s.start, v.s.synAck}}
+	for _, e := range v.events() {
 		if e.t.After(v.end) {
 			break
 		}
-		if e.client {
-			wrote = true
-		} else if wrote {
-			wrote = false
+		turn, w, waited := k.event(e.t, e.client)
+		if turn {
 			v.turns = append(v.turns, e.t)
 		}
+		if waited {
+			v.waits = append(v.waits, w)
+		}
 	}
-	if len(v.srv.chunks) > 0 && (len(v.c.chunks) == 0 || v.srv.chunks[0].t.Before(v.c.chunks[0].t)) {
-		v.serverFirst = true
+	if t := v.s.tail; t != nil {
+		k = t.clock
+		v.tailTurns, v.tailWait = t.turns, t.wait
+		if !t.straddle.a.IsZero() {
+			v.waits = append(v.waits, t.straddle)
+		}
 	}
 	// The client begins to close with its bytes after the server's last
 	// answer (a Terminate, COM_QUIT, close_notify) or with its FIN.
 	v.closeAt = v.end
-	lastAnswer := v.s.synAck
-	for _, e := range ev {
-		if !e.client && !e.t.After(v.end) {
-			lastAnswer = e.t
-		}
-	}
-	for _, e := range ev {
-		if e.client && e.t.After(lastAnswer) && e.t.Before(v.end) {
-			v.closeAt = e.t
-			break
-		}
+	if !k.closeAt.IsZero() && k.closeAt.Before(v.end) {
+		v.closeAt = k.closeAt
 	}
 }
 
@@ -248,7 +271,7 @@ func (v *view) phases(conn *Conn) ([]mark, bool) {
 			return nil, false
 		}
 		if conn.Protocol == ProtoTLS && slices.Contains(conn.Offered.ALPN, "postgresql") {
-			conn.Protocol = ProtoPostgres // PostgreSQL 17+ direct TLS
+			conn.Protocol, conn.Negotiation = ProtoPostgres, plan.NegotiationDirect // PostgreSQL 17+
 		}
 		// The handshake ends where the server's last handshake flight began
 		// to arrive, before the client's first application_data record (TLS
@@ -265,6 +288,7 @@ func (v *view) phases(conn *Conn) ([]mark, bool) {
 				conn.Flights++
 			}
 		}
+		conn.Flights += v.tailTurns
 	}
 	next(netx.PhaseClose, v.closeAt)
 	return m, true
@@ -428,20 +452,27 @@ func isHTTPRequest(b []byte) bool {
 
 // trace turns the marks into phases with their round trips: a turn counts
 // for the phase current when its answer arrives (a turn at a boundary for
-// the phase it ends).
+// the phase it ends). The phases tile the connection, from its SYN to
+// its end, so that they add up to its time.
 func (v *view) trace(m []mark) netx.Trace {
 	tr := netx.Trace{Start: v.s.start, End: v.end}
 	turns := append([]time.Time{v.s.synAck}, v.turns...)
-	for i, k := range m {
-		end := v.end
-		if i+1 < len(m) {
-			end = m[i+1].t
+	at := func(i int) time.Time {
+		if i >= len(m) {
+			return v.end
 		}
-		p := netx.Phase{Name: k.name, Start: k.t, Duration: end.Sub(k.t)}
+		return minTime(v.end, m[i].t)
+	}
+	for i, k := range m {
+		start, end := at(i), at(i+1)
+		p := netx.Phase{Name: k.name, Start: start, Duration: end.Sub(start)}
 		for _, r := range turns {
-			if r.After(k.t) && !r.After(end) || i == 0 && r.Equal(k.t) {
+			if r.After(start) && !r.After(end) || i == 0 && r.Equal(start) {
 				p.RoundTrips++
 			}
+		}
+		if i == len(m)-2 {
+			p.RoundTrips += v.tailTurns
 		}
 		tr.Phases = append(tr.Phases, p)
 	}
@@ -451,6 +482,9 @@ func (v *view) trace(m []mark) netx.Trace {
 	for _, c := range v.srv.chunks {
 		tr.Received += int64(c.end - c.off)
 	}
+	if t := v.s.tail; t != nil {
+		tr.Sent, tr.Received = tr.Sent+t.sent, tr.Received+t.recv
+	}
 	return tr
 }
 
@@ -458,29 +492,14 @@ func (v *view) trace(m []mark) netx.Trace {
 // answer, or the start, to its next bytes), the network (the TCP
 // handshake's round trip per turn) and the server (the rest of the wait).
 func (v *view) split(tr netx.Trace, rtt time.Duration) []result.PhaseSplit {
-	// Intervals of waiting: from client bytes (or the SYN, or the SYN-ACK
-	// when the server speaks first) to the next answer.
-	type span struct{ a, b time.Time }
-	var waits []span
-	waits = append(waits, span{v.s.start, v.s.synAck})
-	waiting, since := v.serverFirst, v.s.synAck
-	for _, e := range v.events() {
-		if e.t.After(v.end) {
-			break
-		}
-		switch {
-		case e.client && !waiting:
-			waiting, since = true, e.t
-		case !e.client && waiting:
-			waits = append(waits, span{since, e.t})
-			waiting = false
-		}
-	}
 	var out []result.PhaseSplit
-	for _, p := range tr.Phases {
+	for i, p := range tr.Phases {
 		a, b := p.Start, p.Start.Add(p.Duration)
 		var wait time.Duration
-		for _, w := range waits {
+		if i == len(tr.Phases)-2 {
+			wait = v.tailWait
+		}
+		for _, w := range v.waits {
 			lo, hi := maxTime(a, w.a), minTime(b, w.b)
 			if hi.After(lo) {
 				wait += hi.Sub(lo)

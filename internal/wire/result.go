@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
-	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -16,15 +16,78 @@ type groupKey struct {
 	protocol, version, suite, group string
 	resumed                         bool
 	clientCert                      string
-	port                            uint16
+	// negotiation: "direct" for PostgreSQL's direct TLS, "" for an
+	// SSLRequest first (plan.Variant's spelling): one takes a round trip
+	// and a phase the other has not.
+	negotiation string
+	port        uint16
 }
 
 func keyOf(c *Conn) groupKey {
-	k := groupKey{protocol: c.Protocol, port: c.Server.Port(), resumed: c.Resumed, clientCert: c.ClientCert}
+	k := groupKey{protocol: c.Protocol, port: c.Server.Port(), resumed: c.Resumed, clientCert: c.ClientCert, negotiation: c.Negotiation}
 	if n := c.Negotiated; n != nil {
 		k.version, k.suite, k.group = n.Version, n.Suite, n.Group
 	}
 	return k
+}
+
+// group tallies the connections of one variant as they are decoded.
+type group struct {
+	traces     *bench.Traces
+	start, end time.Time
+	wire       result.Wire
+	negotiated *result.Negotiated
+	resumed    int64
+	flights    int
+	splits     map[string]*result.PhaseSplit
+}
+
+// add tallies a decoded connection in its variant.
+func (c *Capture) add(conn *Conn) {
+	k := keyOf(conn)
+	g := c.groups[k]
+	if g == nil {
+		g = &group{traces: bench.NewTraces(), start: conn.Trace.Start, end: conn.Trace.End, splits: map[string]*result.PhaseSplit{},
+			wire:       result.Wire{Server: conn.Server.String(), Protocol: conn.Protocol, Offered: conn.Offered, CertChainBytes: conn.CertChainBytes},
+			negotiated: conn.Negotiated}
+		c.groups[k] = g
+		c.keys = append(c.keys, k)
+	}
+	g.traces.Add(conn.Trace)
+	g.start, g.end = minTime(g.start, conn.Trace.Start), maxTime(g.end, conn.Trace.End)
+	w := &g.wire
+	if conn.Resumed {
+		g.resumed++
+	}
+	if conn.HelloRetry {
+		w.HelloRetries++
+	}
+	if conn.TicketOffered {
+		w.TicketsOffered++
+	}
+	if w.CertChainBytes == 0 {
+		w.CertChainBytes = conn.CertChainBytes
+	}
+	g.flights += conn.Flights
+	for _, s := range conn.Split {
+		p, ok := g.splits[s.Phase]
+		if !ok {
+			p = &result.PhaseSplit{Phase: s.Phase}
+			g.splits[s.Phase] = p
+		}
+		p.Client += s.Client
+		p.Server += s.Server
+		p.Network += s.Network
+	}
+}
+
+// conns counts the connections decoded.
+func (c *Capture) conns() int64 {
+	var n int64
+	for _, g := range c.groups {
+		n += g.traces.Conns()
+	}
+	return n
 }
 
 // Result is the capture as a tlsbench result (experiment wire): one trial
@@ -35,28 +98,19 @@ func (c *Capture) Result() *result.Result {
 	r.Capture = &info
 	r.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Wire}, Target: info.Source, Concurrency: []int{1}, Trials: 1}
 	r.Target = result.Target{URL: info.Source, Kind: string(plan.Wire)}
-	var keys []groupKey
-	groups := map[groupKey][]*Conn{}
-	for _, conn := range c.Conns {
-		k := keyOf(conn)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], conn)
-	}
 	// Plain first, then by version, as a run lists its variants.
+	keys := slices.Clone(c.keys)
 	slices.SortStableFunc(keys, func(a, b groupKey) int {
 		return strings.Compare(a.version, b.version)
 	})
 	ids := variantIDs(keys)
 	for i, k := range keys {
-		conns := groups[k]
-		v := plan.Variant{ID: ids[i], TLS: "off", Resume: k.resumed, Baseline: i == 0 && k.version == ""}
+		v := plan.Variant{ID: ids[i], TLS: "off", Resume: k.resumed, Negotiation: k.negotiation, Baseline: i == 0 && k.version == ""}
 		if k.version != "" {
 			v.TLS = strings.TrimPrefix(k.version, "TLS ")
 		}
 		r.Variants = append(r.Variants, v)
-		r.Trials = append(r.Trials, trialOf(v, conns))
+		r.Trials = append(r.Trials, c.groups[k].trial(v))
 	}
 	if len(r.Trials) > 0 {
 		r.Started = r.Trials[0].Start
@@ -110,6 +164,9 @@ func variantIDs(keys []groupKey) []string {
 			if cert && k.clientCert == "sent" {
 				parts = append(parts, "client-cert")
 			}
+			if k.negotiation != "" {
+				parts = append(parts, k.negotiation) // as a run names it: "tls1.3 X25519 direct"
+			}
 		}
 		if port {
 			parts = append(parts, fmt.Sprintf(":%d", k.port))
@@ -138,64 +195,24 @@ func sameVersionGroup(keys []groupKey, k groupKey) bool {
 	return false
 }
 
-func trialOf(v plan.Variant, conns []*Conn) result.Trial {
+// trial is the group's connections as one trial: each figure a mean over
+// all of them, so that the phases (and the split) add up to the total.
+func (g *group) trial(v plan.Variant) result.Trial {
 	t := result.Trial{Experiment: plan.Wire, Variant: v.ID, Concurrency: 1}
-	traces := make([]netx.Trace, len(conns))
-	for i, c := range conns {
-		traces[i] = c.Trace
-	}
-	// Phases are listed in the order first seen: start with a connection
-	// that has them all (a client's first connection may skip the query).
-	slices.SortStableFunc(traces, func(a, b netx.Trace) int { return len(b.Phases) - len(a.Phases) })
-	bench.TracesTrial(&t, traces)
-	start, end := conns[0].Trace.Start, conns[0].Trace.End
-	w := &result.Wire{Server: conns[0].Server.String(), Protocol: conns[0].Protocol}
-	splits := map[string]*result.PhaseSplit{}
-	var order []string
-	flights := 0
-	for _, c := range conns {
-		start, end = minTime(start, c.Trace.Start), maxTime(end, c.Trace.End)
-		if c.Resumed {
-			t.Resumed++
+	g.traces.Fill(&t)
+	t.Resumed, t.Negotiated = g.resumed, g.negotiated
+	w := g.wire
+	n := float64(t.Conns)
+	for _, p := range t.Phases {
+		if s, ok := g.splits[p.Name]; ok {
+			w.Split = append(w.Split, result.PhaseSplit{Phase: p.Name, Client: round3(s.Client / n), Server: round3(s.Server / n), Network: round3(s.Network / n)})
 		}
-		if c.HelloRetry {
-			w.HelloRetries++
-		}
-		if c.TicketOffered {
-			w.TicketsOffered++
-		}
-		if w.CertChainBytes == 0 {
-			w.CertChainBytes = c.CertChainBytes
-		}
-		if w.Offered == nil {
-			w.Offered = c.Offered
-		}
-		if t.Negotiated == nil {
-			t.Negotiated = c.Negotiated
-		}
-		flights += c.Flights
-		for _, s := range c.Split {
-			p, ok := splits[s.Phase]
-			if !ok {
-				p = &result.PhaseSplit{Phase: s.Phase}
-				splits[s.Phase] = p
-				order = append(order, s.Phase)
-			}
-			p.Client += s.Client
-			p.Server += s.Server
-			p.Network += s.Network
-		}
-	}
-	n := float64(len(conns))
-	for _, name := range order {
-		p := splits[name]
-		w.Split = append(w.Split, result.PhaseSplit{Phase: name, Client: round3(p.Client / n), Server: round3(p.Server / n), Network: round3(p.Network / n)})
 	}
 	if t.Negotiated != nil {
-		w.Flights = float64(flights) / n
+		w.Flights = float64(g.flights) / n
 	}
-	t.Start, t.Elapsed = start, end.Sub(start)
-	t.Wire = w
+	t.Start, t.Elapsed = g.start, g.end.Sub(g.start)
+	t.Wire = &w
 	return t
 }
 
@@ -213,11 +230,17 @@ func notes(c *Capture) []string {
 	if n := c.Info.Unseen["lost"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d connections miss bytes the capture did not see (lost at the capture point): left out", n))
 	}
+	if c.Info.Unseen["cut-short"] > 0 {
+		out = append(out, fmt.Sprintf("the capture file was cut short: it ends inside a packet at byte %d (tcpdump killed, or a copy of a file still being written); the connections still open there are left out", c.Info.CutAt))
+	}
+	if n := c.Info.Unseen["untracked"]; n > 0 {
+		out = append(out, fmt.Sprintf("%d connections were not followed: more than %d were open at once, the decoder's cap", n, c.Info.OpenCap))
+	}
 	if n := c.Info.Unseen["truncated"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d packets were cut by the snap length (%d bytes): their sizes count, their contents are unknown", n, c.Info.SnapLen))
 	}
-	for _, conn := range c.Conns {
-		if conn.Negotiated != nil && conn.Negotiated.Version == "TLS 1.3" {
+	for _, k := range c.keys {
+		if k.version == "TLS 1.3" {
 			out = append(out, "after a TLS 1.3 handshake everything is encrypted, including the server's NewSessionTickets: its exchanges are counted and timed as flights (phase "+PhaseEncrypted+"), and the client certificate, if any, cannot be seen")
 			break
 		}
