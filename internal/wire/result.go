@@ -247,11 +247,3 @@ func notes(c *Capture) []string {
 	}
 	return out
 }
-
-// groupLabel spells crypto/tls's "CurveP256" as people do: P-256.
-func groupLabel(g string) string {
-	if rest, ok := strings.CutPrefix(g, "CurveP"); ok {
-		return "P-" + rest
-	}
-	return g
-}
