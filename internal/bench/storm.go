@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
 // stormClient is one client of a storm: its session, when it got there,
@@ -24,14 +27,29 @@ type stormClient struct {
 	connected time.Time // zero if it did not connect
 	done      time.Time // connected, or its first operation done
 	err       error
-	// panicked is a panic in its Open or Do (a bug): the trial fails.
+	// panicked is a panic in its Open, Do or Close (a bug): the trial
+	// fails.
 	panicked error
+	// trace is its connection's, finished as its close was done (a
+	// client whose first operation failed: as it failed).
+	trace netx.Trace
 }
+
+// PhaseHold is a storm client's wait, from its last answer (with
+// --first-op: its operation done) until its close begins, while the other
+// clients come back: the storm's own, not the connection's, so it is
+// reported apart from the phases (result.Storm.Hold).
+const PhaseHold = "hold"
 
 // storm releases n clients at one instant: each opens a session and, with
 // Spec.FirstOp, runs one operation. All are held open until the last is
 // done, while the server's memory is read, then closed. The trial takes
 // as long as its slowest client; each step is bounded by Spec.Timeout.
+//
+// Each phase ends as in every other experiment, where its answer arrived
+// (netx.Conn.MarkAnswer); the hold that follows is marked as a phase of
+// its own, taken out of the phases when they are counted; the close is
+// timed by each client until it is done.
 func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Trial, error) {
 	idle, kind, memErr := r.idleMemory(ctx)
 	listen0, listenErr := readListen()
@@ -41,11 +59,7 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 	for i := range clients {
 		c := &clients[i]
 		wg.Go(func() {
-			defer func() {
-				if p := recover(); p != nil {
-					c.panicked = &PanicError{Value: p, Stack: debug.Stack()}
-				}
-			}()
+			defer c.recover()
 			<-release
 			r.stormClient(ctx, d, c)
 		})
@@ -87,6 +101,8 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 		return t, err
 	}
 	tl := newTally()
+	hold := stats.NewRecorder()
+	var first, lastDial time.Time
 	for _, c := range clients {
 		switch {
 		case c.panicked != nil:
@@ -97,16 +113,33 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 			tl.ops++
 			tl.latency.Record(c.done.Sub(start))
 		}
+		if !c.connected.IsZero() && !c.trace.Start.IsZero() {
+			if first.IsZero() || c.trace.Start.Before(first) {
+				first = c.trace.Start
+			}
+			lastDial = latest(lastDial, c.trace.Start)
+		}
 		if c.s != nil {
 			tl.session(c.s)
-			tl.traced(c.s.Conn().Finish())
+			tr, h := withoutHold(c.trace)
+			hold.Record(h)
+			tl.traced(tr)
 		}
+	}
+	st.DialSpread = lastDial.Sub(first)
+	if held > 0 {
+		h := hold.Hist()
+		st.Hold = &h
 	}
 	return t, tl.fill(&t)
 }
 
-// stormClient opens c's session and runs its first operation if asked;
-// a session whose operation failed is closed at once (it is not held).
+// stormClient opens c's session and runs its first operation if asked,
+// then marks the hold: where the answer that ended the last phase
+// arrived, as the next step of a connect would (the first operation's
+// MarkAnswer), or when the first operation was done, as a connect's close
+// would. A session whose operation failed is closed at once (it is not
+// held).
 func (r *Runner) stormClient(ctx context.Context, d driver.Driver, c *stormClient) {
 	s, err := d.Open(ctx)
 	if err != nil {
@@ -116,27 +149,58 @@ func (r *Runner) stormClient(ctx context.Context, d driver.Driver, c *stormClien
 	c.s, c.connected = s, time.Now()
 	c.done = c.connected
 	if !r.Spec.FirstOp {
+		s.Conn().MarkAnswer(PhaseHold)
 		return
 	}
 	err = s.Do(ctx)
 	c.done = time.Now()
 	if err != nil {
 		c.err = err
+		c.trace = s.Conn().Finish() // for its dial start
 		s.Close()
 		c.s = nil
+		return
+	}
+	s.Conn().MarkAt(c.done, PhaseHold)
+}
+
+// recover turns a panic of the client's (a bug, in tlsbench or a driver)
+// into its failure.
+func (c *stormClient) recover() {
+	if p := recover(); p != nil {
+		c.panicked = &PanicError{Value: p, Stack: debug.Stack()}
 	}
 }
 
 // closeAll closes the clients' sessions, each in its own goroutine as
-// they were opened.
+// they were opened, and finishes each one's trace as its close is done:
+// the close phase is its own, not the wait for the others'.
 func closeAll(clients []stormClient) {
 	var wg sync.WaitGroup
 	for i := range clients {
-		if s := clients[i].s; s != nil {
-			wg.Go(func() { s.Close() })
+		c := &clients[i]
+		if c.s == nil {
+			continue
 		}
+		wg.Go(func() {
+			defer c.recover()
+			c.s.Close()
+			c.trace = c.s.Conn().Finish()
+		})
 	}
 	wg.Wait()
+}
+
+// withoutHold is tr without its hold phase, and the hold's time (0 if it
+// has none).
+func withoutHold(tr netx.Trace) (netx.Trace, time.Duration) {
+	i := slices.IndexFunc(tr.Phases, func(p netx.Phase) bool { return p.Name == PhaseHold })
+	if i < 0 {
+		return tr, 0
+	}
+	h := tr.Phases[i].Duration
+	tr.Phases = slices.Delete(slices.Clone(tr.Phases), i, i+1)
+	return tr, h
 }
 
 func latest(a, b time.Time) time.Time {

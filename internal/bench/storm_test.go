@@ -47,8 +47,9 @@ func runnerOn(t *testing.T, spec plan.Spec, srv lab.Server) (*bench.Runner, *sit
 // (PostgreSQL's pg_stat_database sessions and commits, Redis's
 // connections received and GETs; the built-in server's port: a TIME_WAIT
 // per plain connection the client closed); the storm's figures are
-// there: the phases, the times, the listen-queue counters, the server's
-// CPU and its memory with the clients held.
+// there: the phases (close included, the hold apart), the times, the
+// dial starts' spread, the listen-queue counters, the server's CPU and
+// its memory with the clients held.
 func TestStormServerCounts(t *testing.T) {
 	tests := []struct {
 		engine string
@@ -105,9 +106,15 @@ func TestStormServerCounts(t *testing.T) {
 				if tr.Latency.Count != n || tr.Latency.Max*1e6 > float64(s.LastFirstOp)*1.01+1e6 {
 					t.Errorf("%s: latency of %d clients, max %.1f ms; want %d, at most the last first op (%v)", v.ID, tr.Latency.Count, tr.Latency.Max, n, s.LastFirstOp)
 				}
-				want := []string{netx.PhaseTCP}
+				want := []string{netx.PhaseTCP, netx.PhaseClose}
 				if !v.Plain() {
 					want = append(want, netx.PhaseTLSHandshake)
+				}
+				if slices.ContainsFunc(tr.Phases, func(ph result.Phase) bool { return ph.Name == bench.PhaseHold }) {
+					t.Errorf("%s: the hold is among the phases: %+v", v.ID, tr.Phases)
+				}
+				if s.Hold == nil || s.Hold.Count != n || s.DialSpread <= 0 || s.DialSpread > s.AllConnected {
+					t.Errorf("%s: hold %+v, dial spread %v: want every client's hold, a spread within all connected (%v)", v.ID, s.Hold, s.DialSpread, s.AllConnected)
 				}
 				for _, p := range want {
 					i := slices.IndexFunc(tr.Phases, func(ph result.Phase) bool { return ph.Name == p })

@@ -251,17 +251,21 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 	}
 	if c != nil {
 		sent, received := c.Counters()
+		waited := time.Since(c.Started()).Round(time.Millisecond)
 		switch {
+		case received == 0 && sent > 0 && closed(err) && waited >= gaveUp:
+			// Not the port's protocol (that closes at once): a server
+			// too busy to answer, whose own timeout ended the
+			// connection (Go's net/http: its handshake's).
+			return Explained(err, "the server at %s accepted the connection and closed it %v later without a word: it is overloaded and gave up on it (its own timeout); use fewer clients at once (-c, --clients)", cfg.Addr, waited)
 		case received == 0 && sent > 0 && closed(err) && cfg.TLS == nil:
 			return ClosedOnPlaintext(err, cfg.Addr, useTLS)
 		case received == 0 && sent > 0 && closed(err):
 			return ClosedOnTLS(err, cfg.Addr)
 		case received == 0 && timedOut(err):
-			also := ""
-			if cfg.TLS != nil {
-				also = ", or a plaintext port that waits for more of the TLS ClientHello"
-			}
-			return Explained(err, "the server at %s accepted the connection but sent nothing within --timeout %v: is it stopped or overloaded%s?", cfg.Addr, cfg.Timeout, also)
+			// Silence says nothing of the port's protocol: only an
+			// answer in the wrong one does (tlsx.Explain).
+			return Explained(err, "the server at %s accepted the connection but sent nothing within --timeout %v: it is overloaded or stopped; if it is only slow (many clients at once), raise --timeout or use fewer clients (-c, --clients)", cfg.Addr, cfg.Timeout)
 		case timedOut(err):
 			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
 		case cfg.TLS != nil && received > 0 && closed(err) && !alerted(err) && c.Turns() <= setupTurns:
@@ -270,6 +274,11 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 	}
 	return tlsx.ExplainClient(err, cfg.Addr, cfg.Variant, cfg.TLS)
 }
+
+// gaveUp is how long after the dial a server's close without a word is
+// taken for a server giving up (overloaded) rather than a port of another
+// protocol refusing the first bytes, which takes a round trip.
+const gaveUp = time.Second
 
 // ClosedOnPlaintext says that the server at addr closed the connection on
 // a plaintext client before answering, as a TLS port does; useTLS is how to

@@ -190,6 +190,9 @@ func (c *Conn) mark(t time.Time, name string) {
 	}
 }
 
+// Started is when the connection's dial began.
+func (c *Conn) Started() time.Time { return c.start }
+
 // ClientHelloBytes is the size of the client's first TLS handshake record,
 // the ClientHello (header included), 0 before it: it grows from about 240
 // bytes to about 1,500 with a post-quantum key share.

@@ -37,7 +37,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // stormSummaries are a storm cell's own figures: clients connected per
 // storm, the time until all were (and until the last first operation),
-// the listen queues' overflows and drops, and the server's CPU per storm.
+// the spread of their dial starts, the hold's median, the listen queues'
+// overflows and drops, and the server's CPU per storm.
 func (ix *index) stormSummaries(k cellKey, ts []result.Trial) []CellSummary {
 	var out []CellSummary
 	add := func(metric string, value func(result.Trial) float64) {
@@ -60,6 +61,17 @@ func (ix *index) stormSummaries(k cellKey, ts []result.Trial) []CellSummary {
 	add("all connected ms", ms(func(s *result.Storm) time.Duration { return s.AllConnected }))
 	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.FirstOps > 0 }) {
 		add("last first op ms", ms(func(s *result.Storm) time.Duration { return s.LastFirstOp }))
+	}
+	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.DialSpread > 0 }) {
+		add("dial spread ms", ms(func(s *result.Storm) time.Duration { return s.DialSpread }))
+	}
+	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.Hold != nil }) {
+		add("hold p50 ms", func(t result.Trial) float64 {
+			if t.Storm == nil || t.Storm.Hold == nil {
+				return math.NaN()
+			}
+			return t.Storm.Hold.P50
+		})
 	}
 	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.Listen != nil }) {
 		listen := func(f func(*result.ListenQueue) int64) func(result.Trial) float64 {

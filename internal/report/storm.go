@@ -55,6 +55,7 @@ func (ix *index) stormDelta(from, name string, n int) stats.Delta {
 func (ix *index) stormTables(b *body) {
 	firstOp := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Storm != nil && t.Storm.FirstOps > 0 })
 	server := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Experiment == plan.Storm && t.ServerCPU > 0 })
+	spread := slices.ContainsFunc(ix.r.Trials, func(t result.Trial) bool { return t.Storm != nil && t.Storm.DialSpread > 0 })
 	somax := 0
 	for _, n := range ix.conc[plan.Storm] {
 		t := Table{
@@ -65,7 +66,11 @@ func (ix *index) stormTables(b *body) {
 		if firstOp {
 			t.Header = append(t.Header, "last first op ms")
 		}
-		t.Header = append(t.Header, "vs baseline", "client p50", "p99", "max", "errors", "listen overflows/drops")
+		t.Header = append(t.Header, "vs baseline")
+		if spread {
+			t.Header = append(t.Header, "dial spread ms")
+		}
+		t.Header = append(t.Header, "client p50", "p99", "max", "errors", "listen overflows/drops")
 		if server {
 			t.Header = append(t.Header, "server CPU ms")
 		}
@@ -110,7 +115,11 @@ func (ix *index) stormTables(b *body) {
 			if listen {
 				lq = fmt.Sprintf("%d/%d", over, drops)
 			}
-			row = append(row, vs, pct(func(h result.Hist) float64 { return h.P50 }), pct(func(h result.Hist) float64 { return h.P99 }),
+			row = append(row, vs)
+			if spread {
+				row = append(row, ms(func(t result.Trial) time.Duration { return t.Storm.DialSpread }))
+			}
+			row = append(row, pct(func(h result.Hist) float64 { return h.P50 }), pct(func(h result.Hist) float64 { return h.P99 }),
 				pct(func(h result.Hist) float64 { return h.Max }), fmt.Sprint(errs), lq)
 			if server {
 				row = append(row, ms(func(t result.Trial) time.Duration { return t.ServerCPU }))
@@ -120,8 +129,12 @@ func (ix *index) stormTables(b *body) {
 		t.Foot = []string{
 			"back: clients connected (and with --first-op, done with their first operation), summed over trials; vs baseline: the time until the last was back, paired by round (± 95% CI, * when it excludes 0)",
 			"client p50, p99, max: each client's time from the release until it was back, ms",
-			fmt.Sprintf("listen overflows/drops: /proc/net/netstat TcpExt ListenOverflows/ListenDrops over the storms, summed: machine-wide counters, every listener on this machine; net.core.somaxconn %d caps every listen backlog", somax),
 		}
+		if spread {
+			t.Foot = append(t.Foot, "dial spread: from the first client's dial start to the last's (the clients that connected): how close to one instant the storm was")
+		}
+		t.Foot = append(t.Foot,
+			fmt.Sprintf("listen overflows/drops: /proc/net/netstat TcpExt ListenOverflows/ListenDrops over the storms, summed: machine-wide counters, every listener on this machine; net.core.somaxconn %d caps every listen backlog", somax))
 		if server {
 			t.Foot = append(t.Foot, "server CPU ms: the server's CPU from the release until the last client was back, per storm")
 		}
@@ -130,13 +143,15 @@ func (ix *index) stormTables(b *body) {
 	}
 }
 
-// stormPhases writes each phase of the storm's connections: p50, p99 and
-// max, means over trials.
+// stormPhases writes each phase of the storm's connections, then the
+// hold (in none of them): p50, p99 and max, means over trials.
 func (ix *index) stormPhases(b *body, n int) {
 	var names []string
+	hold := false
 	for _, name := range ix.variants {
 		for _, t := range ix.trials[cellKey{plan.Storm, name, n}] {
 			names = mergeOrder(names, t.Phases)
+			hold = hold || t.Storm != nil && t.Storm.Hold != nil
 		}
 	}
 	if len(names) == 0 {
@@ -147,6 +162,23 @@ func (ix *index) stormPhases(b *body, n int) {
 		Left:   1,
 		Header: append([]string{"variant"}, names...),
 	}
+	if hold {
+		t.Header = append(t.Header, "(hold)")
+		t.Foot = []string{"each phase ends where its answer arrived; close: from the client's close until it was done; (hold): from the client's last answer (--first-op: its operation done) until its close began, while the others came back, in no phase"}
+	}
+	cell := func(hs []result.Hist) string {
+		var p50, p99, most []float64
+		for _, h := range hs {
+			if h.Count > 0 {
+				p50, p99, most = append(p50, h.P50), append(p99, h.P99), append(most, h.Max)
+			}
+		}
+		if len(p50) == 0 {
+			return "-"
+		}
+		mean := func(xs []float64) string { return num(stats.Summarize(xs).Mean, millis) }
+		return mean(p50) + " / " + mean(p99) + " / " + mean(most)
+	}
 	for _, name := range ix.variants {
 		ts := withLatency(ix.trials[cellKey{plan.Storm, name, n}])
 		if len(ts) == 0 {
@@ -154,20 +186,24 @@ func (ix *index) stormPhases(b *body, n int) {
 		}
 		row := []string{name}
 		for _, p := range names {
-			var p50, p99, most []float64
+			var hs []result.Hist
 			for _, tr := range ts {
 				for _, ph := range tr.Phases {
-					if ph.Name == p && ph.Latency.Count > 0 {
-						p50, p99, most = append(p50, ph.Latency.P50), append(p99, ph.Latency.P99), append(most, ph.Latency.Max)
+					if ph.Name == p {
+						hs = append(hs, ph.Latency)
 					}
 				}
 			}
-			if len(p50) == 0 {
-				row = append(row, "-")
-				continue
+			row = append(row, cell(hs))
+		}
+		if hold {
+			var hs []result.Hist
+			for _, tr := range ts {
+				if tr.Storm != nil && tr.Storm.Hold != nil {
+					hs = append(hs, *tr.Storm.Hold)
+				}
 			}
-			mean := func(xs []float64) string { return num(stats.Summarize(xs).Mean, millis) }
-			row = append(row, mean(p50)+" / "+mean(p99)+" / "+mean(most))
+			row = append(row, cell(hs))
 		}
 		t.add(row...)
 	}

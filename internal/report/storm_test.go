@@ -31,8 +31,9 @@ func stormResult(plainMS float64, tlsMS map[string]float64) *result.Result {
 			d := time.Duration(ms * float64(time.Millisecond))
 			r.Trials = append(r.Trials, result.Trial{Experiment: plan.Storm, Variant: v.ID, Concurrency: 500, Round: round, Elapsed: d,
 				Ops: 500, Conns: 500, Latency: result.Hist{Count: 500, P50: ms / 2, P99: ms * 0.99, Max: ms},
-				Phases:       []result.Phase{{Name: "tcp", Latency: result.Hist{Count: 500, Mean: 1, P50: 1, P99: 2, Max: 3}}},
-				Storm:        &result.Storm{Clients: 500, Connected: 500, AllConnected: d, Listen: &result.ListenQueue{Somaxconn: 4096}},
+				Phases: []result.Phase{{Name: "tcp", Latency: result.Hist{Count: 500, Mean: 1, P50: 1, P99: 2, Max: 3}}},
+				Storm: &result.Storm{Clients: 500, Connected: 500, AllConnected: d, DialSpread: 12 * time.Millisecond,
+					Hold: &result.Hist{Count: 500, P50: ms / 2, P99: ms * 0.98, Max: ms}, Listen: &result.ListenQueue{Somaxconn: 4096}},
 				ServerMemory: &result.ServerMemory{Kind: "pss", IdleBytes: 40 << 20, HeldBytes: 40<<20 + 500*1500<<10, Conns: 500}})
 		}
 	}
@@ -70,7 +71,9 @@ func TestStormFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := b.String()
-	for _, want := range []string{"storm: 500 clients at one instant", "1500/1500", "storm: 500 clients, phases of a connection",
+	for _, want := range []string{"storm: 500 clients at one instant", "1500/1500", "dial spread ms", "storm: 500 clients, phases of a connection", "(hold)",
+		"50.2 / 98.3 / 100", // plain's hold (means over rounds), apart from the phases'
+
 		"server memory per held connection", "1500 (0)     1500  PSS", "somaxconn 4096"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report has no %q:\n%s", want, text)

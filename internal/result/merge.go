@@ -289,7 +289,9 @@ func mergeTrial(ts []Trial, merge HistMerger) (Trial, error) {
 	if t.Open, err = mergeOpen(ts, merge); err != nil {
 		return t, err
 	}
-	t.Storm = mergeStorm(ts)
+	if t.Storm, err = mergeStorm(ts, merge); err != nil {
+		return t, err
+	}
 	return t, nil
 }
 
@@ -391,13 +393,15 @@ func mergeOpen(ts []Trial, merge HistMerger) (*OpenLoop, error) {
 }
 
 // mergeStorm joins a storm's figures: clients add, the times until all
-// were done are the longest; the listen-queue counters are each machine's
+// were done and the dial spreads are the longest (each shard's own
+// clock), the holds merge; the listen-queue counters are each machine's
 // own, of which the largest is kept.
-func mergeStorm(ts []Trial) *Storm {
+func mergeStorm(ts []Trial, merge HistMerger) (*Storm, error) {
 	if ts[0].Storm == nil {
-		return nil
+		return nil, nil
 	}
 	var s Storm
+	var holds []Hist
 	for _, t := range ts {
 		p := t.Storm
 		if p == nil {
@@ -407,10 +411,21 @@ func mergeStorm(ts []Trial) *Storm {
 		s.Connected += p.Connected
 		s.FirstOps += p.FirstOps
 		s.AllConnected, s.LastFirstOp = max(s.AllConnected, p.AllConnected), max(s.LastFirstOp, p.LastFirstOp)
+		s.DialSpread = max(s.DialSpread, p.DialSpread)
+		if p.Hold != nil {
+			holds = append(holds, *p.Hold)
+		}
 		if l := p.Listen; l != nil && (s.Listen == nil || l.Overflows+l.Drops > s.Listen.Overflows+s.Listen.Drops) {
 			c := *l
 			s.Listen = &c
 		}
 	}
-	return &s
+	if len(holds) > 0 {
+		h, err := merge(holds...)
+		if err != nil {
+			return nil, fmt.Errorf("storm hold: %w", err)
+		}
+		s.Hold = &h
+	}
+	return &s, nil
 }

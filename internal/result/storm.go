@@ -5,8 +5,10 @@ import "time"
 // Storm is what a storm trial saw: Clients connecting at one instant
 // (Trial.Concurrency is Clients too). Trial.Latency is each client's time
 // from the release to its last step (connected, or its first operation
-// done), Trial.Phases its connection's phases, Trial.ServerCPU the
-// server's CPU from the release until the last client was done.
+// done), Trial.Phases its connection's phases, each ended as its answer
+// arrived, close included (Hold, the wait for the other clients, is in
+// none of them), Trial.ServerCPU the server's CPU from the release until
+// the last client was done.
 type Storm struct {
 	Clients int `json:"clients"`
 	// Connected is how many clients connected; FirstOps how many of them
@@ -19,6 +21,15 @@ type Storm struct {
 	// that succeeded; those that failed are in Trial.Errors.
 	AllConnected time.Duration `json:"all_connected_ns"`
 	LastFirstOp  time.Duration `json:"last_first_op_ns,omitempty"`
+	// DialSpread is the time from the first client's dial start to the
+	// last's, over the clients that connected: how close to one instant
+	// the storm really was (its goroutines start one after another).
+	DialSpread time.Duration `json:"dial_spread_ns,omitempty"`
+	// Hold is each held client's time from its last answer (with
+	// --first-op: its operation done) until its close began, while the
+	// others came back and the server's memory was read: the storm's
+	// own wait, in no phase. Nil in results from before it was measured.
+	Hold *Hist `json:"hold,omitempty"`
 	// Listen is the kernel's listen-queue counters over the storm, nil
 	// when /proc/net/netstat could not be read.
 	Listen *ListenQueue `json:"listen,omitempty"`

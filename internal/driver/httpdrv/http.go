@@ -248,12 +248,16 @@ var tlsPortAnswers = []string{
 	"The plain HTTP request was sent to HTTPS port",
 }
 
-// Close ends the session. After a Connection: close request it first reads
-// to the end of the stream, so that the server closes first.
+// Close ends the session, timed as the close phase. After a Connection:
+// close request it first reads to the end of the stream, so that the
+// server closes first; otherwise (a kept-alive or unused connection, as a
+// storm holds) it closes at once (over TLS: close_notify, then the FIN).
 func (s *session) Close() error {
 	defer s.cancel()
-	if s.closing && !s.broken {
+	if !s.broken {
 		s.Net.MarkOneWay(netx.PhaseClose)
+	}
+	if s.closing && !s.broken {
 		if _, err := io.Copy(io.Discard, s.br); err != nil && !errors.Is(err, io.EOF) {
 			s.rw.Close()
 			return &driver.OpError{Phase: netx.PhaseClose, Err: err}

@@ -33,7 +33,7 @@ func TestSilentAndSlowServers(t *testing.T) {
 		serve func(net.Conn)
 		want  string
 	}{
-		{"silent", drivertest.Drain, "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded?"},
+		{"silent", drivertest.Drain, "accepted the connection but sent nothing within --timeout 1s: it is overloaded or stopped"},
 		{"slow", func(c net.Conn) {
 			// A greeting header of 80 bytes, then its body slowly.
 			c.Write([]byte{80, 0, 0, 0})

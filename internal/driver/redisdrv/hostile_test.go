@@ -113,8 +113,8 @@ func TestWrongPorts(t *testing.T) {
 		want string
 	}{
 		{"refused", hostileConfig(closedAddr, timeout), "nothing is listening at " + closedAddr + " (connection refused)"},
-		{"stopped, plain", hostileConfig(stopped.Addr().String(), timeout), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded?"},
-		{"stopped, TLS", tlsTo(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded, or a plaintext port"},
+		{"stopped, plain", hostileConfig(stopped.Addr().String(), timeout), "accepted the connection but sent nothing within --timeout 1s: it is overloaded or stopped"},
+		{"stopped, TLS", tlsTo(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: it is overloaded or stopped"},
 		{"plain to a Go TLS port", hostileConfig(goTLS, timeout), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
 		{"plain to the lab's TLS port", hostileConfig(labTLS.Addr, timeout), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
 	} {

@@ -192,12 +192,19 @@ func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
 	if d.cfg.TLS != nil {
 		// Redis reads a ClientHello on its plaintext port as an
 		// unfinished inline command and stays silent until the timeout,
-		// or answers -ERR if the hello holds a newline byte: both say
-		// "is it a plaintext port?" (driver.Explain).
+		// or answers -ERR if the hello holds a newline byte, which says
+		// "is it a plaintext port?" (driver.Explain). Silence alone says
+		// "overloaded or stopped" on every engine; on Redis it may be
+		// that port too.
 		tc, err := netx.Handshake(octx, c, d.cfg.TLS)
 		if err != nil {
 			s.abort()
-			return nil, s.opError(ctx, netx.PhaseTLSHandshake, err)
+			err = s.opError(ctx, netx.PhaseTLSHandshake, err)
+			if _, got := c.Counters(); got == 0 && strings.HasSuffix(driver.Kind(err), ": timeout") {
+				err = &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: driver.Explained(errors.Unwrap(err),
+					"%v; or it is Redis's plaintext port, silent on a TLS ClientHello: check the port, or use the plain variant (--tls off)", errors.Unwrap(err))}
+			}
+			return nil, err
 		}
 		s.Secure, s.wire.Conn = tc, tc
 	}
