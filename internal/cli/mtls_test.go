@@ -319,3 +319,114 @@ func TestClientCertFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestClientCertNotAsked: a client certificate given (--cert, --cert-key)
+// to a server that never asks for one, as each engine's stock setup does,
+// was never sent: the run stops at its check with one line, exit 1, that
+// says so and names how that engine's server is made to ask, never
+// another engine's (a Redis target is not told about pg_hba.conf), in TLS
+// 1.2 and 1.3 alike. MariaDB asks every TLS client (with or without
+// ssl_ca): it takes the certificate and refuses its unknown CA, a line
+// that names its own CA setting. The built-in server's listener that asks
+// for one takes it, and the check records that it was sent.
+func TestClientCertNotAsked(t *testing.T) {
+	ca, err := tlsx.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := ca.IssueClient("ecdsa-p256", lab.ClientCertUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		engine string
+		want   []string // the engine's remedy
+		absent []string // other engines'
+	}{
+		{"postgres", []string{"did not ask for a client certificate", "pg_hba.conf", "ssl_ca_file", "sslcert="}, []string{"tls-auth-clients", "REQUIRE X509"}},
+		{"mariadb", []string{"rejected the client certificate", "unknown certificate authority", "ssl_ca (ssl-ca)"}, []string{"ssl_ca_file", "tls-ca-cert-file"}},
+		{"redis", []string{"did not ask for a client certificate", "tls-auth-clients yes"}, []string{"pg_hba", "REQUIRE X509", "sslcert="}},
+		{"mongodb", []string{"did not ask for a client certificate", "net.tls.CAFile", "--tlsCAFile", "allowConnectionsWithoutCertificates", "--listen-tls-ca-file"}, []string{"pg_hba", "REQUIRE X509"}},
+		{"https", []string{"did not ask for a client certificate", "ssl_verify_client on", "ClientAuth"}, []string{"pg_hba", "REQUIRE X509", "tls-auth-clients"}},
+	} {
+		t.Run(tt.engine, func(t *testing.T) {
+			var target []string
+			switch tt.engine {
+			case "https":
+				srv := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}})
+				target = []string{"https://" + srv.Endpoint("ecdsa-p256") + "/", "--ca", srv.CAFile()}
+			default:
+				if b, ok := labBinaries[tt.engine]; ok {
+					needServer(t, b)
+				}
+				if tt.engine == "mongodb" {
+					needServer(t, "ferretdb")
+				}
+				// No client certificates: the lab server asks for none.
+				srv, err := lab.Start(context.Background(), tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { srv.Stop() })
+				raw, err := srv.URL("", true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch tt.engine {
+				case "mariadb":
+					target = []string{raw + "?tls=true&ssl-ca=" + url.QueryEscape(srv.CAFile())}
+				case "mongodb":
+					target = []string{raw} // tls=true&tlsCAFile=...
+				default:
+					target = []string{raw, "--ca", srv.CAFile()}
+				}
+			}
+			for _, v := range []string{"1.2", "1.3"} {
+				out := filepath.Join(t.TempDir(), "r.json")
+				args := append([]string{"connect", "-o", out, "--tls", v, "--cert", certFile, "--cert-key", keyFile, "-n", "5", "--trials", "1"}, target...)
+				code, _, stderr := runMain(t, args...)
+				lines := errorLines(stderr)
+				t.Logf("TLS %s: %s", v, stderr)
+				if code != 1 || len(lines) != 1 {
+					t.Fatalf("TLS %s: exit %d, %q; want 1 and one line", v, code, lines)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(lines[0], w) {
+						t.Errorf("TLS %s: %q does not name %q", v, lines[0], w)
+					}
+				}
+				for _, a := range tt.absent {
+					if strings.Contains(lines[0], a) {
+						t.Errorf("TLS %s: %q names another engine's %q", v, lines[0], a)
+					}
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("TLS %s: a result was saved", v)
+				}
+			}
+		})
+	}
+	t.Run("https, asked", func(t *testing.T) {
+		srv := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ClientCerts: []string{"ecdsa-p256"}})
+		d := filepath.Dir(srv.CAFile())
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, stderr := runMain(t, "connect", "https://"+srv.MTLSEndpoint("ecdsa-p256")+"/", "--ca", srv.CAFile(), "--tls", "1.2,1.3",
+			"--cert", tlsx.ClientCertFile(d, "ecdsa-p256"), "--cert-key", tlsx.ClientKeyFile(d, "ecdsa-p256"), "-n", "5", "--trials", "1", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		r, err := result.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMTLS(t, r, false)
+	})
+}

@@ -265,10 +265,29 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 		case timedOut(err):
 			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
 		case cfg.TLS != nil && received > 0 && closed(err) && !alerted(err) && c.Turns() <= setupTurns:
-			return tlsx.ClosedAfterHandshake(err, cfg.Addr, cfg.TLS)
+			return tlsx.ClosedAfterHandshake(err, cfg.Addr, engine(cfg), cfg.TLS)
 		}
 	}
-	return tlsx.ExplainClient(err, cfg.Addr, cfg.Variant, cfg.TLS)
+	return tlsx.ExplainClient(err, cfg.Addr, engine(cfg), cfg.Variant, cfg.TLS)
+}
+
+// engine is cfg's engine as the registry names it, from its URL's scheme,
+// for remedies that are that engine's own; HTTP's (a target without a
+// login may have no URL) otherwise.
+func engine(cfg Config) string {
+	if cfg.URL == nil {
+		return "http"
+	}
+	switch s := cfg.URL.Scheme; s {
+	case "postgresql":
+		return "postgres"
+	case "rediss":
+		return "redis"
+	case "https":
+		return "http"
+	default:
+		return s
+	}
 }
 
 // ClosedOnPlaintext says that the server at addr closed the connection on

@@ -179,10 +179,11 @@ func bindNoPort(network, address string, rc syscall.RawConn) error {
 	return serr
 }
 
-// Handshake runs a TLS client handshake over c as the tls-handshake phase.
+// Handshake runs a TLS client handshake over c as the tls-handshake phase,
+// noting on c whether the server asked for a client certificate.
 func Handshake(ctx context.Context, c *Conn, cfg *tls.Config) (*tls.Conn, error) {
 	c.Mark(PhaseTLSHandshake)
-	tc := tls.Client(c, cfg)
+	tc := tls.Client(c, ClientCertConfig(cfg, func() *Conn { return c }))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, err
 	}

@@ -157,6 +157,9 @@ func beforeConnect(ctx context.Context, mc *mysql.Config) error {
 	}
 	mc.Logger = o
 	if mc.TLS != nil {
+		// This connection's config notes on its Conn, dialed by then,
+		// whether the server asked for the client certificate.
+		mc.TLS = netx.ClientCertConfig(mc.TLS, func() *netx.Conn { return o.conn })
 		// The driver keeps its tls.Conn to itself: take the negotiated
 		// state when the handshake checks the server (resumed ones too).
 		check := mc.TLS.VerifyConnection
