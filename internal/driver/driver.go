@@ -349,6 +349,10 @@ func alerted(err error) bool {
 }
 
 // closed says whether err is the peer closing or resetting the connection.
+// Closed reports whether err is the server closing or resetting the
+// connection.
+func Closed(err error) bool { return closed(err) }
+
 func closed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
