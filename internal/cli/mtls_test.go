@@ -401,7 +401,9 @@ func TestClientCertNotAsked(t *testing.T) {
 		absent []string // other engines'
 	}{
 		{"postgres", []string{"did not ask for a client certificate", "pg_hba.conf", "ssl_ca_file", "sslcert="}, []string{"tls-auth-clients", "REQUIRE X509"}},
-		{"mariadb", []string{"rejected the client certificate", "unknown certificate authority", "ssl_ca (ssl-ca)"}, []string{"ssl_ca_file", "tls-ca-cert-file"}},
+		// In TLS 1.3 the server's alert may be lost to the reset that
+		// meets the client's next write: "may have rejected".
+		{"mariadb", []string{"rejected the client certificate", "ssl_ca (ssl-ca)"}, []string{"ssl_ca_file", "tls-ca-cert-file"}},
 		{"redis", []string{"did not ask for a client certificate", "tls-auth-clients yes"}, []string{"pg_hba", "REQUIRE X509", "sslcert="}},
 		{"mongodb", []string{"did not ask for a client certificate", "net.tls.CAFile", "--tlsCAFile", "allowConnectionsWithoutCertificates", "--listen-tls-ca-file"}, []string{"pg_hba", "REQUIRE X509"}},
 		{"https", []string{"did not ask for a client certificate", "ssl_verify_client on", "ClientAuth"}, []string{"pg_hba", "REQUIRE X509", "tls-auth-clients"}},

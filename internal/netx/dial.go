@@ -183,7 +183,11 @@ func bindNoPort(network, address string, rc syscall.RawConn) error {
 // noting on c whether the server asked for a client certificate.
 func Handshake(ctx context.Context, c *Conn, cfg *tls.Config) (*tls.Conn, error) {
 	c.Mark(PhaseTLSHandshake)
-	tc := tls.Client(c, ClientCertConfig(cfg, func() *Conn { return c }))
+	if cfg != nil && cfg.GetClientCertificate != nil {
+		// Only then: no closure for a connection without a certificate.
+		cfg = ClientCertConfig(cfg, func() *Conn { return c })
+	}
+	tc := tls.Client(c, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, err
 	}

@@ -324,7 +324,10 @@ func (o *opening) cause(err error) error {
 	switch {
 	case o.ctx.Err() != nil:
 		return fmt.Errorf("%w (%v)", o.ctx.Err(), err)
-	case (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn)) && logged != nil:
+	case (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn) || err.Error() == "bad connection") && logged != nil:
+		// "bad connection" is also the driver's unexported error for a
+		// first write that failed (a TLS 1.3 server that refused the
+		// client certificate and closed), which it logs too.
 		return fmt.Errorf("%w: %w", logged, err)
 	case errors.Is(err, mysql.ErrNoTLS):
 		return fmt.Errorf("the server does not offer TLS: %w", err)
