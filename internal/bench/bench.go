@@ -346,6 +346,11 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 		return c, r.explain(err, v)
 	}
 	defer s.Close()
+	cfg := r.Configs[v.ID]
+	sent, err := verifyClientCert(v, cfg.TLS, s, r.Scheme, cfg.Addr)
+	if err != nil {
+		return c, err
+	}
 	if err := s.Do(ctx); err != nil {
 		return c, r.explain(err, v)
 	}
@@ -370,11 +375,13 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 		view = &sv
 		c.Server = &result.ServerView{TLS: sv.TLS, Version: sv.Version, Cipher: sv.Cipher, Auth: sv.Auth, ClientCert: sv.ClientCert}
 	}
-	if c.Client != nil {
-		c.Client.ClientCert = tlsx.ClientCertKey(r.Configs[v.ID].TLS)
+	if sent && view != nil && view.ClientCertKnown && view.ClientCert == "" {
+		// A resumed handshake asks for nothing: the server's own view
+		// must have seen the certificate of the one it resumes.
+		return c, tlsx.CertNotRequested(cfg.Addr, r.Scheme, v, cfg.TLS)
 	}
-	if err := verifyClientCert(v, r.Configs[v.ID].TLS, view); err != nil {
-		return c, err
+	if c.Client != nil && sent {
+		c.Client.ClientCert = tlsx.ClientCertKey(cfg.TLS)
 	}
 	return c, verify(v, s, view, r.Configs[v.ID].ServerTLS)
 }
@@ -416,7 +423,7 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 	if msg := err.Error(); errors.As(err, &missing) || strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
 		return fmt.Errorf("%w: the workload's tables are missing: run tlsbench prepare URL --tables %d --rows %d first", err, r.Spec.Tables, r.Spec.Rows)
 	}
-	return tlsx.ExplainClient(err, r.Configs[v.ID].Addr, v, r.Configs[v.ID].TLS)
+	return tlsx.ExplainClient(err, r.Configs[v.ID].Addr, r.Scheme, v, r.Configs[v.ID].TLS)
 }
 
 // verify checks the negotiated facts of a session against its variant, and
@@ -464,18 +471,26 @@ func verify(v plan.Variant, s driver.Session, server *driver.ServerView, hopTLS 
 	return nil
 }
 
-// verifyClientCert checks a session that presents a client certificate
-// (c has one) against the server's view: a server that says it saw none
-// was not asked for one, and the figures would be those of plain TLS.
-func verifyClientCert(v plan.Variant, c *tls.Config, server *driver.ServerView) error {
-	key := tlsx.ClientCertKey(c)
-	switch {
-	case key == "" || server == nil || !server.ClientCertKnown || server.ClientCert != "":
-		return nil
-	case v.SendsClientCert():
-		return fmt.Errorf("the variant presents a client certificate (%s) but the server saw none: it did not ask for one", v.ClientCert)
+// verifyClientCert checks a session whose client config c presents a
+// client certificate, and says whether it was sent: a full handshake sent
+// it only if the server asked for it (a CertificateRequest, which the
+// session's Conn notes, whatever the engine); a resumed one carries the
+// identity of the handshake it resumes (the server's own view, where it
+// can tell, must then have seen one: see check). A certificate given that
+// the server never asked for is an error: the figures would be those of
+// TLS without it. engine is the driver registry key, for the remedy.
+func verifyClientCert(v plan.Variant, c *tls.Config, s driver.Session, engine, addr string) (sent bool, err error) {
+	if tlsx.ClientCertKey(c) == "" {
+		return false, nil
 	}
-	return fmt.Errorf("a client certificate (%s) was given but the server saw none: it does not ask for one (PostgreSQL: ssl_ca_file; MariaDB: REQUIRE X509): leave --cert out, or make the server ask", key)
+	state, ok := s.TLS()
+	if !ok {
+		return false, nil // verify says that a TLS variant connected without TLS
+	}
+	if nc := s.Conn(); nc != nil && !state.DidResume && !nc.CertRequested() {
+		return false, tlsx.CertNotRequested(addr, engine, v, c)
+	}
+	return true, nil
 }
 
 // versionNumber is the "1.3" of "TLS 1.3" (Go) and "TLSv1.3" (OpenSSL).

@@ -253,9 +253,12 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// TestClientCertFiles: a client certificate that cannot be used is one
-// line naming the file and the fix, before any connection: unreadable,
-// not PEM, a key that does not match, an encrypted key (never a prompt).
+// TestClientCertFiles: a client certificate that cannot be used is the
+// user's input: one line naming the flag (or URL parameter) that gave the
+// file, the file and the fix, exit 2, before any connection: unreadable,
+// a device, not PEM, a key that does not match, an encrypted key (never a
+// prompt). A key others can read is used, with a warning naming chmod 600,
+// on stderr, in the result and in its report.
 func TestClientCertFiles(t *testing.T) {
 	srv := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ClientCerts: []string{"ecdsa-p256", "rsa2048"}})
 	dir := filepath.Dir(srv.CAFile())
@@ -275,27 +278,73 @@ func TestClientCertFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkcs8 := pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{0x30, 0x03, 0x02, 0x01, 0x00}})
+	pair := write("pair.pem", append(must(os.ReadFile(cert)), pem.EncodeToMemory(legacy)...))
 	url := "https://" + srv.MTLSEndpoint("ecdsa-p256") + "/"
+	flags := func(cert, key string) []string {
+		return []string{url, "--ca", srv.CAFile(), "--cert", cert, "--cert-key", key}
+	}
+	// The URL's own parameters: nothing listens there, as nothing is
+	// dialed before the files are read.
+	pgURL := func(cert, key string) []string {
+		return []string{"postgres://bench@127.0.0.1:1/bench?sslmode=require&sslcert=" + cert + "&sslkey=" + key, "--tls", "1.3"}
+	}
 	for _, tt := range []struct {
-		name      string
-		cert, key string
-		want      string
+		name string
+		args []string
+		want []string
 	}{
-		{"unreadable", filepath.Join(tmp, "missing.pem"), key, "missing.pem"},
-		{"not PEM", write("cert.der", []byte("not pem at all")), key, "holds no PEM certificate"},
-		{"mismatch", cert, tlsx.ClientKeyFile(dir, "rsa2048"), "does not match the key in"},
-		{"legacy encrypted", cert, write("legacy.pem", pem.EncodeToMemory(legacy)), "is encrypted: tlsbench does not prompt for passwords"},
-		{"PKCS#8 encrypted", cert, write("pkcs8.pem", pkcs8), "openssl pkey -in"},
+		{"missing", flags(filepath.Join(tmp, "missing.pem"), key), []string{"--cert:", "missing.pem: no such file: give the path of the client certificate"}},
+		{"key missing", flags(cert, filepath.Join(tmp, "missing.key")), []string{"--cert-key:", "missing.key: no such file: give the path of the client key"}},
+		{"not PEM", flags(write("cert.der", []byte("not pem at all")), key), []string{"--cert:", "holds no PEM certificate", "openssl x509"}},
+		{"key a device", flags(cert, "/dev/zero"), []string{"--cert-key:", "/dev/zero is not a regular file"}},
+		{"mismatch", flags(cert, tlsx.ClientKeyFile(dir, "rsa2048")), []string{"--cert and --cert-key:", "does not match the key in", "give the key the certificate was issued for"}},
+		{"legacy encrypted", flags(cert, write("legacy.pem", pem.EncodeToMemory(legacy))), []string{"--cert-key:", "is encrypted: tlsbench does not prompt for passwords"}},
+		{"PKCS#8 encrypted", flags(cert, write("pkcs8.pem", pkcs8)), []string{"--cert-key:", "openssl pkey -in"}},
+		{"encrypted, in the certificate's file", []string{url, "--ca", srv.CAFile(), "--cert", pair}, []string{"--cert:", "is encrypted"}},
+		{"sslkey= a device", pgURL(cert, "/dev/zero"), []string{"sslkey=:", "/dev/zero is not a regular file"}},
+		{"sslkey= encrypted", pgURL(cert, filepath.Join(tmp, "pkcs8.pem")), []string{"sslkey=:", "openssl pkey -in"}},
+		{"sslcert= not PEM", pgURL(filepath.Join(tmp, "cert.der"), key), []string{"sslcert=:", "holds no PEM certificate"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runMain(t, "connect", url, "--ca", srv.CAFile(), "--cert", tt.cert, "--cert-key", tt.key, "-n", "1", "--trials", "1", "-o", filepath.Join(t.TempDir(), "r.json"))
+			code, _, stderr := runMain(t, append([]string{"connect", "-n", "1", "--trials", "1", "-o", filepath.Join(t.TempDir(), "r.json")}, tt.args...)...)
 			lines := errorLines(stderr)
 			t.Log(stderr)
-			if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
-				t.Errorf("exit %d, %q; want one line with %q", code, lines, tt.want)
+			if code != 2 || len(lines) != 1 {
+				t.Fatalf("exit %d, %q; want 2 and one line", code, lines)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(lines[0], w) {
+					t.Errorf("%q: want %q in it", lines[0], w)
+				}
 			}
 		})
 	}
+	t.Run("key others can read", func(t *testing.T) {
+		open := write("open.key", must(os.ReadFile(key)))
+		if err := os.Chmod(open, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, stdout, stderr := runMain(t, append([]string{"connect", "--tls", "1.3", "-n", "5", "--trials", "1", "-o", out}, flags(cert, open)...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		want := "chmod 600 " + open
+		if !strings.Contains(stderr, "warning: the client key "+open) || !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q: no warning naming %q", stderr, want)
+		}
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the report does not warn %q:\n%s", want, stdout)
+		}
+		r, err := result.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], want) {
+			t.Errorf("result warnings %q, want one naming %q", r.Warnings, want)
+		}
+		checkMTLS(t, r, false)
+	})
 	// The built-in server's demanding listener: no certificate, and one
 	// from another CA, are refused by the server, one line each.
 	other := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ClientCerts: []string{"ecdsa-p256"}})
@@ -318,4 +367,117 @@ func TestClientCertFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientCertNotAsked: a client certificate given (--cert, --cert-key)
+// to a server that never asks for one, as each engine's stock setup does,
+// was never sent: the run stops at its check with one line, exit 1, that
+// says so and names how that engine's server is made to ask, never
+// another engine's (a Redis target is not told about pg_hba.conf), in TLS
+// 1.2 and 1.3 alike. MariaDB asks every TLS client (with or without
+// ssl_ca): it takes the certificate and refuses its unknown CA, a line
+// that names its own CA setting. The built-in server's listener that asks
+// for one takes it, and the check records that it was sent.
+func TestClientCertNotAsked(t *testing.T) {
+	ca, err := tlsx.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := ca.IssueClient("ecdsa-p256", lab.ClientCertUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		engine string
+		want   []string // the engine's remedy
+		absent []string // other engines'
+	}{
+		{"postgres", []string{"did not ask for a client certificate", "pg_hba.conf", "ssl_ca_file", "sslcert="}, []string{"tls-auth-clients", "REQUIRE X509"}},
+		// In TLS 1.3 the server's alert may be lost to the reset that
+		// meets the client's next write: "may have rejected".
+		{"mariadb", []string{"rejected the client certificate", "ssl_ca (ssl-ca)"}, []string{"ssl_ca_file", "tls-ca-cert-file"}},
+		{"redis", []string{"did not ask for a client certificate", "tls-auth-clients yes"}, []string{"pg_hba", "REQUIRE X509", "sslcert="}},
+		{"mongodb", []string{"did not ask for a client certificate", "net.tls.CAFile", "--tlsCAFile", "allowConnectionsWithoutCertificates", "--listen-tls-ca-file"}, []string{"pg_hba", "REQUIRE X509"}},
+		{"https", []string{"did not ask for a client certificate", "ssl_verify_client on", "ClientAuth"}, []string{"pg_hba", "REQUIRE X509", "tls-auth-clients"}},
+	} {
+		t.Run(tt.engine, func(t *testing.T) {
+			var target []string
+			switch tt.engine {
+			case "https":
+				srv := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}})
+				target = []string{"https://" + srv.Endpoint("ecdsa-p256") + "/", "--ca", srv.CAFile()}
+			default:
+				if b, ok := labBinaries[tt.engine]; ok {
+					needServer(t, b)
+				}
+				if tt.engine == "mongodb" {
+					needServer(t, "ferretdb")
+				}
+				// No client certificates: the lab server asks for none.
+				srv, err := lab.Start(context.Background(), tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { srv.Stop() })
+				raw, err := srv.URL("", true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch tt.engine {
+				case "mariadb":
+					target = []string{raw + "?tls=true&ssl-ca=" + url.QueryEscape(srv.CAFile())}
+				case "mongodb":
+					target = []string{raw} // tls=true&tlsCAFile=...
+				default:
+					target = []string{raw, "--ca", srv.CAFile()}
+				}
+			}
+			for _, v := range []string{"1.2", "1.3"} {
+				out := filepath.Join(t.TempDir(), "r.json")
+				args := append([]string{"connect", "-o", out, "--tls", v, "--cert", certFile, "--cert-key", keyFile, "-n", "5", "--trials", "1"}, target...)
+				code, _, stderr := runMain(t, args...)
+				lines := errorLines(stderr)
+				t.Logf("TLS %s: %s", v, stderr)
+				if code != 1 || len(lines) != 1 {
+					t.Fatalf("TLS %s: exit %d, %q; want 1 and one line", v, code, lines)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(lines[0], w) {
+						t.Errorf("TLS %s: %q does not name %q", v, lines[0], w)
+					}
+				}
+				for _, a := range tt.absent {
+					if strings.Contains(lines[0], a) {
+						t.Errorf("TLS %s: %q names another engine's %q", v, lines[0], a)
+					}
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("TLS %s: a result was saved", v)
+				}
+			}
+		})
+	}
+	t.Run("https, asked", func(t *testing.T) {
+		srv := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ClientCerts: []string{"ecdsa-p256"}})
+		d := filepath.Dir(srv.CAFile())
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, stderr := runMain(t, "connect", "https://"+srv.MTLSEndpoint("ecdsa-p256")+"/", "--ca", srv.CAFile(), "--tls", "1.2,1.3",
+			"--cert", tlsx.ClientCertFile(d, "ecdsa-p256"), "--cert-key", tlsx.ClientKeyFile(d, "ecdsa-p256"), "-n", "5", "--trials", "1", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		r, err := result.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMTLS(t, r, false)
+	})
 }

@@ -62,6 +62,9 @@ load cut short is continued.`,
 				return err
 			}
 			defer st.Stop()
+			for _, w := range st.Warnings() {
+				fmt.Fprintln(stderr, "warning: "+w)
+			}
 			var bar *progress
 			err = bench.Prepare(cmd.Context(), spec, st, func(done, total int64) {
 				if bar == nil {

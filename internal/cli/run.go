@@ -68,6 +68,10 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 		return err
 	}
 	defer st.Stop()
+	for _, w := range st.Warnings() {
+		fmt.Fprintln(stderr, "warning: "+w)
+		res.Warnings = append(res.Warnings, w)
+	}
 	var wc *wireCheck
 	if o.wire {
 		if wc, err = startWireCheck(ctx, spec, st); err != nil {

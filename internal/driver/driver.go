@@ -269,10 +269,29 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 		case timedOut(err):
 			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
 		case cfg.TLS != nil && received > 0 && closed(err) && !alerted(err) && c.Turns() <= setupTurns:
-			return tlsx.ClosedAfterHandshake(err, cfg.Addr, cfg.TLS)
+			return tlsx.ClosedAfterHandshake(err, cfg.Addr, engine(cfg), cfg.TLS)
 		}
 	}
-	return tlsx.ExplainClient(err, cfg.Addr, cfg.Variant, cfg.TLS)
+	return tlsx.ExplainClient(err, cfg.Addr, engine(cfg), cfg.Variant, cfg.TLS)
+}
+
+// engine is cfg's engine as the registry names it, from its URL's scheme,
+// for remedies that are that engine's own; HTTP's (a target without a
+// login may have no URL) otherwise.
+func engine(cfg Config) string {
+	if cfg.URL == nil {
+		return "http"
+	}
+	switch s := cfg.URL.Scheme; s {
+	case "postgresql":
+		return "postgres"
+	case "rediss":
+		return "redis"
+	case "https":
+		return "http"
+	default:
+		return s
+	}
 }
 
 // gaveUp is how long after the dial a server's close without a word is
@@ -339,6 +358,10 @@ func alerted(err error) bool {
 }
 
 // closed says whether err is the peer closing or resetting the connection.
+// Closed reports whether err is the server closing or resetting the
+// connection.
+func Closed(err error) bool { return closed(err) }
+
 func closed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)

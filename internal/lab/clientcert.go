@@ -28,8 +28,8 @@ import (
 //     for certificates only while ssl_ca_file is set, which
 //     DemandClientCert switches with pg_reload_conf();
 //   - MariaDB: a twin of each bench user, NAME_mtls, with REQUIRE X509;
-//     the server asks every TLS client for a certificate (its ssl_ca is set
-//     from the start), so nothing switches;
+//     the server asks every TLS client for a certificate (10.11 does with
+//     or without ssl_ca), so nothing switches;
 //   - Redis: CONFIG SET tls-auth-clients yes or no;
 //   - FerretDB: a restart with or without --listen-tls-ca-file (it reads
 //     its TLS settings once, at start);
@@ -278,13 +278,13 @@ func (m *MariaDB) ClientCertURL(auth string) (string, error) {
 }
 
 // DemandClientCert implements ClientCertServer: MariaDB asks every TLS
-// client for a certificate while its ssl_ca is set, as the lab's is from
-// the start, and the REQUIRE X509 users demand one: nothing switches.
+// client for a certificate (10.11 with or without ssl_ca), and the REQUIRE
+// X509 users demand one: nothing switches.
 func (m *MariaDB) DemandClientCert(_ context.Context, _ bool) (string, error) {
 	if len(m.opts.ClientCerts) == 0 {
 		return "", errors.New("MariaDB lab: started without client certificates")
 	}
-	return "MariaDB: its NAME_mtls users are created with REQUIRE X509; the server asks every TLS client for a certificate (ssl_ca is set), so the off twins also answer a CertificateRequest, with no certificate", nil
+	return "MariaDB: its NAME_mtls users are created with REQUIRE X509; the server asks every TLS client for a certificate, so the off twins also answer a CertificateRequest, with no certificate", nil
 }
 
 // Redis.

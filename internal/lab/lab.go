@@ -83,7 +83,8 @@ type Options struct {
 	// MariaDB and Redis always listen on both.
 	IPv6 bool
 	// ClientCerts are key types of client certificates for the lab CA to
-	// issue (see ClientCertServer); none: the server never asks for one.
+	// issue (see ClientCertServer); none: the server never asks for one,
+	// but MariaDB, which asks every TLS client.
 	ClientCerts []string
 	// Tunnel, when valid, is a VPN's subnet (10.213.N.0/24) whose .2 is
 	// the server's tunnel address: the server listens there too and lets

@@ -79,6 +79,8 @@ type Conn struct {
 
 	deadlineMu sync.Mutex // orders deadlines with StopOn's
 	stopped    bool       // StopOn's context is cancelled
+
+	certAsked atomic.Bool // the server asked for a client certificate (ClientCertConfig)
 }
 
 func newConn(raw net.Conn, start, connected time.Time) *Conn {

@@ -179,9 +179,14 @@ func bindNoPort(network, address string, rc syscall.RawConn) error {
 	return serr
 }
 
-// Handshake runs a TLS client handshake over c as the tls-handshake phase.
+// Handshake runs a TLS client handshake over c as the tls-handshake phase,
+// noting on c whether the server asked for a client certificate.
 func Handshake(ctx context.Context, c *Conn, cfg *tls.Config) (*tls.Conn, error) {
 	c.Mark(PhaseTLSHandshake)
+	if cfg != nil && cfg.GetClientCertificate != nil {
+		// Only then: no closure for a connection without a certificate.
+		cfg = ClientCertConfig(cfg, func() *Conn { return c })
+	}
 	tc := tls.Client(c, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, err

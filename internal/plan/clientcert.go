@@ -111,6 +111,33 @@ func certParam(scheme string) string {
 	return "--cert and --cert-key"
 }
 
+// ClientCertField names, for an error about the client certificate s
+// names, where the user gave the file at fault: the certificate's (part
+// "cert"), its key's ("key"), or both ("pair", a key that is not the
+// certificate's): the flags, as fields (⟨cert_file⟩, ⟨cert_key_file⟩), or
+// the URL's own parameters (sslcert=, sslkey=, ...) when t holds them. A
+// key in the certificate's file is the certificate's.
+func (s Spec) ClientCertField(t Target, part string) string {
+	cert, key := "⟨cert_file⟩", "⟨cert_key_file⟩"
+	if t.CertFile != "" {
+		switch t.Scheme {
+		case "postgres", "postgresql":
+			cert, key = "sslcert=", "sslkey="
+		case "mysql":
+			cert, key = "ssl-cert=", "ssl-key="
+		case "mongodb":
+			cert, key = "tlsCertificateKeyFile=", "tlsCertificateKeyFile="
+		}
+	}
+	switch {
+	case s.CertKeyFile == "" || s.CertKeyFile == s.CertFile || part == "cert":
+		return cert
+	case part == "key":
+		return key
+	}
+	return cert + " and " + key
+}
+
 // clientCerts fills and checks the client certificate fields against t.
 func (s *Spec) clientCerts(t Target) error {
 	if s.CertKeyFile != "" && s.CertFile == "" {

@@ -89,3 +89,36 @@ func TestClientCertVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestClientCertField: an error about a client certificate file names
+// where the user gave that file: a flag, or the URL's own parameter; a key
+// in the certificate's file is the certificate's.
+func TestClientCertField(t *testing.T) {
+	for _, tc := range []struct {
+		target, cert, key string
+		part, want        string
+	}{
+		{target: "https://127.0.0.1:8443/", cert: "/c.pem", key: "/k.pem", part: "cert", want: "--cert"},
+		{target: "https://127.0.0.1:8443/", cert: "/c.pem", key: "/k.pem", part: "key", want: "--cert-key"},
+		{target: "https://127.0.0.1:8443/", cert: "/c.pem", key: "/k.pem", part: "pair", want: "--cert and --cert-key"},
+		{target: "rediss://127.0.0.1:6380", cert: "/ck.pem", part: "key", want: "--cert"},
+		{target: "rediss://127.0.0.1:6380", cert: "/ck.pem", part: "pair", want: "--cert"},
+		{target: "postgres://u@127.0.0.1/db?sslmode=require&sslcert=/c.pem&sslkey=/k.pem", part: "key", want: "sslkey="},
+		{target: "postgres://u@127.0.0.1/db?sslmode=require&sslcert=/c.pem&sslkey=/k.pem", part: "pair", want: "sslcert= and sslkey="},
+		{target: "mysql://u@127.0.0.1/db?tls=true&ssl-cert=/c.pem&ssl-key=/k.pem", part: "cert", want: "ssl-cert="},
+		{target: "mysql://u@127.0.0.1/db?tls=true&ssl-cert=/c.pem&ssl-key=/k.pem", part: "key", want: "ssl-key="},
+		{target: "mongodb://127.0.0.1/?tls=true&tlsCertificateKeyFile=/ck.pem", part: "key", want: "tlsCertificateKeyFile="},
+	} {
+		s, err := New(Spec{Target: tc.target, CertFile: tc.cert, CertKeyFile: tc.key})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.target, err)
+		}
+		tg, _ := ParseTarget(s.Target)
+		got := Errorf("%s", s.ClientCertField(tg, tc.part)).(*Error).Spell(func(f string) string {
+			return "--" + map[string]string{"cert_file": "cert", "cert_key_file": "cert-key"}[f]
+		})
+		if got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.target, tc.part, got, tc.want)
+		}
+	}
+}

@@ -12,8 +12,9 @@ func (ix *index) warnings() []string {
 	var out []string
 	warn := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	r := ix.r
+	out = append(out, r.Warnings...) // the run's own, about its setup
 	if len(r.Trials) == 0 {
-		return []string{"no trial finished: there is nothing to report"}
+		return append(out, "no trial finished: there is nothing to report")
 	}
 	for _, e := range ix.experiments {
 		for _, name := range ix.variants {

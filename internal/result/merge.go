@@ -102,6 +102,11 @@ func Merge(parts []Part, merge HistMerger, command []string) (*Result, error) {
 				out.Notes = append(out.Notes, note)
 			}
 		}
+		for _, w := range r.Warnings {
+			if !slices.Contains(out.Warnings, w) {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
 		trials = min(trials, len(r.Trials))
 		sh := *r.Shard
 		env := r.Env

@@ -41,6 +41,9 @@ type Result struct {
 	// Notes are facts about how the run was done that a reader needs, e.g.
 	// how ephemeral port exhaustion was avoided.
 	Notes []string `json:"notes,omitempty"`
+	// Warnings are what the run found wrong in its setup that the user
+	// should fix, though it went on (a client key others can read).
+	Warnings []string `json:"warnings,omitempty"`
 	// Checks are what one connection per variant negotiated before any
 	// trial ran, as the client and as the server saw it.
 	Checks []Check `json:"checks,omitempty"`

@@ -3,7 +3,9 @@ package site
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/lab"
@@ -103,9 +105,25 @@ func (s *Site) urlClientCert(spec plan.Spec, t plan.Target) error {
 		return nil
 	}
 	c, err := tlsx.LoadClientCert(spec.CertFile, spec.CertKeyFile)
-	if err != nil {
+	var ce *tlsx.ClientCertError
+	switch {
+	case errors.As(err, &ce):
+		// The user's file: an input error, as a bad --ca is.
+		return plan.Errorf("%s: %v", spec.ClientCertField(t, ce.Part), err)
+	case err != nil:
 		return err
+	}
+	if w := tlsx.KeyExposed(spec.CertKeyFile); w != "" {
+		s.warnings = append(s.warnings, w)
 	}
 	s.tls.Certificate = &c
 	return nil
+}
+
+// Warnings are what the user should fix in the setup though the run goes
+// on (a client key others can read), known once Open returns.
+func (s *Site) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.warnings)
 }

@@ -49,6 +49,8 @@ type Site struct {
 	// demanding is set while the lab server demands client certificates;
 	// saidDemand once the note on how it switches is in notes.
 	demanding, saidDemand bool
+	// warnings are what the user should fix in the setup (Warnings).
+	warnings []string
 }
 
 var _ bench.Site = (*Site)(nil)

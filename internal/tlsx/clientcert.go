@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,41 +19,82 @@ import (
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
+// Parts of a client certificate a ClientCertError is about.
+const (
+	PartCert = "cert" // the certificate's file
+	PartKey  = "key"  // the key's file
+	PartPair = "pair" // both: a key that is not the certificate's
+)
+
+// ClientCertError is a client certificate or key file that cannot be used:
+// the user's input, one line naming the file and the fix. Part says which
+// file is at fault, for the caller to name the flag or URL parameter that
+// gave it.
+type ClientCertError struct {
+	Part string
+	err  error
+}
+
+func (e *ClientCertError) Error() string { return e.err.Error() }
+func (e *ClientCertError) Unwrap() error { return e.err }
+
 // LoadClientCert loads a client certificate and its key (mutual TLS) from
-// PEM files, which may be one file. Every failure is one line naming the
-// file and the fix; an encrypted key is refused, never prompted for.
+// PEM files, which may be one file. Every failure is a *ClientCertError,
+// one line naming the file and the fix; an encrypted key is refused, never
+// prompted for.
 func LoadClientCert(certFile, keyFile string) (tls.Certificate, error) {
 	if keyFile == "" {
 		keyFile = certFile
 	}
+	fail := func(part string, err error) (tls.Certificate, error) {
+		if errors.Is(err, fs.ErrNotExist) {
+			file, what := certFile, "certificate"
+			if part == PartKey {
+				file, what = keyFile, "key"
+			}
+			err = fmt.Errorf("%s: no such file: give the path of the client %s (PEM)", file, what)
+		}
+		return tls.Certificate{}, &ClientCertError{Part: part, err: err}
+	}
 	certPEM, err := files.Read(certFile, "client certificate", files.MaxPEM)
 	if err != nil {
-		return tls.Certificate{}, err
+		return fail(PartCert, err)
 	}
 	keyPEM := certPEM
 	if keyFile != certFile {
 		if keyPEM, err = files.Read(keyFile, "client key", files.MaxPEM); err != nil {
-			return tls.Certificate{}, err
+			return fail(PartKey, err)
 		}
 	}
 	if !hasBlock(certPEM, func(t string) bool { return t == "CERTIFICATE" }) {
-		return tls.Certificate{}, fmt.Errorf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the client certificate in PEM form (openssl x509 -in cert.der -inform der -out cert.pem)", certFile)
+		return fail(PartCert, fmt.Errorf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the client certificate in PEM form (openssl x509 -in cert.der -inform der -out cert.pem)", certFile))
 	}
 	if encrypted(keyPEM) {
-		return tls.Certificate{}, fmt.Errorf("the key in %s is encrypted: tlsbench does not prompt for passwords: decrypt it once into a file only you can read (openssl pkey -in %s -out plain.pem) and give that", keyFile, keyFile)
+		return fail(PartKey, fmt.Errorf("the key in %s is encrypted: tlsbench does not prompt for passwords: decrypt it once into a file only you can read (openssl pkey -in %s -out plain.pem) and give that", keyFile, keyFile))
 	}
 	if !hasBlock(keyPEM, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") }) {
-		return tls.Certificate{}, fmt.Errorf("%s holds no PEM private key (-----BEGIN PRIVATE KEY-----): give the client certificate's key in PEM form", keyFile)
+		return fail(PartKey, fmt.Errorf("%s holds no PEM private key (-----BEGIN PRIVATE KEY-----): give the client certificate's key in PEM form", keyFile))
 	}
 	c, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		if strings.Contains(err.Error(), "does not match") {
-			return c, fmt.Errorf("the certificate in %s does not match the key in %s: give the key the certificate was issued for", certFile, keyFile)
+			return fail(PartPair, fmt.Errorf("the certificate in %s does not match the key in %s: give the key the certificate was issued for", certFile, keyFile))
 		}
 		// Keep crypto/tls's reason, which never quotes the key.
-		return c, fmt.Errorf("loading the client certificate %s with the key %s: %v", certFile, keyFile, err)
+		return fail(PartPair, fmt.Errorf("loading the client certificate %s with the key %s: %v: give a PEM certificate and its unencrypted PEM key", certFile, keyFile, err))
 	}
 	return c, nil
+}
+
+// KeyExposed says, for a client key file that others than its owner may
+// read or write (mode & 0o077, which libpq refuses), what to do about it;
+// "" for a file only its owner can use, or one that cannot be read.
+func KeyExposed(keyFile string) string {
+	fi, err := os.Stat(keyFile)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the client key %s can be read or written by others than its owner (mode %04o; libpq refuses such a key): used anyway: chmod 600 %s", keyFile, fi.Mode().Perm(), keyFile)
 }
 
 // hasBlock reports whether data holds a PEM block whose type is ok.

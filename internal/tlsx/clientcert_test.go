@@ -3,6 +3,8 @@ package tlsx
 import (
 	"crypto/tls"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -150,4 +152,29 @@ func handshakeErr(t *testing.T, ca *CA, c *tls.Config) error {
 		conn.Close()
 	}
 	return err
+}
+
+// TestKeyExposed: a client key that others than its owner may read or
+// write is named with chmod 600 (libpq refuses such a key); one only its
+// owner can use, or none at all, is not.
+func TestKeyExposed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "client.key")
+	if got := KeyExposed(path); got != "" {
+		t.Errorf("a missing file: %q", got)
+	}
+	if err := os.WriteFile(path, []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o600, false}, {0o400, false}, {0o640, true}, {0o604, true}, {0o660, true}, {0o644, true}} {
+		if err := os.Chmod(path, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		got := KeyExposed(path)
+		if tc.warn != (got != "") || tc.warn && !strings.Contains(got, "chmod 600 "+path) {
+			t.Errorf("mode %04o: %q, want a warning %v naming chmod 600", tc.mode, got, tc.warn)
+		}
+	}
 }

@@ -157,6 +157,9 @@ func beforeConnect(ctx context.Context, mc *mysql.Config) error {
 	}
 	mc.Logger = o
 	if mc.TLS != nil {
+		// This connection's config notes on its Conn, dialed by then,
+		// whether the server asked for the client certificate.
+		mc.TLS = netx.ClientCertConfig(mc.TLS, func() *netx.Conn { return o.conn })
 		// The driver keeps its tls.Conn to itself: take the negotiated
 		// state when the handshake checks the server (resumed ones too).
 		check := mc.TLS.VerifyConnection
@@ -250,8 +253,17 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 			}
 		}
 		err = o.cause(err)
-		if phase == PhaseAuth && errors.Is(err, mysql.ErrMalformPkt) {
+		var refused *mysql.MySQLError
+		switch {
+		case phase == PhaseAuth && errors.Is(err, mysql.ErrMalformPkt):
 			err = fmt.Errorf("%w (%s)", err, ed25519Flaw)
+		case phase == PhaseGreeting && driver.Closed(err) && o.ctx.Err() == nil:
+			err = closedAtGreeting(err, d.cfg.Addr)
+		case errors.As(err, &refused) && (refused.Number == erConCount || refused.Number == erHostBlocked):
+			// Its answer in place of the greeting (the driver then says
+			// goodbye, so the client did write).
+			phase = PhaseGreeting
+			err = refusedAtGreeting(err, refused.Number, d.cfg.Addr)
 		}
 		return nil, &driver.OpError{Phase: phase, Err: driver.Explain(err, d.cfg, o.conn, useTLS)}
 	}
@@ -273,6 +285,30 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 	return s, nil
 }
 
+// closedAtGreeting explains a server that closed the connection before its
+// greeting was whole, which the driver reports as "unexpected EOF": a
+// MySQL server does so at its connection limit or to a host it blocks
+// when it cannot send its error packet first, and so does a port that is
+// no MySQL server, or a TLS-only proxy that reads a ClientHello first.
+func closedAtGreeting(err error, addr string) error {
+	return driver.Explained(err, "the server at %s closed the connection before its greeting was complete (%v): it may have reached max_connections (raise it, or use fewer connections: -c), or blocked this host after too many failed connections (FLUSH HOSTS, or raise max_connect_errors); or the port is not a MySQL or MariaDB server's, or it is a TLS-only proxy's (give the server's own port)", addr, err)
+}
+
+// MySQL errors a server sends in place of its greeting.
+const (
+	erConCount    = 1040 // ER_CON_COUNT_ERROR: Too many connections
+	erHostBlocked = 1129 // ER_HOST_IS_BLOCKED
+)
+
+// refusedAtGreeting explains a server's error packet in place of its
+// greeting: its connection limit, or this host blocked.
+func refusedAtGreeting(err error, number uint16, addr string) error {
+	if number == erConCount {
+		return driver.Explained(err, "the server at %s refused the connection: it has reached max_connections (%v): raise max_connections, or use fewer connections (-c)", addr, err)
+	}
+	return driver.Explained(err, "the server at %s refused this host (%v): it blocked it after too many failed connections: run FLUSH HOSTS (mariadb-admin flush-hosts), or raise max_connect_errors", addr, err)
+}
+
 // ed25519Flaw explains a known failure of go-sql-driver/mysql (v1.10.1):
 // reading an auth switch request it drops a trailing zero byte, taking it
 // for a terminator, but MariaDB's ed25519 challenge is 32 random bytes
@@ -288,7 +324,10 @@ func (o *opening) cause(err error) error {
 	switch {
 	case o.ctx.Err() != nil:
 		return fmt.Errorf("%w (%v)", o.ctx.Err(), err)
-	case (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn)) && logged != nil:
+	case (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn) || err.Error() == "bad connection") && logged != nil:
+		// "bad connection" is also the driver's unexported error for a
+		// first write that failed (a TLS 1.3 server that refused the
+		// client certificate and closed), which it logs too.
 		return fmt.Errorf("%w: %w", logged, err)
 	case errors.Is(err, mysql.ErrNoTLS):
 		return fmt.Errorf("the server does not offer TLS: %w", err)

@@ -162,6 +162,9 @@ type session struct {
 func (d *pgDriver) Open(ctx context.Context) (driver.Session, error) {
 	s := &session{d: d}
 	cc := *d.base
+	// pgx makes the tls.Conn itself: this connection's config notes on
+	// its Conn whether the server asked for the client certificate.
+	cc.TLSConfig = netx.ClientCertConfig(cc.TLSConfig, func() *netx.Conn { return s.Net })
 	cc.DialFunc = func(dctx context.Context, _, _ string) (net.Conn, error) {
 		c, err := d.cfg.Dialer.Dial(dctx, d.cfg.Addr)
 		if err != nil || s.Net != nil {
