@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/wire"
 )
@@ -252,7 +253,7 @@ type liveCapture struct {
 // captureCommand captures on f.capture while command runs, its output
 // passed through; a command that ends badly is recorded, not returned.
 func captureCommand(ctx context.Context, f wireFlags, bin string, command []string, stdout, stderr io.Writer) (*liveCapture, error) {
-	lc := &liveCapture{iface: f.capture, file: f.keep, keep: f.keep != "", command: redactArgs(command)}
+	lc := &liveCapture{iface: f.capture, file: f.keep, keep: f.keep != "", command: plan.RedactArgs(command)}
 	if !lc.keep {
 		tmp, err := os.CreateTemp("", "tlsbench-wire-*.pcap")
 		if err != nil {
