@@ -420,14 +420,18 @@ func redactWord(a string, depth int, script bool) string {
 		return Redact(a)
 	}
 	red := redactArgs(words, depth+1)
-	// Rewrite the words changed, from the last, so that the spans of
-	// those before stay where they are.
-	for k := len(words) - 1; k >= 0; k-- {
+	// Rewrite the words changed; the rest stays as written.
+	var b strings.Builder
+	last := 0
+	for k := range words {
 		if red[k] != words[k] {
-			a = a[:spans[k][0]] + shellQuote(red[k]) + a[spans[k][1]:]
+			b.WriteString(a[last:spans[k][0]])
+			b.WriteString(shellQuote(red[k]))
+			last = spans[k][1]
 		}
 	}
-	return Redact(a)
+	b.WriteString(a[last:])
+	return Redact(b.String())
 }
 
 var (

@@ -128,3 +128,30 @@ func TestRedactArgs(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRedactArgs: one string per argument, idempotent, and a password
+// after -u user: or in PGPASSWORD= never comes out.
+func FuzzRedactArgs(f *testing.F) {
+	f.Add("curl\x00-H\x00Authorization: Bearer x\x00https://h/", "sh -c")
+	f.Add("sh\x00-c\x00PGPASSWORD='a b' psql", "x")
+	f.Add("tlsbench\x00connect\x00host=h password=x", "'")
+	f.Fuzz(func(t *testing.T, line, extra string) {
+		args := strings.Split(line, "\x00")
+		got := RedactArgs(args)
+		if len(got) != len(args) {
+			t.Fatalf("%d arguments for %d", len(got), len(args))
+		}
+		if again := RedactArgs(got); !slices.Equal(again, got) {
+			t.Fatalf("RedactArgs(%q) = %q, then %q", args, got, again)
+		}
+		for _, in := range [][]string{
+			append(slices.Clone(args), "curl", "-u", "app:"+marker, extra),
+			append(slices.Clone(args), "env", "PGPASSWORD="+extra+marker, extra),
+			{"sh", "-c", "curl -H 'Authorization: Bearer " + marker + "' " + extra},
+		} {
+			if r := strings.Join(RedactArgs(in), "\x00"); strings.Contains(r, marker) {
+				t.Fatalf("RedactArgs(%q) = %q: the password is there", in, r)
+			}
+		}
+	})
+}
