@@ -57,3 +57,12 @@ func TestWireNoSecrets(t *testing.T) {
 		t.Errorf("trials %+v: want curl's TLS connection", r.Trials)
 	}
 }
+
+// TestWireNoSecretInErrors: a command that cannot start is named without
+// the credential it may be (an assignment meant for env).
+func TestWireNoSecretInErrors(t *testing.T) {
+	code, stdout, stderr := runMain(t, "wire", "--capture", "lo", "--port", "5432", "--", "PGPASSWORD=SECRET-pw", "psql")
+	if code != 2 || strings.Contains(stdout+stderr, "SECRET") || !strings.Contains(stderr, "cannot start PGPASSWORD=xxxxx") {
+		t.Errorf("exit %d: %q %q", code, stdout, stderr)
+	}
+}

@@ -137,7 +137,8 @@ func wireRun(ctx context.Context, f wireFlags, file string, command []string, ar
 	if len(command) > 0 {
 		var err error
 		if bin, err = exec.LookPath(command[0]); err != nil {
-			return usageError{fmt.Errorf("wire: cannot start %s: %v", command[0], unwrapExec(err))}
+			// PGPASSWORD=... meant for env is no program, and no name to print.
+			return usageError{fmt.Errorf("wire: cannot start %s: %v", plan.RedactArgs(command[:1])[0], unwrapExec(err))}
 		}
 	}
 	if f.keep != "" {
