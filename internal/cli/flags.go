@@ -206,6 +206,9 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 	if err := f.shardSpec(&s); err != nil {
 		return s, err
 	}
+	if f.resume != nil {
+		s.Resume = []bool{} // given empty: plan.New refuses it
+	}
 	for _, r := range f.resume {
 		switch strings.ToLower(r) {
 		case "off", "false", "no":

@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
@@ -120,21 +119,10 @@ func newResult(argv []string) *result.Result {
 	return res
 }
 
-// redactArgs removes secrets from a command line: passwords and credential
-// parameters in whatever form (see plan.Redact), also in --flag=VALUE form.
+// redactArgs removes secrets from tlsbench's arguments (without the
+// program's name), one string for each (see plan.RedactArgs).
 func redactArgs(args []string) []string {
-	args = redactWorkloadArgs(args)
-	out := make([]string, len(args))
-	for i, a := range args {
-		prefix, val := "", a
-		if k := strings.Index(a, "="); strings.HasPrefix(a, "-") && k > 0 {
-			prefix, val = a[:k+1], a[k+1:]
-		}
-		// Any argument may hold a secret: a URL, a libpq key=value
-		// string, a DSN, a --via ssh:// URL.
-		out[i] = prefix + plan.Redact(val)
-	}
-	return out
+	return plan.RedactArgs(append([]string{"tlsbench"}, args...))[1:]
 }
 
 // sweepStale removes the lab directories (keys, passwords) and servers a

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,20 +18,22 @@ import (
 // result cannot be written.
 type resultFile struct {
 	path    string
-	claimed bool // an empty file made for the run, removed if unused
-	saved   bool
+	claimed bool // a default name, claimed (result.Create) until discard
 	// stream: -o -, a shard's result framed on stdout (merge.go).
 	stream bool
 }
 
 // openResultFile checks -o FILE (and the page beside it), or claims a
-// default name; a bad -o is a usage error.
+// default name, after sweeping the claims and temporary files of runs that
+// were killed before they wrote their result; a bad -o is a usage error.
 func openResultFile(output string) (*resultFile, error) {
 	if output == "-" {
 		return &resultFile{path: "stdout", stream: true}, nil
 	}
 	if output == "" {
-		path, err := result.Create(result.DefaultName, time.Now())
+		now := time.Now()
+		result.SweepClaims(filepath.Dir(result.DefaultName), now) // best effort: they are hidden
+		path, err := result.Create(result.DefaultName, now)
 		if err != nil {
 			return nil, err
 		}
@@ -46,10 +47,11 @@ func openResultFile(output string) (*resultFile, error) {
 	return &resultFile{path: output}, nil
 }
 
-// discard removes a claimed file the run saved nothing in.
+// discard gives up the claim on a default name: the result is written
+// there, or nothing will be.
 func (f *resultFile) discard() {
-	if f.claimed && !f.saved {
-		os.Remove(f.path)
+	if f.claimed {
+		result.Release(f.path)
 	}
 }
 
@@ -74,7 +76,6 @@ func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where s
 		fmt.Fprintf(stderr, "result: %s\n", fallback)
 		return fallback, nil, fmt.Errorf("%w: the result is in %s instead", werr, fallback)
 	}
-	f.saved = true
 	fmt.Fprintf(stderr, "result: %s\n", f.path)
 	return f.path, writePage(f.path, res, stderr), nil
 }

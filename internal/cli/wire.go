@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/wire"
 )
@@ -136,7 +137,8 @@ func wireRun(ctx context.Context, f wireFlags, file string, command []string, ar
 	if len(command) > 0 {
 		var err error
 		if bin, err = exec.LookPath(command[0]); err != nil {
-			return usageError{fmt.Errorf("wire: cannot start %s: %v", command[0], unwrapExec(err))}
+			// PGPASSWORD=... meant for env is no program, and no name to print.
+			return usageError{fmt.Errorf("wire: cannot start %s: %v", plan.RedactArgs(command[:1])[0], unwrapExec(err))}
 		}
 	}
 	if f.keep != "" {
@@ -274,7 +276,7 @@ type liveCapture struct {
 // captureCommand captures on f.capture while command runs, its output
 // passed through; a command that ends badly is recorded, not returned.
 func captureCommand(ctx context.Context, f wireFlags, bin string, command []string, stdout, stderr io.Writer) (*liveCapture, error) {
-	lc := &liveCapture{iface: f.capture, file: f.keep, keep: f.keep != "", command: redactArgs(command)}
+	lc := &liveCapture{iface: f.capture, file: f.keep, keep: f.keep != "", command: plan.RedactArgs(command)}
 	if !lc.keep {
 		tmp, err := os.CreateTemp("", "tlsbench-wire-*.pcap")
 		if err != nil {

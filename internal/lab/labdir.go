@@ -258,9 +258,9 @@ func sweep(tmp string, me owner) (r sweepReport) {
 		r.errs = append(r.errs, err)
 	}
 	for _, dir := range stale {
-		// A VPN's network namespace goes with its dir (its veth pair and
-		// devices go with the namespace and the killed processes).
-		if err := removeNetns(dir); err != nil {
+		// A VPN's veth pair and network namespace go with its dir (its
+		// devices go with the killed processes).
+		if err := removeWireGuard(dir); err != nil {
 			r.errs = append(r.errs, err)
 		}
 		// RemoveAll never follows a symlink, inside dir or for dir itself.

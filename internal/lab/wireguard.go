@@ -34,19 +34,40 @@ type WireGuard struct {
 	dir   string
 	netns string // namespace name
 	n     int    // the run's number: names and subnets
-	// veth is the root end of the veth pair; dev the server's device.
-	veth, dev string
-	server    *process // wireguard-go in the root namespace
-	client    *process // wireguard-go in the namespace
-	setup     []result.SetupPhase
-	version   string
+	// veth is the root end of the veth pair, peer the namespace's; dev
+	// the server's device, cdev the client's.
+	veth, peer, dev, cdev string
+	// ports are the UDP ports the server's and the client's ends listen
+	// on, picked by the kernel.
+	ports   [2]string
+	server  *process // wireguard-go in the root namespace
+	client  *process // wireguard-go in the namespace
+	setup   []result.SetupPhase
+	version string
 
 	stopOnce sync.Once
 	stopErr  error
 }
 
-// wgNetnsFile names the namespace in a WireGuard lab dir, for the sweep.
-const wgNetnsFile = "netns"
+// wgNetnsFile and wgVethFile name the namespace and the root end of the
+// veth pair in a WireGuard lab dir, for the sweep: it removes both at once
+// (a namespace can outlive its name, and its veth pair with it, while the
+// kernel holds it, e.g. for the sockets a killed run made there).
+const (
+	wgNetnsFile = "netns"
+	wgVethFile  = "veth"
+)
+
+// wgNames are the names of tunnel n's namespace (of process pid) and
+// links: the veth pair's root end and its peer, the server's device and
+// the client's.
+func wgNames(pid, n int) (netns, veth, peer, sdev, cdev string) {
+	return fmt.Sprintf("tlsbench-wg-%d-%d", pid, n), fmt.Sprintf("tbwgv%d", n), fmt.Sprintf("tbwgp%d", n),
+		fmt.Sprintf("tbwgs%d", n), fmt.Sprintf("tbwgc%d", n)
+}
+
+// wgNumbers is how many tunnels (numbers, subnets 10.213.N.0/24) there are.
+const wgNumbers = 250
 
 // CheckWireGuard says, in one line, what this machine lacks for a
 // WireGuard path: root, network namespaces, /dev/net/tun, wireguard-go,
@@ -82,16 +103,19 @@ var wgRuns struct {
 }
 
 // NewWireGuardNumber picks the number of a new tunnel: from the pid, so
-// that tunnels of processes running at once differ.
+// that tunnels of processes running at once start apart.
 func NewWireGuardNumber() int {
 	wgRuns.Lock()
 	defer wgRuns.Unlock()
 	wgRuns.next++
-	return (os.Getpid()*7 + wgRuns.next) % 250
+	return (os.Getpid()*7 + wgRuns.next) % wgNumbers
 }
 
 // StartWireGuard builds the namespace, the veth pair and the two
-// wireguard-go ends of tunnel n, timing each step once.
+// wireguard-go ends of a tunnel, timing each step once. The tunnel takes
+// the first number from n whose veth pair is free (another run's, or a
+// leftover, holds the others), and UDP ports the kernel picks, so that
+// tunnels of runs at once never collide.
 func StartWireGuard(ctx context.Context, n int) (_ *WireGuard, err error) {
 	if err := CheckWireGuard(); err != nil {
 		return nil, err
@@ -100,87 +124,169 @@ func StartWireGuard(ctx context.Context, n int) (_ *WireGuard, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &WireGuard{dir: dir, n: n, netns: fmt.Sprintf("tlsbench-wg-%d-%d", os.Getpid(), n),
-		veth: fmt.Sprintf("tbwgv%d", n), dev: fmt.Sprintf("tbwgs%d", n)}
+	w := &WireGuard{dir: dir, version: wireguardGoVersion()}
 	defer func() {
 		if err != nil {
 			w.Stop()
 		}
 	}()
-	w.version = wireguardGoVersion()
-	if err := os.WriteFile(filepath.Join(dir, wgNetnsFile), []byte(w.netns), 0o600); err != nil {
-		return nil, err
-	}
-	peer, cdev := fmt.Sprintf("tbwgp%d", n), fmt.Sprintf("tbwgc%d", n)
-	srvAddr, cliAddr := WireGuardNet(n)
-	outerS, outerC := fmt.Sprintf("10.214.%d.1", n), fmt.Sprintf("10.214.%d.2", n)
-	step := func(name string, cmds ...[]string) error {
+	var k wgKeys
+	for _, st := range []struct {
+		name string
+		do   func() error
+	}{
+		{"netns+veth", func() error { return w.makeLinks(ctx, n) }},
+		{"wireguard-go", func() error { return w.startDevices(ctx, &k) }},
+		{"wg set+addresses", func() error { return w.configure(ctx, k) }},
+	} {
 		start := time.Now()
-		for _, c := range cmds {
-			if out, err := exec.CommandContext(ctx, c[0], c[1:]...).CombinedOutput(); err != nil {
-				return fmt.Errorf("%s: %s: %v: %s", name, strings.Join(c, " "), err, strings.TrimSpace(string(out)))
-			}
+		if err := st.do(); err != nil {
+			return nil, fmt.Errorf("%s: %w", st.name, err)
 		}
-		w.setup = append(w.setup, result.SetupPhase{Name: name, Duration: time.Since(start)})
-		return nil
+		w.setup = append(w.setup, result.SetupPhase{Name: st.name, Duration: time.Since(start)})
 	}
-	inNs := func(c ...string) []string { return append([]string{"ip", "netns", "exec", w.netns}, c...) }
-	err = step("netns+veth",
-		[]string{"ip", "netns", "add", w.netns},
-		[]string{"ip", "link", "add", w.veth, "type", "veth", "peer", "name", peer},
-		[]string{"ip", "link", "set", peer, "netns", w.netns},
-		[]string{"ip", "addr", "add", outerS + "/30", "dev", w.veth},
-		[]string{"ip", "link", "set", w.veth, "up"},
-		[]string{"ip", "-n", w.netns, "addr", "add", outerC + "/30", "dev", peer},
-		[]string{"ip", "-n", w.netns, "link", "set", peer, "up"},
-		[]string{"ip", "-n", w.netns, "link", "set", "lo", "up"})
-	if err != nil {
-		return nil, err
+	return w, nil
+}
+
+// makeLinks makes the namespace and the veth pair of the first free
+// tunnel number from n, and addresses the pair.
+func (w *WireGuard) makeLinks(ctx context.Context, n int) error {
+	pid := os.Getpid()
+	for try := 0; ; try++ {
+		w.n = (n + try) % wgNumbers
+		w.netns, w.veth, w.peer, w.dev, w.cdev = wgNames(pid, w.n)
+		// The namespace is named for the sweep before it is made, the
+		// veth pair after: its name may be another run's.
+		if err := os.WriteFile(filepath.Join(w.dir, wgNetnsFile), []byte(w.netns), 0o600); err != nil {
+			return err
+		}
+		if _, err := w.run(ctx, "ip", "netns", "add", w.netns); err != nil {
+			return err
+		}
+		// Both ends at once, the peer made in the namespace: no moment
+		// with both in the root namespace, where the sweep would miss
+		// them.
+		out, err := w.run(ctx, "ip", "link", "add", w.veth, "type", "veth", "peer", "name", w.peer, "netns", w.netns)
+		if err == nil {
+			break
+		}
+		w.run(ctx, "ip", "netns", "del", w.netns)
+		if !strings.Contains(out, "File exists") || try == wgNumbers-1 {
+			return err
+		}
 	}
-	// Keys: Curve25519, as wg genkey makes them.
+	if err := os.WriteFile(filepath.Join(w.dir, wgVethFile), []byte(w.veth), 0o600); err != nil {
+		return err
+	}
+	outerS, outerC := w.outer()
+	for _, c := range [][]string{
+		{"ip", "addr", "add", outerS + "/30", "dev", w.veth},
+		{"ip", "link", "set", w.veth, "up"},
+		{"ip", "-n", w.netns, "addr", "add", outerC + "/30", "dev", w.peer},
+		{"ip", "-n", w.netns, "link", "set", w.peer, "up"},
+		{"ip", "-n", w.netns, "link", "set", "lo", "up"},
+	} {
+		if _, err := w.run(ctx, c...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outer are the veth pair's addresses: the root end's, the namespace's.
+func (w *WireGuard) outer() (string, string) {
+	return fmt.Sprintf("10.214.%d.1", w.n), fmt.Sprintf("10.214.%d.2", w.n)
+}
+
+// wgKeys are the two ends' public keys; the private ones are files.
+type wgKeys struct{ server, client string }
+
+// startDevices makes the key pairs and starts wireguard-go at both ends.
+func (w *WireGuard) startDevices(ctx context.Context, k *wgKeys) error {
+	// Curve25519, as wg genkey makes them.
 	sPriv, sPub, err := wgKeyPair()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cPriv, cPub, err := wgKeyPair()
 	if err != nil {
-		return nil, err
+		return err
 	}
+	*k = wgKeys{server: sPub, client: cPub}
 	for name, key := range map[string]string{"server.key": sPriv, "client.key": cPriv} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(key+"\n"), 0o600); err != nil {
-			return nil, err
+		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(key+"\n"), 0o600); err != nil {
+			return err
 		}
 	}
-	start := time.Now()
 	if w.server, err = w.startDevice("wireguard-go (server side)", []string{"wireguard-go", "-f", w.dev}, "server.log"); err != nil {
-		return nil, err
+		return err
 	}
-	if w.client, err = w.startDevice("wireguard-go (client side)", inNs("wireguard-go", "-f", cdev), "client.log"); err != nil {
-		return nil, err
+	if w.client, err = w.startDevice("wireguard-go (client side)", w.inNs("wireguard-go", "-f", w.cdev), "client.log"); err != nil {
+		return err
 	}
 	for _, d := range []struct {
 		dev string
 		ns  bool
-	}{{w.dev, false}, {cdev, true}} {
+	}{{w.dev, false}, {w.cdev, true}} {
 		if err := w.waitDevice(ctx, d.dev, d.ns); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	w.setup = append(w.setup, result.SetupPhase{Name: "wireguard-go", Duration: time.Since(start)})
-	const sPort, cPort = "51820", "51821"
-	err = step("wg set+addresses",
-		[]string{"wg", "set", w.dev, "private-key", filepath.Join(dir, "server.key"), "listen-port", sPort,
-			"peer", cPub, "allowed-ips", cliAddr + "/32", "endpoint", outerC + ":" + cPort},
-		[]string{"ip", "addr", "add", srvAddr + "/24", "dev", w.dev},
-		[]string{"ip", "link", "set", w.dev, "up"},
-		inNs("wg", "set", cdev, "private-key", filepath.Join(dir, "client.key"), "listen-port", cPort,
-			"peer", sPub, "allowed-ips", srvAddr+"/32", "endpoint", outerS+":"+sPort),
-		[]string{"ip", "-n", w.netns, "addr", "add", cliAddr + "/24", "dev", cdev},
-		[]string{"ip", "-n", w.netns, "link", "set", cdev, "up"})
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// configure gives both ends their keys, peers and addresses. Listen ports
+// are 0, for the kernel to pick free ones (a fixed 51820 in the root
+// namespace is taken by a second run's tunnel), and each end is then told
+// the other's.
+func (w *WireGuard) configure(ctx context.Context, k wgKeys) error {
+	srvAddr, cliAddr := WireGuardNet(w.n)
+	outerS, outerC := w.outer()
+	if _, err := w.run(ctx, "wg", "set", w.dev, "private-key", filepath.Join(w.dir, "server.key"), "listen-port", "0",
+		"peer", k.client, "allowed-ips", cliAddr+"/32"); err != nil {
+		return err
 	}
-	return w, nil
+	sPort, err := w.run(ctx, "wg", "show", w.dev, "listen-port")
+	if err != nil {
+		return err
+	}
+	if _, err := w.run(ctx, w.inNs("wg", "set", w.cdev, "private-key", filepath.Join(w.dir, "client.key"), "listen-port", "0",
+		"peer", k.server, "allowed-ips", srvAddr+"/32", "endpoint", net.JoinHostPort(outerS, sPort))...); err != nil {
+		return err
+	}
+	cPort, err := w.run(ctx, w.inNs("wg", "show", w.cdev, "listen-port")...)
+	if err != nil {
+		return err
+	}
+	w.ports = [2]string{sPort, cPort}
+	for _, c := range [][]string{
+		{"wg", "set", w.dev, "peer", k.client, "endpoint", net.JoinHostPort(outerC, cPort)},
+		{"ip", "addr", "add", srvAddr + "/24", "dev", w.dev},
+		{"ip", "link", "set", w.dev, "up"},
+		{"ip", "-n", w.netns, "addr", "add", cliAddr + "/24", "dev", w.cdev},
+		{"ip", "-n", w.netns, "link", "set", w.cdev, "up"},
+	} {
+		if _, err := w.run(ctx, c...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inNs is argv run in the client's namespace.
+func (w *WireGuard) inNs(argv ...string) []string {
+	return append([]string{"ip", "netns", "exec", w.netns}, argv...)
+}
+
+// run runs a setup command, returning its output (trimmed), or an error
+// with it.
+func (w *WireGuard) run(ctx context.Context, argv ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	o := strings.TrimSpace(string(out))
+	if err != nil {
+		return o, fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, o)
+	}
+	return o, nil
 }
 
 func (w *WireGuard) startDevice(name string, argv []string, log string) (*process, error) {
@@ -251,8 +357,8 @@ func (w *WireGuard) Alive() error {
 	return w.client.alive()
 }
 
-// Stop stops both ends and removes the namespace (and with it the veth
-// pair) and the directory with the keys; safe to call more than once.
+// Stop stops both ends and removes the veth pair, the namespace and the
+// directory with the keys; safe to call more than once.
 func (w *WireGuard) Stop() error {
 	w.stopOnce.Do(func() {
 		var errs []error
@@ -261,42 +367,52 @@ func (w *WireGuard) Stop() error {
 				errs = append(errs, p.stop(0))
 			}
 		}
-		errs = append(errs, removeNetns(w.dir), os.RemoveAll(w.dir))
-		// The root end goes with the namespace's; if the namespace was
-		// never made, it may be left.
-		if _, err := net.InterfaceByName(w.veth); err == nil {
-			errs = append(errs, exec.Command("ip", "link", "del", w.veth).Run())
-		}
+		errs = append(errs, removeWireGuard(w.dir), os.RemoveAll(w.dir))
 		w.stopErr = errors.Join(errs...)
 	})
 	return w.stopErr
 }
 
-// removeNetns deletes the network namespace a lab dir names, if it does
-// and it exists.
-func removeNetns(dir string) error {
-	raw, err := os.ReadFile(filepath.Join(dir, wgNetnsFile))
-	if err != nil {
-		return nil // no namespace of its own
+// removeWireGuard deletes the veth pair and the network namespace a lab
+// dir names, those of them it names that exist. The veth pair goes first,
+// and at once: deleting one end deletes both, whereas a namespace whose
+// name is deleted lives on, its veth pair with it, while the kernel still
+// holds it (for the sockets a killed run made there).
+func removeWireGuard(dir string) error {
+	var errs []error
+	for _, f := range []struct{ file, prefix, sys string }{
+		{wgVethFile, "tbwgv", "/sys/class/net"},
+		{wgNetnsFile, "tlsbench-wg-", "/run/netns"},
+	} {
+		raw, err := os.ReadFile(filepath.Join(dir, f.file))
+		if err != nil {
+			continue // none of its own
+		}
+		name := strings.TrimSpace(string(raw))
+		if !strings.HasPrefix(name, f.prefix) || strings.ContainsAny(name, "/ ") {
+			errs = append(errs, fmt.Errorf("lab dir %s names %s %q, not one of tlsbench's", dir, f.file, name))
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(f.sys, name)); err != nil {
+			continue
+		}
+		del := []string{"ip", "link", "del", name}
+		if f.file == wgNetnsFile {
+			del = []string{"ip", "netns", "del", name}
+		}
+		if out, err := exec.Command(del[0], del[1:]...).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v: %s", strings.Join(del, " "), err, strings.TrimSpace(string(out))))
+		}
 	}
-	name := strings.TrimSpace(string(raw))
-	if !strings.HasPrefix(name, "tlsbench-wg-") || strings.ContainsAny(name, "/ ") {
-		return fmt.Errorf("lab dir %s names namespace %q, not one of tlsbench's", dir, name)
-	}
-	if _, err := os.Stat(filepath.Join("/run/netns", name)); err != nil {
-		return nil
-	}
-	if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
-		return fmt.Errorf("ip netns del %s: %v: %s", name, err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Info describes the tunnel for the result.
 func (w *WireGuard) Info() result.Server {
 	return result.Server{Software: "wireguard-go", Version: w.version,
 		Endpoints: map[string]string{"": net.JoinHostPort(w.ServerAddr(), "0")},
-		Settings:  map[string]string{"netns": w.netns, "server": w.ServerAddr(), "client": w.ClientAddr(), "mtu": "1420 (wireguard-go's default)"}}
+		Settings: map[string]string{"netns": w.netns, "server": w.ServerAddr(), "client": w.ClientAddr(), "mtu": "1420 (wireguard-go's default)",
+			"udp_ports": w.ports[0] + " (server), " + w.ports[1] + " (client)"}}
 }
 
 // Prefix is the tunnel's subnet, for Options.Tunnel.

@@ -360,11 +360,7 @@ func New(raw Spec) (Spec, error) {
 	s, err := newSpec(raw)
 	if err != nil {
 		s.Target = Redact(s.Target)
-		via := make([]string, len(s.Via))
-		for i, v := range s.Via {
-			via[i] = Redact(v)
-		}
-		s.Via, s.secretTarget, s.secretVia = via, "", nil
+		s.Via, s.secretTarget, s.secretVia = redactAll(s.Via), "", nil
 		s.hideWorkload()
 		s.secretWork = UserWorkload{}
 	}
@@ -373,6 +369,9 @@ func New(raw Spec) (Spec, error) {
 
 func newSpec(raw Spec) (Spec, error) {
 	s := raw
+	if err := s.checkGiven(); err != nil {
+		return s, err
+	}
 	if err := s.preset(); err != nil {
 		return s, err
 	}
@@ -579,9 +578,6 @@ func newSpec(raw Spec) (Spec, error) {
 		warmup := DefaultWarmup
 		s.Warmup = &warmup
 	}
-	if s.Duration < 0 || *s.Warmup < 0 || s.Timeout < 0 {
-		return s, errorf("durations must not be negative")
-	}
 	if s.Duration == 0 {
 		s.Duration = DefaultDuration
 		if s.Count > 0 {
@@ -640,6 +636,75 @@ func newSpec(raw Spec) (Spec, error) {
 	s.secretPath, s.Path = s.Path, Redact(s.Path)
 	return s, nil
 }
+
+// MaxDuration bounds -d, --warmup and --timeout: a day, far beyond any
+// trial worth repeating, and a typo (2562047h) is an error, not a run
+// that never ends.
+const MaxDuration = 24 * time.Hour
+
+// checkGiven refuses what a Spec is given before any default is filled:
+// a list given empty (nil is the default; an empty one is an unset shell
+// variable, --tls "$MODES", and must not quietly become the default
+// matrix), and durations below zero or above MaxDuration.
+func (s *Spec) checkGiven() error {
+	lists := []struct {
+		field, example string
+		empty          bool
+	}{
+		{"⟨tls⟩", "off,1.3", givenEmpty(s.TLS)},
+		{"⟨keys⟩", "rsa2048,ecdsa-p256", givenEmpty(s.Keys)},
+		{"⟨via⟩", "direct,ssh", givenEmpty(s.Via)},
+		{"⟨groups⟩", "x25519,p256", givenEmpty(s.Groups)},
+		{"⟨ciphers⟩", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", givenEmpty(s.Ciphers)},
+		{"⟨resume⟩", "off,on", givenEmpty(s.Resume)},
+		{"⟨auth⟩", "scram-sha-256,md5", givenEmpty(s.Auth)},
+		{"⟨negotiation⟩", "postgres,direct", givenEmpty(s.Negotiation)},
+		{"⟨client_certs⟩", "off,rsa2048", givenEmpty(s.ClientCerts)},
+		{"⟨concurrency⟩", "1,8", givenEmpty(s.Concurrency)},
+		{"⟨per_conn⟩", "1,10", givenEmpty(s.PerConn)},
+		{"⟨clients⟩", "100,1000", givenEmpty(s.Clients)},
+		{"⟨rtt⟩", "0,44ms", givenEmpty(s.RTT)},
+		{"⟨predict_rtt⟩", "44ms", givenEmpty(s.PredictRTT)},
+	}
+	for _, l := range lists {
+		if l.empty {
+			return errorf("%s: the list is empty (an unset variable?): give values such as %s %s, or leave %s out for the default", l.field, l.field, l.example, l.field)
+		}
+	}
+	durations := []struct {
+		field, negative string
+		d               time.Duration
+	}{
+		{"⟨duration⟩", "give a positive length of each trial", s.Duration},
+		{"⟨timeout⟩", "give a positive bound on each operation", s.Timeout},
+		{"⟨warmup⟩", "give 0 for no warm-up or a positive duration", s.WarmupTime()},
+	}
+	for _, d := range durations {
+		switch {
+		case d.d < 0:
+			return errorf("%s %s is negative: %s", d.field, shortDuration(d.d), d.negative)
+		case d.d > MaxDuration:
+			return errorf("%s %s is out of range: use at most %s", d.field, shortDuration(d.d), shortDuration(MaxDuration))
+		}
+	}
+	return nil
+}
+
+// shortDuration writes d without zero minutes and seconds: "24h", not
+// "24h0m0s".
+func shortDuration(d time.Duration) string {
+	str := d.String()
+	if strings.HasSuffix(str, "m0s") {
+		str = strings.TrimSuffix(str, "0s")
+	}
+	if strings.HasSuffix(str, "h0m") {
+		str = strings.TrimSuffix(str, "0m")
+	}
+	return str
+}
+
+// givenEmpty reports whether a list was given, but with nothing in it.
+func givenEmpty[T any](l []T) bool { return l != nil && len(l) == 0 }
 
 // Label is the text of a concurrency column in tables.
 func Label(c int) string { return fmt.Sprintf("c=%d", c) }

@@ -236,10 +236,19 @@ func (s *Spec) checkVia(t Target) error {
 			}
 		}
 	}
-	s.secretVia = s.Via
-	s.Via = make([]string, len(s.secretVia))
-	for i, raw := range s.secretVia {
-		s.Via[i] = Redact(raw)
-	}
+	s.secretVia, s.Via = s.Via, redactAll(s.Via)
 	return nil
+}
+
+// redactAll returns Redact of each of list, nil for nil (a list given
+// empty is refused, not the default: see checkGiven).
+func redactAll(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = Redact(v)
+	}
+	return out
 }

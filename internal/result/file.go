@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/files"
@@ -154,12 +156,14 @@ func WriteFile(path string, data []byte, what string) error {
 	return nil
 }
 
-// Create claims a new, empty file for a run's result, so that two runs
-// started in the same second never share one: pattern is a path whose file
-// name is a time layout (DefaultName), formatted with t; when that name is
-// taken, -2, -3, ... go before its extension. It returns the path claimed
-// (relative if pattern is). Write may replace the empty file; a run that
-// ends with nothing to save should remove it.
+// Create claims the name of a new result file, so that two runs started
+// in the same second never share one: pattern is a path whose file name is
+// a time layout (DefaultName), formatted with t; when that name is taken,
+// -2, -3, ... go before its extension. It returns the path claimed
+// (relative if pattern is). The claim is a hidden file beside it
+// (.NAME.claim, see claimOf), not the result's own name: a run that is
+// SIGKILLed leaves no empty result file behind for `report` to trip on.
+// Write the result to the path, then Release it.
 func Create(pattern string, t time.Time) (string, error) {
 	dir, layout := filepath.Split(pattern)
 	name := t.Format(layout)
@@ -170,17 +174,101 @@ func Create(pattern string, t time.Time) (string, error) {
 		if n > 1 {
 			path = dir + stem + "-" + strconv.Itoa(n) + ext
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(claimOf(path), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return "", fmt.Errorf("cannot create the result file %s: %v: run tlsbench in a directory you can write to, or name the file with -o", path, cause(err))
 		}
+		fmt.Fprintf(f, "%d\n", os.Getpid()) // for a reader; the sweep goes by age
 		f.Close()
+		// A run of this second that has finished released its claim
+		// after writing its result.
+		if _, err := os.Lstat(path); err == nil {
+			os.Remove(claimOf(path))
+			continue
+		}
 		return path, nil
 	}
 	return "", fmt.Errorf("cannot create the result file: %s and 9999 numbered names beside it are taken: name the file with -o", dir+name)
+}
+
+// Release gives up the claim Create made on path: once the result is
+// written there, or when none will be.
+func Release(path string) error {
+	if err := os.Remove(claimOf(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// mine reports whether a file belongs to this process's user.
+func mine(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Uid == uint32(os.Geteuid())
+}
+
+// claimOf names the hidden file that claims path's name.
+func claimOf(path string) string {
+	dir, name := filepath.Split(path)
+	return dir + "." + name + ".claim"
+}
+
+var (
+	// claimRE matches the claims of default names, emptyRE the empty
+	// files earlier versions claimed them with, tempRE WriteFile's
+	// temporary files (of results and their pages) and CheckOutput's
+	// probes.
+	claimRE = regexp.MustCompile(`^\.tlsbench-[0-9]{8}-[0-9]{6}(-[0-9]+)?\.json\.claim$`)
+	emptyRE = regexp.MustCompile(`^tlsbench-[0-9]{8}-[0-9]{6}(-[0-9]+)?\.json$`)
+	tempRE  = regexp.MustCompile(`^\.tlsbench-(check-)?[0-9]+(\.json|\.html)?$`)
+)
+
+// tempAge is how old a temporary file must be to be swept: a run may be
+// writing it still.
+const tempAge = time.Minute
+
+// SweepClaims removes from dir what runs killed before they wrote their
+// result left there: claims (.NAME.claim) and the empty result files of
+// earlier versions made before start, the start of the run sweeping, and
+// WriteFile's temporary files made a minute before that. A run still
+// going may lose its claim: harmless, as its name's second has passed, so
+// no new run can take that name. Only regular files of this user are
+// removed. It returns how many.
+func SweepClaims(dir string, start time.Time) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	start = start.Truncate(time.Second)
+	n := 0
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		claim, empty, temp := claimRE.MatchString(name), emptyRE.MatchString(name), tempRE.MatchString(name)
+		if !claim && !empty && !temp {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() || !mine(fi) {
+			continue
+		}
+		before := start
+		if temp {
+			before = start.Add(-tempAge)
+		}
+		if !fi.ModTime().Before(before) || (empty && fi.Size() != 0) {
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
 }
 
 // WriteFallback saves r in a new file of its own when writing it where the

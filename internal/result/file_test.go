@@ -184,8 +184,9 @@ func TestWriteThroughSymlinks(t *testing.T) {
 	}
 }
 
-// TestCreate checks that runs started in the same second claim files of
-// their own, and that Write then fills a claimed file.
+// TestCreate checks that runs started in the same second claim names of
+// their own, with hidden claims and no empty result file, and that a name
+// written and released stays taken.
 func TestCreate(t *testing.T) {
 	dir := t.TempDir()
 	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.Local)
@@ -203,18 +204,34 @@ func TestCreate(t *testing.T) {
 		if got[i] != filepath.Join(dir, want[i]) {
 			t.Errorf("claim %d: %s, want %s", i+1, got[i], want[i])
 		}
-		if fi, err := os.Stat(got[i]); err != nil || fi.Size() != 0 || !fi.Mode().IsRegular() {
-			t.Errorf("%s is not a claimed empty file: %v", got[i], err)
+		if _, err := os.Lstat(got[i]); err == nil {
+			t.Errorf("%s exists before its result is written", got[i])
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "."+want[i]+".claim")); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s is not claimed: %v", got[i], err)
 		}
 	}
 	if err := CheckOutput(got[0]); err != nil {
-		t.Errorf("CheckOutput of a claimed file: %v", err)
+		t.Errorf("CheckOutput of a claimed name: %v", err)
 	}
 	if err := Write(got[0], sample()); err != nil {
 		t.Fatal(err)
 	}
+	if err := Release(got[0]); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Read(got[0]); err != nil {
 		t.Error(err)
+	}
+	// Written and released: taken still, by the file.
+	if p, err := Create(pattern, at); err != nil || p != filepath.Join(dir, "tlsbench-20260102-150405-4.json") {
+		t.Errorf("Create after a release = %q, %v", p, err)
+	}
+	for _, p := range got[1:] {
+		Release(p)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.claim")); len(left) != 1 {
+		t.Errorf("claims left: %v, want the last one's", left)
 	}
 
 	t.Chdir(dir)
@@ -223,6 +240,68 @@ func TestCreate(t *testing.T) {
 	}
 	if _, err := Create(filepath.Join(dir, "missing", DefaultName), at); err == nil || !strings.Contains(err.Error(), "cannot create the result file") {
 		t.Errorf("Create in a missing directory: %v", err)
+	}
+}
+
+// TestSweepClaims: claims and empty result files made before the run
+// sweeping, and temporary files a minute older, go; results, newer
+// claims, other files and a non-empty default name stay.
+func TestSweepClaims(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	old, older, recent := start.Add(-2*time.Second), start.Add(-2*time.Minute), start.Add(time.Second)
+	files := []struct {
+		name, data string
+		mtime      time.Time
+		gone       bool
+	}{
+		{".tlsbench-20260102-150405.json.claim", "1\n", old, true},
+		{".tlsbench-20260102-150405-2.json.claim", "1\n", recent, false},
+		{"tlsbench-20260102-150405-3.json", "", old, true},     // an earlier version's claim
+		{"tlsbench-20260102-150405-4.json", "{}", old, false},  // a result
+		{"tlsbench-20260102-150405-5.json", "", recent, false}, // a run of now
+		{".tlsbench-123456.json", "{", older, true},
+		{".tlsbench-123457.html", "<", older, true},
+		{".tlsbench-123458.json", "{", old, false}, // a write may still be on
+		{"notes.json", "", old, false},
+		{".tlsbench-20260102-150405.json.claim.bak", "", old, false},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(f.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, f.mtime, f.mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := SweepClaims(dir, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, f := range files {
+		_, err := os.Lstat(filepath.Join(dir, f.name))
+		if gone := err != nil; gone != f.gone {
+			t.Errorf("%s: gone %v, want %v", f.name, gone, f.gone)
+		}
+		if f.gone {
+			want++
+		}
+	}
+	if n != want {
+		t.Errorf("SweepClaims removed %d, want %d", n, want)
+	}
+}
+
+// TestReadEmpty: an empty result file (a killed run's, of an earlier
+// version) is named as such, not "unexpected end of JSON input".
+func TestReadEmpty(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "tlsbench-20260102-150405.json")
+	os.WriteFile(p, nil, 0o644)
+	_, err := Read(p)
+	if err == nil || !strings.Contains(err.Error(), "is empty: the run that was to write it was killed before it wrote its result: remove it") {
+		t.Errorf("Read of an empty file: %v", err)
 	}
 }
 

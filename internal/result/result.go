@@ -394,6 +394,11 @@ func Read(path string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(data) == 0 {
+		// What a run of an earlier version killed before it wrote its
+		// result leaves: the name it reserved.
+		return nil, fmt.Errorf("%s is empty: the run that was to write it was killed before it wrote its result: remove it", path)
+	}
 	return Decode(data, path)
 }
 
