@@ -244,13 +244,19 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 type TooManyErrors struct {
 	Failed, Total int64
 	Max           float64
+	// Warmup says the failures were the warm-up's (see warmedUp).
+	Warmup bool
 	// First is the first message of the most frequent kind of error.
 	Kind, First string
 }
 
 func (e *TooManyErrors) Error() string {
-	return fmt.Sprintf("%d of %d operations failed (%.1f%%, above --max-error-rate %s), most with %s: %s",
-		e.Failed, e.Total, 100*float64(e.Failed)/float64(e.Total), plan.FormatRate(e.Max), e.Kind, e.First)
+	ops := "operations"
+	if e.Warmup {
+		ops = "operations of the warm-up"
+	}
+	return fmt.Sprintf("%d of %d %s failed (%.1f%%, above --max-error-rate %s), most with %s: %s",
+		e.Failed, e.Total, ops, 100*float64(e.Failed)/float64(e.Total), plan.FormatRate(e.Max), e.Kind, e.First)
 }
 
 // checkErrors returns a *TooManyErrors when the trial's failed operations

@@ -13,6 +13,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/script"
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
@@ -206,20 +207,15 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	if err != nil {
 		return result.Trial{}, err
 	}
-	tallies := make([]*openTally, c)
+	tallies, warms := make([]*openTally, c), make([]*tally, c)
 	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	var wg sync.WaitGroup
 	for i := range sessions {
-		tallies[i] = newOpenTally()
+		tallies[i], warms[i] = newOpenTally(), newTally()
 		tallies[i].session(sessions[i])
 		wg.Go(func() {
-			ot := tallies[i]
-			guard(ot.tally, func() {
-				for time.Now().Before(warmEnd) && ctx.Err() == nil && sessions[i] != nil {
-					if err := sessions[i].Do(ctx); err != nil {
-						sessions[i] = r.reopen(ctx, d, sessions[i], ot.tally, err)
-					}
-				}
+			guard(tallies[i].tally, func() {
+				sessions[i] = r.warmUp(ctx, d, sessions[i], warms[i], warmEnd, driver.Session.Do)
 			})
 		})
 	}
@@ -229,6 +225,7 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	}
 	start := time.Now()
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: start.Add(r.Spec.Duration)}
+	mctx := script.WithEnd(ctx, lim.deadline) // a \sleep ends with the window
 	disp := &dispatcher{lim: lim, per: 1, sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan time.Time, r.Spec.MaxInflight),
 		spawn: func(time.Time) bool { return false }, arrived: r.arrived}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
@@ -256,7 +253,10 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 				}()
 				for at := range disp.work {
 					t0 := time.Now()
-					if err := s.Do(ctx); err != nil {
+					if err := s.Do(mctx); err != nil {
+						if errors.Is(err, script.ErrCut) {
+							return // the trial ended in a \sleep
+						}
 						bytes()
 						if s = r.reopen(ctx, d, s, ot.tally, err); s == nil {
 							disp.stop.Store(true)
@@ -273,7 +273,8 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	}
 	window := disp.run(start)
 	wg.Wait()
-	return r.openFinish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, tallies, disp, rate, r.Spec.MaxInflight, window)
+	t, err := r.openFinish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, tallies, disp, rate, r.Spec.MaxInflight, window)
+	return warmedUp(r.Spec, warms, t, err)
 }
 
 // openFinish is finish for an open loop: Latency from the intended
