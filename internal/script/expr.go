@@ -1,6 +1,7 @@
 package script
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -65,6 +66,7 @@ func isAlnum(c byte) bool { return isAlpha(c) || isDigit(c) }
 // for them: a malformed expression fails where it goes wrong, without
 // holding all its tokens.
 type lexer struct {
+	ctx   context.Context // a long expression stops when it is done
 	s     string
 	i     int
 	terms int
@@ -83,6 +85,9 @@ func (l *lexer) next() (token, error) {
 	case tInt, tMaxIntPlusOne, tDouble, tVar, tIdent:
 		if l.terms++; l.terms > maxTerms {
 			return token{}, errTooLong
+		}
+		if l.terms%4096 == 0 && l.ctx.Err() != nil {
+			return token{}, l.ctx.Err()
 		}
 	}
 	return t, err
@@ -263,12 +268,12 @@ func (p *parser) isOp(s string) bool { t := p.peek(); return t.kind == tOp && t.
 func (p *parser) isKw(s string) bool { t := p.peek(); return t.kind == tKeyword && t.text == s }
 
 // parseExpr parses the expression text of a \set whose variables must be
-// among defined. Errors come in this order: the lexer's, a syntax error
+// among defined; a cancelled ctx ends it with ctx's error. Errors come in this order: the lexer's, a syntax error
 // (also a bound, errTooLong or errTooDeep), an undefined variable
 // (*undefinedError), a function of constant arguments that fails (see
 // call).
-func parseExpr(s string, defined map[string]bool) (*expr, error) {
-	p := &parser{lex: lexer{s: s}, defined: defined, consts: &env{vars: map[string]Value{}, rng: rand.New(rand.NewPCG(1, 2))}}
+func parseExpr(ctx context.Context, s string, defined map[string]bool) (*expr, error) {
+	p := &parser{lex: lexer{ctx: ctx, s: s}, defined: defined, consts: &env{vars: map[string]Value{}, rng: rand.New(rand.NewPCG(1, 2))}}
 	if p.peek().kind == tEOF {
 		return nil, fmt.Errorf("missing expression")
 	}

@@ -167,7 +167,10 @@ func Parse(ctx context.Context, name string, src string, weight int, d Dialect) 
 			sc.cmds = append(sc.cmds, command{line: st.Line, stmt: st})
 			continue
 		}
-		cmd, err := meta(item.meta, defined)
+		cmd, err := meta(ctx, item.meta, defined)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, fail(item.line, "%v", err)
 		}
@@ -186,7 +189,7 @@ func undefined(name string) string {
 }
 
 // meta parses a meta-command's line (without its backslash).
-func meta(line string, defined map[string]bool) (command, error) {
+func meta(ctx context.Context, line string, defined map[string]bool) (command, error) {
 	word, rest := cutWord(line)
 	lw := strings.ToLower(word)
 	switch lw {
@@ -198,7 +201,7 @@ func meta(line string, defined map[string]bool) (command, error) {
 		if !validName(name) {
 			return command{}, fmt.Errorf("invalid variable name: %q: use letters, digits and _, not starting with a digit", name)
 		}
-		e, err := parseExpr(text, defined)
+		e, err := parseExpr(ctx, text, defined)
 		var undef *undefinedError
 		switch {
 		case errors.Is(err, errTooLong), errors.Is(err, errTooDeep), errors.As(err, &undef):
