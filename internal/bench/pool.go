@@ -66,17 +66,17 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 	return warmedUp(r.Spec, warms, t, err)
 }
 
-// warmUp runs s's warm-up until end and returns the session it ends with
-// (nil: it gave up). Its operations are not the trial's, but they meet the
-// trial's failure policy, counted in warm: a failed session is reopened, a
-// success ends a run of failures, maxConsecutiveErrors in a row give up.
-// do runs one operation on a session under ctx (whose \sleeps end at end:
-// driver.Session.Do, or that with more around it);
-// a pass cut short there neither finished nor failed.
-func (r *Runner) warmUp(ctx context.Context, d driver.Driver, s driver.Session, warm *tally, end time.Time, do func(driver.Session, context.Context) error) driver.Session {
+// warmUp runs s's warm-up until end, one operation at a time with do
+// (Session.Do, and whatever the caller does around it), and returns the
+// session it ends with (nil: it gave up). Its operations are not the
+// trial's but meet the trial's failure policy, counted in warm: a failed
+// session is reopened, a success ends a run of failures,
+// maxConsecutiveErrors in a row give up. A script's \sleep ends at end;
+// that pass neither finished nor failed.
+func (r *Runner) warmUp(ctx context.Context, d driver.Driver, s driver.Session, warm *tally, end time.Time, do func(context.Context, driver.Session) error) driver.Session {
 	wctx := script.WithEnd(ctx, end)
 	for s != nil && time.Now().Before(end) && ctx.Err() == nil {
-		switch err := do(s, wctx); {
+		switch err := do(wctx, s); {
 		case err == nil:
 			warm.ops++
 			warm.errRun = 0
@@ -133,7 +133,7 @@ func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Ses
 		return s != nil
 	}
 	moved := s // the session w describes
-	s = r.warmUp(ctx, d, s, warm, warmEnd, func(s driver.Session, ctx context.Context) error {
+	s = r.warmUp(ctx, d, s, warm, warmEnd, func(ctx context.Context, s driver.Session) error {
 		if s != moved {
 			w.thread, moved = false, s // a reopened session opens in the poller
 		}

@@ -215,7 +215,7 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 		tallies[i].session(sessions[i])
 		wg.Go(func() {
 			guard(tallies[i].tally, func() {
-				sessions[i] = r.warmUp(ctx, d, sessions[i], warms[i], warmEnd, driver.Session.Do)
+				sessions[i] = r.warmUp(ctx, d, sessions[i], warms[i], warmEnd, func(ctx context.Context, s driver.Session) error { return s.Do(ctx) })
 			})
 		})
 	}
