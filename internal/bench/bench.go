@@ -22,6 +22,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/script"
 	"github.com/tlsbench/tlsbench/internal/speed"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -244,13 +245,19 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 type TooManyErrors struct {
 	Failed, Total int64
 	Max           float64
+	// Warmup says the failures were the warm-up's (see warmedUp).
+	Warmup bool
 	// First is the first message of the most frequent kind of error.
 	Kind, First string
 }
 
 func (e *TooManyErrors) Error() string {
-	return fmt.Sprintf("%d of %d operations failed (%.1f%%, above --max-error-rate %s), most with %s: %s",
-		e.Failed, e.Total, 100*float64(e.Failed)/float64(e.Total), plan.FormatRate(e.Max), e.Kind, e.First)
+	ops := "operations"
+	if e.Warmup {
+		ops = "operations of the warm-up"
+	}
+	return fmt.Sprintf("%d of %d %s failed (%.1f%%, above --max-error-rate %s), most with %s: %s",
+		e.Failed, e.Total, ops, 100*float64(e.Failed)/float64(e.Total), plan.FormatRate(e.Max), e.Kind, e.First)
 }
 
 // checkErrors returns a *TooManyErrors when the trial's failed operations
@@ -351,7 +358,9 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 	if err != nil {
 		return c, err
 	}
-	if err := s.Do(ctx); err != nil {
+	// A script's \sleep lasts at most a trial here: the pass ran as far
+	// as a trial would have let it.
+	if err := s.Do(script.WithEnd(ctx, time.Now().Add(r.Spec.Duration))); err != nil && !errors.Is(err, script.ErrCut) {
 		return c, r.explain(err, v)
 	}
 	if dc, ok := s.(driver.DataChecker); ok {

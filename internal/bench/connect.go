@@ -14,6 +14,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/script"
 	"github.com/tlsbench/tlsbench/internal/stats"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -220,6 +221,7 @@ func (r *Runner) connect(ctx context.Context, d driver.Driver, c, n int) (result
 	var wg sync.WaitGroup
 	start := time.Now()
 	lim.deadline = start.Add(r.Spec.Duration)
+	mctx := script.WithEnd(ctx, lim.deadline) // a \sleep ends with the trial
 	cpu.start()
 	for i := range tallies {
 		tl := newTally()
@@ -231,8 +233,8 @@ func (r *Runner) connect(ctx context.Context, d driver.Driver, c, n int) (result
 					once = func(ctx context.Context, d driver.Driver, tl *tally) error { return connectN(ctx, d, n, tl) }
 				}
 				for lim.take(int64(n)) {
-					if err := once(ctx, d, tl); err != nil {
-						if ctx.Err() != nil || tl.fail(err) {
+					if err := once(mctx, d, tl); err != nil {
+						if errors.Is(err, script.ErrCut) || ctx.Err() != nil || tl.fail(err) {
 							return
 						}
 						continue

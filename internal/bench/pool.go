@@ -2,17 +2,21 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/script"
 )
 
 // pool opens c persistent sessions, warms them up, then runs operations on
 // them for the trial's time or count; only the measured window is recorded.
-// A session that fails is counted, closed and opened again.
+// A session that fails is counted, closed and opened again. The warm-up's
+// failures are counted apart, under the same policy (warmedUp).
 func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial, error) {
 	idle, kind, memErr := r.idleMemory(ctx)
 	sessions, closeAll, err := openSessions(ctx, d, c)
@@ -35,18 +39,18 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 		cpu.start()
 		close(cpuStarted)
 	}()
-	tallies := make([]*tally, c)
+	tallies, warms := make([]*tally, c), make([]*tally, c)
 	ends := make([]time.Time, c)
 	probe, undoProcs := newWaitProbe(ctx, waitModes(c), warmEnd)
 	defer undoProcs()
 	for i := range sessions {
-		tl := newTally()
-		tallies[i] = tl
+		tl, warm := newTally(), newTally()
+		tallies[i], warms[i] = tl, warm
 		tl.session(sessions[i])
 		wg.Go(func() {
 			s := sessions[i]
 			defer func() { sessions[i] = s; ends[i] = time.Now() }()
-			guard(tl, func() { r.poolWorker(ctx, d, &s, tl, lim, warmEnd, probe) })
+			guard(tl, func() { r.poolWorker(ctx, d, &s, tl, warm, lim, warmEnd, probe) })
 		})
 	}
 	wg.Wait()
@@ -58,14 +62,65 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 			last = e
 		}
 	}
-	return finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd), ServerMemory: mem, ClientWait: probe.chosen.String()}, &cpu, tallies)
+	t, err := finish(ctx, result.Trial{Start: warmEnd, Elapsed: last.Sub(warmEnd), ServerMemory: mem, ClientWait: probe.chosen.String()}, &cpu, tallies)
+	return warmedUp(r.Spec, warms, t, err)
+}
+
+// warmUp runs s's warm-up until end, one operation at a time with do
+// (Session.Do, and whatever the caller does around it), and returns the
+// session it ends with (nil: it gave up). Its operations are not the
+// trial's but meet the trial's failure policy, counted in warm: a failed
+// session is reopened, a success ends a run of failures,
+// maxConsecutiveErrors in a row give up. A script's \sleep ends at end;
+// that pass neither finished nor failed.
+func (r *Runner) warmUp(ctx context.Context, d driver.Driver, s driver.Session, warm *tally, end time.Time, do func(context.Context, driver.Session) error) driver.Session {
+	wctx := script.WithEnd(ctx, end)
+	for s != nil && time.Now().Before(end) && ctx.Err() == nil {
+		switch err := do(wctx, s); {
+		case err == nil:
+			warm.ops++
+			warm.errRun = 0
+		case errors.Is(err, script.ErrCut):
+		default:
+			s = r.reopen(ctx, d, s, warm, err)
+		}
+	}
+	return s
+}
+
+// warmedUp applies the failure policy to a trial's warm-up once the trial
+// t (and its err) is done: a warm-up in which every operation failed, or
+// more than Spec.MaxErrorRate of them (a *TooManyErrors: t is kept), fails
+// the trial, as the trial's own would; a panic or the ctx's end still
+// comes first.
+func warmedUp(spec plan.Spec, warms []*tally, t result.Trial, err error) (result.Trial, error) {
+	var pe *PanicError
+	if errors.As(err, &pe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return t, err
+	}
+	all := newTally()
+	for _, w := range warms {
+		all.merge(w)
+	}
+	if len(all.errors) == 0 {
+		return t, err
+	}
+	if all.ops == 0 {
+		return t, fmt.Errorf("every operation of the warm-up failed, the first with: %w", all.firstErr)
+	}
+	var many *TooManyErrors
+	if errors.As(checkErrors(spec, result.Trial{Ops: all.ops, Errors: all.errors, ErrorSamples: all.samples}), &many) {
+		many.Warmup = true
+		return t, many
+	}
+	return t, err
 }
 
 // poolWorker runs one pool connection's warm-up and measured operations;
 // *sp is the session it ends with (nil if it had to give up), also after a
 // panic, so that the pool closes the right one. The probe says where the
 // session's reads wait (see waitProbe).
-func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl *tally, lim *limits, warmEnd time.Time, probe *waitProbe) {
+func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl, warm *tally, lim *limits, warmEnd time.Time, probe *waitProbe) {
 	s := *sp
 	defer func() { *sp = s }()
 	var w waiter // a session opens in the poller
@@ -77,12 +132,23 @@ func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Ses
 		}
 		return s != nil
 	}
-	for time.Now().Before(warmEnd) && ctx.Err() == nil {
-		probe.follow(s, &w)
-		if err := s.Do(ctx); err != nil && !reopen(err) {
-			return
+	moved := s // the session w describes
+	s = r.warmUp(ctx, d, s, warm, warmEnd, func(ctx context.Context, s driver.Session) error {
+		if s != moved {
+			w.thread, moved = false, s // a reopened session opens in the poller
 		}
-		probe.done()
+		probe.follow(s, &w)
+		err := s.Do(ctx)
+		if err == nil {
+			probe.done()
+		}
+		return err
+	})
+	if s == nil {
+		return
+	}
+	if s != moved {
+		w.thread = false
 	}
 	probe.final(ctx, s, &w)
 	// Bytes count from here: the measured window only.
@@ -98,9 +164,13 @@ func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Ses
 			bytes()
 		}
 	}()
+	mctx := script.WithEnd(ctx, lim.deadline)
 	for lim.next() {
 		t0 := time.Now()
-		if err := s.Do(ctx); err != nil {
+		if err := s.Do(mctx); err != nil {
+			if errors.Is(err, script.ErrCut) {
+				return // the trial ended in a \sleep
+			}
 			bytes()
 			if !reopen(err) {
 				return

@@ -14,6 +14,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/script"
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
@@ -253,20 +254,15 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	if err != nil {
 		return result.Trial{}, err
 	}
-	tallies := make([]*openTally, c)
+	tallies, warms := make([]*openTally, c), make([]*tally, c)
 	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	var wg sync.WaitGroup
 	for i := range sessions {
-		tallies[i] = newOpenTally()
+		tallies[i], warms[i] = newOpenTally(), newTally()
 		tallies[i].session(sessions[i])
 		wg.Go(func() {
-			ot := tallies[i]
-			guard(ot.tally, func() {
-				for time.Now().Before(warmEnd) && ctx.Err() == nil && sessions[i] != nil {
-					if err := sessions[i].Do(ctx); err != nil {
-						sessions[i] = r.reopen(ctx, d, sessions[i], ot.tally, err)
-					}
-				}
+			guard(tallies[i].tally, func() {
+				sessions[i] = r.warmUp(ctx, d, sessions[i], warms[i], warmEnd, func(ctx context.Context, s driver.Session) error { return s.Do(ctx) })
 			})
 		})
 	}
@@ -276,6 +272,7 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	}
 	start := time.Now()
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: start.Add(r.Spec.Duration)}
+	mctx := script.WithEnd(ctx, lim.deadline) // a \sleep ends with the window
 	disp := &dispatcher{lim: lim, per: 1, sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan arrival, r.Spec.MaxInflight),
 		spawn: func(arrival) bool { return false }, arrived: r.arrived}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
@@ -306,7 +303,10 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 					// The arrival started when it was queued: its wait
 					// for this connection is queueing, not lag.
 					ot.lag.start(a.at, a.sent)
-					if err := s.Do(ctx); err != nil {
+					if err := s.Do(mctx); err != nil {
+						if errors.Is(err, script.ErrCut) {
+							return // the trial ended in a \sleep
+						}
 						bytes()
 						if s = r.reopen(ctx, d, s, ot.tally, err); s == nil {
 							disp.stop.Store(true)
@@ -323,7 +323,8 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	}
 	window := disp.run(start)
 	wg.Wait()
-	return r.openFinish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, tallies, disp, rate, r.Spec.MaxInflight, window)
+	t, err := r.openFinish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, tallies, disp, rate, r.Spec.MaxInflight, window)
+	return warmedUp(r.Spec, warms, t, err)
 }
 
 // openFinish is finish for an open loop: Latency from the intended

@@ -351,3 +351,105 @@ func TestPoolChoosesWaitMode(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolWarmupFailures: the warm-up's failed operations meet the trial's
+// failure policy but are not the trial's. A session failing 1 operation in
+// 5 used to stop its worker in the warm-up (50 failures, never reset by a
+// success) and fail the run as "every operation failed"; now the trial
+// runs and counts its own failures only, also while the warm-up tries its
+// wait modes (more connections than CPUs). A warm-up above
+// --max-error-rate, or in which every operation failed, still fails.
+func TestPoolWarmupFailures(t *testing.T) {
+	const warmup = 600 * time.Millisecond
+	c := bench.UsableCPUs() + 2
+	tests := []struct {
+		name    string
+		rate    float64
+		failing func(n int64, warm bool) bool
+		wantErr []string // parts of the error, in order; none for no error
+	}{
+		{"1 in 5 fail, 100%", 1, func(n int64, _ bool) bool { return n%5 == 0 }, nil},
+		{"1 in 5 fail in the warm-up only, 100%", 1, func(n int64, warm bool) bool { return warm && n%5 == 0 }, nil},
+		{"1 in 5 fail in the warm-up only, 5%", 0.05, func(n int64, warm bool) bool { return warm && n%5 == 0 },
+			[]string{"operations of the warm-up failed (", "above --max-error-rate 5%), most with query: other: query: scripted failure"}},
+		{"every warm-up operation fails", 1, func(_ int64, warm bool) bool { return warm },
+			[]string{"every operation of the warm-up failed, the first with: query: scripted failure"}},
+	}
+	for _, tt := range tests {
+		for _, rate := range []float64{0, 4000} { // closed loop, open loop
+			name := tt.name
+			if rate > 0 {
+				name += ", --rate"
+			}
+			t.Run(name, func(t *testing.T) {
+				var warmEnd atomic.Int64
+				d := &standIn{addr: acceptor(t), script: script{do: func(n int64) error {
+					time.Sleep(50 * time.Microsecond) // a pace the probe can count
+					if tt.failing(n, time.Now().UnixNano() < warmEnd.Load()) {
+						return errScripted
+					}
+					return nil
+				}}}
+				maxRate := tt.rate
+				raw := plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{c}, Count: 200,
+					Trials: 1, MaxErrorRate: &maxRate, Warmup: new(warmup)}
+				if rate > 0 {
+					raw.Rates = []float64{rate}
+				}
+				r := standInRunner(t, raw, d)
+				var saved []result.Trial
+				r.Done = func(tr result.Trial, _, _ int) { saved = append(saved, tr) }
+				procs := runtime.GOMAXPROCS(0)
+				warmEnd.Store(time.Now().Add(warmup).UnixNano()) // within ms of the pool's own
+				err := r.Run(context.Background())
+				if msg := fmt.Sprint(err); (err != nil) != (tt.wantErr != nil) || !containsInOrder(msg, tt.wantErr) {
+					t.Fatalf("error %v, want one with %q", err, tt.wantErr)
+				}
+				if n := d.alive.Load(); n != 0 {
+					t.Errorf("%d sessions left open", n)
+				}
+				if n := runtime.GOMAXPROCS(0); n != procs {
+					t.Errorf("GOMAXPROCS %d after the trial, %d before", n, procs)
+				}
+				var many *bench.TooManyErrors
+				if err != nil && !errors.As(err, &many) {
+					return
+				}
+				if len(saved) != 1 {
+					t.Fatalf("saved %d trials, want 1", len(saved))
+				}
+				tr := saved[0]
+				var failed int64
+				for _, n := range tr.Errors {
+					failed += n
+				}
+				// The trial's 200 operations (less the arrivals an open
+				// loop dropped) fail 1 in 5 or none; its own count, not the
+				// warm-up's thousands.
+				want := [2]int64{0, 0}
+				if tt.failing(5, false) {
+					want = [2]int64{25, 50}
+				}
+				all := tr.Ops + failed
+				if tr.Open != nil {
+					all += tr.Open.Dropped
+				}
+				if all != 200 || failed < want[0] || failed > want[1] || (rate == 0) == (tr.ClientWait == "") {
+					t.Errorf("%d operations, %d failed (%v), waited %q; want 200 in all, %d to %d failed, and a wait mode in a closed loop", tr.Ops, failed, tr.Errors, tr.ClientWait, want[0], want[1])
+				}
+			})
+		}
+	}
+}
+
+// containsInOrder reports whether s holds each of parts, in order.
+func containsInOrder(s string, parts []string) bool {
+	for _, p := range parts {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return true
+}

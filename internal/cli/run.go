@@ -25,8 +25,12 @@ type runOutput struct {
 // run measures raw against its target, saves the result (also the part that
 // finished when interrupted or failed) and prints the tables.
 func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout, stderr io.Writer) (err error) {
-	spec, err := plan.New(raw)
-	if err != nil {
+	// Reading the spec can take a while (a long script): a signal ends it.
+	spec, err := plan.NewContext(ctx, raw)
+	switch {
+	case ctx.Err() != nil:
+		return errInterrupted
+	case err != nil:
 		return err
 	}
 	out, err := openResultFile(o.path)

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -118,6 +122,125 @@ func TestScriptRuns(t *testing.T) {
 			if tr.Ops != 40 || tr.Queries != 80 || len(tr.Errors) > 0 {
 				t.Errorf("%s: %d operations, %d queries, errors %v: want 40, 80, none", tr.Variant, tr.Ops, tr.Queries, tr.Errors)
 			}
+		}
+	})
+}
+
+// TestScriptLongParseSignal: SIGINT and SIGTERM stop tlsbench while it
+// reads a long script (15 MB of \set sums, which took hours before the
+// parser was linear, with the signals held until the end): exit 130
+// within a few seconds, before any connection is made.
+func TestScriptLongParseSignal(t *testing.T) {
+	line := "\\set x 1" + strings.Repeat("+1", 249_000) + "\n" // within the 250,000-term bound
+	big := writeScript(t, "big.sql", strings.Repeat(line, 30)+"SELECT :x;\n")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "pool", "postgres://u@127.0.0.1:1/db", "--tls", "off", "--script", big, "-o", filepath.Join(t.TempDir(), "r.json"))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(700 * time.Millisecond) // started, reading the script
+			sent := time.Now()
+			cmd.Process.Signal(sig)
+			cmd.Wait()
+			took := time.Since(sent)
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || took > 5*time.Second || strings.TrimSpace(stderr.String()) != "tlsbench: interrupted" {
+				t.Errorf("exit %d after %v, stderr %q; want 130 within 5s and tlsbench: interrupted", code, took, stderr.String())
+			}
+		})
+	}
+}
+
+// TestScriptWarmupFailures: a script whose passes fail now and then (a
+// division by zero in 1 pass of 5) runs with --max-error-rate 100%: the
+// warm-up's failures no longer stop the workers (which failed the run as
+// "every operation failed", nothing saved); the trial counts its own
+// failures, by kind, and only those.
+func TestScriptWarmupFailures(t *testing.T) {
+	needServer(t, labBinaries["postgres"])
+	sc := writeScript(t, "div.sql", "\\set x random(1, 5)\nSELECT 1 / (:x - 1);\n")
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := runMain(t, "pool", "--lab", "postgres", "--tls", "off", "--script", sc, "-c", "1", "-d", "1s", "--warmup", "1s",
+		"--max-error-rate", "100%", "--trials", "1", "--tables", "1", "--rows", "10", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trials) != 1 {
+		t.Fatalf("%d trials, want 1", len(r.Trials))
+	}
+	tr := r.Trials[0]
+	failed := tr.Errors["query: other"]
+	// 1 in 5 fail: the trial's share, well away from both 0 and the whole.
+	if share := float64(failed) / float64(failed+tr.Ops); len(tr.Errors) != 1 || failed == 0 || share > 0.4 ||
+		!strings.Contains(tr.ErrorSamples["query: other"], sc+":2: ERROR: division by zero") {
+		t.Errorf("%d operations, errors %v (%v); want about 1 in 5 failed by division by zero", tr.Ops, tr.Errors, tr.ErrorSamples)
+	}
+}
+
+// TestScriptSleepBounds: a \sleep ends within the run's bounds. Fixed
+// sleeps longer than --timeout are refused before any server starts;
+// \sleep 99999 s (it used to hang the run until interrupted) with a
+// --timeout above it ends with the trial (-d 2s), and the run says no
+// operation finished; a sleep a variable makes longer than --timeout fails
+// its pass at the timeout, counted by its own kind.
+func TestScriptSleepBounds(t *testing.T) {
+	long := writeScript(t, "long.sql", "SELECT 1;\n\\sleep 99999 s\nSELECT 2;\n")
+	code, _, stderr := runMain(t, "pool", "--lab", "postgres", "--script", long)
+	if lines := errorLines(stderr); code != exitUsage || len(lines) != 1 ||
+		lines[0] != "tlsbench: "+long+":2: \\sleep: the script's fixed sleeps take 27h46m39s in every pass, longer than the timeout of 10s that bounds a pass: shorten the sleeps, or give a longer --timeout" {
+		t.Errorf("fixed sleep past --timeout: exit %d, %q", code, lines)
+	}
+
+	needServer(t, labBinaries["postgres"])
+	t.Run("-d", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "pool", "--lab", "postgres", "--tls", "off", "--script", long, "--timeout", "30h", "-d", "2s",
+			"--trials", "1", "--tables", "1", "--rows", "10", "-o", filepath.Join(t.TempDir(), "r.json"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		start := time.Now()
+		cmd.Run()
+		took := time.Since(start)
+		// The lab server's start, the check (its sleep ends after -d), 1s
+		// of warm-up and 2s of trial.
+		lines := errorLines(stderr.String())
+		if code := cmd.ProcessState.ExitCode(); code != exitFailed || took > time.Minute || len(lines) != 1 ||
+			!strings.HasSuffix(lines[0], "no operation finished within the trial: give a longer -d/--duration or a larger -n/--count") {
+			t.Errorf("exit %d after %v: %q", code, took, lines)
+		}
+	})
+	t.Run("--timeout", func(t *testing.T) {
+		// Each session sleeps :client_id seconds: the first none, the
+		// others (and every reopened one) past the 500ms timeout.
+		sc := writeScript(t, "var.sql", "\\set s :client_id * 1000\n\\sleep :s ms\nSELECT 1;\n")
+		out := filepath.Join(t.TempDir(), "r.json")
+		start := time.Now()
+		code, _, stderr := runMain(t, "pool", "--lab", "postgres", "--tls", "off", "--script", sc, "-c", "2", "--timeout", "500ms", "-d", "2s",
+			"--max-error-rate", "100%", "--trials", "1", "--tables", "1", "--rows", "10", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		r, err := result.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := r.Trials[0]
+		kind := "query: sleep past timeout"
+		if n := tr.Errors[kind]; len(tr.Errors) != 1 || n < 1 || n > 10 || tr.Ops == 0 ||
+			!strings.HasSuffix(tr.ErrorSamples[kind], sc+":2: \\sleep: the pass would run past its timeout (500ms): shorten the sleep or give a longer --timeout") {
+			t.Errorf("%d operations, errors %v (%v); want some of kind %q", tr.Ops, tr.Errors, tr.ErrorSamples, kind)
+		}
+		if took := time.Since(start); took > time.Minute {
+			t.Errorf("the run took %v", took)
 		}
 	})
 }

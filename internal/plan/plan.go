@@ -3,6 +3,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -356,8 +357,12 @@ func flagDuration(d time.Duration) string {
 
 // New fills defaults into raw, validates it and returns the Spec to run.
 // On error, the Spec it returns holds no secret either.
-func New(raw Spec) (Spec, error) {
-	s, err := newSpec(raw)
+func New(raw Spec) (Spec, error) { return NewContext(context.Background(), raw) }
+
+// NewContext is New under ctx: reading the scripts (a long one takes a
+// while) stops when ctx is done, with ctx's error.
+func NewContext(ctx context.Context, raw Spec) (Spec, error) {
+	s, err := newSpec(ctx, raw)
 	if err != nil {
 		s.Target = Redact(s.Target)
 		s.Via, s.secretTarget, s.secretVia = redactAll(s.Via), "", nil
@@ -367,7 +372,7 @@ func New(raw Spec) (Spec, error) {
 	return s, err
 }
 
-func newSpec(raw Spec) (Spec, error) {
+func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 	s := raw
 	if err := s.checkGiven(); err != nil {
 		return s, err
@@ -430,7 +435,7 @@ func newSpec(raw Spec) (Spec, error) {
 	if err := s.userWorkload(t); err != nil {
 		return s, err
 	}
-	if err := s.workload(t); err != nil {
+	if err := s.workload(ctx, t); err != nil {
 		return s, err
 	}
 	if len(s.Resume) == 0 {
@@ -586,6 +591,9 @@ func newSpec(raw Spec) (Spec, error) {
 	}
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout
+	}
+	if err := s.scriptTimeout(); err != nil {
+		return s, err
 	}
 	if len(s.RTT) > 0 {
 		if rtt := slices.Max(s.RTT); s.Timeout < TimeoutRTTs*rtt {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -50,8 +51,9 @@ var scriptDialects = map[string]script.Dialect{"postgres": script.Postgres, "mys
 // scriptWorkload checks the scripts against the target, reads each file
 // once (bounded), records its text and checksum, and parses the mix the
 // drivers run. The workload is then "script"; the sbtest size keeps its
-// defaults, since a lab server still gets sbtest for scripts to read.
-func (s *Spec) scriptWorkload(t Target) error {
+// defaults, since a lab server still gets sbtest for scripts to read. A
+// cancelled ctx ends the parsing with ctx's error.
+func (s *Spec) scriptWorkload(ctx context.Context, t Target) error {
 	d, ok := scriptDialects[t.Engine()]
 	if !ok {
 		return errorf("⟨scripts⟩: pgbench scripts run on PostgreSQL and MySQL/MariaDB targets (a postgres:// or mysql:// URL, ⟨lab⟩ postgres or mariadb), not on %s", t.Redacted)
@@ -81,8 +83,11 @@ func (s *Spec) scriptWorkload(t Target) error {
 		}
 		sum := sha256.Sum256([]byte(sc.Text))
 		sc.SHA256 = hex.EncodeToString(sum[:])
-		p, err := script.Parse(sc.File, sc.Text, sc.Weight, d)
-		if err != nil {
+		p, err := script.Parse(ctx, sc.File, sc.Text, sc.Weight, d)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err() // an interruption, not the user's input
+		case err != nil:
 			return errorf("%v", err)
 		}
 		parsed = append(parsed, p)
@@ -94,6 +99,19 @@ func (s *Spec) scriptWorkload(t Target) error {
 	s.mix = mix
 	s.Workload = "script"
 	return s.sqlWorkload()
+}
+
+// scriptTimeout bounds every pass of the scripts by ⟨timeout⟩ (filled by
+// then): a script whose fixed \sleeps alone take longer would fail every
+// pass, so it is refused now.
+func (s *Spec) scriptTimeout() error {
+	if s.mix == nil {
+		return nil
+	}
+	if err := s.mix.SetTimeout(s.Timeout); err != nil {
+		return errorf("%v: shorten the sleeps, or give a longer ⟨timeout⟩", err)
+	}
+	return nil
 }
 
 // ScriptMix is the parsed scripts the drivers run, nil without scripts

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"net"
 	"net/url"
 	"regexp"
@@ -330,9 +331,9 @@ var Workloads = map[string][]string{
 }
 
 // workload fills and checks the workload fields against the target.
-func (s *Spec) workload(t Target) error {
+func (s *Spec) workload(ctx context.Context, t Target) error {
 	if len(s.Scripts) > 0 {
-		return s.scriptWorkload(t)
+		return s.scriptWorkload(ctx, t)
 	}
 	names := Workloads[t.Engine()]
 	if slices.Contains(s.Experiments, Stream) {

@@ -143,8 +143,33 @@ func (v Value) truth() bool {
 	return false
 }
 
-// eval computes e as pgbench's evaluateExpr does.
+// eval computes e as pgbench's evaluateExpr does. A left-deep chain of
+// two-argument nodes, as the parser makes of 1 + 2 + ... + n, is computed
+// in a loop from its first term: the stack grows with the expression's
+// nesting (maxDepth), not with its length.
 func (e *expr) eval(en *env) (Value, error) {
+	if !e.chained() {
+		return e.node(en)
+	}
+	var chain []*expr
+	for n := e; n.chained(); n = n.args[0] {
+		chain = append(chain, n)
+	}
+	v, err := chain[len(chain)-1].args[0].eval(en)
+	for i := len(chain) - 1; i >= 0 && err == nil; i-- {
+		v, err = chain[i].apply(v, en)
+	}
+	return v, err
+}
+
+// chained reports whether e is a two-argument node whose first argument
+// is one too.
+func (e *expr) chained() bool {
+	return len(e.args) == 2 && len(e.args[0].args) == 2
+}
+
+// node computes e, its arguments by eval.
+func (e *expr) node(en *env) (Value, error) {
 	switch {
 	case e.name != "":
 		v, ok := en.vars[e.name]
@@ -154,8 +179,6 @@ func (e *expr) eval(en *env) (Value, error) {
 		return v, nil
 	case e.op == "":
 		return e.val, nil
-	case e.op == "!and" || e.op == "!or":
-		return e.logic(en)
 	case e.op == "!case":
 		for i := 0; i+1 < len(e.args); i += 2 {
 			c, err := e.args[i].eval(en)
@@ -167,49 +190,67 @@ func (e *expr) eval(en *env) (Value, error) {
 			}
 		}
 		return e.args[len(e.args)-1].eval(en)
+	case len(e.args) == 2:
+		a, err := e.args[0].eval(en)
+		if err != nil {
+			return Value{}, err
+		}
+		return e.apply(a, en)
 	}
 	args := make([]Value, len(e.args))
-	null := false
 	for i, a := range e.args {
 		v, err := a.eval(en)
 		if err != nil {
 			return Value{}, err
 		}
 		args[i] = v
-		null = null || v.kind == Null
 	}
+	return e.call(args, en)
+}
+
+// apply computes a two-argument e whose first argument is a: AND and OR
+// lazily, with SQL's NULL; anything else on both values.
+func (e *expr) apply(a Value, en *env) (Value, error) {
+	if e.op == "!and" || e.op == "!or" {
+		if a.kind == Null {
+			return Value{}, nil
+		}
+		ba, err := a.toBool()
+		if err != nil {
+			return Value{}, err
+		}
+		if ba == (e.op == "!or") {
+			return Bool(ba), nil
+		}
+		b, err := e.args[1].eval(en)
+		if err != nil || b.kind == Null {
+			return Value{}, err
+		}
+		bb, err := b.toBool()
+		if err != nil {
+			return Value{}, err
+		}
+		return Bool(bb), nil
+	}
+	b, err := e.args[1].eval(en)
+	if err != nil {
+		return Value{}, err
+	}
+	return e.call([]Value{a, b}, en)
+}
+
+// call computes e's function on its arguments' values.
+func (e *expr) call(args []Value, en *env) (Value, error) {
 	if e.op == "!is" {
 		a, b := args[0], args[1]
 		return Bool(a.kind == b.kind && (a.kind != Boolean || a.b == b.b)), nil
 	}
-	if null {
-		return Value{}, nil // a function of NULL is NULL
+	for _, a := range args {
+		if a.kind == Null {
+			return Value{}, nil // a function of NULL is NULL
+		}
 	}
 	return apply(e.op, args, en)
-}
-
-// logic is AND and OR, lazy, with SQL's NULL.
-func (e *expr) logic(en *env) (Value, error) {
-	a, err := e.args[0].eval(en)
-	if err != nil || a.kind == Null {
-		return Value{}, err
-	}
-	ba, err := a.toBool()
-	if err != nil {
-		return Value{}, err
-	}
-	if ba == (e.op == "!or") {
-		return Bool(ba), nil
-	}
-	b, err := e.args[1].eval(en)
-	if err != nil || b.kind == Null {
-		return Value{}, err
-	}
-	bb, err := b.toBool()
-	if err != nil {
-		return Value{}, err
-	}
-	return Bool(bb), nil
 }
 
 var errDivZero = errors.New("division by zero")

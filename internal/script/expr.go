@@ -1,8 +1,10 @@
 package script
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 )
@@ -16,9 +18,16 @@ type expr struct {
 	args []*expr
 }
 
-// maxDepth bounds the nesting of an expression, so that a hostile script
-// cannot exhaust the stack.
-const maxDepth = 200
+// maxDepth bounds the nesting of an expression (parentheses, function
+// calls, unary operators), so that a hostile script cannot exhaust the
+// stack; maxTerms bounds its length in terms (constants, variables,
+// function calls), so that one \set cannot take the process's memory or a
+// pass's time. pgbench has neither bound; scripts people write stay far
+// below both.
+const (
+	maxDepth = 200
+	maxTerms = 250_000
+)
 
 // token kinds of pgbench's expression lexer (exprscan.l, EXPR state).
 const (
@@ -30,6 +39,7 @@ const (
 	tIdent // a function name
 	tKeyword
 	tOp
+	tErr // the lexer failed: see parser.err
 )
 
 type token struct {
@@ -52,24 +62,55 @@ func isAlpha(c byte) bool {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func isAlnum(c byte) bool { return isAlpha(c) || isDigit(c) }
 
-// lexExpr splits an expression into tokens.
-func lexExpr(s string) ([]token, error) {
-	var out []token
-	for i := 0; i < len(s); {
+// lexer reads an expression's tokens one at a time, as the parser asks
+// for them: a malformed expression fails where it goes wrong, without
+// holding all its tokens.
+type lexer struct {
+	ctx   context.Context // a long expression stops when it is done
+	s     string
+	i     int
+	terms int
+}
+
+// errTooLong and errTooDeep are an expression past maxTerms and maxDepth.
+var (
+	errTooLong = fmt.Errorf("the expression has more than %d terms (tlsbench's bound): split it into several \\set commands and combine their variables", maxTerms)
+	errTooDeep = fmt.Errorf("the expression is nested more than %d deep (tlsbench's bound): split it into several \\set commands and combine their variables", maxDepth)
+)
+
+// next returns the next token, tEOF at the end.
+func (l *lexer) next() (token, error) {
+	t, err := l.scan()
+	switch t.kind {
+	case tInt, tMaxIntPlusOne, tDouble, tVar, tIdent:
+		if l.terms++; l.terms > maxTerms {
+			return token{}, errTooLong
+		}
+		if l.terms%4096 == 0 && l.ctx.Err() != nil {
+			return token{}, l.ctx.Err()
+		}
+	}
+	return t, err
+}
+
+func (l *lexer) scan() (token, error) {
+	s := l.s
+	for l.i < len(s) {
+		i := l.i
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\n':
-			i++
+			l.i++
 		case c == ':':
 			j := i + 1
 			for j < len(s) && isAlnum(s[j]) {
 				j++
 			}
 			if j == i+1 {
-				return nil, fmt.Errorf("unexpected character \":\": a variable is :name")
+				return token{}, fmt.Errorf("unexpected character \":\": a variable is :name")
 			}
-			out = append(out, token{kind: tVar, text: s[i+1 : j]})
-			i = j
+			l.i = j
+			return token{kind: tVar, text: s[i+1 : j]}, nil
 		case isDigit(c) || c == '.' && i+1 < len(s) && isDigit(s[i+1]):
 			j := i
 			for j < len(s) && isDigit(s[j]) {
@@ -96,36 +137,33 @@ func lexExpr(s string) ([]token, error) {
 				}
 			}
 			text := s[i:j]
-			i = j
+			l.i = j
 			if double {
 				f, err := strconv.ParseFloat(text, 64)
 				if err != nil || math.IsInf(f, 0) {
-					return nil, fmt.Errorf("double constant overflow (%s)", text)
+					return token{}, fmt.Errorf("double constant overflow (%s)", text)
 				}
-				out = append(out, token{kind: tDouble, f: f, text: text})
-				continue
+				return token{kind: tDouble, f: f, text: text}, nil
 			}
 			if strings.TrimLeft(text, "0") == "9223372036854775808" {
-				out = append(out, token{kind: tMaxIntPlusOne, text: text})
-				continue
+				return token{kind: tMaxIntPlusOne, text: text}, nil
 			}
 			n, err := strconv.ParseInt(text, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("bigint constant overflow (%s)", text)
+				return token{}, fmt.Errorf("bigint constant overflow (%s)", text)
 			}
-			out = append(out, token{kind: tInt, i: n, text: text})
+			return token{kind: tInt, i: n, text: text}, nil
 		case isAlpha(c):
 			j := i
 			for j < len(s) && isAlnum(s[j]) {
 				j++
 			}
 			w := s[i:j]
-			i = j
+			l.i = j
 			if lw := strings.ToLower(w); keywords[lw] {
-				out = append(out, token{kind: tKeyword, text: lw})
-			} else {
-				out = append(out, token{kind: tIdent, text: w})
+				return token{kind: tKeyword, text: lw}, nil
 			}
+			return token{kind: tIdent, text: w}, nil
 		default:
 			op := ""
 			for _, o := range []string{"<>", "!=", "<=", ">=", "<<", ">>"} {
@@ -138,16 +176,16 @@ func lexExpr(s string) ([]token, error) {
 				op = string(c)
 			}
 			if op == "" {
-				return nil, fmt.Errorf("unexpected character %q", rune(c))
+				return token{}, fmt.Errorf("unexpected character %q", rune(c))
 			}
+			l.i += len(op)
 			if op == "!=" {
 				op = "<>"
 			}
-			out = append(out, token{kind: tOp, text: op})
-			i += len(op)
+			return token{kind: tOp, text: op}, nil
 		}
 	}
-	return out, nil
+	return token{kind: tEOF}, nil
 }
 
 // Binding powers of pgbench's grammar, from its yacc precedence list
@@ -194,42 +232,72 @@ func infix(t token) (prec int, fn string) {
 }
 
 type parser struct {
-	toks  []token
-	pos   int
+	lex   lexer
+	tok   token // the lookahead, once read
+	read  bool
+	err   error // the lexer's, which ends the parse
 	depth int
+
+	// The checks made as the tree is built, while its nodes are fresh in
+	// the cache: the variables that are set, the first that is not, and
+	// the first function of constant arguments that fails (see call).
+	defined map[string]bool
+	missing string
+	failed  error
+	consts  *env
 }
 
+// peek returns the next token without taking it; after a lexing error it
+// is tErr, which no rule accepts, and parseExpr reports p.err.
 func (p *parser) peek() token {
-	if p.pos < len(p.toks) {
-		return p.toks[p.pos]
+	if !p.read {
+		p.read = true
+		if p.err == nil {
+			p.tok, p.err = p.lex.next()
+		}
+		if p.err != nil {
+			p.tok = token{kind: tErr}
+		}
 	}
-	return token{kind: tEOF}
+	return p.tok
 }
 
-func (p *parser) next() token { t := p.peek(); p.pos++; return t }
+func (p *parser) next() token { t := p.peek(); p.read = false; return t }
 
 func (p *parser) isOp(s string) bool { t := p.peek(); return t.kind == tOp && t.text == s }
 func (p *parser) isKw(s string) bool { t := p.peek(); return t.kind == tKeyword && t.text == s }
 
-// parseExpr parses the expression text of a \set.
-func parseExpr(s string) (*expr, error) {
-	toks, err := lexExpr(s)
-	if err != nil {
-		return nil, err
-	}
-	if len(toks) == 0 {
+// parseExpr parses the expression text of a \set whose variables must be
+// among defined; a cancelled ctx ends it with ctx's error. Errors come in this order: the lexer's, a syntax error
+// (also a bound, errTooLong or errTooDeep), an undefined variable
+// (*undefinedError), a function of constant arguments that fails (see
+// call).
+func parseExpr(ctx context.Context, s string, defined map[string]bool) (*expr, error) {
+	p := &parser{lex: lexer{ctx: ctx, s: s}, defined: defined, consts: &env{vars: map[string]Value{}, rng: rand.New(rand.NewPCG(1, 2))}}
+	if p.peek().kind == tEOF {
 		return nil, fmt.Errorf("missing expression")
 	}
-	p := &parser{toks: toks}
 	e, err := p.expr(precOr)
-	if err != nil {
-		return nil, err
+	if err == nil && p.peek().kind != tEOF {
+		err = fmt.Errorf("syntax error at %s", describe(p.peek()))
 	}
-	if t := p.peek(); t.kind != tEOF {
-		return nil, fmt.Errorf("syntax error at %s", describe(t))
+	switch {
+	case p.err != nil:
+		return nil, p.err // the first thing that went wrong
+	case err != nil:
+		return nil, err
+	case p.missing != "":
+		return nil, &undefinedError{p.missing}
+	case p.failed != nil:
+		return nil, p.failed
 	}
 	return e, nil
 }
+
+// undefinedError is a variable read before any \set of it.
+type undefinedError struct{ name string }
+
+func (e *undefinedError) Error() string { return undefined(e.name) }
 
 func describe(t token) string {
 	switch t.kind {
@@ -243,14 +311,38 @@ func describe(t token) string {
 	return strconv.Quote(t.text)
 }
 
-func call(fn string, args ...*expr) *expr { return &expr{op: fn, args: args} }
+// call makes the node of fn on args. A function of constant arguments is
+// evaluated at once, so that random_zipfian(1, 10, 0.5) or 1/0 fails when
+// the script is read (the first such failure is p.failed), and, unless it
+// is random, it is replaced by its value: 1 + 2 + ... + 9 is one constant,
+// worked out once, each node on its arguments' values.
+func (p *parser) call(fn string, args ...*expr) *expr {
+	e := &expr{op: fn, args: args}
+	for _, a := range args {
+		if !a.literal() {
+			return e
+		}
+	}
+	// A random function of constant arguments checks its range and
+	// parameter on any draw.
+	v, err := e.eval(p.consts)
+	switch {
+	case err != nil:
+		if p.failed == nil {
+			p.failed = err
+		}
+	case !strings.HasPrefix(fn, "random"):
+		return &expr{val: v}
+	}
+	return e
+}
 
 // expr parses operators that bind at least as tightly as min.
 func (p *parser) expr(min int) (*expr, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxDepth {
-		return nil, fmt.Errorf("expression nested more than %d deep", maxDepth)
+		return nil, errTooDeep
 	}
 	left, err := p.prefix()
 	if err != nil {
@@ -275,11 +367,11 @@ func (p *parser) expr(min int) (*expr, error) {
 			}
 			switch fn {
 			case ">": // a > b is b < a, as pgbench rewrites it
-				left = call("<", right, left)
+				left = p.call("<", right, left)
 			case ">=":
-				left = call("<=", right, left)
+				left = p.call("<=", right, left)
 			default:
-				left = call(fn, left, right)
+				left = p.call(fn, left, right)
 			}
 		}
 		// Comparisons and IS do not associate: a < b < c is an error.
@@ -297,9 +389,9 @@ func (p *parser) is(kw string, left *expr) (*expr, error) {
 	null := &expr{val: Value{}}
 	switch kw {
 	case "isnull":
-		return call("!is", left, null), nil
+		return p.call("!is", left, null), nil
 	case "notnull":
-		return call("!not", call("!is", left, null)), nil
+		return p.call("!not", p.call("!is", left, null)), nil
 	}
 	not := false
 	if p.isKw("not") {
@@ -316,9 +408,9 @@ func (p *parser) is(kw string, left *expr) (*expr, error) {
 	default:
 		return nil, fmt.Errorf("syntax error at %s: IS takes NULL, TRUE or FALSE", describe(t))
 	}
-	e := call("!is", left, right)
+	e := p.call("!is", left, right)
 	if not {
-		e = call("!not", e)
+		e = p.call("!not", e)
 	}
 	return e, nil
 }
@@ -333,6 +425,9 @@ func (p *parser) prefix() (*expr, error) {
 	case tMaxIntPlusOne:
 		return nil, fmt.Errorf("bigint constant overflow (%s)", t.text)
 	case tVar:
+		if !p.defined[t.text] && p.missing == "" {
+			p.missing = t.text
+		}
 		return &expr{name: t.text}, nil
 	case tIdent:
 		return p.function(t.text)
@@ -347,7 +442,7 @@ func (p *parser) prefix() (*expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			return call("!not", e), nil
+			return p.call("!not", e), nil
 		case "case":
 			return p.caseExpr()
 		}
@@ -374,13 +469,13 @@ func (p *parser) prefix() (*expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			return call("-", &expr{val: Int(0)}, e), nil
+			return p.call("-", &expr{val: Int(0)}, e), nil
 		case "~":
 			e, err := p.expr(precBit + 1)
 			if err != nil {
 				return nil, err
 			}
-			return call("#", &expr{val: Int(-1)}, e), nil
+			return p.call("#", &expr{val: Int(-1)}, e), nil
 		}
 	}
 	return nil, fmt.Errorf("syntax error at %s", describe(t))
@@ -420,7 +515,7 @@ func (p *parser) caseExpr() (*expr, error) {
 		return nil, fmt.Errorf("syntax error at %s: CASE ... END", describe(p.peek()))
 	}
 	p.next()
-	return call("!case", append(args, els)...), nil
+	return p.call("!case", append(args, els)...), nil
 }
 
 // functions are pgbench's, with their number of arguments (-1: one or
@@ -485,29 +580,8 @@ func (p *parser) function(name string) (*expr, error) {
 	if n == -2 && len(args) == 1 {
 		args = append(args, &expr{name: "default_seed"})
 	}
-	return call(lname, args...), nil
+	return p.call(lname, args...), nil
 }
 
-// vars calls f for every variable e reads.
-func (e *expr) vars(f func(name string)) {
-	if e.name != "" {
-		f(e.name)
-	}
-	for _, a := range e.args {
-		a.vars(f)
-	}
-}
-
-// constant reports whether e's value is the same on every evaluation: no
-// variable, no random function.
-func (e *expr) constant() bool {
-	if e.name != "" || strings.HasPrefix(e.op, "random") {
-		return false
-	}
-	for _, a := range e.args {
-		if !a.constant() {
-			return false
-		}
-	}
-	return true
-}
+// literal reports whether e is a constant: no variable, no function.
+func (e *expr) literal() bool { return e.op == "" && e.name == "" }

@@ -26,7 +26,7 @@ func FuzzParse(f *testing.F) {
 		if mysql {
 			d = MySQL
 		}
-		sc, err := Parse("fz.sql", src, 1, d)
+		sc, err := Parse(context.Background(), "fz.sql", src, 1, d)
 		if err != nil {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "fz.sql:") || strings.Contains(msg, "\n") {
@@ -37,6 +37,12 @@ func FuzzParse(f *testing.F) {
 		m, err := NewMix(sc)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if err := m.SetTimeout(time.Second); err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "fz.sql:") || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q is not one line naming the file", msg)
+			}
+			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 		defer cancel()

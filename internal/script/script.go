@@ -2,6 +2,8 @@
 package script
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -48,6 +50,7 @@ type Script struct {
 	Name   string // the file as given
 	Weight int    // share of passes: Weight / the mix's total
 	cmds   []command
+	sleeps bool // some command is a \sleep
 	// Statements are the script's SQL statements in order.
 	Statements []*Statement
 }
@@ -124,8 +127,9 @@ const maxArgs = 255
 // \set NAME EXPRESSION and \sleep N [us|ms|s] are run by tlsbench; any
 // other meta-command is an Error. A variable must be set (by an earlier
 // \set or as a builtin) before it is used, so that a misspelt name is
-// found now, not sent to the server.
-func Parse(name string, src string, weight int, d Dialect) (*Script, error) {
+// found now, not sent to the server. Parsing takes time in proportion to
+// src (a script may be long); a cancelled ctx ends it with ctx's error.
+func Parse(ctx context.Context, name string, src string, weight int, d Dialect) (*Script, error) {
 	sc := &Script{Name: name, Weight: weight}
 	defined := map[string]bool{}
 	for _, b := range Builtins {
@@ -135,7 +139,13 @@ func Parse(name string, src string, weight int, d Dialect) (*Script, error) {
 		return &Error{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
 	sp := splitter{src: src, d: d, line: 1}
+	done := ctx.Done()
 	for {
+		select {
+		case <-done:
+			return nil, ctx.Err()
+		default:
+		}
 		item, err := sp.next()
 		if err != nil {
 			return nil, fail(sp.errLine, "%v", err)
@@ -157,12 +167,16 @@ func Parse(name string, src string, weight int, d Dialect) (*Script, error) {
 			sc.cmds = append(sc.cmds, command{line: st.Line, stmt: st})
 			continue
 		}
-		cmd, err := meta(item.meta, defined)
+		cmd, err := meta(ctx, item.meta, defined)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, fail(item.line, "%v", err)
 		}
 		cmd.line = item.line
 		sc.cmds = append(sc.cmds, cmd)
+		sc.sleeps = sc.sleeps || cmd.sleep != nil
 	}
 	if len(sc.Statements) == 0 {
 		return nil, fail(1, "the script has no SQL statement: write at least one, ending with ';'")
@@ -175,7 +189,7 @@ func undefined(name string) string {
 }
 
 // meta parses a meta-command's line (without its backslash).
-func meta(line string, defined map[string]bool) (command, error) {
+func meta(ctx context.Context, line string, defined map[string]bool) (command, error) {
 	word, rest := cutWord(line)
 	lw := strings.ToLower(word)
 	switch lw {
@@ -187,20 +201,12 @@ func meta(line string, defined map[string]bool) (command, error) {
 		if !validName(name) {
 			return command{}, fmt.Errorf("invalid variable name: %q: use letters, digits and _, not starting with a digit", name)
 		}
-		e, err := parseExpr(text)
-		if err != nil {
-			return command{}, fmt.Errorf("%v in command \"set\"", err)
-		}
-		var missing string
-		e.vars(func(v string) {
-			if !defined[v] && missing == "" {
-				missing = v
-			}
-		})
-		if missing != "" {
-			return command{}, fmt.Errorf("%s", undefined(missing))
-		}
-		if err := checkConstants(e); err != nil {
+		e, err := parseExpr(ctx, text, defined)
+		var undef *undefinedError
+		switch {
+		case errors.Is(err, errTooLong), errors.Is(err, errTooDeep), errors.As(err, &undef):
+			return command{}, err // not pgbench's errors: they say their fix
+		case err != nil:
 			return command{}, fmt.Errorf("%v in command \"set\"", err)
 		}
 		defined[name] = true
@@ -216,28 +222,6 @@ func meta(line string, defined map[string]bool) (command, error) {
 		return command{}, fmt.Errorf("a lone backslash: a meta-command is \\set or \\sleep")
 	}
 	return command{}, fmt.Errorf("invalid command \\%s: tlsbench runs \\set and \\sleep", word)
-}
-
-// checkConstants evaluates every function of constant arguments once, so
-// that random_zipfian(1, 10, 0.5) or 1/0 fails when the script is read.
-func checkConstants(e *expr) error {
-	for _, a := range e.args {
-		if err := checkConstants(a); err != nil {
-			return err
-		}
-	}
-	if e.op == "" {
-		return nil
-	}
-	for _, a := range e.args {
-		if !a.constant() {
-			return nil
-		}
-	}
-	// A random function of constant arguments checks its range and
-	// parameter on any draw.
-	_, err := e.eval(&env{vars: map[string]Value{}, rng: rand.New(rand.NewPCG(1, 2))})
-	return err
 }
 
 func parseSleep(args string, defined map[string]bool) (*sleep, error) {
@@ -320,6 +304,8 @@ type Mix struct {
 	total   int64
 	// seed is the run's :random_seed and :default_seed.
 	seed int64
+	// timeout bounds every pass's \sleeps (SetTimeout); 0: unbounded.
+	timeout time.Duration
 }
 
 // maxScripts is pgbench's bound on scripts in one run.
@@ -346,6 +332,27 @@ func NewMix(scripts ...*Script) (*Mix, error) {
 		return nil, fmt.Errorf("the total weight of the scripts is zero: give at least one a weight above 0")
 	}
 	return m, nil
+}
+
+// SetTimeout bounds every pass by d, the operation's timeout: a \sleep
+// that would outlast it ends the pass there with a TimeoutError. A script
+// whose fixed sleeps (\sleep N, not \sleep :var) alone take longer would
+// fail every pass: that is an Error now, at the sleep that passes d.
+func (m *Mix) SetTimeout(d time.Duration) error {
+	for _, sc := range m.Scripts {
+		var sum time.Duration
+		for _, cmd := range sc.cmds {
+			if s := cmd.sleep; s != nil && s.name == "" {
+				add := time.Duration(max(s.n, 0)) * s.unit
+				if add > d-sum {
+					return &Error{File: sc.Name, Line: cmd.line, Msg: fmt.Sprintf("\\sleep: the script's fixed sleeps take %s in every pass, longer than the timeout of %s that bounds a pass", sum+add, d)}
+				}
+				sum += add
+			}
+		}
+	}
+	m.timeout = d
+	return nil
 }
 
 // Statements is the number of SQL statements a pass runs: for one script,

@@ -32,7 +32,7 @@ func mustMix(t *testing.T, d Dialect, srcs ...string) *Mix {
 	t.Helper()
 	var scs []*Script
 	for i, src := range srcs {
-		sc, err := Parse("s"+string(rune('0'+i))+".sql", src, 1, d)
+		sc, err := Parse(context.Background(), "s"+string(rune('0'+i))+".sql", src, 1, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestParseErrors(t *testing.T) {
 		{src: "", want: `f.sql:1: the script has no SQL statement`},
 		{src: "SELECT `a;\n", d: MySQL, want: "f.sql:1: unterminated quoted identifier: close it with `"},
 	} {
-		_, err := Parse("f.sql", tc.src, 1, tc.d)
+		_, err := Parse(context.Background(), "f.sql", tc.src, 1, tc.d)
 		if err == nil {
 			t.Errorf("%q: no error, want %q", tc.src, tc.want)
 			continue
@@ -284,7 +284,7 @@ func TestExpressions(t *testing.T) {
 		{"case when false THEN -1 when 1 = 1 then 13 + 19 + 2.0 end", "34"},
 		{"1e300 * 1e300", "inf"},
 	} {
-		sc, err := Parse("e.sql", "\\set v "+tc.expr+"\nSELECT :v;\n", 1, Postgres)
+		sc, err := Parse(context.Background(), "e.sql", "\\set v "+tc.expr+"\nSELECT :v;\n", 1, Postgres)
 		if err != nil {
 			t.Errorf("%s: %v", tc.expr, err)
 			continue
@@ -333,7 +333,7 @@ func TestRuntimeErrors(t *testing.T) {
 
 func mustMixNamed(t *testing.T, name, src string) *Mix {
 	t.Helper()
-	sc, err := Parse(name, src, 1, Postgres)
+	sc, err := Parse(context.Background(), name, src, 1, Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,9 +424,9 @@ func TestDistributions(t *testing.T) {
 // TestMix: FILE@WEIGHT picks each script with probability weight/total;
 // weight 0 never runs; Statements is the weighted mean.
 func TestMix(t *testing.T) {
-	a, _ := Parse("a.sql", "SELECT 1;", 3, Postgres)
-	b, _ := Parse("b.sql", "SELECT 2;\nSELECT 3;\nSELECT 4;\nSELECT 5;\nSELECT 6;", 1, Postgres)
-	z, _ := Parse("z.sql", "SELECT 0;", 0, Postgres)
+	a, _ := Parse(context.Background(), "a.sql", "SELECT 1;", 3, Postgres)
+	b, _ := Parse(context.Background(), "b.sql", "SELECT 2;\nSELECT 3;\nSELECT 4;\nSELECT 5;\nSELECT 6;", 1, Postgres)
+	z, _ := Parse(context.Background(), "z.sql", "SELECT 0;", 0, Postgres)
 	m, err := NewMix(a, b, z)
 	if err != nil {
 		t.Fatal(err)

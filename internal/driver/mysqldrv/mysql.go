@@ -359,8 +359,11 @@ type session struct {
 	named [2]sqldriver.NamedValue
 	dest  []sqldriver.Value
 	used  bool
-	// script is a script workload's state, from the first Do.
+	// script is a script workload's state, from the first Do; opCtx is
+	// the ctx of the Do in progress, which ends a script's \sleep (and
+	// may carry the trial's end, script.WithEnd).
 	script *script.Client
+	opCtx  context.Context
 }
 
 func (s *session) Conn() *netx.Conn { return s.conn }
@@ -382,6 +385,7 @@ func (s *session) Do(ctx context.Context) error {
 		s.conn.MarkAnswer(PhaseQuery)
 	}
 	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
+	s.opCtx = ctx
 	// The deadline bounds the operation and cancelling Open's ctx ends it
 	// (see opening); the driver gets a ctx that cannot be cancelled, or it
 	// would hand every query to its watcher goroutine: a wake-up per query

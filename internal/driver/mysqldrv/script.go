@@ -31,12 +31,12 @@ func scriptWorkload(w driver.Workload) workload {
 	}
 }
 
-// scriptPass runs one pass; Open's ctx ends a \sleep (the statements run
-// under the connection's deadline). A failed pass is rolled back, so that
+// scriptPass runs one pass; Do's ctx ends a \sleep (the statements run
+// under the connection's deadline, and cancelling Open's ctx ends them). A failed pass is rolled back, so that
 // the next starts clean; the driver does not tell whether a pass that
 // succeeded left a transaction open (MySQL's next BEGIN commits it).
 func (s *session) scriptPass(ctx context.Context) error {
-	err := s.script.Pass(s.o.ctx, func(_ *script.Statement, query string, args []script.Value) error {
+	err := s.script.Pass(s.opCtx, func(_ *script.Statement, query string, args []script.Value) error {
 		if s.d.cfg.Workload.QueryMode == "simple" {
 			return s.query(ctx, query) // the text protocol, no arguments
 		}

@@ -19,7 +19,7 @@ import (
 func openScript(t *testing.T, mode, src string) *session {
 	t.Helper()
 	srv := server(t)
-	sc, err := script.Parse("bench.sql", src, 1, script.MySQL)
+	sc, err := script.Parse(context.Background(), "bench.sql", src, 1, script.MySQL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func scriptConfig(t *testing.T, mode string, scripts ...string) driver.Config {
 	var parsed []*script.Script
 	for i := 0; i+2 < len(scripts); i += 3 {
 		w, _ := strconv.Atoi(scripts[i+1])
-		sc, err := script.Parse(scripts[i], scripts[i+2], w, script.Postgres)
+		sc, err := script.Parse(context.Background(), scripts[i], scripts[i+2], w, script.Postgres)
 		if err != nil {
 			t.Fatal(err)
 		}
