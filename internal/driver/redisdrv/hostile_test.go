@@ -23,8 +23,8 @@ func hostileConfig(addr string, timeout time.Duration) driver.Config {
 }
 
 // TestHostileReplies: a reply line without end, a value or an array of
-// 2^31-1, sent at full speed or not at all, fail the operation at once
-// with one line, the heap bounded.
+// 2^31-1, sent at full speed or not at all, or bytes that are no reply,
+// fail the operation at once with one line, the heap bounded.
 func TestHostileReplies(t *testing.T) {
 	const timeout = 2 * time.Second
 	for _, tc := range []struct {
@@ -38,6 +38,7 @@ func TestHostileReplies(t *testing.T) {
 		{"huge value, bytes after", "$2147483647\r\n", []byte(strings.Repeat("a", 64<<10)), "announced a value of 2147483647 bytes"},
 		{"huge array", "*2147483647\r\n", nil, "announced an aggregate of 2147483647 elements"},
 		{"padded length", "$" + strings.Repeat("0", 30) + "2147483647\r\n", nil, "sent a value length of 43 bytes"},
+		{"not RESP", "\x93\x14d\xa0 garbage\r\n", nil, "sent a byte that begins no Redis reply (0x93): is it a Redis server?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := drivertest.Listen(t, func(c net.Conn) {
