@@ -349,6 +349,11 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 	if err := s.Do(ctx); err != nil {
 		return c, r.explain(err, v)
 	}
+	if a := r.Configs[v.ID].Answered; a != nil {
+		// From now on a connection closed before a word is the
+		// server's doing, not a port of the other protocol.
+		a.Store(true)
+	}
 	if dc, ok := s.(driver.DataChecker); ok {
 		if err := dc.CheckData(ctx); err != nil {
 			return c, r.explain(err, v)

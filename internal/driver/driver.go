@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +41,12 @@ type Config struct {
 	// intermediary (a pooler) makes the connection to it; nil: as the
 	// variant. The check compares the server's own view with it.
 	ServerTLS *bool
+	// Answered, once true, says that the server answered a session of
+	// this variant on Addr (a run's check; nil: none did): a connection
+	// it closes before answering was then dropped, not refused as the
+	// wrong protocol (a TLS port reading plaintext), and the error says
+	// so. Shared by every copy of the Config.
+	Answered *atomic.Bool
 	// URL is the target with its credentials, for engines that log in:
 	// user, password (or passfile=PATH), database, options. Never print it.
 	URL *url.URL
@@ -253,9 +260,9 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 		sent, received := c.Counters()
 		switch {
 		case received == 0 && sent > 0 && closed(err) && cfg.TLS == nil:
-			return ClosedOnPlaintext(err, cfg.Addr, useTLS)
+			return ClosedOnPlaintext(err, cfg, useTLS)
 		case received == 0 && sent > 0 && closed(err):
-			return ClosedOnTLS(err, cfg.Addr)
+			return ClosedOnTLS(err, cfg)
 		case received == 0 && timedOut(err):
 			also := ""
 			if cfg.TLS != nil {
@@ -271,19 +278,37 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 	return tlsx.ExplainClient(err, cfg.Addr, cfg.Variant, cfg.TLS)
 }
 
-// ClosedOnPlaintext says that the server at addr closed the connection on
-// a plaintext client before answering, as a TLS port does; useTLS is how to
-// ask the engine for TLS.
-func ClosedOnPlaintext(err error, addr, useTLS string) error {
-	return Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", addr, useTLS)
+// ClosedOnPlaintext says that the server at cfg.Addr closed the
+// connection on a plaintext client before answering, as a TLS port does;
+// useTLS is how to ask the engine for TLS.
+func ClosedOnPlaintext(err error, cfg Config, useTLS string) error {
+	if cfg.answered() {
+		return droppedUnanswered(err, cfg)
+	}
+	return Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", cfg.Addr, useTLS)
 }
 
-// ClosedOnTLS says that the server at addr closed the connection on the
-// TLS ClientHello without a word, as a plaintext port of some engines
+// ClosedOnTLS says that the server at cfg.Addr closed the connection on
+// the TLS ClientHello without a word, as a plaintext port of some engines
 // (MongoDB) does.
-func ClosedOnTLS(err error, addr string) error {
-	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", addr)
+func ClosedOnTLS(err error, cfg Config) error {
+	if cfg.answered() {
+		return droppedUnanswered(err, cfg)
+	}
+	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", cfg.Addr)
 }
+
+// droppedUnanswered says that a server that answered on cfg.Addr before
+// closed a connection without answering it.
+func droppedUnanswered(err error, cfg Config) error {
+	how := "closed"
+	if errors.Is(err, syscall.ECONNRESET) {
+		how = "reset"
+	}
+	return Explained(err, "the server at %s %s the connection before answering, though it answered the check on that port: did it restart, or did something in between drop the connection?", cfg.Addr, how)
+}
+
+func (c Config) answered() bool { return c.Answered != nil && c.Answered.Load() }
 
 // Alert is the TLS alert the server sent on tc, if its connection failed
 // on one: in TLS 1.3 a server refuses a client certificate (or its

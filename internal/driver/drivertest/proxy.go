@@ -55,8 +55,8 @@ const (
 	// Garbage sends up to 64 MiB of random bytes at full speed in place
 	// of the server's next answer, then closes the connection.
 	Garbage
-	// Reset resets the connection (TCP RST) at its next chunk either way,
-	// and every new connection as soon as it is accepted.
+	// Reset resets the connection (TCP RST) at its next chunk either way:
+	// a new connection at the client's first bytes.
 	Reset
 )
 
@@ -118,11 +118,7 @@ func (p *Proxy) misbehaviour() Misbehaviour { return Misbehaviour(p.mode.Load())
 // serve relays one client connection c.
 func (p *Proxy) serve(c net.Conn) {
 	first := p.conns.Add(1) == 1
-	switch p.misbehaviour() {
-	case Reset:
-		reset(c)
-		return
-	case Silent, Deaf:
+	if m := p.misbehaviour(); m == Silent || m == Deaf || m == Reset {
 		// Nothing will reach the server: no connection to it.
 		p.toServer(nil, c, p.done)
 		return
@@ -173,9 +169,6 @@ func (p *Proxy) toServer(s, c net.Conn, closed <-chan struct{}) {
 				s.Close() // nothing will reach it
 			}
 			p.hold(closed)
-			return
-		case Reset:
-			reset(c)
 			return
 		}
 		n, err := c.Read(buf)

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestSlowDrip(t *testing.T) {
 // TestWrongPorts: the causes of a failed session are named: nothing
 // listening, a server that accepts and says nothing (stopped), a TLS port
 // that closes on a plaintext request (crypto/tls; the lab's Redis resets
-// it).
+// it), and a server that resets connections after it answered the check.
 func TestWrongPorts(t *testing.T) {
 	needServer(t)
 	const timeout = time.Second
@@ -108,11 +109,23 @@ func TestWrongPorts(t *testing.T) {
 		cfg.Variant, cfg.TLS = labTLS.Variant, labTLS.TLS
 		return cfg
 	}
+	// A server that resets every connection, once it has answered one
+	// (a run's check), is not a TLS port.
+	resetting := drivertest.NewProxy(t, configOf(t, srv, plan.Variant{TLS: "off"}, "/0", WorkloadGet).Addr)
+	resetting.Turn(drivertest.Reset)
+	answered := func(addr string, yes bool) driver.Config {
+		cfg := hostileConfig(addr, timeout)
+		cfg.Answered = new(atomic.Bool)
+		cfg.Answered.Store(yes)
+		return cfg
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  driver.Config
 		want string
 	}{
+		{"reset, never answered", answered(resetting.Addr, false), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
+		{"reset after a check", answered(resetting.Addr, true), "reset the connection before answering, though it answered the check on that port: did it restart, or did something in between drop the connection?"},
 		{"refused", hostileConfig(closedAddr, timeout), "nothing is listening at " + closedAddr + " (connection refused)"},
 		{"stopped, plain", hostileConfig(stopped.Addr().String(), timeout), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded?"},
 		{"stopped, TLS", tlsTo(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded, or a plaintext port"},
