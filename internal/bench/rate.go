@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -310,8 +309,7 @@ func (r *Runner) knee(ctx context.Context) error {
 					for try := range 2 {
 						for _, v := range going {
 							t, err := r.TrialAt(ctx, e, v, c, n, rate)
-							var many *TooManyErrors
-							if err != nil && (!errors.As(err, &many) || t.Open == nil) {
+							if err != nil && (!Kept(err) || t.Open == nil) {
 								return err
 							}
 							t.Round = step
