@@ -271,6 +271,9 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 			return Explained(err, "the server at %s accepted the connection but sent nothing within --timeout %v: is it stopped or overloaded%s?", cfg.Addr, cfg.Timeout, also)
 		case timedOut(err):
 			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
+		case closed(err) && !alerted(err) && cfg.answered():
+			// Not a refusal at setup (the check was set up alike).
+			return dropped(err, cfg, "in mid-operation")
 		case cfg.TLS != nil && received > 0 && closed(err) && !alerted(err) && c.Turns() <= setupTurns:
 			return tlsx.ClosedAfterHandshake(err, cfg.Addr, cfg.TLS)
 		}
@@ -283,7 +286,7 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 // useTLS is how to ask the engine for TLS.
 func ClosedOnPlaintext(err error, cfg Config, useTLS string) error {
 	if cfg.answered() {
-		return droppedUnanswered(err, cfg)
+		return dropped(err, cfg, "before answering")
 	}
 	return Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", cfg.Addr, useTLS)
 }
@@ -293,19 +296,19 @@ func ClosedOnPlaintext(err error, cfg Config, useTLS string) error {
 // (MongoDB) does.
 func ClosedOnTLS(err error, cfg Config) error {
 	if cfg.answered() {
-		return droppedUnanswered(err, cfg)
+		return dropped(err, cfg, "before answering")
 	}
 	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", cfg.Addr)
 }
 
-// droppedUnanswered says that a server that answered on cfg.Addr before
-// closed a connection without answering it.
-func droppedUnanswered(err error, cfg Config) error {
+// dropped says that a server that answered on cfg.Addr before closed a
+// connection when: before answering, or in mid-operation.
+func dropped(err error, cfg Config, when string) error {
 	how := "closed"
 	if errors.Is(err, syscall.ECONNRESET) {
 		how = "reset"
 	}
-	return Explained(err, "the server at %s %s the connection before answering, though it answered the check on that port: did it restart, or did something in between drop the connection?", cfg.Addr, how)
+	return Explained(err, "the server at %s %s the connection %s, though it answered the check on that port: did it restart, or did something in between drop the connection?", cfg.Addr, how, when)
 }
 
 func (c Config) answered() bool { return c.Answered != nil && c.Answered.Load() }

@@ -84,7 +84,8 @@ func TestSlowDrip(t *testing.T) {
 // TestWrongPorts: the causes of a failed session are named: nothing
 // listening, a server that accepts and says nothing (stopped), a TLS port
 // that closes on a plaintext request (crypto/tls; the lab's Redis resets
-// it), and a server that resets connections after it answered the check.
+// it), and a server that resets or closes connections after it answered
+// the check.
 func TestWrongPorts(t *testing.T) {
 	needServer(t)
 	const timeout = time.Second
@@ -113,6 +114,8 @@ func TestWrongPorts(t *testing.T) {
 	// (a run's check), is not a TLS port.
 	resetting := drivertest.NewProxy(t, configOf(t, srv, plan.Variant{TLS: "off"}, "/0", WorkloadGet).Addr)
 	resetting.Turn(drivertest.Reset)
+	halfAnswering := drivertest.NewProxy(t, configOf(t, srv, plan.Variant{TLS: "off"}, "/0", WorkloadGet).Addr)
+	halfAnswering.Turn(drivertest.CloseMidAnswer)
 	answered := func(addr string, yes bool) driver.Config {
 		cfg := hostileConfig(addr, timeout)
 		cfg.Answered = new(atomic.Bool)
@@ -126,6 +129,7 @@ func TestWrongPorts(t *testing.T) {
 	}{
 		{"reset, never answered", answered(resetting.Addr, false), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
 		{"reset after a check", answered(resetting.Addr, true), "reset the connection before answering, though it answered the check on that port: did it restart, or did something in between drop the connection?"},
+		{"closed mid-answer after a check", answered(halfAnswering.Addr, true), "closed the connection in mid-operation, though it answered the check on that port"},
 		{"refused", hostileConfig(closedAddr, timeout), "nothing is listening at " + closedAddr + " (connection refused)"},
 		{"stopped, plain", hostileConfig(stopped.Addr().String(), timeout), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded?"},
 		{"stopped, TLS", tlsTo(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded, or a plaintext port"},
