@@ -265,7 +265,7 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 			return ClosedOnTLS(err, cfg)
 		case received == 0 && timedOut(err):
 			also := ""
-			if cfg.TLS != nil {
+			if cfg.TLS != nil && !cfg.answered() {
 				also = ", or a plaintext port that waits for more of the TLS ClientHello"
 			}
 			return Explained(err, "the server at %s accepted the connection but sent nothing within --timeout %v: is it stopped or overloaded%s?", cfg.Addr, cfg.Timeout, also)
@@ -274,6 +274,8 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 		case closed(err) && !alerted(err) && cfg.answered():
 			// Not a refusal at setup (the check was set up alike).
 			return dropped(err, cfg, "in mid-operation")
+		case cfg.TLS != nil && cfg.answered() && errors.As(err, new(tls.RecordHeaderError)):
+			return Explained(err, "the server at %s sent something that is not TLS, though it answered the check on that port over TLS: did something in between corrupt the connection?", cfg.Addr)
 		case cfg.TLS != nil && received > 0 && closed(err) && !alerted(err) && c.Turns() <= setupTurns:
 			return tlsx.ClosedAfterHandshake(err, cfg.Addr, cfg.TLS)
 		}
