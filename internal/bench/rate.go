@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -230,6 +231,9 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: start.Add(r.Spec.Duration)}
 	disp := &dispatcher{lim: lim, per: 1, sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan time.Time, r.Spec.MaxInflight),
 		spawn: func(time.Time) bool { return false }, arrived: r.arrived}
+	// Arrivals still queued --timeout after the trial's end fail unserved.
+	late := lim.deadline.Add(r.Spec.Timeout)
+	queuedErr := &driver.OpError{Phase: "queue", Err: fmt.Errorf("the arrival was still queued --timeout %v after the trial's end: the server stopped answering in time (%w)", r.Spec.Timeout, os.ErrDeadlineExceeded)}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
 	cpu.start()
 	for i := range sessions {
@@ -254,6 +258,13 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 					}
 				}()
 				for at := range disp.work {
+					if time.Now().After(late) {
+						// A server that hangs each operation
+						// until --timeout would take that long
+						// for every arrival still queued.
+						ot.fail(queuedErr)
+						continue
+					}
 					t0 := time.Now()
 					if err := s.Do(ctx); err != nil {
 						bytes()
