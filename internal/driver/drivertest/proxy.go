@@ -32,7 +32,13 @@ type Proxy struct {
 	after      atomic.Int64
 	afterMode  atomic.Int32
 	conns      atomic.Int64
+	// setup is what every connection is sent faithfully, turned or not
+	// (KeepSetup).
+	setup atomic.Int64
 }
+
+// link is one relayed connection: what the server sent it so far.
+type link struct{ sent atomic.Int64 }
 
 // Misbehaviour is what a Proxy does from its turn on.
 type Misbehaviour int32
@@ -102,6 +108,12 @@ func (p *Proxy) TurnAfter(m Misbehaviour, n int64) {
 	p.after.Store(n)
 }
 
+// KeepSetup makes the proxy relay faithfully, even once turned, what the
+// server sends a connection until it has sent it n bytes: its setup (a
+// handshake, a login). Turned, it is a server that takes connections and
+// then hangs (a lock) or fails at their first operation.
+func (p *Proxy) KeepSetup(n int64) { p.setup.Store(n) }
+
 // Turned reports whether the proxy misbehaves.
 func (p *Proxy) Turned() bool { return p.misbehaviour() != Faithful }
 
@@ -115,12 +127,21 @@ func (p *Proxy) StallClient() { p.clientOnce.Do(func() { close(p.clientStalled) 
 
 func (p *Proxy) misbehaviour() Misbehaviour { return Misbehaviour(p.mode.Load()) }
 
+// now is what the proxy does to l: Faithful during its setup.
+func (p *Proxy) now(l *link) Misbehaviour {
+	if l.sent.Load() < p.setup.Load() {
+		return Faithful
+	}
+	return p.misbehaviour()
+}
+
 // serve relays one client connection c.
 func (p *Proxy) serve(c net.Conn) {
 	first := p.conns.Add(1) == 1
-	if m := p.misbehaviour(); m == Silent || m == Deaf || m == Reset {
+	l := new(link)
+	if m := p.now(l); m == Silent || m == Deaf || m == Reset {
 		// Nothing will reach the server: no connection to it.
-		p.toServer(nil, c, p.done)
+		p.toServer(nil, c, l, p.done)
 		return
 	}
 	s, err := net.Dial("tcp", p.target)
@@ -139,10 +160,10 @@ func (p *Proxy) serve(c net.Conn) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		p.toServer(s, c, closed)
+		p.toServer(s, c, l, closed)
 		end()
 	})
-	p.toClient(c, s, closed, first)
+	p.toClient(c, s, l, closed, first)
 	end()
 	wg.Wait()
 	if first {
@@ -160,10 +181,10 @@ func (p *Proxy) hold(closed <-chan struct{}) {
 }
 
 // toServer relays what the client c sends to the server s.
-func (p *Proxy) toServer(s, c net.Conn, closed <-chan struct{}) {
+func (p *Proxy) toServer(s, c net.Conn, l *link, closed <-chan struct{}) {
 	buf := make([]byte, 32<<10)
 	for {
-		switch p.misbehaviour() {
+		switch p.now(l) {
 		case Deaf:
 			if s != nil {
 				s.Close() // nothing will reach it
@@ -179,7 +200,7 @@ func (p *Proxy) toServer(s, c net.Conn, closed <-chan struct{}) {
 				return
 			default:
 			}
-			switch p.misbehaviour() {
+			switch p.now(l) {
 			case Silent, Deaf:
 				continue // dropped: nobody is listening
 			case Reset:
@@ -198,21 +219,22 @@ func (p *Proxy) toServer(s, c net.Conn, closed <-chan struct{}) {
 
 // toClient relays what the server s sends to the client c, misbehaving
 // from the turn on.
-func (p *Proxy) toClient(c, s net.Conn, closed <-chan struct{}, first bool) {
+func (p *Proxy) toClient(c, s net.Conn, l *link, closed <-chan struct{}, first bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := s.Read(buf)
 		if n > 0 {
-			if p.misbehaviour() == Faithful {
+			if p.now(l) == Faithful {
 				if _, err := c.Write(buf[:n]); err != nil {
 					return
 				}
+				l.sent.Add(int64(n))
 				if !first {
 					p.count(int64(n))
 				}
 				continue
 			}
-			switch chunk := buf[:n]; p.misbehaviour() {
+			switch chunk := buf[:n]; p.now(l) {
 			case Silent, Deaf:
 				s.Close()
 				p.hold(closed)
@@ -240,7 +262,7 @@ func (p *Proxy) toClient(c, s net.Conn, closed <-chan struct{}, first bool) {
 			return
 		}
 		if err != nil {
-			if m := p.misbehaviour(); m == Silent || m == Deaf {
+			if m := p.now(l); m == Silent || m == Deaf {
 				// The server was let go; the client is held by
 				// toServer until it closes the connection (Silent)
 				// or the test ends (Deaf).
