@@ -96,8 +96,7 @@ func (r *Runner) Run(ctx context.Context) error {
 							}
 							t, err := r.TrialAt(ctx, e, v, c, n, rate)
 							r.slots.end()
-							var many *TooManyErrors
-							if err != nil && !errors.As(err, &many) {
+							if err != nil && !Kept(err) {
 								return err
 							}
 							t.Round = round
@@ -227,16 +226,29 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	if n, ok := d.(driver.MultiStatement); ok {
 		t.Queries = t.Ops * int64(n.Statements())
 	}
-	if err != nil {
+	var gaveUp *GaveUp
+	if err != nil && !errors.As(err, &gaveUp) {
 		if ctx.Err() != nil {
 			return t, ctx.Err()
 		}
 		return t, fmt.Errorf("%s: %w", where, r.explain(err, v))
 	}
+	// Too many failures say more than a worker that gave up.
 	if err := checkErrors(r.Spec, t); err != nil {
 		return t, fmt.Errorf("%s: %w", where, err)
 	}
+	if gaveUp != nil {
+		return t, fmt.Errorf("%s: %w", where, gaveUp)
+	}
 	return t, nil
+}
+
+// Kept reports whether err fails a trial that ran (TooManyErrors, GaveUp):
+// the trial is kept in the result, and the run ends after it.
+func Kept(err error) bool {
+	var many *TooManyErrors
+	var gaveUp *GaveUp
+	return errors.As(err, &many) || errors.As(err, &gaveUp)
 }
 
 // TooManyErrors fails a trial whose share of failed operations passed
@@ -362,6 +374,11 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 	// as a trial would have let it.
 	if err := s.Do(script.WithEnd(ctx, time.Now().Add(r.Spec.Duration))); err != nil && !errors.Is(err, script.ErrCut) {
 		return c, r.explain(err, v)
+	}
+	if a := r.Configs[v.ID].Answered; a != nil {
+		// From now on a connection closed before a word is the
+		// server's doing, not a port of the other protocol.
+		a.Store(true)
 	}
 	if dc, ok := s.(driver.DataChecker); ok {
 		if err := dc.CheckData(ctx); err != nil {

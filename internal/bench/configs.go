@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
@@ -67,6 +68,7 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 			Timeout:   spec.Timeout,
 			URL:       ep.URL,
 			ServerTLS: ep.ServerTLS,
+			Answered:  new(atomic.Bool),
 			Workload: driver.Workload{
 				Name: spec.Workload, QueryMode: spec.QueryMode, Tables: spec.Tables, Rows: spec.Rows,
 				User:    spec.UserWorkload(),

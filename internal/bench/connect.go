@@ -33,6 +33,10 @@ type tally struct {
 	samples  map[string]string
 	errRun   int // consecutive failures
 	firstErr error
+	lastErr  error
+	// quit says why a worker stopped before its trial's end because its
+	// server kept failing, "" if it did not (see GaveUp).
+	quit string
 	// panicked is set when a worker's operation panicked (a bug, in
 	// tlsbench or a driver): the trial is an error, not a figure.
 	panicked   error
@@ -60,6 +64,7 @@ func (t *tally) fail(err error) bool {
 	if t.firstErr == nil {
 		t.firstErr = err
 	}
+	t.lastErr = err
 	t.errRun++
 	return t.errRun >= maxConsecutiveErrors
 }
@@ -143,6 +148,12 @@ func (t *tally) merge(o *tally) {
 	if t.panicked == nil {
 		t.panicked = o.panicked
 	}
+	if o.quit == "" && o.errRun >= maxConsecutiveErrors {
+		o.quit = fmt.Sprintf("%d operations in a row failed", o.errRun)
+	}
+	if t.quit == "" && o.quit != "" {
+		t.quit, t.lastErr = o.quit, o.lastErr
+	}
 	if t.negotiated == nil {
 		t.negotiated = o.negotiated
 	}
@@ -182,8 +193,32 @@ func (t *tally) fill(tr *result.Trial) error {
 		return fmt.Errorf("every operation failed, the first with: %w", t.firstErr)
 	case t.ops == 0:
 		return errNoOps
+	case t.quit != "":
+		var failed int64
+		for _, n := range t.errors {
+			failed += n
+		}
+		return &GaveUp{Why: t.quit, Failed: failed, Total: failed + t.ops, Kind: driver.Kind(t.lastErr), Last: ErrorSample(t.lastErr)}
 	}
 	return nil
+}
+
+// GaveUp fails a trial in which a worker stopped before the trial's end
+// because its server kept failing: a connection that failed and could not
+// be reopened, or maxConsecutiveErrors operations failing in a row. The
+// trial's figures are those of fewer connections or a shorter trial than
+// asked for, however few of its operations failed: a server that stopped
+// answering mid-trial fails the run. The trial is kept in the result, as
+// with TooManyErrors; the run ends after it.
+type GaveUp struct {
+	Why           string
+	Failed, Total int64
+	// Kind and Last are those of the error the worker stopped at.
+	Kind, Last string
+}
+
+func (e *GaveUp) Error() string {
+	return fmt.Sprintf("%s before the trial's end (%d of %d operations failed, the last with %s: %s)", e.Why, e.Failed, e.Total, e.Kind, e.Last)
 }
 
 // errNoOps ends a trial in which no operation finished and none failed:

@@ -193,6 +193,7 @@ func (r *Runner) reopen(ctx context.Context, d driver.Driver, s driver.Session, 
 	if err != nil {
 		if ctx.Err() == nil {
 			tl.fail(err)
+			tl.quit = "a connection failed and could not be reopened"
 		}
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -275,6 +276,9 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	mctx := script.WithEnd(ctx, lim.deadline) // a \sleep ends with the window
 	disp := &dispatcher{lim: lim, per: 1, sched: newSchedule(start, rate, r.Spec.Arrivals, seed), work: make(chan arrival, r.Spec.MaxInflight),
 		spawn: func(arrival) bool { return false }, arrived: r.arrived}
+	// Arrivals still queued --timeout after the trial's end fail unserved.
+	late := lim.deadline.Add(r.Spec.Timeout)
+	queuedErr := &driver.OpError{Phase: "queue", Err: fmt.Errorf("the arrival was still queued --timeout %v after the trial's end: the server stopped answering in time (%w)", r.Spec.Timeout, os.ErrDeadlineExceeded)}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
 	cpu.start()
 	for i := range sessions {
@@ -299,6 +303,13 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 					}
 				}()
 				for a := range disp.work {
+					if time.Now().After(late) {
+						// A server that hangs each operation
+						// until --timeout would take that long
+						// for every arrival still queued.
+						ot.fail(queuedErr)
+						continue
+					}
 					t0 := time.Now()
 					// The arrival started when it was queued: its wait
 					// for this connection is queueing, not lag.
@@ -364,8 +375,7 @@ func (r *Runner) knee(ctx context.Context) error {
 					for try := range 2 {
 						for _, v := range going {
 							t, err := r.TrialAt(ctx, e, v, c, n, rate)
-							var many *TooManyErrors
-							if err != nil && (!errors.As(err, &many) || t.Open == nil) {
+							if err != nil && (!Kept(err) || t.Open == nil) {
 								return err
 							}
 							t.Round = step

@@ -198,9 +198,10 @@ func TestRunnerCount(t *testing.T) {
 // TestRunnerFailurePolicy covers what a failing server meets: a worker
 // stops after 50 failures in a row (a dead server is not hammered), a
 // success in between resets that count, the share of failures decides
-// whether the trial fails the run (--max-error-rate), the first message of
-// each kind is kept, and a panic in a driver fails the trial, not the
-// process.
+// whether the trial fails the run (--max-error-rate), a worker that gave
+// up before the trial's end (50 failures in a row, a session it could not
+// reopen) fails it whatever the share, the first message of each kind is
+// kept, and a panic in a driver fails the trial, not the process.
 func TestRunnerFailurePolicy(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -242,6 +243,25 @@ func TestRunnerFailurePolicy(t *testing.T) {
 				}
 				return nil
 			}}, 2, 99, ""},
+		{"pool: a session that cannot be reopened", plan.Pool, 0.5, 1000,
+			script{open: func(n int64) error {
+				if n > 1 {
+					return errScripted
+				}
+				return nil
+			}, do: func(n int64) error {
+				if n == 30 {
+					return errScripted
+				}
+				return nil
+			}}, 2, 29, "a connection failed and could not be reopened before the trial's end (2 of 31 operations failed, the last with tcp: other: tcp: scripted failure)"},
+		{"connect: 50 in a row after successes", plan.Connect, 0.5, 1000,
+			script{open: func(n int64) error {
+				if n > 100 {
+					return errScripted
+				}
+				return nil
+			}}, 150, 100, "50 operations in a row failed before the trial's end (50 of 150 operations failed, the last with tcp: other: tcp: scripted failure)"},
 		{"a driver's panic", plan.Connect, 0.05, 100,
 			script{do: func(n int64) error {
 				if n == 7 {
@@ -268,8 +288,7 @@ func TestRunnerFailurePolicy(t *testing.T) {
 			if tt.opens >= 0 && d.opens.Load() != tt.opens {
 				t.Errorf("%d opens, want %d", d.opens.Load(), tt.opens)
 			}
-			var many *bench.TooManyErrors
-			if tt.wantErr == "" || errors.As(err, &many) {
+			if tt.wantErr == "" || bench.Kept(err) {
 				// A trial that ran is kept, even one that failed the run.
 				if len(saved) != 1 || saved[0].Ops != tt.ops {
 					t.Fatalf("saved %d trials, ops %+v; want one with %d ops", len(saved), saved, tt.ops)

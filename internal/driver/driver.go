@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +41,12 @@ type Config struct {
 	// intermediary (a pooler) makes the connection to it; nil: as the
 	// variant. The check compares the server's own view with it.
 	ServerTLS *bool
+	// Answered, once true, says that the server answered a session of
+	// this variant on Addr (a run's check; nil: none did): a connection
+	// it closes before answering was then dropped, not refused as the
+	// wrong protocol (a TLS port reading plaintext), and the error says
+	// so. Shared by every copy of the Config.
+	Answered *atomic.Bool
 	// URL is the target with its credentials, for engines that log in:
 	// user, password (or passfile=PATH), database, options. Never print it.
 	URL *url.URL
@@ -259,15 +266,20 @@ func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 			// connection (Go's net/http: its handshake's).
 			return Explained(err, "the server at %s accepted the connection and closed it %v later without a word: it is overloaded and gave up on it (its own timeout); use fewer clients at once (-c, --clients)", cfg.Addr, waited)
 		case received == 0 && sent > 0 && closed(err) && cfg.TLS == nil:
-			return ClosedOnPlaintext(err, cfg.Addr, useTLS)
+			return ClosedOnPlaintext(err, cfg, useTLS)
 		case received == 0 && sent > 0 && closed(err):
-			return ClosedOnTLS(err, cfg.Addr)
+			return ClosedOnTLS(err, cfg)
 		case received == 0 && timedOut(err):
 			// Silence says nothing of the port's protocol: only an
 			// answer in the wrong one does (tlsx.Explain).
 			return Explained(err, "the server at %s accepted the connection but sent nothing within --timeout %v: it is overloaded or stopped; if it is only slow (many clients at once), raise --timeout or use fewer clients (-c, --clients)", cfg.Addr, cfg.Timeout)
 		case timedOut(err):
 			return Explained(err, "the server at %s did not answer within --timeout %v: it is slow or stalled (raise --timeout if it is only slow)", cfg.Addr, cfg.Timeout)
+		case closed(err) && !alerted(err) && cfg.answered():
+			// Not a refusal at setup (the check was set up alike).
+			return dropped(err, cfg, "in mid-operation")
+		case cfg.TLS != nil && cfg.answered() && errors.As(err, new(tls.RecordHeaderError)):
+			return Explained(err, "the server at %s sent something that is not TLS, though it answered the check on that port over TLS: did something in between corrupt the connection?", cfg.Addr)
 		case cfg.TLS != nil && received > 0 && closed(err) && !alerted(err) && c.Turns() <= setupTurns:
 			return tlsx.ClosedAfterHandshake(err, cfg.Addr, engine(cfg), cfg.TLS)
 		}
@@ -299,19 +311,37 @@ func engine(cfg Config) string {
 // protocol refusing the first bytes, which takes a round trip.
 const gaveUp = time.Second
 
-// ClosedOnPlaintext says that the server at addr closed the connection on
-// a plaintext client before answering, as a TLS port does; useTLS is how to
-// ask the engine for TLS.
-func ClosedOnPlaintext(err error, addr, useTLS string) error {
-	return Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", addr, useTLS)
+// ClosedOnPlaintext says that the server at cfg.Addr closed the
+// connection on a plaintext client before answering, as a TLS port does;
+// useTLS is how to ask the engine for TLS.
+func ClosedOnPlaintext(err error, cfg Config, useTLS string) error {
+	if cfg.answered() {
+		return dropped(err, cfg, "before answering")
+	}
+	return Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", cfg.Addr, useTLS)
 }
 
-// ClosedOnTLS says that the server at addr closed the connection on the
-// TLS ClientHello without a word, as a plaintext port of some engines
+// ClosedOnTLS says that the server at cfg.Addr closed the connection on
+// the TLS ClientHello without a word, as a plaintext port of some engines
 // (MongoDB) does.
-func ClosedOnTLS(err error, addr string) error {
-	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", addr)
+func ClosedOnTLS(err error, cfg Config) error {
+	if cfg.answered() {
+		return dropped(err, cfg, "before answering")
+	}
+	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", cfg.Addr)
 }
+
+// dropped says that a server that answered on cfg.Addr before closed a
+// connection when: before answering, or in mid-operation.
+func dropped(err error, cfg Config, when string) error {
+	how := "closed"
+	if errors.Is(err, syscall.ECONNRESET) {
+		how = "reset"
+	}
+	return Explained(err, "the server at %s %s the connection %s, though it answered the check on that port: did it restart, or did something in between drop the connection?", cfg.Addr, how, when)
+}
+
+func (c Config) answered() bool { return c.Answered != nil && c.Answered.Load() }
 
 // Alert is the TLS alert the server sent on tc, if its connection failed
 // on one: in TLS 1.3 a server refuses a client certificate (or its

@@ -6,6 +6,7 @@
 package drivertest
 
 import (
+	"context"
 	"net"
 	"runtime"
 	"sync"
@@ -19,7 +20,13 @@ import (
 // connection is closed (serve loops are bounded by their writes failing).
 func Listen(t testing.TB, serve func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return listen(t, net.ListenConfig{}, serve)
+}
+
+// listen is Listen with the listener's socket made by lc.
+func listen(t testing.TB, lc net.ListenConfig, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,7 +275,7 @@ func lastPhase(c *netx.Conn) string {
 func (d *mongoDriver) closedAtHello(err error) error {
 	// The driver's connection errors do not always wrap io.EOF.
 	if d.tls == nil && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "EOF") || isReset(err)) {
-		return driver.ClosedOnPlaintext(d.clean(err), d.cfg.Addr, useTLS)
+		return driver.ClosedOnPlaintext(d.clean(err), d.cfg, useTLS)
 	}
 	return d.clean(err)
 }

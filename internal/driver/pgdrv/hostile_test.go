@@ -17,6 +17,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/script"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
@@ -237,4 +238,45 @@ func TestHugeMessage(t *testing.T) {
 		t.Errorf("the heap grew by %d MiB in %v", growth>>20, took)
 	}
 	t.Logf("%v after %v, heap +%d KiB", err, took.Round(time.Millisecond), growth>>10)
+}
+
+// TestFailsMidSession: a server that resets the connection, closes it
+// mid-answer or answers garbage after a session's first script pass fails
+// the next pass with that cause, in every query mode, not with the "conn
+// closed" pgconn says once it has closed the connection itself.
+func TestFailsMidSession(t *testing.T) {
+	sc, err := script.Parse(context.Background(), "one.sql", "SELECT 1;\n", 1, script.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix, err := script.NewMix(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		m          drivertest.Misbehaviour
+		kind, want string
+	}{
+		{drivertest.Reset, "query: reset", "connection reset by peer"},
+		{drivertest.CloseMidAnswer, "query: closed by server", "unexpected EOF"},
+		{drivertest.Garbage, "query: other", "more than the 16 MiB tlsbench reads: is it a PostgreSQL server?"},
+	} {
+		for _, mode := range []string{"simple", "prepared"} {
+			t.Run(tc.m.String()+" "+mode, func(t *testing.T) {
+				cfg := mustConfig(t, "", "off", driver.Workload{QueryMode: mode, Scripts: mix})
+				p := drivertest.NewProxy(t, cfg.Addr)
+				cfg.Addr, cfg.Timeout = p.Addr, 2*time.Second
+				s := open(t, cfg)
+				defer s.Close()
+				if err := s.Do(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				p.Turn(tc.m)
+				err := s.Do(context.Background())
+				if kind := driver.Kind(err); kind != tc.kind || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%v (%s), want %s with %q", err, kind, tc.kind, tc.want)
+				}
+			})
+		}
+	}
 }

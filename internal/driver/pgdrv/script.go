@@ -78,13 +78,10 @@ func (st *scriptState) pass(ctx context.Context, c *pgconn.PgConn, prepared bool
 	return err
 }
 
-// drain reads every result of a simple-protocol query.
+// drain reads every result of a simple-protocol query off the wire and
+// returns the first error. Close alone reads them: NextResult would drop
+// the error of a failed read (a reset, a connection closed mid-answer, a
+// message too long), and what it returned after is only "conn closed".
 func drain(mrr *pgconn.MultiResultReader) error {
-	for mrr.NextResult() {
-		rr := mrr.ResultReader()
-		for rr.NextRow() {
-		}
-		rr.Close()
-	}
 	return mrr.Close()
 }

@@ -22,6 +22,9 @@ const (
 	maxItems = 1 << 16
 )
 
+// respTypes are the bytes a RESP2 or RESP3 reply begins with.
+var respTypes = []byte("+-:$*_#,(!=%~>|;.")
+
 // respGuard follows the RESP replies the server sends, below go-redis's
 // reader, and fails the connection when one breaks a bound: a line (a
 // status, an error, a length) longer than maxLine, which go-redis would
@@ -47,6 +50,11 @@ func (g *respGuard) scan(p []byte) error {
 			g.skip -= n
 			p = p[n:]
 			continue
+		}
+		if g.line == 0 && bytes.IndexByte(respTypes, p[0]) < 0 {
+			// go-redis would quote the bytes, garbage and all.
+			g.err = fmt.Errorf("the server at %s sent a byte that begins no Redis reply (0x%02x): is it a Redis server?", g.addr, p[0])
+			break
 		}
 		chunk := p
 		end := bytes.IndexByte(p, '\n')

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -23,8 +24,8 @@ func hostileConfig(addr string, timeout time.Duration) driver.Config {
 }
 
 // TestHostileReplies: a reply line without end, a value or an array of
-// 2^31-1, sent at full speed or not at all, fail the operation at once
-// with one line, the heap bounded.
+// 2^31-1, sent at full speed or not at all, or bytes that are no reply,
+// fail the operation at once with one line, the heap bounded.
 func TestHostileReplies(t *testing.T) {
 	const timeout = 2 * time.Second
 	for _, tc := range []struct {
@@ -38,6 +39,7 @@ func TestHostileReplies(t *testing.T) {
 		{"huge value, bytes after", "$2147483647\r\n", []byte(strings.Repeat("a", 64<<10)), "announced a value of 2147483647 bytes"},
 		{"huge array", "*2147483647\r\n", nil, "announced an aggregate of 2147483647 elements"},
 		{"padded length", "$" + strings.Repeat("0", 30) + "2147483647\r\n", nil, "sent a value length of 43 bytes"},
+		{"not RESP", "\x93\x14d\xa0 garbage\r\n", nil, "sent a byte that begins no Redis reply (0x93): is it a Redis server?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := drivertest.Listen(t, func(c net.Conn) {
@@ -82,7 +84,8 @@ func TestSlowDrip(t *testing.T) {
 // TestWrongPorts: the causes of a failed session are named: nothing
 // listening, a server that accepts and says nothing (stopped), a TLS port
 // that closes on a plaintext request (crypto/tls; the lab's Redis resets
-// it).
+// it), and a server that resets or closes connections after it answered
+// the check.
 func TestWrongPorts(t *testing.T) {
 	needServer(t)
 	const timeout = time.Second
@@ -107,11 +110,36 @@ func TestWrongPorts(t *testing.T) {
 		cfg.Variant, cfg.TLS = labTLS.Variant, labTLS.TLS
 		return cfg
 	}
+	// A server that resets every connection, once it has answered one
+	// (a run's check), is not a TLS port.
+	resetting := drivertest.NewProxy(t, configOf(t, srv, plan.Variant{TLS: "off"}, "/0", WorkloadGet).Addr)
+	resetting.Turn(drivertest.Reset)
+	halfAnswering := drivertest.NewProxy(t, configOf(t, srv, plan.Variant{TLS: "off"}, "/0", WorkloadGet).Addr)
+	halfAnswering.Turn(drivertest.CloseMidAnswer)
+	answered := func(addr string, yes bool) driver.Config {
+		cfg := hostileConfig(addr, timeout)
+		cfg.Answered = new(atomic.Bool)
+		cfg.Answered.Store(yes)
+		return cfg
+	}
+	garbling := drivertest.NewProxy(t, labTLS.Addr)
+	garbling.Turn(drivertest.Garbage)
+	tlsAnswered := func(addr string) driver.Config {
+		cfg := tlsTo(addr)
+		cfg.Answered = new(atomic.Bool)
+		cfg.Answered.Store(true)
+		return cfg
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  driver.Config
 		want string
 	}{
+		{"reset, never answered", answered(resetting.Addr, false), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
+		{"reset after a check", answered(resetting.Addr, true), "reset the connection before answering, though it answered the check on that port: did it restart, or did something in between drop the connection?"},
+		{"garbage for TLS after a check", tlsAnswered(garbling.Addr), "sent something that is not TLS, though it answered the check on that port over TLS"},
+		{"stopped, TLS, after a check", tlsAnswered(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded?"},
+		{"closed mid-answer after a check", answered(halfAnswering.Addr, true), "closed the connection in mid-operation, though it answered the check on that port"},
 		{"refused", hostileConfig(closedAddr, timeout), "nothing is listening at " + closedAddr + " (connection refused)"},
 		{"stopped, plain", hostileConfig(stopped.Addr().String(), timeout), "accepted the connection but sent nothing within --timeout 1s: it is overloaded or stopped"},
 		{"stopped, TLS", tlsTo(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: it is overloaded or stopped"},
