@@ -138,7 +138,7 @@ func TestWrongPorts(t *testing.T) {
 		{"reset, never answered", answered(resetting.Addr, false), "closed the connection on the plaintext request: is it a TLS port? use rediss://"},
 		{"reset after a check", answered(resetting.Addr, true), "reset the connection before answering, though it answered the check on that port: did it restart, or did something in between drop the connection?"},
 		{"garbage for TLS after a check", tlsAnswered(garbling.Addr), "sent something that is not TLS, though it answered the check on that port over TLS"},
-		{"stopped, TLS, after a check", tlsAnswered(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: is it stopped or overloaded?"},
+		{"stopped, TLS, after a check", tlsAnswered(stopped.Addr().String()), "accepted the connection but sent nothing within --timeout 1s: it is overloaded or stopped; if it is only slow (many clients at once), raise --timeout or use fewer clients (-c, --clients)"},
 		{"closed mid-answer after a check", answered(halfAnswering.Addr, true), "closed the connection in mid-operation, though it answered the check on that port"},
 		{"refused", hostileConfig(closedAddr, timeout), "nothing is listening at " + closedAddr + " (connection refused)"},
 		{"stopped, plain", hostileConfig(stopped.Addr().String(), timeout), "accepted the connection but sent nothing within --timeout 1s: it is overloaded or stopped"},

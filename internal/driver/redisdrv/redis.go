@@ -195,12 +195,13 @@ func (d *redisDriver) Open(ctx context.Context) (driver.Session, error) {
 		// or answers -ERR if the hello holds a newline byte, which says
 		// "is it a plaintext port?" (driver.Explain). Silence alone says
 		// "overloaded or stopped" on every engine; on Redis it may be
-		// that port too.
+		// that port too, unless the check already spoke TLS on it.
 		tc, err := netx.Handshake(octx, c, d.cfg.TLS)
 		if err != nil {
 			s.abort()
 			err = s.opError(ctx, netx.PhaseTLSHandshake, err)
-			if _, got := c.Counters(); got == 0 && strings.HasSuffix(driver.Kind(err), ": timeout") {
+			answered := d.cfg.Answered != nil && d.cfg.Answered.Load() // the check took TLS on this port
+			if _, got := c.Counters(); got == 0 && !answered && strings.HasSuffix(driver.Kind(err), ": timeout") {
 				err = &driver.OpError{Phase: netx.PhaseTLSHandshake, Err: driver.Explained(errors.Unwrap(err),
 					"%v; or it is Redis's plaintext port, silent on a TLS ClientHello: check the port, or use the plain variant (--tls off)", errors.Unwrap(err))}
 			}
