@@ -186,11 +186,11 @@ func TestScriptWarmupFailures(t *testing.T) {
 }
 
 // TestScriptSleepBounds: a \sleep ends within the run's bounds. Fixed
-// sleeps longer than --timeout are refused before any server starts;
-// \sleep 99999 s (it used to hang the run until interrupted) with a
-// --timeout above it ends with the trial (-d 2s), and the run says no
-// operation finished; a sleep a variable makes longer than --timeout fails
-// its pass at the timeout, counted by its own kind.
+// sleeps longer than --timeout are refused before any server starts; a
+// sleep of hours (\sleep 99999 s used to hang the run until interrupted)
+// with a --timeout above it ends with the trial (-d 2s), and the run says
+// no operation finished; a sleep a variable makes longer than --timeout
+// fails its pass at the timeout, counted by its own kind.
 func TestScriptSleepBounds(t *testing.T) {
 	long := writeScript(t, "long.sql", "SELECT 1;\n\\sleep 99999 s\nSELECT 2;\n")
 	code, _, stderr := runMain(t, "pool", "--lab", "postgres", "--script", long)
@@ -203,7 +203,9 @@ func TestScriptSleepBounds(t *testing.T) {
 	t.Run("-d", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, os.Args[0], "pool", "--lab", "postgres", "--tls", "off", "--script", long, "--timeout", "30h", "-d", "2s",
+		// A sleep of 20 h within --timeout's bound of 24 h.
+		hours := writeScript(t, "hours.sql", "SELECT 1;\n\\sleep 72000 s\nSELECT 2;\n")
+		cmd := exec.CommandContext(ctx, os.Args[0], "pool", "--lab", "postgres", "--tls", "off", "--script", hours, "--timeout", "24h", "-d", "2s",
 			"--trials", "1", "--tables", "1", "--rows", "10", "-o", filepath.Join(t.TempDir(), "r.json"))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
