@@ -662,9 +662,9 @@ func (c Chart) PNG() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteCharts writes every chart of r into dir (created if missing) as
-// ID.svg or ID.png, by format, and returns the paths written.
-func WriteCharts(dir, format string, r *result.Result) ([]string, error) {
+// WriteCharts writes every chart into dir (created if missing) as ID.svg
+// or ID.png, by format, and returns the paths written.
+func (m *Model) WriteCharts(dir, format string) ([]string, error) {
 	var render func(Chart) ([]byte, error)
 	switch format {
 	case "svg":
@@ -682,7 +682,7 @@ func WriteCharts(dir, format string, r *result.Result) ([]string, error) {
 		return nil, fmt.Errorf("writing charts into %s: %w", dir, err)
 	}
 	var paths []string
-	for _, c := range Charts(r) {
+	for _, c := range m.ix.charts() {
 		data, err := render(c)
 		if err != nil {
 			return paths, err

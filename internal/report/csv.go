@@ -12,15 +12,15 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// CSV writes one row per experiment, variant and concurrency of r, then
-// the rows of storms, --per-conn and --rate cells, one per figure, under a
-// header row naming the columns (see CellSummary and docs/result.md).
-func CSV(w io.Writer, r *result.Result) error {
+// CSV writes one row per experiment, variant and concurrency, then the
+// rows of storms, --per-conn and --rate cells, one per figure, under a
+// header row naming the columns (see CellSummary and docs/result.md). The
+// preset's table is not a row.
+func (m *Model) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(columns); err != nil {
 		return err
 	}
-	m, _ := Build(r) // the preset's table is not a row
 	for _, c := range m.Cells {
 		if err := cw.Write(c.record()); err != nil {
 			return err

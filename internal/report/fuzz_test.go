@@ -113,21 +113,21 @@ func FuzzRender(f *testing.F) {
 // error of the renderings that show it (text, HTML) to report.
 func renderAll(t *testing.T, r *result.Result) {
 	t.Helper()
-	_, presetErr := Build(r)
-	for name, render := range map[string]func(io.Writer, *result.Result) error{
-		"text": Text, "html": HTML, "csv": CSV, "json": JSON,
-		"compare": func(w io.Writer, r *result.Result) error {
+	m := Build(r)
+	presetErr := m.PresetErr
+	for name, render := range map[string]func(io.Writer) error{
+		"text": m.Text, "html": m.HTML, "csv": m.CSV, "json": m.JSON,
+		"compare": func(w io.Writer) error {
 			return CompareText(w, Compare(Run{Name: "old", Result: r}, Run{Name: "new", Result: r}))
 		},
 	} {
-		err := render(io.Discard, r)
+		err := render(io.Discard)
 		if err != nil && (presetErr == nil || err.Error() != presetErr.Error() || (name != "text" && name != "html")) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	Findings(r)
 	Predict(r)
-	CellSummaries(r)
 }
 
 // TestChartsDamaged draws results built in memory, which Read never

@@ -52,21 +52,16 @@ type pageTable struct {
 	Table bool
 }
 
-// HTML writes r as one self-contained page: findings in plain words at the
-// top, then every chart (inline SVG), the tables (a preset's own first),
-// the notes, warnings and the environment. It loads nothing (no script,
-// font or image from anywhere), so it opens offline, and it prints chart
-// by chart. Output is deterministic, like Text's.
-func HTML(w io.Writer, r *result.Result) error {
-	m, err := Build(r)
-	if err != nil {
-		return err
+// HTML writes the model as one self-contained page: findings in plain
+// words at the top, then every chart (inline SVG), the tables (a preset's
+// own first), the notes, warnings and the environment. It loads nothing
+// (no script, font or image from anywhere), so it opens offline, and it
+// prints chart by chart. Output is deterministic, like Text's; like Text,
+// it returns PresetErr when the preset's table is missing.
+func (m *Model) HTML(w io.Writer) error {
+	if m.PresetErr != nil {
+		return m.PresetErr
 	}
-	return m.html(w)
-}
-
-// html renders the model as the page.
-func (m *Model) html(w io.Writer) error {
 	p := page{
 		Title:      m.Header.Title,
 		Comparable: m.Comparable,
@@ -132,11 +127,11 @@ func (m *Model) html(w io.Writer) error {
 	return err
 }
 
-// WriteHTMLFile writes the HTML page of r to path, whole or not at all, and
+// WriteHTMLFile writes the HTML page to path, whole or not at all, and
 // only over a regular file (see result.WriteFile).
-func WriteHTMLFile(path string, r *result.Result) error {
+func (m *Model) WriteHTMLFile(path string) error {
 	var buf bytes.Buffer
-	if err := HTML(&buf, r); err != nil {
+	if err := m.HTML(&buf); err != nil {
 		return err
 	}
 	return result.WriteFile(path, buf.Bytes(), "the HTML report")

@@ -36,7 +36,7 @@ func pageCases(t *testing.T) map[string]*result.Result {
 func renderHTML(t *testing.T, r *result.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := HTML(&b, r); err != nil {
+	if err := Build(r).HTML(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -213,7 +213,7 @@ func TestWriteCharts(t *testing.T) {
 	n := len(Charts(r))
 	for _, format := range []string{"svg", "png"} {
 		dir := filepath.Join(t.TempDir(), "charts")
-		paths, err := WriteCharts(dir, format, r)
+		paths, err := Build(r).WriteCharts(dir, format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,10 +243,10 @@ func TestWriteCharts(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
-	if _, err := WriteCharts(file, "png", r); err == nil {
+	if _, err := Build(r).WriteCharts(file, "png"); err == nil {
 		t.Error("charts written into a file, not a directory: no error")
 	}
-	if _, err := WriteCharts(t.TempDir(), "gif", r); err == nil {
+	if _, err := Build(r).WriteCharts(t.TempDir(), "gif"); err == nil {
 		t.Error("unknown format: no error")
 	}
 }

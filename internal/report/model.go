@@ -11,8 +11,8 @@ import (
 )
 
 // Model is everything a report shows of one result, built once by Build:
-// Text, HTML, CSV and JSON render it, and none of them reads another's
-// output.
+// its methods Text, HTML, CSV and JSON render it, and none of them reads
+// another's output.
 type Model struct {
 	Header Header
 	Status Status
@@ -21,6 +21,11 @@ type Model struct {
 	// mongodb-seed), nil without a preset: the text report prints it
 	// first, as the run did, and the page shows it first among the tables.
 	Preset *Table
+	// PresetErr is why a preset's table is missing: the HdrHistograms it
+	// merges do not decode (Read leaves them encoded). Text and HTML,
+	// which show the table, return it; CSV, JSON and the findings render
+	// the rest of the model.
+	PresetErr error
 	// Body is the tables of the run, in the text report's order, with the
 	// lines of prose that go between them.
 	Body []Block
@@ -81,11 +86,10 @@ func (b *body) table(t Table) { b.blocks = append(b.blocks, Block{Table: &t}) }
 
 func (b *body) prose(lines ...string) { b.blocks = append(b.blocks, Block{Prose: lines}) }
 
-// Build reads r into a Model. Its error is the preset table's: the
-// HdrHistograms it merges do not decode (Read leaves them encoded). The
-// model is whole but for that table even then, for the renderings that do
-// not show it (CSV, JSON, the findings).
-func Build(r *result.Result) (*Model, error) {
+// Build reads r into a Model, once per result: every rendering reads the
+// same model. A preset's table that cannot be built leaves its error in
+// PresetErr; the model is whole but for that table.
+func Build(r *result.Result) *Model {
 	ix := newIndex(r)
 	preset, err := presetTable(r)
 	m := &Model{
@@ -93,6 +97,7 @@ func Build(r *result.Result) (*Model, error) {
 		Status:     ix.status(),
 		Notes:      r.Notes,
 		Preset:     preset,
+		PresetErr:  err,
 		Body:       ix.body(),
 		Findings:   ix.findings(),
 		Comparable: ix.comparable(),
@@ -109,7 +114,7 @@ func Build(r *result.Result) (*Model, error) {
 	if !isCrypto(r) {
 		m.Warnings = ix.warnings()
 	}
-	return m, err
+	return m
 }
 
 // header is the title and facts of r.

@@ -104,7 +104,7 @@ func TestPerConnBreakEven(t *testing.T) {
 			}
 			// The text report's table: each N with both variants.
 			var text bytes.Buffer
-			if err := Text(&text, r); err != nil {
+			if err := Build(r).Text(&text); err != nil {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"connect c=1 by operations per connection", "connect c=1 per-conn 100: phases"} {

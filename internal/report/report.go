@@ -16,22 +16,20 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// Text writes the seed-style tables of r to w: a preset's own table first,
+// Text writes the seed-style tables to w: a preset's own table first,
 // then throughput per variant and concurrency with the change against the
 // baseline, latency, connection phases, what was negotiated, CPU, and
 // warnings and findings drawn from the figures. Output is deterministic:
 // the same result renders byte for byte the same, which is what lets
-// `tlsbench report` re-render a run's output.
-func Text(w io.Writer, r *result.Result) error {
-	m, err := Build(r)
-	if err != nil {
-		return err
+// `tlsbench report` re-render a run's output. It writes nothing and
+// returns PresetErr when the preset's table is missing.
+func (m *Model) Text(w io.Writer) error {
+	if m.PresetErr != nil {
+		return m.PresetErr
 	}
-	_, err = io.WriteString(w, m.text())
+	_, err := io.WriteString(w, m.text())
 	return err
 }
 

@@ -68,10 +68,8 @@ func (c CellSummary) record() []string {
 	}
 }
 
-// CellSummaries summarizes r cell by cell, in the order of the text report:
-// experiment, then concurrency, then variant.
-func CellSummaries(r *result.Result) []CellSummary { return newIndex(r).cellSummaries() }
-
+// cellSummaries summarizes the result cell by cell, in the order of the
+// text report: experiment, then concurrency, then variant.
 func (ix *index) cellSummaries() []CellSummary {
 	var out []CellSummary
 	for _, e := range ix.experiments {
