@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -184,12 +185,12 @@ func TestChartsDamaged(t *testing.T) {
 					}
 					damage(&r, x, all)
 					renderAll(t, &r)
-					for _, c := range Charts(&r) {
-						if _, err := c.SVG(); err != nil {
+					for _, c := range Build(&r).Figures {
+						if _, err := chart.SVG(c); err != nil {
 							t.Errorf("SVG: %v", err)
 						}
 						if all && label == "1e308" {
-							if _, err := c.PNG(); err != nil {
+							if _, err := chart.PNG(c); err != nil {
 								t.Errorf("PNG: %v", err)
 							}
 						}

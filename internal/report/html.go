@@ -7,9 +7,9 @@ import (
 	"html/template"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -90,19 +90,15 @@ func (m *Model) HTML(w io.Writer) error {
 		}
 	}
 
-	for _, c := range m.ix.charts() {
-		svg, err := c.SVG()
+	for _, f := range m.Figures {
+		svg, err := chart.SVG(f)
 		if err != nil {
 			return err
 		}
-		p.Charts = append(p.Charts, pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(inlineSVG(svg, c.Title))})
+		p.Charts = append(p.Charts, pageChart{ID: f.ID, Title: f.Title, Caption: f.Caption, SVG: template.HTML(inlineSVG(svg, f.Title))})
 	}
-	if len(m.ix.r.Trials) > 0 {
-		for _, vc := range variantColors(m.ix) {
-			if slices.ContainsFunc(m.ix.r.Trials, func(t result.Trial) bool { return t.Variant == vc.Name }) {
-				p.Variants = append(p.Variants, vc)
-			}
-		}
+	for _, c := range m.Colors {
+		p.Variants = append(p.Variants, struct{ Name, Color string }{c.Name, chart.Hex(c.Color)})
 	}
 
 	blocks := m.Body

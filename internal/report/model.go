@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -37,12 +38,15 @@ type Model struct {
 	// Comparable is set when the run measured two variants or more: with
 	// no recommendation, the page says why.
 	Comparable bool
+	// Figures are the charts the result has data for, in the text
+	// report's order (package chart draws them); Colors each measured
+	// variant's colour in them, in variant order, for a page's key.
+	Figures []chart.Figure
+	Colors  []chart.Swatch
 	// Cells summarize the trials cell by cell: the rows of the csv and
 	// the elements of the json summary, whose Source says what they are of.
 	Cells  []CellSummary
 	Source Source
-
-	ix *index // the trials, for the charts
 }
 
 // Header is what the run was: a title, then fields such as the date, the
@@ -101,6 +105,8 @@ func Build(r *result.Result) *Model {
 		Body:       ix.body(),
 		Findings:   ix.findings(),
 		Comparable: ix.comparable(),
+		Figures:    ix.figures(),
+		Colors:     ix.colorKey(),
 		Cells:      ix.cellSummaries(),
 		Source: Source{
 			Target:   r.Target.URL,
@@ -109,7 +115,6 @@ func Build(r *result.Result) *Model {
 			Started:  r.Started.UTC(),
 			Tool:     r.Tool.Version,
 		},
-		ix: ix,
 	}
 	if !isCrypto(r) {
 		m.Warnings = ix.warnings()
