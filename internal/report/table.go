@@ -36,7 +36,9 @@ type Cell struct {
 func (c Cell) Figure() bool { return c.Unit != "" }
 
 // words is a cell of text only.
-func textCell(s string) Cell { return Cell{Text: s, Value: math.NaN(), StdDev: math.NaN(), CI: math.NaN()} }
+func textCell(s string) Cell {
+	return Cell{Text: s, Value: math.NaN(), StdDev: math.NaN(), CI: math.NaN()}
+}
 
 // add appends a row of text cells.
 func (t *Table) add(cells ...string) {
