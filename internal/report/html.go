@@ -45,11 +45,21 @@ type pageChart struct {
 	SVG                template.HTML
 }
 
-// pageTable is one block of the report's body: Table is false for lines
-// of prose between tables, which get no heading.
+// pageTable is one block of the report's body: a table, or lines of
+// prose between tables (Prose, with no heading).
 type pageTable struct {
-	Text  string
-	Table bool
+	Title  string
+	Header []pageCell
+	Rows   [][]pageCell
+	Foot   []string
+	Prose  []string
+}
+
+// pageCell is a cell of a page's table: Num aligns it right, as the
+// column of figures it is in.
+type pageCell struct {
+	Text string
+	Num  bool
 }
 
 // HTML writes the model as one self-contained page: findings in plain
@@ -107,11 +117,9 @@ func (m *Model) HTML(w io.Writer) error {
 	}
 	for _, bl := range blocks {
 		if bl.Table != nil {
-			var b strings.Builder
-			bl.Table.write(&b)
-			p.Tables = append(p.Tables, pageTable{Text: strings.Trim(b.String(), "\n"), Table: true})
+			p.Tables = append(p.Tables, tableOf(bl.Table))
 		} else {
-			p.Tables = append(p.Tables, pageTable{Text: strings.Join(bl.Prose, "\n")})
+			p.Tables = append(p.Tables, pageTable{Prose: bl.Prose})
 		}
 	}
 
@@ -121,6 +129,22 @@ func (m *Model) HTML(w io.Writer) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// tableOf is t as a page shows it: the columns of figures aligned right.
+func tableOf(t *Table) pageTable {
+	pt := pageTable{Title: t.Title, Foot: t.Foot}
+	for i, h := range t.Header {
+		pt.Header = append(pt.Header, pageCell{Text: h, Num: i >= t.Left})
+	}
+	for _, row := range t.Rows {
+		cells := make([]pageCell, len(row))
+		for i, c := range row {
+			cells[i] = pageCell{Text: c.Text, Num: i >= t.Left}
+		}
+		pt.Rows = append(pt.Rows, cells)
+	}
+	return pt
 }
 
 // WriteHTMLFile writes the HTML page to path, whole or not at all, and

@@ -35,7 +35,7 @@ type Cell struct {
 // Figure reports whether c holds a number.
 func (c Cell) Figure() bool { return c.Unit != "" }
 
-// words is a cell of text only.
+// textCell is a cell of words only.
 func textCell(s string) Cell {
 	return Cell{Text: s, Value: math.NaN(), StdDev: math.NaN(), CI: math.NaN()}
 }
