@@ -11,16 +11,17 @@
 // The cut is by topic. index.go indexes the trials by cell and
 // analysis.go holds the statistics every topic uses. A topic's file holds
 // all of it: its facts, the rule that decides to state them, their words,
-// and its tables and figures — perconn.go, rate.go, storm.go, wire.go,
-// wirecheck.go, rttmodel.go, tunnels.go, crypto.go and the rules_*.go
-// files (key-exchange groups, client certificates, negotiation, paths,
-// captures). The comparisons every run makes (connection cost, hello
-// retries, versions, keys, resumption, auth, tunnels, persistent
-// connections, RTT, pooling, ceilings) predate the cut: their facts are
-// in facts.go, their rules in rules.go and their words in wording.go,
-// beside the machinery every topic shares (rules.add, index.phrase and the
-// word helpers), and their tables in tables.go. A new topic gets a file of
-// its own; an old one moves to its own file when it changes.
+// and its tables and figures. perconn.go, rate.go, storm.go and
+// wirecheck.go are such files; so are the rules_*.go files (key-exchange
+// groups, client certificates, negotiation, paths, captures), whose
+// tables are in wire.go for captures. The comparisons every run makes
+// (connection cost, hello retries, versions, keys, resumption, auth,
+// tunnels, persistent connections, RTT, pooling, ceilings, crypto)
+// predate the cut: their facts are in facts.go, their rules in rules.go
+// and their words in wording.go, beside the machinery every topic shares
+// (rules.add, index.phrase and the word helpers); their tables are in
+// tables.go, rttmodel.go, tunnels.go and crypto.go. A new topic gets a
+// file of its own; an old one moves to its own file when it changes.
 package report
 
 import (
