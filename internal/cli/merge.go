@@ -67,7 +67,7 @@ func refuseShard(cmd *cobra.Command, why string) {
 // writeStream writes a shard's result to stdout, framed for merge, and
 // its tables to stderr (-o -).
 func writeStream(res *result.Result, stdout, stderr io.Writer) error {
-	if err := report.Text(stderr, res); err != nil {
+	if err := report.Build(res).Text(stderr); err != nil {
 		return err
 	}
 	return result.WriteFrame(stdout, res)
@@ -127,11 +127,12 @@ started and ended, and warns above 5% of -d (at least 20ms).`,
 			if err := result.Write(output, merged); err != nil {
 				return err
 			}
-			if err := report.Text(stdout, merged); err != nil {
+			m := report.Build(merged)
+			if err := m.Text(stdout); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "result: %s\n", output)
-			return writePage(output, merged, stderr)
+			return writePage(output, m, stderr)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "the merged result file (an HTML page is written beside it)")

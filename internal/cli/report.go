@@ -14,10 +14,10 @@ import (
 )
 
 // reportFormats are the renderings of `tlsbench report --format`.
-var reportFormats = map[string]func(io.Writer, *result.Result) error{
-	"text": report.Text, // a preset's own table first, as the run printed it
-	"csv":  report.CSV,
-	"json": report.JSON,
+var reportFormats = map[string]func(*report.Model, io.Writer) error{
+	"text": (*report.Model).Text, // a preset's own table first, as the run printed it
+	"csv":  (*report.Model).CSV,
+	"json": (*report.Model).JSON,
 }
 
 func newReportCmd(stdout io.Writer) *cobra.Command {
@@ -51,16 +51,17 @@ printed only if --format is given too.`,
 			if err != nil {
 				return err
 			}
+			m := report.Build(r)
 			files := html != "" || pngDir != "" || svgDir != ""
 			if !files || cmd.Flags().Changed("format") {
-				if err := render(stdout, r); err != nil {
+				if err := render(m, stdout); err != nil {
 					return err
 				}
 			}
 			// Written files are named on stderr, as a run names its result.
 			stderr := cmd.ErrOrStderr()
 			if html != "" {
-				if err := report.WriteHTMLFile(html, r); err != nil {
+				if err := m.WriteHTMLFile(html); err != nil {
 					return err
 				}
 				fmt.Fprintf(stderr, "report: %s\n", html)
@@ -69,7 +70,7 @@ printed only if --format is given too.`,
 				if c.dir == "" {
 					continue
 				}
-				paths, err := report.WriteCharts(c.dir, c.format, r)
+				paths, err := m.WriteCharts(c.dir, c.format)
 				if err != nil {
 					return err
 				}

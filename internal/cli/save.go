@@ -65,7 +65,8 @@ func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where s
 		return f.path, nil, writeStream(res, stdout, stderr)
 	}
 	// The tables first: they are printed whatever happens to the file.
-	if err := report.Text(stdout, res); err != nil {
+	m := report.Build(res)
+	if err := m.Text(stdout); err != nil {
 		return "", nil, err
 	}
 	if werr := result.Write(f.path, res); werr != nil {
@@ -77,7 +78,7 @@ func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where s
 		return fallback, nil, fmt.Errorf("%w: the result is in %s instead", werr, fallback)
 	}
 	fmt.Fprintf(stderr, "result: %s\n", f.path)
-	return f.path, writePage(f.path, res, stderr), nil
+	return f.path, writePage(f.path, m, stderr), nil
 }
 
 // pageBeside names the HTML page of the result at output: x.json: x.html.
@@ -90,9 +91,9 @@ func pageBeside(output string) string {
 
 // writePage writes the HTML report of a result saved at output next to it
 // and names it on stderr.
-func writePage(output string, res *result.Result, stderr io.Writer) error {
+func writePage(output string, m *report.Model, stderr io.Writer) error {
 	path := pageBeside(output)
-	if err := report.WriteHTMLFile(path, res); err != nil {
+	if err := m.WriteHTMLFile(path); err != nil {
 		return fmt.Errorf("%w (the result is in %s)", err, output)
 	}
 	fmt.Fprintf(stderr, "report: %s\n", path)

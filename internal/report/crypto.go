@@ -234,7 +234,7 @@ func (x *primitives) kexTable() Table {
 				}
 				return fmt.Sprint(n)
 			}
-			t.Rows[row] = append(t.Rows[row], us(c), us(s), bytes(c.KeyShare), bytes(s.KeyShare))
+			t.Rows[row] = append(t.Rows[row], textCell(us(c)), textCell(us(s)), textCell(bytes(c.KeyShare)), textCell(bytes(s.KeyShare)))
 			row++
 		}
 	}

@@ -12,15 +12,15 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// CSV writes one row per experiment, variant and concurrency of r, then
-// the rows of storms, --per-conn and --rate cells, one per figure, under a
-// header row naming the columns (see CellSummary and docs/result.md).
-func CSV(w io.Writer, r *result.Result) error {
+// CSV writes one row per experiment, variant and concurrency, then the
+// rows of storms, --per-conn and --rate cells, one per figure, under a
+// header row naming the columns (see CellSummary and docs/result.md). The
+// preset's table is not a row.
+func (m *Model) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(columns); err != nil {
 		return err
 	}
-	m, _ := Build(r) // the preset's table is not a row
 	for _, c := range m.Cells {
 		if err := cw.Write(c.record()); err != nil {
 			return err
@@ -42,7 +42,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func (ix *index) stormSummaries(k cellKey, ts []result.Trial) []CellSummary {
 	var out []CellSummary
 	add := func(metric string, value func(result.Trial) float64) {
-		out = append(out, ix.summary(string(k.exp), k.variant, k.c, ts, metric, value, noLatency))
+		out = append(out, ix.summary(string(k.exp), k.variant, k.c, ts, metric, meanCell(collect(ts, value), rate, metric), noLatency))
 	}
 	ms := func(d func(*result.Storm) time.Duration) func(result.Trial) float64 {
 		return func(t result.Trial) float64 {
@@ -111,7 +111,7 @@ func (ix *index) perConnSummaries() []CellSummary {
 					{"operations/s", result.Trial.Throughput},
 					{"ms/op", msPerOp},
 				} {
-					s := ix.summary(string(plan.Connect), name, c, ts, m.metric, m.value, trialLatency)
+					s := ix.summary(string(plan.Connect), name, c, ts, m.metric, meanCell(collect(ts, m.value), rate, m.metric), trialLatency)
 					s.PerConn = number(n)
 					if m.metric == "ms/op" && name != ix.baseline {
 						if d := ix.perConnDelta(ix.baseline, name, c, n); d.N > 0 {
@@ -165,7 +165,7 @@ func (ix *index) rateSummaries() []CellSummary {
 					figures = append(figures, lagFigures...)
 				}
 				for _, m := range figures {
-					s := ix.summary(string(c.e), name, ts[0].Concurrency, ts, m.metric, m.value, m.lat)
+					s := ix.summary(string(c.e), name, ts[0].Concurrency, ts, m.metric, meanCell(collect(ts, m.value), millis, m.metric), m.lat)
 					if c.n > 1 {
 						s.PerConn = number(c.n)
 					}

@@ -42,15 +42,21 @@ func num(v float64, f precision) string {
 
 // meanStd renders "mean (stddev)", both at the precision of the mean; with a
 // single value, the mean alone, since there is no spread to show.
-func meanStd(xs []float64, f precision) string {
+func meanStd(xs []float64, f precision) string { return meanCell(xs, f, "").Text }
+
+// meanCell is the mean of xs as a figure in unit: its text as meanStd
+// writes it, "-" without a value.
+func meanCell(xs []float64, f precision, unit string) Cell {
 	if len(xs) == 0 {
-		return "-"
+		return textCell("-")
 	}
 	s := stats.Summarize(xs)
-	if s.N < 2 {
-		return num(s.Mean, f)
+	c := Cell{Text: num(s.Mean, f), Unit: unit, Value: s.Mean, StdDev: math.NaN(), CI: s.CI95}
+	if s.N >= 2 {
+		c.Text = fmt.Sprintf("%s (%s)", num(s.Mean, f), strconv.FormatFloat(s.StdDev, 'f', f(s.Mean), 64))
+		c.StdDev = s.StdDev
 	}
-	return fmt.Sprintf("%s (%s)", num(s.Mean, f), strconv.FormatFloat(s.StdDev, 'f', f(s.Mean), 64))
+	return c
 }
 
 // delta renders "-45.2% ±3.1 *": the change, the half-width of its 95%
@@ -68,6 +74,15 @@ func delta(d stats.Delta) string {
 		return s + " *"
 	}
 	return s + "  "
+}
+
+// deltaCell is a change as a figure in percent, its text as delta writes
+// it.
+func deltaCell(d stats.Delta) Cell {
+	if d.N == 0 {
+		return textCell("-")
+	}
+	return Cell{Text: delta(d), Unit: "%", Value: d.Pct, StdDev: math.NaN(), CI: d.CI95}
 }
 
 // percent renders a share as a percentage with one decimal.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -113,21 +114,21 @@ func FuzzRender(f *testing.F) {
 // error of the renderings that show it (text, HTML) to report.
 func renderAll(t *testing.T, r *result.Result) {
 	t.Helper()
-	_, presetErr := Build(r)
-	for name, render := range map[string]func(io.Writer, *result.Result) error{
-		"text": Text, "html": HTML, "csv": CSV, "json": JSON,
-		"compare": func(w io.Writer, r *result.Result) error {
+	m := Build(r)
+	presetErr := m.PresetErr
+	for name, render := range map[string]func(io.Writer) error{
+		"text": m.Text, "html": m.HTML, "csv": m.CSV, "json": m.JSON,
+		"compare": func(w io.Writer) error {
 			return CompareText(w, Compare(Run{Name: "old", Result: r}, Run{Name: "new", Result: r}))
 		},
 	} {
-		err := render(io.Discard, r)
+		err := render(io.Discard)
 		if err != nil && (presetErr == nil || err.Error() != presetErr.Error() || (name != "text" && name != "html")) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	Findings(r)
 	Predict(r)
-	CellSummaries(r)
 }
 
 // TestChartsDamaged draws results built in memory, which Read never
@@ -184,12 +185,12 @@ func TestChartsDamaged(t *testing.T) {
 					}
 					damage(&r, x, all)
 					renderAll(t, &r)
-					for _, c := range Charts(&r) {
-						if _, err := c.SVG(); err != nil {
+					for _, c := range Build(&r).Figures {
+						if _, err := chart.SVG(c); err != nil {
 							t.Errorf("SVG: %v", err)
 						}
 						if all && label == "1e308" {
-							if _, err := c.PNG(); err != nil {
+							if _, err := chart.PNG(c); err != nil {
 								t.Errorf("PNG: %v", err)
 							}
 						}

@@ -7,9 +7,9 @@ import (
 	"html/template"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -45,28 +45,33 @@ type pageChart struct {
 	SVG                template.HTML
 }
 
-// pageTable is one block of the report's body: Table is false for lines
-// of prose between tables, which get no heading.
+// pageTable is one block of the report's body: a table, or lines of
+// prose between tables (Prose, with no heading).
 type pageTable struct {
-	Text  string
-	Table bool
+	Title  string
+	Header []pageCell
+	Rows   [][]pageCell
+	Foot   []string
+	Prose  []string
 }
 
-// HTML writes r as one self-contained page: findings in plain words at the
-// top, then every chart (inline SVG), the tables (a preset's own first),
-// the notes, warnings and the environment. It loads nothing (no script,
-// font or image from anywhere), so it opens offline, and it prints chart
-// by chart. Output is deterministic, like Text's.
-func HTML(w io.Writer, r *result.Result) error {
-	m, err := Build(r)
-	if err != nil {
-		return err
+// pageCell is a cell of a page's table: Num aligns it right, as the
+// column of figures it is in.
+type pageCell struct {
+	Text string
+	Num  bool
+}
+
+// HTML writes the model as one self-contained page: findings in plain
+// words at the top, then every chart (inline SVG), the tables (a preset's
+// own first), the notes, warnings and the environment. It loads nothing
+// (no script, font or image from anywhere), so it opens offline, and it
+// prints chart by chart. Output is deterministic, like Text's; like Text,
+// it returns PresetErr when the preset's table is missing.
+func (m *Model) HTML(w io.Writer) error {
+	if m.PresetErr != nil {
+		return m.PresetErr
 	}
-	return m.html(w)
-}
-
-// html renders the model as the page.
-func (m *Model) html(w io.Writer) error {
 	p := page{
 		Title:      m.Header.Title,
 		Comparable: m.Comparable,
@@ -95,19 +100,15 @@ func (m *Model) html(w io.Writer) error {
 		}
 	}
 
-	for _, c := range m.ix.charts() {
-		svg, err := c.SVG()
+	for _, f := range m.Figures {
+		svg, err := chart.SVG(f)
 		if err != nil {
 			return err
 		}
-		p.Charts = append(p.Charts, pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(inlineSVG(svg, c.Title))})
+		p.Charts = append(p.Charts, pageChart{ID: f.ID, Title: f.Title, Caption: f.Caption, SVG: template.HTML(inlineSVG(svg, f.Title))})
 	}
-	if len(m.ix.r.Trials) > 0 {
-		for _, vc := range variantColors(m.ix) {
-			if slices.ContainsFunc(m.ix.r.Trials, func(t result.Trial) bool { return t.Variant == vc.Name }) {
-				p.Variants = append(p.Variants, vc)
-			}
-		}
+	for _, c := range m.Colors {
+		p.Variants = append(p.Variants, struct{ Name, Color string }{c.Name, chart.Hex(c.Color)})
 	}
 
 	blocks := m.Body
@@ -116,11 +117,9 @@ func (m *Model) html(w io.Writer) error {
 	}
 	for _, bl := range blocks {
 		if bl.Table != nil {
-			var b strings.Builder
-			bl.Table.write(&b)
-			p.Tables = append(p.Tables, pageTable{Text: strings.Trim(b.String(), "\n"), Table: true})
+			p.Tables = append(p.Tables, tableOf(bl.Table))
 		} else {
-			p.Tables = append(p.Tables, pageTable{Text: strings.Join(bl.Prose, "\n")})
+			p.Tables = append(p.Tables, pageTable{Prose: bl.Prose})
 		}
 	}
 
@@ -132,11 +131,27 @@ func (m *Model) html(w io.Writer) error {
 	return err
 }
 
-// WriteHTMLFile writes the HTML page of r to path, whole or not at all, and
+// tableOf is t as a page shows it: the columns of figures aligned right.
+func tableOf(t *Table) pageTable {
+	pt := pageTable{Title: t.Title, Foot: t.Foot}
+	for i, h := range t.Header {
+		pt.Header = append(pt.Header, pageCell{Text: h, Num: i >= t.Left})
+	}
+	for _, row := range t.Rows {
+		cells := make([]pageCell, len(row))
+		for i, c := range row {
+			cells[i] = pageCell{Text: c.Text, Num: i >= t.Left}
+		}
+		pt.Rows = append(pt.Rows, cells)
+	}
+	return pt
+}
+
+// WriteHTMLFile writes the HTML page to path, whole or not at all, and
 // only over a regular file (see result.WriteFile).
-func WriteHTMLFile(path string, r *result.Result) error {
+func (m *Model) WriteHTMLFile(path string) error {
 	var buf bytes.Buffer
-	if err := HTML(&buf, r); err != nil {
+	if err := m.HTML(&buf); err != nil {
 		return err
 	}
 	return result.WriteFile(path, buf.Bytes(), "the HTML report")

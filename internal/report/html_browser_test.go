@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -93,7 +94,7 @@ func TestHTMLInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := b.visit(t, path)
-			charts := Charts(r)
+			charts := Build(r).Figures
 			if len(v.figures) != len(charts) {
 				t.Errorf("%d charts on the page, want %d", len(v.figures), len(charts))
 			}
@@ -124,12 +125,12 @@ func TestHTMLInChromium(t *testing.T) {
 			// The charts' own colours are on screen: plain's grey where a
 			// plain variant was measured and the first TLS variant's.
 			plain := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return newIndex(r).info[t.Variant].Plain() })
-			if plain && !hasColour(img, plainColor) {
-				t.Errorf("plain's grey %s is nowhere in the screenshot", hexColor(plainColor))
+			if plain && !hasColour(img, chart.PlainStyle(0, false).Color) {
+				t.Errorf("plain's grey %s is nowhere in the screenshot", chart.Hex(chart.PlainStyle(0, false).Color))
 			}
 			tls := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return !direct(newIndex(r).info[t.Variant]) })
-			if tls && !hasColour(img, variantPalette[0]) {
-				t.Errorf("the first variant colour %s is nowhere in the screenshot", hexColor(variantPalette[0]))
+			if tls && !hasColour(img, chart.VariantStyle(0, false).Color) {
+				t.Errorf("the first variant colour %s is nowhere in the screenshot", chart.Hex(chart.VariantStyle(0, false).Color))
 			}
 			for _, m := range v.console {
 				t.Errorf("console: %s", m)

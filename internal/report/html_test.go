@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -36,7 +37,7 @@ func pageCases(t *testing.T) map[string]*result.Result {
 func renderHTML(t *testing.T, r *result.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := HTML(&b, r); err != nil {
+	if err := Build(r).HTML(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -84,9 +85,9 @@ func TestHTMLDeterministic(t *testing.T) {
 		if !bytes.Equal(renderHTML(t, r), renderHTML(t, r)) {
 			t.Errorf("%s: two renderings of the page differ", name)
 		}
-		a, b := Charts(r), Charts(r)
+		a, b := Build(r).Figures, Build(r).Figures
 		for i := range a {
-			for _, f := range []func(Chart) ([]byte, error){Chart.SVG, Chart.PNG} {
+			for _, f := range []func(chart.Figure) ([]byte, error){chart.SVG, chart.PNG} {
 				x, err := f(a[i])
 				if err != nil {
 					t.Fatal(err)
@@ -157,7 +158,7 @@ func TestHTMLContent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := cases[tt.name]
 			var ids []string
-			for _, c := range Charts(r) {
+			for _, c := range Build(r).Figures {
 				ids = append(ids, c.ID)
 			}
 			if !slices.Equal(ids, tt.charts) {
@@ -210,10 +211,10 @@ func TestHTMLEscapes(t *testing.T) {
 // TestWriteCharts writes every chart of a result as SVG and PNG files.
 func TestWriteCharts(t *testing.T) {
 	r := cases["connect"]()
-	n := len(Charts(r))
+	n := len(Build(r).Figures)
 	for _, format := range []string{"svg", "png"} {
 		dir := filepath.Join(t.TempDir(), "charts")
-		paths, err := WriteCharts(dir, format, r)
+		paths, err := Build(r).WriteCharts(dir, format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +236,7 @@ func TestWriteCharts(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", p, err)
 				}
-				if w := img.Bounds().Dx(); w != int(chartWidth.Points()/72*PNGDPI+0.5) {
+				if w := img.Bounds().Dx(); w != int(chart.Width.Points()/72*chart.PNGDPI+0.5) {
 					t.Errorf("%s is %d pixels wide", p, w)
 				}
 			}
@@ -243,10 +244,10 @@ func TestWriteCharts(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
-	if _, err := WriteCharts(file, "png", r); err == nil {
+	if _, err := Build(r).WriteCharts(file, "png"); err == nil {
 		t.Error("charts written into a file, not a directory: no error")
 	}
-	if _, err := WriteCharts(t.TempDir(), "gif", r); err == nil {
+	if _, err := Build(r).WriteCharts(t.TempDir(), "gif"); err == nil {
 		t.Error("unknown format: no error")
 	}
 }
@@ -270,16 +271,17 @@ func TestStyles(t *testing.T) {
 		r.Variants = append(r.Variants, v)
 	}
 	st := styles(newIndex(r))
-	if st["plain"].color != plainColor || st["plain rtt20ms"].color != plainColor {
+	grey := chart.PlainStyle(0, false).Color
+	if st["plain"].Color != grey || st["plain rtt20ms"].Color != grey {
 		t.Error("plain is not grey")
 	}
-	if st["tls1.3 rsa2048"].color == st["tls1.3 ecdsa-p256"].color {
+	if st["tls1.3 rsa2048"].Color == st["tls1.3 ecdsa-p256"].Color {
 		t.Error("two TLS variants share a colour")
 	}
-	if st["tls1.3 rsa2048"].color != st["tls1.3 rsa2048 rtt20ms"].color || st["tls1.3 rsa2048 rtt20ms"].dashes == nil {
+	if st["tls1.3 rsa2048"].Color != st["tls1.3 rsa2048 rtt20ms"].Color || !st["tls1.3 rsa2048 rtt20ms"].Dashed {
 		t.Error("the same variant at another RTT is not the same colour, dashed")
 	}
-	if st["tls1.3 rsa2048"].color != variantPalette[0] {
+	if st["tls1.3 rsa2048"].Color != chart.VariantStyle(0, false).Color {
 		t.Error("the first TLS variant does not take the first colour")
 	}
 }
@@ -308,7 +310,7 @@ func TestHTMLOdd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if n := len(Charts(tt.r)); n != tt.charts {
+			if n := len(Build(tt.r).Figures); n != tt.charts {
 				t.Errorf("%d charts, want %d", n, tt.charts)
 			}
 			page := string(renderHTML(t, tt.r))

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"time"
-
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // Summary schema: a versioned digest of a result file, cell by cell.
@@ -30,9 +28,9 @@ type Source struct {
 	Tool     string    `json:"tool_version,omitempty"`
 }
 
-// JSON writes the summary of r as indented JSON.
-func JSON(w io.Writer, r *result.Result) error {
-	m, _ := Build(r) // the preset's table is not summarized
+// JSON writes the model's cell summaries as indented JSON (the preset's
+// table is not summarized).
+func (m *Model) JSON(w io.Writer) error {
 	cells := m.Cells
 	if cells == nil {
 		cells = []CellSummary{}

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // Model is everything a report shows of one result, built once by Build:
-// Text, HTML, CSV and JSON render it, and none of them reads another's
-// output.
+// its methods Text, HTML, CSV and JSON render it, and none of them reads
+// another's output.
 type Model struct {
 	Header Header
 	Status Status
@@ -21,6 +22,11 @@ type Model struct {
 	// mongodb-seed), nil without a preset: the text report prints it
 	// first, as the run did, and the page shows it first among the tables.
 	Preset *Table
+	// PresetErr is why a preset's table is missing: the HdrHistograms it
+	// merges do not decode (Read leaves them encoded). Text and HTML,
+	// which show the table, return it; CSV, JSON and the findings render
+	// the rest of the model.
+	PresetErr error
 	// Body is the tables of the run, in the text report's order, with the
 	// lines of prose that go between them.
 	Body []Block
@@ -32,12 +38,15 @@ type Model struct {
 	// Comparable is set when the run measured two variants or more: with
 	// no recommendation, the page says why.
 	Comparable bool
+	// Figures are the charts the result has data for, in the text
+	// report's order (package chart draws them); Colors each measured
+	// variant's colour in them, in variant order, for a page's key.
+	Figures []chart.Figure
+	Colors  []chart.Swatch
 	// Cells summarize the trials cell by cell: the rows of the csv and
 	// the elements of the json summary, whose Source says what they are of.
 	Cells  []CellSummary
 	Source Source
-
-	ix *index // the trials, for the charts
 }
 
 // Header is what the run was: a title, then fields such as the date, the
@@ -81,11 +90,10 @@ func (b *body) table(t Table) { b.blocks = append(b.blocks, Block{Table: &t}) }
 
 func (b *body) prose(lines ...string) { b.blocks = append(b.blocks, Block{Prose: lines}) }
 
-// Build reads r into a Model. Its error is the preset table's: the
-// HdrHistograms it merges do not decode (Read leaves them encoded). The
-// model is whole but for that table even then, for the renderings that do
-// not show it (CSV, JSON, the findings).
-func Build(r *result.Result) (*Model, error) {
+// Build reads r into a Model, once per result: every rendering reads the
+// same model. A preset's table that cannot be built leaves its error in
+// PresetErr; the model is whole but for that table.
+func Build(r *result.Result) *Model {
 	ix := newIndex(r)
 	preset, err := presetTable(r)
 	m := &Model{
@@ -93,9 +101,12 @@ func Build(r *result.Result) (*Model, error) {
 		Status:     ix.status(),
 		Notes:      r.Notes,
 		Preset:     preset,
+		PresetErr:  err,
 		Body:       ix.body(),
 		Findings:   ix.findings(),
 		Comparable: ix.comparable(),
+		Figures:    ix.figures(),
+		Colors:     ix.colorKey(),
 		Cells:      ix.cellSummaries(),
 		Source: Source{
 			Target:   r.Target.URL,
@@ -104,12 +115,11 @@ func Build(r *result.Result) (*Model, error) {
 			Started:  r.Started.UTC(),
 			Tool:     r.Tool.Version,
 		},
-		ix: ix,
 	}
 	if !isCrypto(r) {
 		m.Warnings = ix.warnings()
 	}
-	return m, err
+	return m
 }
 
 // header is the title and facts of r.

@@ -22,9 +22,9 @@ func TestMongoSeedGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Build(r)
-	if err != nil {
-		t.Fatal(err)
+	m := Build(r)
+	if m.PresetErr != nil {
+		t.Fatal(m.PresetErr)
 	}
 	if m.Preset == nil {
 		t.Fatal("no table of the seed study")
@@ -47,7 +47,7 @@ func TestMongoSeedGolden(t *testing.T) {
 	// The whole text report, as `tlsbench report` prints it: the seed's
 	// table first, then the generic tables.
 	var all bytes.Buffer
-	if err := Text(&all, r); err != nil {
+	if err := Build(r).Text(&all); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, filepath.Join("testdata", "mongodb", "seed.text.golden"), all.Bytes())
@@ -62,8 +62,8 @@ func TestMongoSeedOtherResult(t *testing.T) {
 	}
 	other := *r
 	other.Spec.Preset = ""
-	if m, err := Build(&other); err != nil || m.Preset != nil {
-		t.Errorf("the seed's table of a result without the preset: %v", err)
+	if m := Build(&other); m.PresetErr != nil || m.Preset != nil {
+		t.Errorf("the seed's table of a result without the preset: %v", m.PresetErr)
 	}
 	cut := *r
 	cut.Trials = nil
@@ -72,9 +72,9 @@ func TestMongoSeedOtherResult(t *testing.T) {
 			cut.Trials = append(cut.Trials, tr)
 		}
 	}
-	m, err := Build(&cut)
-	if err != nil {
-		t.Fatal(err)
+	m := Build(&cut)
+	if m.PresetErr != nil {
+		t.Fatal(m.PresetErr)
 	}
 	var b strings.Builder
 	m.Preset.write(&b)

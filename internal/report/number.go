@@ -37,3 +37,13 @@ func (n number) MarshalJSON() ([]byte, error) {
 	}
 	return []byte(n.String()), nil
 }
+
+// finite reports whether every x is a number (not NaN or infinite).
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}

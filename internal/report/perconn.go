@@ -7,11 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
@@ -325,18 +322,15 @@ func perConnWords(f PerConnBreakEven) string {
 // perConnChart draws TLS's extra time per operation against the
 // operations per connection, one line per TLS variant, with the budget of
 // the break-even finding.
-func (b *charter) perConnChart() {
+func (b *figurer) perConnChart() {
 	fs := b.ix.perConnOverheads()
 	if len(fs) == 0 {
 		return
 	}
-	title := fmt.Sprintf("connect %s: TLS overhead per operation by operations per connection", plan.Label(fs[0].Concurrency))
-	p := newPlot(title, "operations per connection (--per-conn)", "time per operation vs plain, %")
-	b.grid(p, false)
-	var legend []legendEntry
+	var series []chart.Series
 	lo, hi, top, bottom := math.Inf(1), 0.0, perConnBudget, 0.0
 	for _, f := range fs {
-		var pts errPoints
+		var pts []chart.Point
 		for _, at := range f.At {
 			d := at.Delta
 			ci := d.CI95
@@ -346,33 +340,24 @@ func (b *charter) perConnChart() {
 			if !finite(d.Pct, d.Pct+ci) {
 				continue
 			}
-			pts = append(pts, struct{ x, y, err float64 }{float64(at.N), d.Pct, ci})
+			pts = append(pts, chart.Point{X: float64(at.N), Y: d.Pct, Err: ci})
 			lo, hi = min(lo, float64(at.N)), max(hi, float64(at.N))
 			top, bottom = max(top, d.Pct+ci), min(bottom, d.Pct-ci)
 		}
-		legend = b.addSeries(p, legend, f.Variant, pts)
+		series = b.addSeries(series, f.Variant, pts)
 	}
-	if len(legend) == 0 {
+	if len(series) == 0 {
 		return
 	}
-	budget, err := plotter.NewLine(plotter.XYs{{X: lo / 1.5, Y: perConnBudget}, {X: hi * 1.5, Y: perConnBudget}})
-	if err != nil {
-		panic(err) // finite by construction
-	}
-	budget.Color, budget.Width, budget.Dashes = ceilingColor, vg.Points(1.2), []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(budget)
-	legend = append(legend, legendEntry{fmt.Sprintf("+%.0f%%", perConnBudget), []plot.Thumbnailer{budget}})
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logTicks{}
-	p.X.Min, p.X.Max = lo/1.5, hi*1.5
-	p.Y.Min, p.Y.Max = min(0, bottom*1.08), top*1.08
-	b.add(Chart{
+	b.add(chart.Figure{
 		ID:    fmt.Sprintf("connect-per-conn-c%d", fs[0].Concurrency),
-		Title: title,
+		Title: fmt.Sprintf("connect %s: TLS overhead per operation by operations per connection", plan.Label(fs[0].Concurrency)),
 		Caption: fmt.Sprintf("Points: TLS's time per operation (its connection's setup and close shared over its operations) against plain's, paired by round; error bars: 95%% confidence interval; dashed: the %.0f%% of the break-even finding.",
 			perConnBudget),
-		plot:   p,
-		legend: legend,
-		height: max(chartHeight, legendHeight(len(legend))),
+		Kind:   chart.Lines,
+		X:      chart.Axis{Label: "operations per connection (--per-conn)", Log: true, Min: chart.At(lo / 1.5), Max: chart.At(hi * 1.5)},
+		Y:      chart.Axis{Label: "time per operation vs plain, %", Min: chart.At(min(0, bottom*1.08)), Max: chart.At(top * 1.08)},
+		Series: series,
+		Guides: []chart.Guide{{Name: fmt.Sprintf("+%.0f%%", perConnBudget), Y: perConnBudget, From: lo / 1.5, To: hi * 1.5}},
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -94,17 +95,17 @@ func TestPerConnBreakEven(t *testing.T) {
 			}
 			words.WriteString("\n")
 
-			charts := Charts(r)
-			i := slices.IndexFunc(charts, func(c Chart) bool { return c.ID == "connect-per-conn-c1" })
+			charts := Build(r).Figures
+			i := slices.IndexFunc(charts, func(c chart.Figure) bool { return c.ID == "connect-per-conn-c1" })
 			if i < 0 {
 				t.Fatalf("no per-conn chart among %d", len(charts))
 			}
-			if _, err := charts[i].SVG(); err != nil {
+			if _, err := chart.SVG(charts[i]); err != nil {
 				t.Fatal(err)
 			}
 			// The text report's table: each N with both variants.
 			var text bytes.Buffer
-			if err := Text(&text, r); err != nil {
+			if err := Build(r).Text(&text); err != nil {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"connect c=1 by operations per connection", "connect c=1 per-conn 100: phases"} {

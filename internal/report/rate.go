@@ -7,11 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -416,52 +413,42 @@ func capacityWords(f Capacity) string {
 
 // rateChart draws each variant's p99 from the intended start against the
 // offered rate, one chart per experiment, with the SLO of a search.
-func (b *charter) rateChart() {
+func (b *figurer) rateChart() {
 	ix := b.ix
 	slo := ix.r.Spec.SLO
 	for _, c := range ix.rt.cells {
-		title := fmt.Sprintf("%s: p99 latency against the offered rate", rateTitle(c))
-		p := newPlot(title, fmt.Sprintf("offered %s per second (--rate)", arrivalWord(c.e)), "p99 from the intended start, ms")
-		b.grid(p, false)
-		var legend []legendEntry
+		var series []chart.Series
 		lo, hi, top := math.Inf(1), 0.0, 0.0
 		for _, name := range ix.variants {
-			var pts errPoints
+			var pts []chart.Point
 			for _, rate := range ix.rt.rates {
 				s, ok := ix.rateSum(rateKey{c.e, c.n, name, rate}, slo)
 				if !ok || !finite(s.p99) || s.p99 <= 0 {
 					continue
 				}
-				pts = append(pts, struct{ x, y, err float64 }{rate, s.p99, 0})
+				pts = append(pts, chart.Point{X: rate, Y: s.p99})
 				lo, hi, top = min(lo, rate), max(hi, rate), max(top, s.p99)
 			}
-			legend = b.addSeries(p, legend, name, pts)
+			series = b.addSeries(series, name, pts)
 		}
-		if len(legend) == 0 {
+		if len(series) == 0 {
 			continue
 		}
+		var guides []chart.Guide
 		if slo > 0 {
 			y := float64(slo) / float64(time.Millisecond)
-			l, err := plotter.NewLine(plotter.XYs{{X: lo / 1.5, Y: y}, {X: hi * 1.5, Y: y}})
-			if err != nil {
-				panic(err) // finite by construction
-			}
-			l.Color, l.Width, l.Dashes = ceilingColor, vg.Points(1.2), []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Add(l)
-			legend = append(legend, legendEntry{"SLO " + slo.String(), []plot.Thumbnailer{l}})
+			guides = append(guides, chart.Guide{Name: "SLO " + slo.String(), Y: y, From: lo / 1.5, To: hi * 1.5})
 			top = max(top, y)
 		}
-		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-		p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
-		p.X.Min, p.X.Max = lo/1.5, hi*1.5
-		p.Y.Max = top * 1.5
-		b.add(Chart{
+		b.add(chart.Figure{
 			ID:      "rate-" + strings.ReplaceAll(rateTitle(c), " ", "-"),
-			Title:   title,
+			Title:   fmt.Sprintf("%s: p99 latency against the offered rate", rateTitle(c)),
 			Caption: "Points: each variant's p99, counted from each arrival's intended start, so that queueing behind a slow server counts; dashed: the SLO of a rate search. Log scales.",
-			plot:    p,
-			legend:  legend,
-			height:  max(chartHeight, legendHeight(len(legend))),
+			Kind:    chart.Lines,
+			X:       chart.Axis{Label: fmt.Sprintf("offered %s per second (--rate)", arrivalWord(c.e)), Log: true, Min: chart.At(lo / 1.5), Max: chart.At(hi * 1.5)},
+			Y:       chart.Axis{Label: "p99 from the intended start, ms", Log: true, Max: chart.At(top * 1.5)},
+			Series:  series,
+			Guides:  guides,
 		})
 	}
 }

@@ -40,7 +40,7 @@ func TestGolden(t *testing.T) {
 			// The result as measured and as read back render alike: nothing
 			// the report shows is lost in the file.
 			var direct bytes.Buffer
-			if err := Text(&direct, build()); err != nil {
+			if err := Build(build()).Text(&direct); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(direct.Bytes(), want) {
@@ -54,10 +54,10 @@ func TestDeterministic(t *testing.T) {
 	for name, build := range cases {
 		r := build()
 		var a, b bytes.Buffer
-		if err := Text(&a, r); err != nil {
+		if err := Build(r).Text(&a); err != nil {
 			t.Fatal(err)
 		}
-		if err := Text(&b, r); err != nil {
+		if err := Build(r).Text(&b); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -88,7 +88,7 @@ func TestOdd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := Text(&b, tt.r); err != nil {
+			if err := Build(tt.r).Text(&b); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tt.want {
@@ -105,7 +105,7 @@ type brokenWriter struct{}
 func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteError(t *testing.T) {
-	if err := Text(brokenWriter{}, connectRun()); err == nil {
+	if err := Build(connectRun()).Text(brokenWriter{}); err == nil {
 		t.Error("Text to a failing writer returned no error")
 	}
 }
@@ -151,7 +151,7 @@ func checkGolden(t *testing.T, jsonPath, goldenPath string) []byte {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	if err := Text(&got, r); err != nil {
+	if err := Build(r).Text(&got); err != nil {
 		t.Fatal(err)
 	}
 	if *update {

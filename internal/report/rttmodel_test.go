@@ -56,7 +56,7 @@ func TestPredictMeasured(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := Text(&b, r); err != nil {
+	if err := Build(r).Text(&b); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
@@ -79,7 +79,7 @@ func TestPredictNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := Text(&b, r); err != nil {
+		if err := Build(r).Text(&b); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(b.String(), "setup = ") || len(PredictRTTs(r)) != 0 {

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
@@ -345,18 +344,15 @@ func stormWords(f StormRecovery) string {
 
 // stormChart draws each variant's time until all its clients were back
 // against the storm's size.
-func (b *charter) stormChart() {
+func (b *figurer) stormChart() {
 	ns := b.ix.conc[plan.Storm]
 	if len(ns) == 0 {
 		return
 	}
-	title := "storm: time until every client was back"
-	p := newPlot(title, "clients connecting at once (--clients)", "ms until the last was back")
-	b.grid(p, false)
-	var legend []legendEntry
+	var series []chart.Series
 	lo, hi, top := math.Inf(1), 0.0, 0.0
 	for _, name := range b.ix.variants {
-		var pts errPoints
+		var pts []chart.Point
 		for _, n := range ns {
 			s := stats.Summarize(collect(b.ix.trials[cellKey{plan.Storm, name, n}], recovery))
 			ci := s.CI95
@@ -366,24 +362,21 @@ func (b *charter) stormChart() {
 			if s.N == 0 || !finite(s.Mean, ci) {
 				continue
 			}
-			pts = append(pts, struct{ x, y, err float64 }{float64(n), s.Mean, ci})
+			pts = append(pts, chart.Point{X: float64(n), Y: s.Mean, Err: ci})
 			lo, hi, top = min(lo, float64(n)), max(hi, float64(n)), max(top, s.Mean+ci)
 		}
-		legend = b.addSeries(p, legend, name, pts)
+		series = b.addSeries(series, name, pts)
 	}
-	if len(legend) == 0 {
+	if len(series) == 0 {
 		return
 	}
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logTicks{}
-	p.X.Min, p.X.Max = lo/1.5, hi*1.5
-	p.Y.Min, p.Y.Max = 0, top*1.08
-	b.add(Chart{
+	b.add(chart.Figure{
 		ID:      "storm",
-		Title:   title,
+		Title:   "storm: time until every client was back",
 		Caption: "Points: the mean over trials of the time from the release until the last client was connected (with --first-op: done with its first operation); error bars: 95% confidence interval.",
-		plot:    p,
-		legend:  legend,
-		height:  max(chartHeight, legendHeight(len(legend))),
+		Kind:    chart.Lines,
+		X:       chart.Axis{Label: "clients connecting at once (--clients)", Log: true, Min: chart.At(lo / 1.5), Max: chart.At(hi * 1.5)},
+		Y:       chart.Axis{Label: "ms until the last was back", Min: chart.At(0), Max: chart.At(top * 1.08)},
+		Series:  series,
 	})
 }

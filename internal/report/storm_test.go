@@ -67,7 +67,7 @@ func TestStormFindings(t *testing.T) {
 		t.Errorf("finding %q: want the ratio, 4.0× as long", got[0])
 	}
 	var b strings.Builder
-	if err := Text(&b, r); err != nil {
+	if err := Build(r).Text(&b); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()

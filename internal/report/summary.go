@@ -68,21 +68,17 @@ func (c CellSummary) record() []string {
 	}
 }
 
-// CellSummaries summarizes r cell by cell, in the order of the text report:
-// experiment, then concurrency, then variant.
-func CellSummaries(r *result.Result) []CellSummary { return newIndex(r).cellSummaries() }
-
+// cellSummaries summarizes the result cell by cell, in the order of the
+// text report: experiment, then concurrency, then variant.
 func (ix *index) cellSummaries() []CellSummary {
 	var out []CellSummary
 	for _, e := range ix.experiments {
-		metric := ix.metric(e)
 		for _, k := range ix.cells(e) {
 			ts := ix.trials[k]
-			c := ix.summary(string(e), k.variant, k.c, ts, ix.metricName(e), metric, trialLatency)
-			if k.variant != ix.baseline {
-				if d := ix.paired(e, k.variant, k.c); d.N > 0 {
-					c.DeltaPct, c.DeltaCI95 = number(d.Pct), number(d.CI95)
-				}
+			// The throughput table's cells.
+			c := ix.summary(string(e), k.variant, k.c, ts, ix.metricName(e), ix.rateCell(k), trialLatency)
+			if d := ix.deltaCell(k); d.Figure() {
+				c.DeltaPct, c.DeltaCI95 = number(d.Value), number(d.CI)
 			}
 			out = append(out, c)
 			if e == plan.Storm {
@@ -97,28 +93,24 @@ func (ix *index) cellSummaries() []CellSummary {
 // trialLatency is a trial's latency, where it recorded any.
 func trialLatency(t result.Trial) (result.Hist, bool) { return t.Latency, t.Latency.Count > 0 }
 
-// summary is one row: metric's mean over the trials ts of one variant,
-// the means of their latency percentiles (lat) and their CPU per
-// operation; no change against the baseline, which the caller adds where
-// it has one.
-func (ix *index) summary(e, variant string, c int, ts []result.Trial, metric string, value func(result.Trial) float64, lat func(result.Trial) (result.Hist, bool)) CellSummary {
-	s := stats.Summarize(collect(ts, value))
+// summary is one row: the figure mean, metric's mean over the trials ts of
+// one variant, the means of their latency percentiles
+// (lat) and their CPU per operation; no change against the baseline, which
+// the caller adds where it has one.
+func (ix *index) summary(e, variant string, c int, ts []result.Trial, metric string, mean Cell, lat func(result.Trial) (result.Hist, bool)) CellSummary {
 	cs := CellSummary{
 		Experiment:  e,
 		Variant:     variant,
 		Concurrency: c,
 		Trials:      len(ts),
 		Metric:      metric,
-		Mean:        number(s.Mean),
-		StdDev:      number(math.NaN()),
-		CI95:        number(s.CI95),
+		Mean:        number(mean.Value),
+		StdDev:      number(mean.StdDev),
+		CI95:        number(mean.CI),
 		DeltaPct:    number(math.NaN()),
 		DeltaCI95:   number(math.NaN()),
 		PerConn:     number(math.NaN()),
 		Offered:     number(math.NaN()),
-	}
-	if s.N >= 2 {
-		cs.StdDev = number(s.StdDev)
 	}
 	if info, ok := ix.info[variant]; ok {
 		cs.TLS, cs.Key, cs.Auth = info.TLS, info.Key, info.Auth

@@ -18,7 +18,7 @@ func TestSummaryGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "measured-*.json"))
 	wire, _ := filepath.Glob(filepath.Join("testdata", "wire-*.json"))
 	files = append(files, wire...)
-	formats := map[string]func(io.Writer, *result.Result) error{"csv": CSV, "json": JSON}
+	formats := map[string]func(*Model, io.Writer) error{"csv": (*Model).CSV, "json": (*Model).JSON}
 	for _, jsonPath := range files {
 		r, err := result.Read(jsonPath)
 		if err != nil {
@@ -26,7 +26,7 @@ func TestSummaryGolden(t *testing.T) {
 		}
 		for ext, render := range formats {
 			var got bytes.Buffer
-			if err := render(&got, r); err != nil {
+			if err := render(Build(r), &got); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, strings.TrimSuffix(jsonPath, ".json")+"."+ext+".golden", got.Bytes())
@@ -42,17 +42,17 @@ func TestSummaryColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := CSV(&b, r); err != nil {
+	if err := Build(r).CSV(&b); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rows[0], columns) || len(rows) != 1+len(CellSummaries(r)) {
+	if !slices.Equal(rows[0], columns) || len(rows) != 1+len(Build(r).Cells) {
 		t.Fatalf("csv header %v and %d rows", rows[0], len(rows))
 	}
-	data, _ := json.Marshal(CellSummaries(r)[0])
+	data, _ := json.Marshal(Build(r).Cells[0])
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.Token()
 	var keys []string
@@ -87,14 +87,14 @@ func TestNumber(t *testing.T) {
 
 func TestSummaryEmpty(t *testing.T) {
 	var b bytes.Buffer
-	if err := JSON(&b, result.New()); err != nil {
+	if err := Build(result.New()).JSON(&b); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `"cells": []`) {
 		t.Errorf("empty result: %s", b.String())
 	}
 	b.Reset()
-	if err := CSV(&b, result.New()); err != nil || strings.Count(b.String(), "\n") != 1 {
+	if err := Build(result.New()).CSV(&b); err != nil || strings.Count(b.String(), "\n") != 1 {
 		t.Errorf("empty result csv %q, %v", b.String(), err)
 	}
 }

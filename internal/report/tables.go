@@ -29,7 +29,6 @@ func (ix *index) throughput(b *body, e plan.Experiment) {
 		Header: head,
 	}
 	d := Table{Title: fmt.Sprintf("%s: %s vs baseline, %% (95%% CI)", e, ix.unit(e)), Left: 1, Header: head}
-	metric := ix.metric(e)
 	compare := len(ix.variants) > 1
 	inline := compare && len(cs) == 1
 	if inline {
@@ -37,17 +36,17 @@ func (ix *index) throughput(b *body, e plan.Experiment) {
 		t.Foot = []string{deltaLegend}
 	}
 	for _, name := range ix.variants {
-		row, drow := []string{name}, []string{name}
+		row, drow := []Cell{textCell(name)}, []Cell{textCell(name)}
 		for _, c := range cs {
-			ts := ix.trials[cellKey{e, name, c}]
-			row = append(row, meanStd(collect(ts, metric), rate))
-			drow = append(drow, ix.delta(e, name, c))
+			k := cellKey{e, name, c}
+			row = append(row, ix.rateCell(k))
+			drow = append(drow, ix.deltaCell(k))
 		}
 		if inline {
 			row = append(row, drow[1])
 		}
-		t.add(row...)
-		d.add(drow...)
+		t.addCells(row...)
+		d.addCells(drow...)
 	}
 	b.table(t)
 	if compare && !inline {
@@ -56,13 +55,20 @@ func (ix *index) throughput(b *body, e plan.Experiment) {
 	}
 }
 
-// delta is the change of a variant's throughput against the baseline's in
-// the same experiment and concurrency, trials paired by round.
-func (ix *index) delta(e plan.Experiment, name string, c int) string {
-	if name == ix.baseline {
-		return "baseline"
+// rateCell is a cell's throughput, the mean over its trials: the figure of
+// the throughput table and of the cell's summary.
+func (ix *index) rateCell(k cellKey) Cell {
+	return meanCell(collect(ix.trials[k], ix.metric(k.exp)), rate, ix.metricName(k.exp))
+}
+
+// deltaCell is the change of a variant's throughput against the
+// baseline's in the same experiment and concurrency, trials paired by
+// round: the figure of the change table and of the cell's summary.
+func (ix *index) deltaCell(k cellKey) Cell {
+	if k.variant == ix.baseline {
+		return textCell("baseline")
 	}
-	return delta(ix.paired(e, name, c))
+	return deltaCell(ix.paired(k.exp, k.variant, k.c))
 }
 
 // p95 writes the pool's p95 latency per variant and concurrency.
@@ -73,12 +79,12 @@ func (ix *index) p95(b *body, e plan.Experiment) {
 		t.Header = append(t.Header, plan.Label(c))
 	}
 	for _, name := range ix.variants {
-		row := []string{name}
+		row := []Cell{textCell(name)}
 		for _, c := range ix.conc[e] {
 			ts := withLatency(ix.trials[cellKey{e, name, c}])
-			row = append(row, meanStd(collect(ts, func(t result.Trial) float64 { return t.Latency.P95 }), millis))
+			row = append(row, meanCell(collect(ts, func(t result.Trial) float64 { return t.Latency.P95 }), millis, "ms"))
 		}
-		t.add(row...)
+		t.addCells(row...)
 	}
 	b.table(t)
 }

@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
@@ -375,7 +374,7 @@ func orDash(s string) string {
 
 // wireChart stacks each variant's connection by whose turn its time was:
 // the client's, the server's and the network's, summed over its phases.
-func (b *charter) wireChart() {
+func (b *figurer) wireChart() {
 	ix := b.ix
 	parts := []struct {
 		name string
@@ -385,46 +384,40 @@ func (b *charter) wireChart() {
 		{"server", func(s result.PhaseSplit) float64 { return s.Server }},
 		{"network", func(s result.PhaseSplit) float64 { return s.Network }},
 	}
-	others := map[string]int{}
-	var bars []bar
+	var colors chart.PhaseColors
+	var bars []chart.Bar
 	for _, n := range ix.variants {
 		w := wireOf(ix.wireTrials(n))
 		if w == nil || len(w.Split) == 0 {
 			continue
 		}
 		s := splitTotal(w.Split)
-		br := bar{label: n}
+		br := chart.Bar{Label: n}
 		for _, p := range parts {
-			br.segments = append(br.segments, segment{p.of(s), phaseColor(p.name, others)})
-			br.value += p.of(s)
+			br.Segments = append(br.Segments, chart.Segment{Value: p.of(s), Color: colors.Of(p.name)})
+			br.Value += p.of(s)
 		}
-		if !finite(br.value) {
+		if !finite(br.Value) {
 			continue
 		}
-		br.note = num(br.value, millis) + " ms"
+		br.Note = num(br.Value, millis) + " ms"
 		bars = append(bars, br)
 	}
 	if len(bars) == 0 {
 		return
 	}
-	var legend []legendEntry
+	var key []chart.Swatch
 	for _, p := range parts {
-		legend = append(legend, legendEntry{p.name, []plot.Thumbnailer{swatch{phaseColor(p.name, others)}}})
+		key = append(key, chart.Swatch{Name: p.name, Color: colors.Of(p.name)})
 	}
-	title := "wire: whose turn a connection's time was"
-	h := &hbars{bars: bars}
-	p := newPlot(title, "ms per connection (mean over the variant's connections)", "")
-	b.grid(p, true)
-	p.Add(h)
-	h.nominal(p)
-	p.X.Min = 0
-	b.add(Chart{
+	b.add(chart.Figure{
 		ID:      "wire-split",
-		Title:   title,
+		Title:   "wire: whose turn a connection's time was",
 		Caption: "Each bar is one variant's connection as the capture saw it, its phases summed: the client's turns (its think time), the server's (answer time less the network's round trip) and the network's (one round trip per client turn).",
-		plot:    p,
-		legend:  legend,
-		height:  max(barsHeight(len(bars)), legendHeight(len(legend))),
+		Kind:    chart.Bars,
+		X:       chart.Axis{Label: "ms per connection (mean over the variant's connections)", Min: chart.At(0)},
+		Bars:    bars,
+		Key:     key,
 	})
 }
 

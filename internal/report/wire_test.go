@@ -137,7 +137,7 @@ func TestSummaryExtraRows(t *testing.T) {
 	for _, tc := range tests {
 		r := readWire(t, tc.file, nil)
 		count := map[string]int{}
-		for _, c := range CellSummaries(r) {
+		for _, c := range Build(r).Cells {
 			// The closed-loop cells have no parameter (connect's
 			// connections/s is per-conn 1's).
 			if tc.param == nil || tc.param(c).known() {
@@ -169,7 +169,7 @@ func TestWireCaptureFacts(t *testing.T) {
 		r.Trials[0].Phases[1].Latency.Mean += r.Trials[0].Latency.Mean
 	})
 	var b strings.Builder
-	if err := Text(&b, r); err != nil {
+	if err := Build(r).Text(&b); err != nil {
 		t.Fatal(err)
 	}
 	out := strings.Join(strings.Fields(b.String()), " ")
@@ -183,7 +183,7 @@ func TestWireCaptureFacts(t *testing.T) {
 		}
 	}
 	var whole strings.Builder
-	if err := Text(&whole, readWire(t, "wire-pgbench.json", nil)); err != nil {
+	if err := Build(readWire(t, "wire-pgbench.json", nil)).Text(&whole); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(whole.String(), "add up past the total") {

@@ -1,4 +1,4 @@
-package report
+package chart
 
 import (
 	"image/color"
@@ -11,28 +11,11 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// bar is one row of a horizontal bar chart: a single value with its spread,
-// or a stack of segments (then value is their sum).
-type bar struct {
-	label    string
-	value    float64
-	err      float64 // stddev drawn as a whisker; 0 for none
-	color    color.Color
-	segments []segment
-	// note is printed right of the bar: its value, or what it is.
-	note string
-}
-
-type segment struct {
-	value float64
-	color color.Color
-}
-
 // hbars draws bars left to right, the first at the top, labelled on the Y
 // axis (see nominal). gonum's BarChart colours a whole series alike; here
 // every bar keeps its variant's colour.
 type hbars struct {
-	bars []bar
+	bars []Bar
 	// log draws from the axis minimum, as a log axis has no zero.
 	log bool
 }
@@ -52,30 +35,30 @@ func (h *hbars) Plot(c draw.Canvas, p *plot.Plot) {
 	for i, b := range h.bars {
 		y := trY(float64(n - 1 - i))
 		x0 := trX(base)
-		segs := b.segments
+		segs := b.Segments
 		if len(segs) == 0 {
-			segs = []segment{{b.value, b.color}}
+			segs = []Segment{{b.Value, b.Color}}
 		}
 		at := base
 		for _, s := range segs {
-			if s.value <= 0 || math.IsNaN(s.value) {
+			if s.Value <= 0 || math.IsNaN(s.Value) {
 				continue
 			}
-			x1 := trX(at + s.value)
-			c.FillPolygon(s.color, []vg.Point{{X: x0, Y: y - half}, {X: x1, Y: y - half}, {X: x1, Y: y + half}, {X: x0, Y: y + half}})
-			at += s.value
+			x1 := trX(at + s.Value)
+			c.FillPolygon(s.Color, []vg.Point{{X: x0, Y: y - half}, {X: x1, Y: y - half}, {X: x1, Y: y + half}, {X: x0, Y: y + half}})
+			at += s.Value
 			x0 = x1
 		}
 		end := trX(at)
-		if b.err > 0 && len(b.segments) == 0 {
-			lo, hi := trX(math.Max(b.value-b.err, base)), trX(b.value+b.err)
+		if b.Err > 0 && len(b.Segments) == 0 {
+			lo, hi := trX(math.Max(b.Value-b.Err, base)), trX(b.Value+b.Err)
 			c.StrokeLine2(whisker, lo, y, hi, y)
 			c.StrokeLine2(whisker, lo, y-half/2, lo, y+half/2)
 			c.StrokeLine2(whisker, hi, y-half/2, hi, y+half/2)
 			end = max(end, hi)
 		}
-		if b.note != "" {
-			c.FillText(note, vg.Point{X: end + vg.Points(4), Y: y}, b.note)
+		if b.Note != "" {
+			c.FillText(note, vg.Point{X: end + vg.Points(4), Y: y}, b.Note)
 		}
 	}
 }
@@ -85,13 +68,13 @@ func (h *hbars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	top := 0.0
 	xmin = math.Inf(1)
 	for _, b := range h.bars {
-		v := b.value + max(b.err, 0)
+		v := b.Value + max(b.Err, 0)
 		if !(v >= 0) { // NaN: leave it out rather than poison the range
 			continue
 		}
 		top = math.Max(top, v)
-		if b.value > 0 {
-			xmin = math.Min(xmin, b.value)
+		if b.Value > 0 {
+			xmin = math.Min(xmin, b.Value)
 		}
 	}
 	if top <= 0 {
@@ -111,26 +94,26 @@ func (h *hbars) nominal(p *plot.Plot) {
 	var ticks []plot.Tick
 	n := len(h.bars)
 	for i, b := range h.bars {
-		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: b.label})
+		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: b.Label})
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Tick.Length = 0
 	p.Y.Width = 0
 }
 
-// swatch is a legend thumbnail: a filled square.
-type swatch struct{ color color.Color }
+// square is a legend thumbnail: a filled square.
+type square struct{ color color.Color }
 
-func (s swatch) Thumbnail(c *draw.Canvas) {
+func (s square) Thumbnail(c *draw.Canvas) {
 	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
 	c.FillPolygon(s.color, pts)
 }
 
 // errPoints are means with a symmetric spread, for plotter.YErrorBars.
-type errPoints []struct{ x, y, err float64 }
+type errPoints []Point
 
 func (e errPoints) Len() int                    { return len(e) }
-func (e errPoints) XY(i int) (float64, float64) { return e[i].x, e[i].y }
+func (e errPoints) XY(i int) (float64, float64) { return e[i].X, e[i].Y }
 func (e errPoints) YError(i int) (float64, float64) {
-	return e[i].err, e[i].err
+	return e[i].Err, e[i].Err
 }

@@ -1,4 +1,4 @@
-package report
+package chart
 
 import (
 	"fmt"
@@ -10,9 +10,6 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // Chart sizes, in points. Every chart has the same width, so that a page
@@ -33,9 +30,11 @@ var (
 	gridColor = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
 	// plainColor is every plain variant's, in every chart.
 	plainColor = color.RGBA{0x70, 0x70, 0x70, 0xff}
-	// ceilingColor marks computed limits, not measurements.
-	ceilingColor = color.RGBA{0xc8, 0xc8, 0xc8, 0xff}
 )
+
+// Limit is the colour of computed limits (a signing ceiling, a budget, an
+// SLO), which are not measurements.
+var Limit = color.RGBA{0xc8, 0xc8, 0xc8, 0xff}
 
 // variantPalette colours TLS variants (Tableau 10 without its grey, which
 // plain has): distinct on screen and apart in print.
@@ -79,69 +78,64 @@ var otherPhaseColors = []color.RGBA{
 	{0xb3, 0x9d, 0xdb, 0xff}, {0xe6, 0xc2, 0x8a, 0xff}, {0x99, 0x99, 0x66, 0xff}, {0xd9, 0x8c, 0xb3, 0xff},
 }
 
-// style is how one variant is drawn in every chart.
-type style struct {
-	color color.RGBA
-	glyph draw.GlyphDrawer
-	// dashes mark a variant measured with emulated latency, which shares
-	// its colour with the same variant on the bare link.
-	dashes []vg.Length
+// Style is how one series is drawn in every chart: a colour, a glyph
+// for its points (an index into the glyphs, which repeat) and, for a
+// variant measured with emulated latency, which shares its colour with
+// the same variant on the bare link, dashes.
+type Style struct {
+	Color  color.RGBA
+	Glyph  int
+	Dashed bool
 }
 
-// styles gives each variant of r its style, keyed by its position in
-// r.Variants: a TLS variant takes the next palette colour, the same variant
-// at another RTT the same colour, and plain variants plain's grey.
-func styles(ix *index) map[string]style {
-	out := map[string]style{}
-	var keys []plan.Variant
-	plain := 0
-	for _, name := range ix.variants {
-		info, known := ix.info[name]
-		if known && direct(info) {
-			out[name] = style{color: plainColor, glyph: glyphs[(len(glyphs)-2+plain)%len(glyphs)], dashes: rttDashes(info)}
-			plain++
-			continue
-		}
-		k := info
-		k.ID, k.Baseline, k.RTT = "", false, 0
-		if !known {
-			k.ID = name // unknown variants are their own kind
-		}
-		i := -1
-		for j, o := range keys {
-			if o == k {
-				i = j
-			}
-		}
-		if i < 0 {
-			keys = append(keys, k)
-			i = len(keys) - 1
-		}
-		out[name] = style{color: variantPalette[i%len(variantPalette)], glyph: glyphs[i%len(glyphs)], dashes: rttDashes(info)}
-	}
-	return out
+// VariantStyle is the style of the i-th kind of TLS variant: the next
+// palette colour and glyph.
+func VariantStyle(i int, dashed bool) Style {
+	return Style{Color: variantPalette[i%len(variantPalette)], Glyph: i, Dashed: dashed}
 }
 
-func rttDashes(info plan.Variant) []vg.Length {
-	if info.RTT == 0 {
+// PlainStyle is the style of the i-th plain variant: plain's grey, with
+// glyphs of its own.
+func PlainStyle(i int, dashed bool) Style {
+	return Style{Color: plainColor, Glyph: len(glyphs) - 2 + i, Dashed: dashed}
+}
+
+func (s Style) glyph() draw.GlyphDrawer { return glyphs[s.Glyph%len(glyphs)] }
+
+func (s Style) dashes() []vg.Length {
+	if !s.Dashed {
 		return nil
 	}
 	return []vg.Length{vg.Points(5), vg.Points(3)}
 }
 
-// phaseColor is a phase's colour; others numbers phases without one.
-func phaseColor(name string, others map[string]int) color.RGBA {
+// PhaseColors colours the phases of a connection, the TLS and tunnel
+// phases warm; phases without a colour of their own take the next of a
+// few others. The zero value is ready to use, one per figure or page.
+type PhaseColors struct{ others map[string]int }
+
+// Of is the colour of the phase name.
+func (pc *PhaseColors) Of(name string) color.RGBA {
 	if c, ok := phaseColors[name]; ok {
 		return c
 	}
-	if _, ok := others[name]; !ok {
-		others[name] = len(others)
+	if pc.others == nil {
+		pc.others = map[string]int{}
 	}
-	return otherPhaseColors[others[name]%len(otherPhaseColors)]
+	if _, ok := pc.others[name]; !ok {
+		pc.others[name] = len(pc.others)
+	}
+	return otherPhaseColors[pc.others[name]%len(otherPhaseColors)]
 }
 
-// hexColor is c as CSS writes it.
-func hexColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+// libraryPalette colours crypto libraries, which are not variants.
+var libraryPalette = []color.RGBA{{0x4e, 0x79, 0xa7, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}}
+
+// LibraryColor is the colour of the i-th crypto library.
+func LibraryColor(i int) color.RGBA { return libraryPalette[i%len(libraryPalette)] }
+
+// Hex is c as CSS writes it.
+func Hex(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
 
 // newPlot is a plot in the report's typeface and sizes, with a title and
 // axis labels (units in the labels).
@@ -219,18 +213,6 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
-}
-
-// trialValues maps the trials of a cell to one figure each, dropping the
-// trials that do not have it.
-func trialValues(ts []result.Trial, f func(result.Trial) (float64, bool)) []float64 {
-	var out []float64
-	for _, t := range ts {
-		if x, ok := f(t); ok && !math.IsNaN(x) && !math.IsInf(x, 0) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // finite reports whether every x is a number gonum can draw.
