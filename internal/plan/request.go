@@ -153,7 +153,7 @@ func (s *Spec) userWorkload(t Target) error {
 	case redis:
 		rec, err = w.redis(raw.Commands)
 	case mongo:
-		rec, err = w.mongo(raw.Filter, raw.Collection, urlDatabase(raw.Target))
+		rec, err = w.mongo(raw.Filter, raw.Collection, t.database())
 	default:
 		rec, err = w.http(raw, t)
 	}
@@ -459,14 +459,13 @@ func RedactCommand(args []string) []string {
 	return out
 }
 
-// urlDatabase is the database a mongodb:// URL names in its path, "" for
+// database is the database a mongodb:// URL names in its path, "" for
 // none (or another target).
-func urlDatabase(target string) string {
-	u, err := url.Parse(target)
-	if err != nil {
+func (t Target) database() string {
+	if t.url == nil {
 		return ""
 	}
-	return strings.Trim(u.Path, "/")
+	return strings.Trim(t.url.Path, "/")
 }
 
 func (w *UserWorkload) mongo(filter, collection, db string) (WorkloadRecord, error) {
