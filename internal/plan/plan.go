@@ -177,6 +177,8 @@ type Spec struct {
 	// included: never stored (see ParsedTarget and Routes).
 	target Target
 	routes []Route
+	// clientCPUList is ClientCPUs parsed (ClientCPUList).
+	clientCPUList []int
 	// secretPath is Path as given: a query may carry a token.
 	secretPath string
 	// secretWork is the user's workload as it runs, secrets included.
