@@ -58,8 +58,9 @@ type UserWorkload struct {
 	// Keyspace is the range of RandInt; 0 if nothing holds one.
 	Keyspace int64
 	// Filter is a MongoDB filter in extended JSON, run as one find on
-	// Database.Collection.
+	// Database.Collection; FilterBSON is it encoded (EncodeFilter).
 	Filter               string
+	FilterBSON           []byte
 	Database, Collection string
 	// Method, Headers ("Name: value") and Body make the HTTP request;
 	// HasBody says a body was given (it may be empty). Paths, if any, are
@@ -472,7 +473,8 @@ func (w *UserWorkload) mongo(filter, collection, db string) (WorkloadRecord, err
 	if filter == "" {
 		filter = "{}"
 	}
-	if err := CheckFilter(filter); err != nil {
+	doc, err := EncodeFilter(filter)
+	if err != nil {
 		return WorkloadRecord{}, err
 	}
 	has, err := checkPlaceholders("⟨filter⟩", filter)
@@ -482,7 +484,7 @@ func (w *UserWorkload) mongo(filter, collection, db string) (WorkloadRecord, err
 	if err := w.needKeyspace("⟨filter⟩", has); err != nil {
 		return WorkloadRecord{}, err
 	}
-	w.Filter = filter
+	w.Filter, w.FilterBSON = filter, doc
 	switch {
 	case collection == "":
 		return WorkloadRecord{}, errorf("⟨filter⟩ needs ⟨collection⟩: DB.COLLECTION, or COLLECTION in the URL's database (mongodb://HOST/DB)")
@@ -505,26 +507,30 @@ func (w *UserWorkload) mongo(filter, collection, db string) (WorkloadRecord, err
 	return WorkloadRecord{Text: text}, nil
 }
 
-// CheckFilter checks a MongoDB filter: a JSON object (a syntax error is
+// EncodeFilter checks a MongoDB filter, a JSON object (a syntax error is
 // given with its line and column) that the official driver reads as
-// extended JSON, relaxed or canonical.
-func CheckFilter(filter string) error {
+// extended JSON, relaxed or canonical, and encodes it as BSON.
+func EncodeFilter(filter string) ([]byte, error) {
 	var v any
 	if err := json.Unmarshal([]byte(filter), &v); err != nil {
 		if se, ok := err.(*json.SyntaxError); ok {
 			line, col := position(filter, se.Offset)
-			return errorf("⟨filter⟩ is not JSON at line %d, column %d: %v (quote keys and strings with \", as extended JSON does)", line, col, se)
+			return nil, errorf("⟨filter⟩ is not JSON at line %d, column %d: %v (quote keys and strings with \", as extended JSON does)", line, col, se)
 		}
-		return errorf("⟨filter⟩ is not JSON: %v", err)
+		return nil, errorf("⟨filter⟩ is not JSON: %v", err)
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return errorf("⟨filter⟩ must be a JSON object, e.g. {\"_id\": \"user%s\"}", RandInt)
+		return nil, errorf("⟨filter⟩ must be a JSON object, e.g. {\"_id\": \"user%s\"}", RandInt)
 	}
 	var d bson.D
 	if err := bson.UnmarshalExtJSON([]byte(filter), false, &d); err != nil {
-		return errorf("⟨filter⟩ is not MongoDB extended JSON: %v", err)
+		return nil, errorf("⟨filter⟩ is not MongoDB extended JSON: %v", err)
 	}
-	return nil
+	doc, err := bson.Marshal(d)
+	if err != nil {
+		return nil, errorf("⟨filter⟩ cannot be encoded as BSON: %v", err)
+	}
+	return doc, nil
 }
 
 // position turns a byte offset just past an error into a line and column.
