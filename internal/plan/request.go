@@ -62,15 +62,20 @@ type UserWorkload struct {
 	Filter               string
 	FilterBSON           []byte
 	Database, Collection string
-	// Method, Headers ("Name: value") and Body make the HTTP request;
+	// Method, Headers and Body make the HTTP request;
 	// HasBody says a body was given (it may be empty). Paths, if any, are
 	// the request paths, one picked at random per request.
 	Method  string
-	Headers []string
+	Headers []Header
 	Body    []byte
 	HasBody bool
 	Paths   []string
 }
+
+// Header is an HTTP header of the user's request (-H "Name: value"),
+// split and trimmed; an empty Value leaves a header tlsbench would write
+// out, as curl's "-H 'Accept:'" does.
+type Header struct{ Name, Value string }
 
 // WorkloadRecord is what the result records of the user's workload: its
 // text with secrets hidden (AUTH arguments, credential headers; a body as
@@ -590,7 +595,7 @@ func (w *UserWorkload) http(raw Spec, t Target) (WorkloadRecord, error) {
 		if slices.Contains(framingHeaders, strings.ToLower(name)) {
 			return WorkloadRecord{}, errorf("⟨headers⟩ %s: tlsbench sets it (Connection: close on a connection's last request, Content-Length from --data): leave it out", name)
 		}
-		w.Headers = append(w.Headers, name+": "+value)
+		w.Headers = append(w.Headers, Header{name, value})
 		shown := value
 		if secretHeader(name) {
 			shown = hidden
