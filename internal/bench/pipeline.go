@@ -296,7 +296,7 @@ func sourceDialer(spec plan.Spec, t result.Target) *netx.Dialer {
 		}
 		return &netx.Dialer{}
 	}
-	if a, err := netip.ParseAddr(spec.Source); err == nil {
+	if a := spec.SourceAddr(); a.IsValid() {
 		return &netx.Dialer{Bind: a}
 	}
 	return &netx.Dialer{}

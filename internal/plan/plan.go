@@ -177,8 +177,10 @@ type Spec struct {
 	// included: never stored (see ParsedTarget and Routes).
 	target Target
 	routes []Route
-	// clientCPUList is ClientCPUs parsed (ClientCPUList).
+	// clientCPUList is ClientCPUs parsed (ClientCPUList), sourceAddr
+	// Source (SourceAddr).
 	clientCPUList []int
+	sourceAddr    netip.Addr
 	// secretPath is Path as given: a query may carry a token.
 	secretPath string
 	// secretWork is the user's workload as it runs, secrets included.
@@ -226,6 +228,11 @@ func ParseRate(v string) (float64, error) {
 
 // FormatRate writes a share as ParseRate reads it: 0.05 is "5%".
 func FormatRate(r float64) string { return strconv.FormatFloat(100*r, 'g', 6, 64) + "%" }
+
+// SourceAddr is the one address every connection binds to (Source as New
+// parsed it); not valid for auto and spread (and for a Spec New did not
+// make).
+func (s Spec) SourceAddr() netip.Addr { return s.sourceAddr }
 
 // WarmupTime is the unrecorded warm-up before each pool trial.
 func (s Spec) WarmupTime() time.Duration {
@@ -628,7 +635,7 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 		if err != nil || a.Zone() != "" {
 			return s, errorf("⟨source⟩ %q: use auto, spread or an IP address of this machine (e.g. 127.0.0.1)", s.Source)
 		}
-		s.Source = a.String()
+		s.Source, s.sourceAddr = a.String(), a
 	}
 	if s.MaxErrorRate == nil {
 		rate := DefaultMaxErrorRate

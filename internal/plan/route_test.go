@@ -153,3 +153,23 @@ func TestParsedTarget(t *testing.T) {
 		t.Errorf("variants on one server: %+v", vs)
 	}
 }
+
+// TestSourceAddr: New keeps an address given as --source parsed; auto and
+// spread have none.
+func TestSourceAddr(t *testing.T) {
+	for _, tt := range []struct{ source, want, addr string }{
+		{"", SourceAuto, ""},
+		{SourceSpread, SourceSpread, ""},
+		{"127.0.0.2", "127.0.0.2", "127.0.0.2"},
+		{"::ffff:127.0.0.1", "::ffff:127.0.0.1", "::ffff:127.0.0.1"},
+	} {
+		s, err := New(Spec{Source: tt.source})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := s.SourceAddr()
+		if s.Source != tt.want || a.IsValid() != (tt.addr != "") || a.IsValid() && a.String() != tt.addr {
+			t.Errorf("--source %q: Source %q, SourceAddr %v; want %q, %q", tt.source, s.Source, a, tt.want, tt.addr)
+		}
+	}
+}
