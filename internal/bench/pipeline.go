@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -127,7 +127,7 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 		return err
 	}
 	portNote := d.PortNote()
-	if spec.Source == plan.SourceSpread && ipv6Target(res.Target) {
+	if spec.Source == plan.SourceSpread && ipv6Target(spec.ParsedTarget()) {
 		portNote = "ephemeral ports: the server's address is IPv6, whose loopback is one address (::1): --source spread has no source addresses to spread over there, and the kernel picks them"
 	}
 	res.Notes = append(res.Notes, portNote)
@@ -142,7 +142,7 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 			res.Notes = append(res.Notes, "connect --per-conn N: the first N-1 requests of a connection keep it open (HTTP/1.1's default), the last asks for Connection: close")
 		}
 	}
-	if strings.HasPrefix(spec.Target, "lab:") {
+	if spec.ParsedTarget().Lab != "" {
 		if err := r.prepareData(ctx, progress); err != nil {
 			return err
 		}
@@ -273,12 +273,12 @@ func prepare(ctx context.Context, spec plan.Spec, d driver.Driver, progress func
 
 // ipv6Target reports whether a URL target names an IPv6 address ([::1]),
 // where the source addresses of --source spread (127.0.1.x) do not apply.
-func ipv6Target(t result.Target) bool {
-	u, err := url.Parse(t.URL)
+func ipv6Target(t plan.Target) bool {
+	host, _, err := net.SplitHostPort(t.Host)
 	if err != nil {
 		return false
 	}
-	a, err := netip.ParseAddr(u.Hostname())
+	a, err := netip.ParseAddr(host)
 	return err == nil && a.Is6() && !a.Is4In6()
 }
 
@@ -296,7 +296,7 @@ func sourceDialer(spec plan.Spec, t result.Target) *netx.Dialer {
 		}
 		return &netx.Dialer{}
 	}
-	if a, err := netip.ParseAddr(spec.Source); err == nil {
+	if a := spec.SourceAddr(); a.IsValid() {
 		return &netx.Dialer{Bind: a}
 	}
 	return &netx.Dialer{}

@@ -23,10 +23,7 @@ func pinCPUs(spec plan.Spec) (*result.CPUs, error) {
 		all := plan.FormatCPUList(avail)
 		return &result.CPUs{Client: all, Servers: all, Shared: true}, nil
 	}
-	client, err := plan.ParseCPUList(spec.ClientCPUs) // plan.New checked it
-	if err != nil {
-		return nil, err
-	}
+	client := spec.ClientCPUList()
 	var servers []int
 	for _, c := range avail {
 		if !slices.Contains(client, c) {

@@ -34,16 +34,12 @@ func Signer(ctx context.Context, t plan.Target) (s speed.Signer, ok bool, err er
 // connections, with the library the server signs with (see Signer). A run
 // without connect, or against a URL (whose server's machine is unknown),
 // has none. A ceiling that cannot be measured is a note, not a failed run:
-// the error is the target's or the context's.
+// the error is the context's.
 func Ceilings(ctx context.Context, spec plan.Spec, variants []plan.Variant) ([]result.Ceiling, []string, error) {
 	if !slices.Contains(spec.Experiments, plan.Connect) {
 		return nil, nil, nil
 	}
-	t, err := plan.ParseTarget(spec.Target)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, ok, err := Signer(ctx, t)
+	s, ok, err := Signer(ctx, spec.ParsedTarget())
 	switch {
 	case !ok:
 		return nil, nil, nil

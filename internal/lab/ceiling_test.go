@@ -56,25 +56,32 @@ func TestCeilings(t *testing.T) {
 	ctx := context.Background()
 	vs := []plan.Variant{{ID: "plain", TLS: "off"}, {ID: "tls1.3 ecdsa-p256", TLS: "1.3", Key: "ecdsa-p256"}}
 	connect := []plan.Experiment{plan.Connect}
+	spec := func(raw plan.Spec) plan.Spec {
+		t.Helper()
+		s, err := plan.New(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 
-	cs, notes, err := Ceilings(ctx, plan.Spec{Experiments: connect, Target: "builtin"}, vs)
+	cs, notes, err := Ceilings(ctx, spec(plan.Spec{Experiments: connect, Target: "builtin"}), vs)
 	if err != nil || len(cs) != 1 || cs[0].Key != "ecdsa-p256" || cs[0].Library != runtime.Version() || len(notes) != 0 {
 		t.Errorf("builtin: %+v, %q, %v; want Go's ecdsa-p256 ceiling", cs, notes, err)
 	}
-	for _, spec := range []plan.Spec{
-		{Experiments: []plan.Experiment{plan.Pool}, Target: "builtin"},
-		{Experiments: connect, Target: "https://127.0.0.1:8443/"},
+	for _, s := range []plan.Spec{
+		spec(plan.Spec{Experiments: []plan.Experiment{plan.Pool}, Target: "builtin"}),
+		spec(plan.Spec{Experiments: connect, Target: "https://127.0.0.1:8443/"}),
+		{Experiments: connect, Target: "builtin"}, // not made by plan.New: no parsed target
 	} {
-		if cs, notes, err := Ceilings(ctx, spec, vs); cs != nil || notes != nil || err != nil {
-			t.Errorf("%v on %s: %+v, %q, %v; want no ceilings", spec.Experiments, spec.Target, cs, notes, err)
+		if cs, notes, err := Ceilings(ctx, s, vs); cs != nil || notes != nil || err != nil {
+			t.Errorf("%v on %s: %+v, %q, %v; want no ceilings", s.Experiments, s.Target, cs, notes, err)
 		}
 	}
-	if _, _, err := Ceilings(ctx, plan.Spec{Experiments: connect, Target: "lab:nosuch"}, vs); err == nil {
-		t.Error("lab:nosuch: no error")
-	}
 
+	redis := spec(plan.Spec{Experiments: connect, Target: "lab:redis"})
 	t.Setenv("PATH", t.TempDir())
-	cs, notes, err = Ceilings(ctx, plan.Spec{Experiments: connect, Target: "lab:redis"}, vs)
+	cs, notes, err = Ceilings(ctx, redis, vs)
 	if err != nil || cs != nil || len(notes) != 1 || !strings.HasPrefix(notes[0], "no signature ceilings: the lab redis server signs with OpenSSL") {
 		t.Errorf("lab redis without openssl: %+v, %q, %v; want one note", cs, notes, err)
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // clientCPUs checks Spec.ClientCPUs, taskset's list syntax ("0", "0-1",
-// "0,2-3"), against the CPUs this process may run on, and writes it in
-// its canonical form.
+// "0,2-3"), against the CPUs this process may run on, writes it in its
+// canonical form and keeps it parsed (ClientCPUList).
 func (s *Spec) clientCPUs() error {
 	if s.ClientCPUs == "" {
 		return nil
@@ -26,9 +26,13 @@ func (s *Spec) clientCPUs() error {
 			return errorf("⟨client_cpus⟩: CPU %d is not available here: use CPUs of %s", c, FormatCPUList(avail))
 		}
 	}
-	s.ClientCPUs = FormatCPUList(cpus)
+	s.ClientCPUs, s.clientCPUList = FormatCPUList(cpus), cpus
 	return nil
 }
+
+// ClientCPUList is ClientCPUs as New parsed it, sorted; nil for all CPUs
+// (or a Spec New did not make).
+func (s Spec) ClientCPUList() []int { return slices.Clone(s.clientCPUList) }
 
 // AvailableCPUs are the CPUs this process may run on (its affinity mask),
 // in order.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,26 @@ func TestCPUList(t *testing.T) {
 	}
 	if len(AvailableCPUs()) == 0 {
 		t.Error("no CPU available to this process")
+	}
+}
+
+// TestClientCPUList: New keeps --client-cpus parsed, sorted, beside its
+// canonical spelling.
+func TestClientCPUList(t *testing.T) {
+	avail := AvailableCPUs()
+	want := avail[:min(2, len(avail))]
+	var given []string // last first
+	for _, c := range slices.Backward(want) {
+		given = append(given, strconv.Itoa(c))
+	}
+	s, err := New(Spec{ClientCPUs: strings.Join(given, ",")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ClientCPUList(); !slices.Equal(got, want) || s.ClientCPUs != FormatCPUList(want) {
+		t.Errorf("ClientCPUs %q: ClientCPUList() = %v, ClientCPUs %q; want %v", given, got, s.ClientCPUs, want)
+	}
+	if s, err := New(Spec{}); err != nil || s.ClientCPUList() != nil {
+		t.Errorf("without --client-cpus: %v, %v", s.ClientCPUList(), err)
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
@@ -199,6 +200,9 @@ func checkVia(t *testing.T, s, pw, host string, exact bool) {
 	}
 	if strings.Contains(v.Label()+Redact(s), marker) {
 		t.Fatalf("ParseRoute(%q): label %q, redacted %q: the password is there", s, v.Label(), Redact(s))
+	}
+	if info, _ := json.Marshal(v.Info()); strings.Contains(string(info), marker) {
+		t.Fatalf("ParseRoute(%q): the variant's route %s shows the password", s, info)
 	}
 	if v.URL == nil {
 		t.Fatalf("ParseRoute(%q) = %+v: no URL", s, v)

@@ -29,10 +29,9 @@ func checkHAProxy(_ Route, s *Spec, t Target) error {
 // haproxyVariants: the direct matrix (client TLS to HAProxy; plain is the
 // proxy alone), PostgreSQL's TLS variants only with direct TLS.
 func haproxyVariants(_ Route, s Spec) []Variant {
-	t, _ := ParseTarget(s.Target)
 	var out []Variant
 	for _, v := range s.direct() {
-		if t.Scheme == "postgres" && !v.Plain() && v.Negotiation != NegotiationDirect {
+		if s.target.Scheme == "postgres" && !v.Plain() && v.Negotiation != NegotiationDirect {
 			continue
 		}
 		out = append(out, v)

@@ -173,20 +173,32 @@ type Spec struct {
 	// machines (--shard I/N, --start-at; see shard.go); nil for a whole run.
 	Shard *Shard `json:"shard,omitempty"`
 
-	// secretTarget is Target as given, credentials and all: never stored;
-	// secretVia the same for Via.
-	secretTarget string
-	secretVia    []string
+	// target and routes are Target and Via as New parsed them, secrets
+	// included: never stored (see ParsedTarget and Routes).
+	target Target
+	routes []Route
+	// clientCPUList is ClientCPUs parsed (ClientCPUList), sourceAddr
+	// Source (SourceAddr).
+	clientCPUList []int
+	sourceAddr    netip.Addr
 	// secretPath is Path as given: a query may carry a token.
 	secretPath string
 	// secretWork is the user's workload as it runs, secrets included.
 	secretWork UserWorkload
 }
 
-// SecretURL is the target as the user gave it, with its credentials, for
-// the drivers that log in. Never print or store it: Target is the
-// redacted form.
-func (s Spec) SecretURL() string { return s.secretTarget }
+// ParsedTarget is Target as New parsed it, its URL's credentials included
+// (Target.URL); zero for a Spec New did not make (one read from a result).
+func (s Spec) ParsedTarget() Target { return s.target }
+
+// OnServer is the spec of one of the lab servers a run compares
+// (ParsedTarget().Labs(), e.g. "postgres:18"): the same run on that server
+// alone.
+func (s Spec) OnServer(lab string) Spec {
+	s.Target, s.Lab = "lab:"+lab, ""
+	s.target.Lab, s.target.Redacted = lab, s.Target
+	return s
+}
 
 // RequestPath is the HTTP request path as the user gave it, for the
 // request line: Path is its redacted form (a ?token= is hidden).
@@ -216,6 +228,11 @@ func ParseRate(v string) (float64, error) {
 
 // FormatRate writes a share as ParseRate reads it: 0.05 is "5%".
 func FormatRate(r float64) string { return strconv.FormatFloat(100*r, 'g', 6, 64) + "%" }
+
+// SourceAddr is the one address every connection binds to (Source as New
+// parsed it); not valid for auto and spread (and for a Spec New did not
+// make).
+func (s Spec) SourceAddr() netip.Addr { return s.sourceAddr }
 
 // WarmupTime is the unrecorded warm-up before each pool trial.
 func (s Spec) WarmupTime() time.Duration {
@@ -260,6 +277,10 @@ type Variant struct {
 	// tunnel encrypts, with Key for stunnel's certificate.
 	Tunnel   string `json:"via,omitempty"`
 	Baseline bool   `json:"baseline,omitempty"`
+	// Route is the --via entry the variant goes through (Route.Label is
+	// Tunnel), as recorded: no secret; zero is direct. Results written
+	// before it have none (see result.Decode).
+	Route RouteInfo `json:"route,omitzero"`
 }
 
 // Plain reports whether the variant runs without TLS.
@@ -365,7 +386,7 @@ func NewContext(ctx context.Context, raw Spec) (Spec, error) {
 	s, err := newSpec(ctx, raw)
 	if err != nil {
 		s.Target = Redact(s.Target)
-		s.Via, s.secretTarget, s.secretVia = redactAll(s.Via), "", nil
+		s.Via, s.target, s.routes = redactAll(s.Via), Target{}, nil
 		s.hideWorkload()
 		s.secretWork = UserWorkload{}
 	}
@@ -401,6 +422,7 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 	if err != nil {
 		return s, err
 	}
+	s.target = t
 	if s.Preset == PresetMongoDBSeed && t.Engine() != "mongodb" {
 		return s, errorf("⟨preset⟩ %s replays a MongoDB study: give a mongodb:// URL or ⟨lab⟩ mongodb", s.Preset)
 	}
@@ -613,7 +635,7 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 		if err != nil || a.Zone() != "" {
 			return s, errorf("⟨source⟩ %q: use auto, spread or an IP address of this machine (e.g. 127.0.0.1)", s.Source)
 		}
-		s.Source = a.String()
+		s.Source, s.sourceAddr = a.String(), a
 	}
 	if s.MaxErrorRate == nil {
 		rate := DefaultMaxErrorRate
@@ -640,7 +662,7 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 	if len(s.Variants()) == 0 {
 		return s, errorf("no variant left: every ⟨ciphers⟩ excludes every ⟨keys⟩ (an RSA suite needs an RSA key, an ECDSA suite an ECDSA or Ed25519 key)")
 	}
-	s.secretTarget, s.Target = s.Target, t.Redacted
+	s.Target = t.Redacted
 	s.secretPath, s.Path = s.Path, Redact(s.Path)
 	return s, nil
 }

@@ -58,18 +58,24 @@ type UserWorkload struct {
 	// Keyspace is the range of RandInt; 0 if nothing holds one.
 	Keyspace int64
 	// Filter is a MongoDB filter in extended JSON, run as one find on
-	// Database.Collection.
+	// Database.Collection; FilterBSON is it encoded (EncodeFilter).
 	Filter               string
+	FilterBSON           []byte
 	Database, Collection string
-	// Method, Headers ("Name: value") and Body make the HTTP request;
+	// Method, Headers and Body make the HTTP request;
 	// HasBody says a body was given (it may be empty). Paths, if any, are
 	// the request paths, one picked at random per request.
 	Method  string
-	Headers []string
+	Headers []Header
 	Body    []byte
 	HasBody bool
 	Paths   []string
 }
+
+// Header is an HTTP header of the user's request (-H "Name: value"),
+// split and trimmed; an empty Value leaves a header tlsbench would write
+// out, as curl's "-H 'Accept:'" does.
+type Header struct{ Name, Value string }
 
 // WorkloadRecord is what the result records of the user's workload: its
 // text with secrets hidden (AUTH arguments, credential headers; a body as
@@ -153,7 +159,7 @@ func (s *Spec) userWorkload(t Target) error {
 	case redis:
 		rec, err = w.redis(raw.Commands)
 	case mongo:
-		rec, err = w.mongo(raw.Filter, raw.Collection, urlDatabase(raw.Target))
+		rec, err = w.mongo(raw.Filter, raw.Collection, t.database())
 	default:
 		rec, err = w.http(raw, t)
 	}
@@ -459,21 +465,21 @@ func RedactCommand(args []string) []string {
 	return out
 }
 
-// urlDatabase is the database a mongodb:// URL names in its path, "" for
+// database is the database a mongodb:// URL names in its path, "" for
 // none (or another target).
-func urlDatabase(target string) string {
-	u, err := url.Parse(target)
-	if err != nil {
+func (t Target) database() string {
+	if t.url == nil {
 		return ""
 	}
-	return strings.Trim(u.Path, "/")
+	return strings.Trim(t.url.Path, "/")
 }
 
 func (w *UserWorkload) mongo(filter, collection, db string) (WorkloadRecord, error) {
 	if filter == "" {
 		filter = "{}"
 	}
-	if err := CheckFilter(filter); err != nil {
+	doc, err := EncodeFilter(filter)
+	if err != nil {
 		return WorkloadRecord{}, err
 	}
 	has, err := checkPlaceholders("⟨filter⟩", filter)
@@ -483,7 +489,7 @@ func (w *UserWorkload) mongo(filter, collection, db string) (WorkloadRecord, err
 	if err := w.needKeyspace("⟨filter⟩", has); err != nil {
 		return WorkloadRecord{}, err
 	}
-	w.Filter = filter
+	w.Filter, w.FilterBSON = filter, doc
 	switch {
 	case collection == "":
 		return WorkloadRecord{}, errorf("⟨filter⟩ needs ⟨collection⟩: DB.COLLECTION, or COLLECTION in the URL's database (mongodb://HOST/DB)")
@@ -506,26 +512,30 @@ func (w *UserWorkload) mongo(filter, collection, db string) (WorkloadRecord, err
 	return WorkloadRecord{Text: text}, nil
 }
 
-// CheckFilter checks a MongoDB filter: a JSON object (a syntax error is
+// EncodeFilter checks a MongoDB filter, a JSON object (a syntax error is
 // given with its line and column) that the official driver reads as
-// extended JSON, relaxed or canonical.
-func CheckFilter(filter string) error {
+// extended JSON, relaxed or canonical, and encodes it as BSON.
+func EncodeFilter(filter string) ([]byte, error) {
 	var v any
 	if err := json.Unmarshal([]byte(filter), &v); err != nil {
 		if se, ok := err.(*json.SyntaxError); ok {
 			line, col := position(filter, se.Offset)
-			return errorf("⟨filter⟩ is not JSON at line %d, column %d: %v (quote keys and strings with \", as extended JSON does)", line, col, se)
+			return nil, errorf("⟨filter⟩ is not JSON at line %d, column %d: %v (quote keys and strings with \", as extended JSON does)", line, col, se)
 		}
-		return errorf("⟨filter⟩ is not JSON: %v", err)
+		return nil, errorf("⟨filter⟩ is not JSON: %v", err)
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return errorf("⟨filter⟩ must be a JSON object, e.g. {\"_id\": \"user%s\"}", RandInt)
+		return nil, errorf("⟨filter⟩ must be a JSON object, e.g. {\"_id\": \"user%s\"}", RandInt)
 	}
 	var d bson.D
 	if err := bson.UnmarshalExtJSON([]byte(filter), false, &d); err != nil {
-		return errorf("⟨filter⟩ is not MongoDB extended JSON: %v", err)
+		return nil, errorf("⟨filter⟩ is not MongoDB extended JSON: %v", err)
 	}
-	return nil
+	doc, err := bson.Marshal(d)
+	if err != nil {
+		return nil, errorf("⟨filter⟩ cannot be encoded as BSON: %v", err)
+	}
+	return doc, nil
 }
 
 // position turns a byte offset just past an error into a line and column.
@@ -585,7 +595,7 @@ func (w *UserWorkload) http(raw Spec, t Target) (WorkloadRecord, error) {
 		if slices.Contains(framingHeaders, strings.ToLower(name)) {
 			return WorkloadRecord{}, errorf("⟨headers⟩ %s: tlsbench sets it (Connection: close on a connection's last request, Content-Length from --data): leave it out", name)
 		}
-		w.Headers = append(w.Headers, name+": "+value)
+		w.Headers = append(w.Headers, Header{name, value})
 		shown := value
 		if secretHeader(name) {
 			shown = hidden

@@ -171,7 +171,7 @@ func TestUserWorkloadRecord(t *testing.T) {
 		{"http", Spec{Target: "https://127.0.0.1/api?token=s3cret", Headers: []string{"X-Api-Key: s3cret", "Accept: text/plain"}, Data: "@" + body},
 			"POST /api?token=xxxxx HTTP/1.1\nX-Api-Key: xxxxx\nAccept: text/plain\n\n<body: 21 bytes (@" + body + "), sha256 ",
 			func(w UserWorkload) bool {
-				return w.Method == "POST" && w.Headers[0] == "X-Api-Key: s3cret" && string(w.Body) == `{"password":"s3cret"}` && w.HasBody
+				return w.Method == "POST" && w.Headers[0] == Header{"X-Api-Key", "s3cret"} && string(w.Body) == `{"password":"s3cret"}` && w.HasBody
 			}},
 		{"http inline", Spec{Target: "https://127.0.0.1/", Method: "PUT", Headers: []string{"Cookie: id=s3cret"}, Data: "pw=s3cret"},
 			"PUT / HTTP/1.1\nCookie: xxxxx\n\n<body: 9 bytes (inline), sha256 ",

@@ -39,6 +39,20 @@ type Target struct {
 	// authMechanism=MONGODB-X509.
 	CertFile, KeyFile string
 	X509Auth          bool
+
+	// url is the target URL as given, credentials included (see URL).
+	url *url.URL
+}
+
+// URL is the target URL as given, credentials included, for the drivers
+// that log in; nil for the built-in server and lab servers. Never print or
+// store it: Redacted is the form that may be.
+func (t Target) URL() *url.URL {
+	if t.url == nil {
+		return nil
+	}
+	u := *t.url
+	return &u
 }
 
 // Engine is the driver registry key of the target.
@@ -70,7 +84,7 @@ func ParseTarget(s string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	t := Target{Scheme: u.Scheme, Redacted: Redact(s)}
+	t := Target{Scheme: u.Scheme, Redacted: Redact(s), url: u}
 	port := map[string]string{"http": "80", "https": "443", "postgres": "5432", "postgresql": "5432", "mysql": "3306", "redis": "6379", "rediss": "6379", "mongodb": "27017"}[u.Scheme]
 	q := u.Query()
 	switch u.Scheme {

@@ -18,8 +18,8 @@ func (s Spec) Variants() []Variant {
 		rtts = []time.Duration{0}
 	}
 	servers := []string{""}
-	if t, err := ParseTarget(s.Target); err == nil && len(t.Labs()) > 1 {
-		servers = t.Labs()
+	if labs := s.target.Labs(); len(labs) > 1 {
+		servers = labs
 	}
 	var vs []Variant
 	for _, rtt := range rtts {
@@ -56,36 +56,30 @@ func (s Spec) Variants() []Variant {
 // variants is the matrix of one RTT, before IDs.
 func (s Spec) variants() []Variant {
 	var vs []Variant
-	for _, raw := range s.via() {
-		via, err := ParseRoute(raw)
-		if err != nil {
-			continue // New reported it
-		}
+	for _, via := range s.Routes() {
+		var through []Variant
 		switch via.Kind {
 		case RouteDirect:
 			vs = append(vs, s.direct()...)
-		case RouteSSH:
-			for _, a := range s.auths() {
-				vs = append(vs, Variant{TLS: "off", Auth: a, Tunnel: via.Label()})
-			}
+			continue
 		case RouteStunnel:
 			for _, k := range s.Keys {
 				for _, a := range s.auths() {
-					vs = append(vs, Variant{TLS: "off", Key: k, Auth: a, Tunnel: via.Label()})
+					through = append(through, Variant{TLS: "off", Key: k, Auth: a})
 				}
 			}
 		default:
-			kind := routeKinds[via.Kind]
-			if kind.variants == nil { // a tunnel: plain inside it
-				for _, a := range s.auths() {
-					vs = append(vs, Variant{TLS: "off", Auth: a, Tunnel: via.Label()})
-				}
-				continue
+			if kind := routeKinds[via.Kind]; kind.variants != nil {
+				through = kind.variants(via, s)
+				break
 			}
-			for _, v := range kind.variants(via, s) {
-				v.Tunnel = via.Label()
-				vs = append(vs, v)
+			for _, a := range s.auths() { // a tunnel: plain inside it
+				through = append(through, Variant{TLS: "off", Auth: a})
 			}
+		}
+		for _, v := range through {
+			v.Tunnel, v.Route = via.Label(), via.Info()
+			vs = append(vs, v)
 		}
 	}
 	return vs

@@ -186,33 +186,69 @@ func (v Route) Label() string {
 	return strings.Join(parts, " ")
 }
 
-// Tunnel returns the --via entry a variant's Via label came from, as given
-// (credentials and all).
-func (s Spec) Tunnel(label string) (Route, error) {
-	for _, raw := range s.via() {
-		v, err := ParseRoute(raw)
-		if err == nil && v.Label() == label {
-			return v, nil
-		}
-	}
-	return Route{}, fmt.Errorf("no --via entry for %q", label)
+// StartsServer reports whether the route goes through something tlsbench
+// starts (the lab's sshd, stunnel, a pooler, a proxy, a VPN): every kind
+// but direct and the user's own SSH server (ssh://).
+func (v Route) StartsServer() bool { return v.Kind != RouteDirect && v.URL == nil }
+
+// RouteInfo is a route as a variant records it (Variant.Route): its kind,
+// argument and settings, which tell the entries of a run apart, and never
+// a secret. An ssh:// URL's login, host and files are left out: it
+// records as the lab's "ssh" or "ssh:CIPHER" does. The zero RouteInfo is
+// direct. It is comparable, so that variants are.
+type RouteInfo struct {
+	Kind string `json:"kind"`
+	// Arg is KIND:ARG's argument: an SSH cipher (ssh:CIPHER, or an
+	// ssh:// URL's ?cipher=), openssh's cipher, pgbouncer's "local".
+	Arg string `json:"arg,omitempty"`
+	// Params are KIND?NAME=VALUE&...'s settings (pgbouncer's), URL-encoded
+	// with the names sorted.
+	Params string `json:"params,omitempty"`
 }
 
-// via is the --via list as given, direct when empty.
-func (s Spec) via() []string {
-	switch {
-	case len(s.secretVia) > 0:
-		return s.secretVia
-	case len(s.Via) > 0:
-		return s.Via
+// Info is the route as a variant records it; zero for direct.
+func (v Route) Info() RouteInfo {
+	switch v.Kind {
+	case RouteDirect:
+		return RouteInfo{}
+	case RouteSSH:
+		return RouteInfo{Kind: RouteSSH, Arg: v.Cipher}
 	}
-	return []string{RouteDirect}
+	return RouteInfo{Kind: v.Kind, Arg: v.Arg, Params: v.Params.Encode()}
 }
 
-// checkVia validates --via against the target and keeps the entries as given
-// apart from their redacted form.
+// Route is the route r records, without what it leaves out (an ssh://
+// URL): enough for its Label and a kind's settings (PgbouncerOf). A
+// recorded Params that does not decode is left out.
+func (r RouteInfo) Route() Route {
+	switch r.Kind {
+	case "", RouteDirect:
+		return Route{Kind: RouteDirect}
+	case RouteSSH:
+		return Route{Kind: RouteSSH, Cipher: r.Arg}
+	}
+	out := Route{Kind: r.Kind, Arg: r.Arg}
+	if r.Params != "" {
+		out.Params, _ = url.ParseQuery(r.Params)
+	}
+	return out
+}
+
+// Routes are the --via entries as New parsed them, secrets included (an
+// ssh:// URL's password); [direct] when none was given. Never print or
+// store them: a variant records its own as Variant.Route.
+func (s Spec) Routes() []Route {
+	if len(s.routes) == 0 {
+		return []Route{{Kind: RouteDirect}}
+	}
+	return s.routes
+}
+
+// checkVia validates --via against the target and keeps the entries
+// parsed, secrets included, apart from their redacted form.
 func (s *Spec) checkVia(t Target) error {
 	seen := map[string]bool{}
+	routes := make([]Route, 0, len(s.Via))
 	for _, raw := range s.Via {
 		v, err := ParseRoute(raw)
 		if err != nil {
@@ -222,6 +258,7 @@ func (s *Spec) checkVia(t Target) error {
 			return errorf("⟨via⟩ %s: given twice (tunnels of one kind are told apart by cipher)", Redact(raw))
 		}
 		seen[v.Label()] = true
+		routes = append(routes, v)
 		if k, ok := routeKinds[v.Kind]; ok && k.check != nil {
 			if err := k.check(v, s, t); err != nil {
 				return err
@@ -236,7 +273,7 @@ func (s *Spec) checkVia(t Target) error {
 			}
 		}
 	}
-	s.secretVia, s.Via = s.Via, redactAll(s.Via)
+	s.routes, s.Via = routes, redactAll(s.Via)
 	return nil
 }
 

@@ -177,7 +177,7 @@ func (ix *index) sibling(name string, change func(*plan.Variant)) string {
 // plainOf is the direct plain variant measured like a TLS or tunnelled one.
 func (ix *index) plainOf(name string) string {
 	return ix.sibling(name, func(p *plan.Variant) {
-		p.TLS, p.Cipher, p.Group, p.Resume, p.Key, p.Tunnel = "off", "", "", false, "", ""
+		p.TLS, p.Cipher, p.Group, p.Resume, p.Key, p.Tunnel, p.Route = "off", "", "", false, "", "", plan.RouteInfo{}
 	})
 }
 

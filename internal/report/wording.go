@@ -676,25 +676,7 @@ func isUnit(w string) bool {
 
 // pathKind is the --via kind a variant goes through ("" direct or
 // unknown).
-func (ix *index) pathKind(variant string) string {
-	r, _ := ix.route(variant)
-	return r.Kind
-}
-
-// route is the --via entry a variant goes through; false for a direct
-// variant or one the spec does not name.
-func (ix *index) route(variant string) (plan.Route, bool) {
-	info, ok := ix.info[variant]
-	if !ok || info.Tunnel == "" {
-		return plan.Route{}, false
-	}
-	for _, raw := range ix.r.Spec.Via {
-		if r, err := plan.ParseRoute(raw); err == nil && r.Label() == info.Tunnel {
-			return r, true
-		}
-	}
-	return plan.Route{}, false
-}
+func (ix *index) pathKind(variant string) string { return ix.info[variant].Route.Kind }
 
 // protected reports whether a variant's connections are encrypted on
 // their way to the server: TLS from the client, or a tunnel, a VPN, or a
@@ -704,15 +686,14 @@ func (ix *index) protected(variant string) bool {
 	if !info.Plain() {
 		return true
 	}
-	r, ok := ix.route(variant)
-	if !ok {
-		return false
-	}
+	r := info.Route
 	switch r.Kind {
+	case "":
+		return false // direct, or a route the result does not name
 	case plan.RouteHAProxy:
 		return false // a plain frontend: the proxy alone
 	case plan.RoutePgbouncer:
-		return plan.PgbouncerOf(r).ServerTLS != "disable"
+		return plan.PgbouncerOf(r.Route()).ServerTLS != "disable"
 	}
 	return true // SSH, stunnel, OpenSSH, WireGuard encrypt the hop
 }

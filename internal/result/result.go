@@ -425,6 +425,7 @@ func Decode(data []byte, path string) (*Result, error) {
 		return nil, fmt.Errorf("%s: %v: the file is damaged (re-run, or fix that field)", path, err)
 	}
 	r.respellGroups()
+	r.recordRoutes()
 	return &r, nil
 }
 
@@ -450,6 +451,33 @@ func (r *Result) respellGroups() {
 	for i := range r.Trials {
 		if n := r.Trials[i].Negotiated; n != nil {
 			n.Group = GroupSpelling(n.Group)
+		}
+	}
+}
+
+// recordRoutes gives the tunnelled variants of results written before
+// variants recorded their route (plan.Variant.Route) the route of the
+// --via entry their label names, read from the recorded, redacted --via
+// list: all such a file has.
+func (r *Result) recordRoutes() {
+	var routes []plan.Route
+	for i := range r.Variants {
+		v := &r.Variants[i]
+		if v.Tunnel == "" || v.Route != (plan.RouteInfo{}) {
+			continue
+		}
+		if routes == nil {
+			for _, raw := range r.Spec.Via {
+				if route, err := plan.ParseRoute(raw); err == nil {
+					routes = append(routes, route)
+				}
+			}
+		}
+		for _, route := range routes {
+			if route.Label() == v.Tunnel {
+				v.Route = route.Info()
+				break
+			}
 		}
 	}
 }

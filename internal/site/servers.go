@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
@@ -25,7 +26,7 @@ type servers struct {
 // openServers starts a Site per lab server t names and makes s their
 // front: their CAs trusted at once, the variant's own server located.
 func (s *Site) openServers(ctx context.Context, spec plan.Spec, t plan.Target) error {
-	if len(spec.Via) > 0 && !(len(spec.Via) == 1 && spec.Via[0] == plan.RouteDirect) {
+	if slices.ContainsFunc(spec.Routes(), func(r plan.Route) bool { return r.Kind != plan.RouteDirect }) {
 		return plan.Errorf("⟨via⟩ with several lab servers: compare paths on one server at a time")
 	}
 	all := &servers{byName: map[string]*Site{}}
@@ -33,9 +34,7 @@ func (s *Site) openServers(ctx context.Context, spec plan.Spec, t plan.Target) e
 	roots := x509.NewCertPool()
 	var infos []result.Server
 	for _, name := range t.Labs() {
-		one := spec
-		one.Target, one.Lab = "lab:"+name, ""
-		child, err := Open(ctx, one)
+		child, err := Open(ctx, spec.OnServer(name))
 		if err != nil {
 			return fmt.Errorf("lab %s: %w", name, err)
 		}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -55,26 +54,32 @@ type Site struct {
 
 var _ bench.Site = (*Site)(nil)
 
+// errNotNew refuses a spec plan.New did not make, which has no parsed
+// target (one read from a result file).
+var errNotNew = errors.New("site: the spec was not made by plan.New")
+
 // StartsServers reports whether a run of spec starts servers of its own
-// (the built-in one, a lab server, the lab's sshd or stunnel), which is
-// when lab directories a crashed run left behind matter.
+// (the built-in one, a lab server, the lab's sshd, stunnel, a pooler, a
+// proxy, a VPN), which is when lab directories a crashed run left behind
+// matter.
 func StartsServers(spec plan.Spec) bool {
-	return spec.Target == plan.Builtin || spec.Lab != "" ||
-		slices.ContainsFunc(spec.Via, func(v string) bool { return !strings.Contains(v, "://") && v != "direct" })
+	t := spec.ParsedTarget()
+	return t.Builtin || t.Lab != "" || slices.ContainsFunc(spec.Routes(), plan.Route.StartsServer)
 }
 
 // builtinExe is the tlsbench binary the built-in server runs; "" is this
 // one (tests set another).
 var builtinExe string
 
-// Open starts the server a spec asks for (builtin, --lab ENGINE), or
-// prepares to reach the URL it names, and the tunnels of its --via
-// entries. Stop undoes it.
+// Open starts the server a spec made by plan.New asks for (builtin, --lab
+// ENGINE), or prepares to reach the URL it names, and the tunnels of its
+// --via entries. Stop undoes it.
 func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
-	t, err := plan.ParseTarget(spec.Target)
-	if err != nil {
-		return nil, err
+	t := spec.ParsedTarget()
+	if t.Engine() == "" {
+		return nil, errNotNew
 	}
+	var err error
 	s := &Site{engine: t.Engine(), owned: true}
 	if t.Scheme == "http" || t.Scheme == "https" || t.Builtin {
 		s.tls.ALPN = []string{"http/1.1"}
@@ -122,7 +127,7 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 // spec's --via entries; Stop leaves the server running.
 func Attach(ctx context.Context, spec plan.Spec, srv lab.Server) (*Site, error) {
 	s := &Site{engine: srv.Engine()}
-	if t, err := plan.ParseTarget(spec.Target); err == nil && t.Lab != "" {
+	if t := spec.ParsedTarget(); t.Lab != "" {
 		s.engine = t.Engine() // the driver's: mariadb speaks mysql
 	}
 	if srv.Engine() == "builtin" {
@@ -200,12 +205,9 @@ func (s *Site) url(spec plan.Spec, t plan.Target) error {
 		return err
 	}
 	host, _, _ := net.SplitHostPort(t.Host)
-	// The spec holds the redacted URL; the credentials are only in the
-	// process's own copy.
-	u, err := url.Parse(spec.SecretURL())
-	if err != nil {
-		return err
-	}
+	// spec.Target is the redacted URL; the parsed one holds the
+	// credentials.
+	u := t.URL()
 	s.direct = func(plan.Variant) (bench.Endpoint, error) {
 		return bench.Endpoint{Addr: t.Host, Host: host, URL: u}, nil
 	}
@@ -224,7 +226,7 @@ func (s *Site) ClientTLS() tlsx.ClientOptions { return s.tls }
 // Locate finds the endpoint of a variant: the server's, or its tunnel's.
 func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
 	ep, err := s.direct(v)
-	if err != nil || v.Tunnel == "" || s.tunnels == nil {
+	if err != nil || v.Route == (plan.RouteInfo{}) || s.tunnels == nil {
 		return ep, err
 	}
 	return s.tunnels.route(v, ep)

@@ -167,3 +167,97 @@ func TestLabKeySwitch(t *testing.T) {
 		t.Errorf("Alive: %v", err)
 	}
 }
+
+// TestStartsServers asks the parsed target and routes: the built-in
+// server, a lab server and every --via kind but direct and the user's own
+// sshd start something of tlsbench's.
+func TestStartsServers(t *testing.T) {
+	for _, tt := range []struct {
+		raw  plan.Spec
+		want bool
+	}{
+		{plan.Spec{}, true}, // the built-in server
+		{plan.Spec{Target: "https://127.0.0.1:8443/"}, false},
+		{plan.Spec{Target: "https://127.0.0.1:8443/", Via: []string{"direct", "ssh://bench:pw@127.0.0.1:22"}}, false},
+		{plan.Spec{Target: "https://127.0.0.1:8443/", Via: []string{"ssh"}}, true},
+		{plan.Spec{Lab: "redis"}, true},
+		{plan.Spec{Target: "lab:redis"}, true},
+		{plan.Spec{Target: "postgres://127.0.0.1:5432/db"}, false},
+	} {
+		if got := StartsServers(spec(t, tt.raw)); got != tt.want {
+			t.Errorf("StartsServers(%+v) = %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+}
+
+// TestOpenNeedsNew: a spec plan.New did not make (one read from a result)
+// has no parsed target to open.
+func TestOpenNeedsNew(t *testing.T) {
+	if s, err := Open(context.Background(), plan.Spec{Target: plan.Builtin}); !errors.Is(err, errNotNew) {
+		if s != nil {
+			s.Stop()
+		}
+		t.Errorf("Open of a Spec New did not make: %v, want errNotNew", err)
+	}
+}
+
+// TestTunnelRoutes: each tunnelled variant reaches the built-in server
+// through the tunnel of the route it records: an SSH connection per --via
+// ssh entry through the lab's sshd, stunnel's service of its key.
+func TestTunnelRoutes(t *testing.T) {
+	for _, exe := range []string{"sshd", "stunnel4"} {
+		if _, err := exec.LookPath(exe); err != nil {
+			if _, err := exec.LookPath("/usr/sbin/" + exe); err != nil {
+				t.Skipf("%s is not installed", exe)
+			}
+		}
+	}
+	ctx := context.Background()
+	sp := spec(t, plan.Spec{TLS: []string{"off"}, Keys: []string{"rsa2048", "ecdsa-p256"}, Via: []string{"direct", "ssh", "ssh:aes128-ctr", "stunnel"}})
+	s, err := Open(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	plain, err := s.Locate(variant(t, sp, "plain"))
+	if err != nil || plain.Via != nil {
+		t.Fatalf("Locate plain: %+v, %v", plain, err)
+	}
+	tunnels := map[plan.RouteInfo]any{}
+	for _, id := range []string{"ssh", "ssh aes128-ctr", "stunnel rsa2048", "stunnel ecdsa-p256"} {
+		v := variant(t, sp, id)
+		ep, err := s.Locate(v)
+		if err != nil {
+			t.Fatalf("Locate %s: %v", id, err)
+		}
+		switch v.Route.Kind {
+		case plan.RouteSSH:
+			if ep.Via == nil || ep.Addr != plain.Addr {
+				t.Errorf("Locate %s: %+v, want the server's address through an SSH tunnel", id, ep)
+			}
+			tunnels[v.Route] = ep.Via
+		case plan.RouteStunnel:
+			if ep.Via != nil || ep.Addr == plain.Addr {
+				t.Errorf("Locate %s: %+v, want stunnel's service", id, ep)
+			}
+		default:
+			t.Errorf("variant %s records route %+v", id, v.Route)
+		}
+	}
+	if len(tunnels) != 2 || tunnels[plan.RouteInfo{Kind: plan.RouteSSH}] == tunnels[plan.RouteInfo{Kind: plan.RouteSSH, Arg: "aes128-ctr"}] {
+		t.Errorf("SSH tunnels %v: want one per --via entry", tunnels)
+	}
+	var labels []string
+	for _, tu := range s.Tunnels() {
+		labels = append(labels, tu.Label)
+	}
+	if !slices.Contains(labels, "ssh") || !slices.Contains(labels, "ssh aes128-ctr") || !slices.Contains(labels, "stunnel") {
+		t.Errorf("tunnels %q", labels)
+	}
+	if err := s.Alive(); err != nil {
+		t.Errorf("Alive: %v", err)
+	}
+	if _, err := s.CPU(); err != nil {
+		t.Errorf("CPU: %v", err)
+	}
+}

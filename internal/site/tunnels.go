@@ -18,66 +18,62 @@ import (
 // tunnels are what the tunnelled variants of a run go through: SSH
 // connections (one per --via entry and RTT, opened when a variant first
 // needs it), the lab's sshd when --via names no SSH server, and the
-// middles (stunnel, poolers, proxies, ...) of the other entries.
+// middles (stunnel, poolers, proxies, ...) of the other entries. Each is
+// found by the route its variants record (Variant.Route).
 type tunnels struct {
 	ctx  context.Context
 	spec plan.Spec
+	// routes are the spec's parsed --via entries, secrets included.
+	routes map[plan.RouteInfo]plan.Route
 
 	mu      sync.Mutex
 	sshd    *lab.SSHD
 	ssh     []*sshTunnel
-	middles map[string]middle // by Tunnel label
-	labels  []string          // middles' labels in start order
+	middles map[plan.RouteInfo]middle
+	order   []plan.RouteInfo // middles in start order
 }
 
 type sshTunnel struct {
-	via string
+	via plan.RouteInfo
 	rtt time.Duration
 	*netx.SSHTunnel
 }
 
-// openTunnels starts the lab sshd and stunnel the spec's --via entries
-// need, and makes the site's variants with a Via label reach the server
-// through their tunnel.
+// openTunnels starts the lab sshd and the middles the spec's --via entries
+// need, and makes the site's tunnelled variants reach the server through
+// their tunnel.
 func (s *Site) openTunnels(ctx context.Context, spec plan.Spec) error {
-	tu := &tunnels{ctx: ctx, spec: spec, middles: map[string]middle{}}
-	byLabel := map[string][]plan.Variant{}
-	var labels []string
-	tunnelled := false
+	through := map[plan.RouteInfo][]plan.Variant{}
 	for _, v := range spec.Variants() {
-		if v.Tunnel == "" {
-			continue
-		}
-		tunnelled = true
-		via, err := spec.Tunnel(v.Tunnel)
-		if err != nil {
-			return err
-		}
-		switch {
-		case via.Kind == plan.RouteSSH && via.URL == nil && tu.sshd == nil:
-			if tu.sshd, err = lab.StartSSHD(ctx); err != nil {
-				tu.close()
-				return fmt.Errorf("starting the lab sshd for --via ssh: %w", err)
-			}
-		case middleStarters[via.Kind] != nil:
-			if byLabel[v.Tunnel] == nil {
-				labels = append(labels, v.Tunnel)
-			}
-			byLabel[v.Tunnel] = append(byLabel[v.Tunnel], v)
+		if v.Route != (plan.RouteInfo{}) {
+			through[v.Route] = append(through[v.Route], v)
 		}
 	}
-	if !tunnelled {
+	if len(through) == 0 {
 		return nil
 	}
-	for _, label := range labels {
-		via, _ := spec.Tunnel(label)
-		m, err := middleStarters[via.Kind](ctx, s, via, byLabel[label])
+	tu := &tunnels{ctx: ctx, spec: spec, routes: map[plan.RouteInfo]plan.Route{}, middles: map[plan.RouteInfo]middle{}}
+	for _, r := range spec.Routes() {
+		tu.routes[r.Info()] = r
+		if r.Kind == plan.RouteSSH && r.URL == nil && len(through[r.Info()]) > 0 && tu.sshd == nil {
+			var err error
+			if tu.sshd, err = lab.StartSSHD(ctx); err != nil {
+				return fmt.Errorf("starting the lab sshd for --via ssh: %w", err)
+			}
+		}
+	}
+	for _, r := range spec.Routes() {
+		start, vs := middleStarters[r.Kind], through[r.Info()]
+		if start == nil || len(vs) == 0 {
+			continue
+		}
+		m, err := start(ctx, s, r, vs)
 		if err != nil {
 			tu.close()
-			return fmt.Errorf("starting --via %s: %w", label, err)
+			return fmt.Errorf("starting --via %s: %w", r.Label(), err)
 		}
-		tu.middles[label] = m
-		tu.labels = append(tu.labels, label)
+		tu.middles[r.Info()] = m
+		tu.order = append(tu.order, r.Info())
 		s.notes = append(s.notes, m.Notes()...)
 	}
 	s.tunnels = tu
@@ -90,25 +86,25 @@ func (s *Site) openTunnels(ctx context.Context, spec plan.Spec) error {
 
 // route sends a tunnelled variant's connections through its tunnel.
 func (tu *tunnels) route(v plan.Variant, ep bench.Endpoint) (bench.Endpoint, error) {
-	via, err := tu.spec.Tunnel(v.Tunnel)
-	if err != nil {
-		return ep, err
-	}
-	if m := tu.middles[v.Tunnel]; m != nil {
+	if m := tu.middles[v.Route]; m != nil {
 		return m.Route(v, ep)
 	}
-	t, err := tu.sshTunnel(v.Tunnel, via, v.RTT)
+	via, ok := tu.routes[v.Route]
+	if !ok {
+		return ep, fmt.Errorf("variant %s: no --via entry %q in this run", v.ID, v.Tunnel)
+	}
+	t, err := tu.sshTunnel(via, v.RTT)
 	ep.Via = t
 	return ep, err
 }
 
 // sshTunnel returns the SSH connection of one --via entry at one RTT,
 // opening it the first time.
-func (tu *tunnels) sshTunnel(label string, via plan.Route, rtt time.Duration) (netx.Tunnel, error) {
+func (tu *tunnels) sshTunnel(via plan.Route, rtt time.Duration) (netx.Tunnel, error) {
 	tu.mu.Lock()
 	defer tu.mu.Unlock()
 	for _, t := range tu.ssh {
-		if t.via == label && t.rtt == rtt {
+		if t.via == via.Info() && t.rtt == rtt {
 			return t.SSHTunnel, nil
 		}
 	}
@@ -127,7 +123,7 @@ func (tu *tunnels) sshTunnel(label string, via plan.Route, rtt time.Duration) (n
 	if err != nil {
 		return nil, err
 	}
-	tu.ssh = append(tu.ssh, &sshTunnel{via: label, rtt: rtt, SSHTunnel: t})
+	tu.ssh = append(tu.ssh, &sshTunnel{via: via.Info(), rtt: rtt, SSHTunnel: t})
 	return t, nil
 }
 
@@ -140,8 +136,8 @@ func (tu *tunnels) serverCPU() (time.Duration, error) {
 		}
 		d += c
 	}
-	for _, label := range tu.labels {
-		c, err := tu.middles[label].CPU()
+	for _, r := range tu.order {
+		c, err := tu.middles[r].CPU()
 		if err != nil {
 			return 0, err
 		}
@@ -164,8 +160,8 @@ func (tu *tunnels) alive() error {
 	if tu.sshd != nil {
 		errs = append(errs, tu.sshd.Alive())
 	}
-	for _, label := range tu.labels {
-		errs = append(errs, tu.middles[label].Alive())
+	for _, r := range tu.order {
+		errs = append(errs, tu.middles[r].Alive())
 	}
 	return errors.Join(errs...)
 }
@@ -177,7 +173,7 @@ func (tu *tunnels) results() []result.Tunnel {
 	var out []result.Tunnel
 	for _, t := range tu.ssh {
 		a := t.Algorithms()
-		r := result.Tunnel{Label: t.via, RTT: t.rtt, Addr: t.Addr(), Server: t.ServerVersion(),
+		r := result.Tunnel{Label: tu.routes[t.via].Label(), RTT: t.rtt, Addr: t.Addr(), Server: t.ServerVersion(),
 			KeyExchange: a.KeyExchange, HostKey: a.HostKey, Cipher: a.Write.Cipher}
 		if !netx.SSHAEAD(r.Cipher) {
 			r.MAC = a.Write.MAC // an AEAD cipher authenticates by itself
@@ -188,8 +184,8 @@ func (tu *tunnels) results() []result.Tunnel {
 		r.BytesSent, r.BytesReceived = t.Counters()
 		out = append(out, r)
 	}
-	for _, label := range tu.labels {
-		out = append(out, tu.middles[label].Results()...)
+	for _, r := range tu.order {
+		out = append(out, tu.middles[r].Results()...)
 	}
 	return out
 }
@@ -200,8 +196,8 @@ func (tu *tunnels) close() {
 	for _, t := range tu.ssh {
 		t.Close()
 	}
-	for _, label := range slices.Backward(tu.labels) {
-		tu.middles[label].Stop()
+	for _, r := range slices.Backward(tu.order) {
+		tu.middles[r].Stop()
 	}
 	if tu.sshd != nil {
 		tu.sshd.Stop()

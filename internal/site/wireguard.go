@@ -19,10 +19,7 @@ func init() { middleStarters[plan.RouteWireGuard] = startWireGuard }
 // must be up before the lab server starts: the server listens on its
 // tunnel address.
 func wantsWireGuard(spec plan.Spec) bool {
-	return slices.ContainsFunc(spec.Via, func(raw string) bool {
-		r, err := plan.ParseRoute(raw)
-		return err == nil && r.Kind == plan.RouteWireGuard
-	})
+	return slices.ContainsFunc(spec.Routes(), func(r plan.Route) bool { return r.Kind == plan.RouteWireGuard })
 }
 
 // wireguard is the VPN as a middle: connections are made in its client

@@ -44,8 +44,7 @@ func newRequest(cfg driver.Config) reqTemplate {
 	}
 	var user [][2]string
 	for _, h := range w.Headers {
-		name, value, _ := strings.Cut(h, ":")
-		user = append(user, [2]string{strings.TrimSpace(name), strings.TrimSpace(value)})
+		user = append(user, [2]string{h.Name, h.Value})
 	}
 	var b strings.Builder
 	for _, d := range defaults {

@@ -87,7 +87,7 @@ func TestUserRequest(t *testing.T) {
 		check func(t *testing.T, got []seen)
 		fails int // operations that must fail with status 404
 	}{
-		{"post", plan.UserWorkload{Method: "POST", Headers: []string{"Authorization: Bearer t0ken", "Content-Type: application/json"}, Body: []byte(`{"a":1}`), HasBody: true},
+		{"post", plan.UserWorkload{Method: "POST", Headers: []plan.Header{{Name: "Authorization", Value: "Bearer t0ken"}, {Name: "Content-Type", Value: "application/json"}}, Body: []byte(`{"a":1}`), HasBody: true},
 			func(t *testing.T, got []seen) {
 				for _, r := range got {
 					if r.method != "POST" || r.body != `{"a":1}` || r.header.Get("Authorization") != "Bearer t0ken" ||
@@ -103,7 +103,7 @@ func TestUserRequest(t *testing.T) {
 					t.Fatalf("the server saw %+v", r)
 				}
 			}, 0},
-		{"delete without body", plan.UserWorkload{Method: "DELETE", Headers: []string{"User-Agent:", "Host: api.example"}},
+		{"delete without body", plan.UserWorkload{Method: "DELETE", Headers: []plan.Header{{Name: "User-Agent"}, {Name: "Host", Value: "api.example"}}},
 			func(t *testing.T, got []seen) {
 				r := got[0]
 				if r.method != "DELETE" || r.body != "" || r.header.Get("Content-Length") != "" || r.header.Get("User-Agent") != "" || r.host != "api.example" {

@@ -2,7 +2,7 @@ package mongodrv
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -15,8 +15,9 @@ import (
 // operation is one find of the filter, its first batch its only one (the
 // server closes the cursor: one round trip), each __rand_int__ in the
 // filter's strings replaced by its own random number in [0, keyspace).
-// The filter is encoded to BSON once; the placeholders, 12 bytes like the
-// numbers that replace them, are filled in the encoded bytes. A find that
+// The filter comes encoded to BSON (plan.EncodeFilter, by plan.New); the
+// placeholders, 12 bytes like the numbers that replace them, are filled
+// in the encoded bytes. A find that
 // matches nothing is an answer, not a failure.
 type filter struct {
 	doc      plan.Template
@@ -25,16 +26,11 @@ type filter struct {
 }
 
 func newFilter(w plan.UserWorkload) (filter, error) {
-	var d bson.D
-	if err := bson.UnmarshalExtJSON([]byte(w.Filter), false, &d); err != nil {
-		return filter{}, fmt.Errorf("mongodb: the filter is not extended JSON: %w", err)
-	}
-	raw, err := bson.Marshal(d)
-	if err != nil {
-		return filter{}, fmt.Errorf("mongodb: encoding the filter: %w", err)
+	if len(w.FilterBSON) == 0 {
+		return filter{}, errors.New("mongodb: the filter workload has no encoded filter (plan.EncodeFilter)")
 	}
 	return filter{
-		doc:      plan.NewTemplate(raw),
+		doc:      plan.NewTemplate(w.FilterBSON),
 		keyspace: w.Keyspace,
 		// A negative limit asks for a single batch.
 		opts: options.Find().SetLimit(-plan.MongoFirstBatch),

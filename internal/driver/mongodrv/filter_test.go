@@ -93,10 +93,8 @@ func TestFilter(t *testing.T) {
 			}
 			cfg := configOf(t, srv, tt.v, "", plan.WorkloadFilter)
 			// Relaxed and canonical extended JSON in one filter.
-			cfg.Workload.User = plan.UserWorkload{
-				Filter:   `{"_id": "user__rand_int__", "n": {"$gte": {"$numberLong": "0"}}}`,
-				Keyspace: tt.keyspace, Database: filterDB, Collection: filterColl,
-			}
+			cfg.Workload.User = filterWorkload(t, `{"_id": "user__rand_int__", "n": {"$gte": {"$numberLong": "0"}}}`)
+			cfg.Workload.User.Keyspace = tt.keyspace
 			s, err := newDriver(t, cfg).Open(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -144,7 +142,7 @@ func TestFilterNothing(t *testing.T) {
 		{`{"_id": {"$nosuchoperator": 1}}`, "$nosuchoperator"},
 	} {
 		cfg := configOf(t, srv, plan.Variant{TLS: "off"}, "", plan.WorkloadFilter)
-		cfg.Workload.User = plan.UserWorkload{Filter: tt.filter, Database: filterDB, Collection: filterColl}
+		cfg.Workload.User = filterWorkload(t, tt.filter)
 		s, err := newDriver(t, cfg).Open(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -158,4 +156,15 @@ func TestFilterNothing(t *testing.T) {
 			t.Errorf("%s: Do = %v, want an error of the query phase naming %s", tt.filter, err, tt.err)
 		}
 	}
+}
+
+// filterWorkload is the filter workload on the test's collection, encoded
+// as plan.New encodes it.
+func filterWorkload(t *testing.T, filter string) plan.UserWorkload {
+	t.Helper()
+	doc, err := plan.EncodeFilter(filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.UserWorkload{Filter: filter, FilterBSON: doc, Database: filterDB, Collection: filterColl}
 }
