@@ -349,6 +349,31 @@ func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
 	return checks, nil
 }
 
+// checkPasses is how many passes the check tries where the run allows
+// failed operations: a script that fails 1 pass in 5 (a division by zero,
+// a unique key) fails all 5 one run in 3,000.
+const checkPasses = 5
+
+// checkPass runs the check's operation on s. Where --max-error-rate lets
+// operations fail, a pass the server answered with an error (not a failed
+// connection) is tried again, up to checkPasses times: one that succeeds
+// shows the variant works, as the trials will count the rest.
+func (r *Runner) checkPass(ctx context.Context, s driver.Session) error {
+	var err error
+	for range checkPasses {
+		// A script's \sleep lasts at most a trial here: the pass ran as
+		// far as a trial would have let it.
+		err = s.Do(script.WithEnd(ctx, time.Now().Add(r.Spec.Duration)))
+		if err == nil || errors.Is(err, script.ErrCut) {
+			return nil
+		}
+		if r.Spec.ErrorRate() == 0 || !driver.Answered(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
 func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error) {
 	c := result.Check{Variant: v.ID}
 	d, err := r.driver(v, false, 1)
@@ -370,9 +395,7 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 	if err != nil {
 		return c, err
 	}
-	// A script's \sleep lasts at most a trial here: the pass ran as far
-	// as a trial would have let it.
-	if err := s.Do(script.WithEnd(ctx, time.Now().Add(r.Spec.Duration))); err != nil && !errors.Is(err, script.ErrCut) {
+	if err := r.checkPass(ctx, s); err != nil {
 		return c, r.explain(err, v)
 	}
 	if a := r.Configs[v.ID].Answered; a != nil {

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -471,4 +472,41 @@ func containsInOrder(s string, parts []string) bool {
 		s = s[i+len(p):]
 	}
 	return true
+}
+
+// TestCheckTriesAgain: where --max-error-rate lets operations fail, the
+// check tries a pass the server answered with an error again (a script
+// that fails now and then must not fail the run at random), up to 5
+// passes; a failed connection, or a run that allows no failure, ends it
+// at the first.
+func TestCheckTriesAgain(t *testing.T) {
+	none := 0.0
+	tests := []struct {
+		name    string
+		rate    *float64
+		fail    error
+		failing int64 // the first passes that fail
+		ok      bool
+		passes  int64
+	}{
+		{"answered, then a success", nil, errScripted, 3, true, 4},
+		{"answered every time", nil, errScripted, 99, false, 5},
+		{"no failure allowed", &none, errScripted, 1, false, 1},
+		{"connection reset", nil, syscall.ECONNRESET, 1, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &standIn{addr: acceptor(t), script: script{do: func(n int64) error {
+				if n <= tt.failing {
+					return tt.fail
+				}
+				return nil
+			}}}
+			r := standInRunner(t, plan.Spec{TLS: []string{"off"}, MaxErrorRate: tt.rate}, d)
+			_, err := r.Check(context.Background())
+			if (err == nil) != tt.ok || d.dos.Load() != tt.passes {
+				t.Errorf("check: %v after %d passes; want ok %v after %d", err, d.dos.Load(), tt.ok, tt.passes)
+			}
+		})
+	}
 }

@@ -142,7 +142,10 @@ func hostileServers(t *testing.T) []hostileServer {
 // it is).
 func TestHostileAfterCheck(t *testing.T) {
 	const (
-		timeout = time.Second
+		// Long enough for the check's connection to a lab PostgreSQL
+		// (a fork and a login) on a loaded machine: at 1 s it once
+		// timed out before the proxy turned.
+		timeout = 2 * time.Second
 		d       = 2 * time.Second
 		// A failed operation, then a failed reopen: two timeouts past
 		// the trial's end, and one for the close; the rest is process
@@ -209,7 +212,7 @@ func TestHostileAfterCheck(t *testing.T) {
 				}
 				switch m {
 				case drivertest.Silent, drivertest.Deaf, drivertest.Trickle:
-					c.want = "within --timeout 1s"
+					c.want = "within --timeout " + timeout.String()
 				case drivertest.CloseMidAnswer:
 					c.want = "closed the connection"
 				case drivertest.Garbage:

@@ -193,6 +193,21 @@ func Kind(err error) string {
 	return phase + ": " + cause(err)
 }
 
+// Answered reports whether err is the server's answer (a statement's
+// error, an HTTP status, a Redis error reply) rather than a failure of the
+// connection: after it the session can go on.
+func Answered(err error) bool {
+	switch cause(err) {
+	case "other":
+		// An error the server sent names itself (a Causer) or comes
+		// from the engine's client library, never from the socket.
+		return !errors.Is(err, net.ErrClosed)
+	case "canceled", "timeout", "refused", "reset", "no free port", "too many open files", "closed by server", "certificate", "tls alert":
+		return false
+	}
+	return true // a Causer's own cause: the server answered
+}
+
 // Causer is an error that names its own cause for Kind: an HTTP status
 // ("status 404"), a Redis error code ("WRONGTYPE"). Its causes must be
 // few, as kinds are counted one by one.

@@ -173,7 +173,9 @@ func (m *MariaDB) presentKey(key string) error {
 // Its root user has no password but is reachable only over the socket in
 // the 0700 dir: setUp drops every other account it makes.
 func (m *MariaDB) initDataDir(ctx context.Context, installDB string) error {
-	args := []string{"--no-defaults", "--datadir=" + filepath.Join(m.dir, "data"),
+	// Its own tmpdir: in the shared /tmp, two bootstraps at once (tests,
+	// runs side by side) trip over each other's #sql-temptable files.
+	args := []string{"--no-defaults", "--datadir=" + filepath.Join(m.dir, "data"), "--tmpdir=" + m.dir,
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
 	args = append(args, mariaDBRunAs()...)
 	p, err := startProcess("mariadb-install-db", exec.Command(installDB, args...), filepath.Join(m.dir, "install.log"))
@@ -215,6 +217,7 @@ func (m *MariaDB) serverArgs() []string {
 	args := []string{
 		"--no-defaults",
 		"--datadir=" + filepath.Join(m.dir, "data"),
+		"--tmpdir=" + m.dir,
 		"--socket=" + m.socket(),
 		"--pid-file=" + filepath.Join(m.dir, "mariadbd.pid"),
 		"--bind-address=" + strings.Join(append([]string{"127.0.0.1", "::1"}, nonEmpty(m.opts.tunnelListen())...), ","), // a URL may name [::1]
