@@ -16,8 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
