@@ -69,19 +69,19 @@ func (r *Runner) newClient(ctx context.Context, s *mongodrv.Seed) (result.Trial,
 			tl.seedSample(smp)
 		}
 	})
-	return finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*tally{tl})
+	return finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*workerTally{tl})
 }
 
 // seedSample counts one new client's iteration.
-func (t *tally) seedSample(smp mongodrv.Sample) {
-	t.ops++
-	t.latency.Record(smp.Connect + smp.FirstQuery)
-	t.record(phaseOnlyConnection, smp.Connect, 0)
-	t.record(phaseFirstQuery, smp.FirstQuery, smp.RoundTrips())
-	t.connection(smp.TLS, smp.Secure, 0)
-	t.conns++ // the monitor's
-	t.sent += smp.Op.Sent + smp.Monitor.Sent
-	t.recv += smp.Op.Received + smp.Monitor.Received
+func (t *workerTally) seedSample(smp mongodrv.Sample) {
+	t.Ops++
+	t.Latency.Record(smp.Connect + smp.FirstQuery)
+	t.RecordPhase(phaseOnlyConnection, smp.Connect, 0)
+	t.RecordPhase(phaseFirstQuery, smp.FirstQuery, smp.RoundTrips())
+	t.recordConnection(smp.TLS, smp.Secure, 0)
+	t.Conns++ // the monitor's
+	t.Sent += smp.Op.Sent + smp.Monitor.Sent
+	t.Received += smp.Op.Received + smp.Monitor.Received
 }
 
 // reusedClient times one client's find_one()s, after an untimed first one,
@@ -102,7 +102,7 @@ func (r *Runner) reusedClient(ctx context.Context, s *mongodrv.Seed) (result.Tri
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: time.Now().Add(r.Spec.Duration)}
 	guard(tl, func() { rl.run(ctx, lim) })
 	rl.drop()
-	t, err := finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*tally{tl})
+	t, err := finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*workerTally{tl})
 	if err == nil && rl.finds > 0 {
 		// A client's query phase began with its untimed find_one(): its
 		// other round trips are the loop's.
@@ -117,7 +117,7 @@ func (r *Runner) reusedClient(ctx context.Context, s *mongodrv.Seed) (result.Tri
 // trips and find_one()s of the clients it used.
 type reusedLoop struct {
 	seed *mongodrv.Seed
-	tl   *tally
+	tl   *workerTally
 
 	c            *mongodrv.Reused
 	conn         *netx.Conn
@@ -138,7 +138,7 @@ func (l *reusedLoop) use(c *mongodrv.Reused) {
 	if conn != nil {
 		hello = conn.ClientHelloBytes()
 	}
-	l.tl.connection(state, secure != nil, hello)
+	l.tl.recordConnection(state, secure != nil, hello)
 	if conn != nil {
 		l.sent0, l.recv0 = conn.Counters()
 	}
@@ -151,8 +151,8 @@ func (l *reusedLoop) drop() {
 	}
 	if l.conn != nil {
 		sent, recv := l.conn.Counters()
-		l.tl.sent += sent - l.sent0
-		l.tl.recv += recv - l.recv0
+		l.tl.Sent += sent - l.sent0
+		l.tl.Received += recv - l.recv0
 		if p, ok := l.conn.Finish().Phase(mongodrv.PhaseQuery); ok && l.found > 0 {
 			l.trips += int64(p.RoundTrips - 1)
 			l.finds += l.found
@@ -181,8 +181,8 @@ func (l *reusedLoop) run(ctx context.Context, lim *limits) {
 			l.use(c)
 			continue
 		}
-		l.tl.latency.Record(el)
-		l.tl.ops++
+		l.tl.Latency.Record(el)
+		l.tl.Ops++
 		l.tl.errRun = 0
 	}
 }
