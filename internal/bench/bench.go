@@ -19,11 +19,11 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/driver/mongodrv"
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/script"
-	"github.com/tlsbench/tlsbench/internal/speed"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
@@ -535,14 +535,14 @@ type spanCPU struct {
 
 func (s *spanCPU) start() {
 	s.releaseGC = holdGC()
-	s.client = speed.ProcessCPU()
+	s.client = host.ProcessCPU()
 	if s.serverCPU != nil {
 		s.server, _ = s.serverCPU()
 	}
 }
 
 func (s *spanCPU) stop(t *result.Trial) {
-	t.ClientCPU = speed.ProcessCPU() - s.client
+	t.ClientCPU = host.ProcessCPU() - s.client
 	if s.releaseGC != nil {
 		s.releaseGC()
 	}

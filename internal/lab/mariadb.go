@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -452,7 +453,7 @@ func (m *MariaDB) checkKey(ctx context.Context, key string) error {
 func (m *MariaDB) CPU() (time.Duration, error) { return m.proc.cpu() }
 
 // Memory implements Server.
-func (m *MariaDB) Memory() (Memory, error) { return m.proc.memory() }
+func (m *MariaDB) Memory() (host.Memory, error) { return m.proc.memory() }
 
 // Info implements Server.
 func (m *MariaDB) Info() result.Server {

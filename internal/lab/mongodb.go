@@ -20,6 +20,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -223,7 +224,7 @@ func (m *mongoServer) CPU() (time.Duration, error) {
 }
 
 // Memory implements Server: FerretDB's processes now.
-func (m *mongoServer) Memory() (Memory, error) {
+func (m *mongoServer) Memory() (host.Memory, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.proc.memory()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -602,7 +603,7 @@ func (s *Postgres) addr() string { return net.JoinHostPort("127.0.0.1", strconv.
 func (s *Postgres) CPU() (time.Duration, error) { return s.proc.cpu() }
 
 // Memory implements Server.
-func (s *Postgres) Memory() (Memory, error) { return s.proc.memory() }
+func (s *Postgres) Memory() (host.Memory, error) { return s.proc.memory() }
 
 // Info implements Server.
 func (s *Postgres) Info() result.Server {

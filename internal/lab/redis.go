@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -235,7 +236,7 @@ func (r *redisServer) RootCAs() *x509.CertPool     { return r.roots }
 func (r *redisServer) CPU() (time.Duration, error) { return r.proc.cpu() }
 
 // Memory implements Server.
-func (r *redisServer) Memory() (Memory, error) { return r.proc.memory() }
+func (r *redisServer) Memory() (host.Memory, error) { return r.proc.memory() }
 
 // UseKey points tls-cert-file and tls-key-file at key's files with one
 // CONFIG SET, on which Redis builds a new TLS context for new connections,

@@ -1,4 +1,4 @@
-package plan
+package host
 
 import (
 	"slices"
@@ -36,7 +36,16 @@ func TestCPUList(t *testing.T) {
 			t.Errorf("FormatCPUList(%v) = %q, want %q", cpus, got, tc.want)
 		}
 	}
-	if len(AvailableCPUs()) == 0 {
+	if len(CPUs()) == 0 {
 		t.Error("no CPU available to this process")
+	}
+}
+
+func TestNumCPU(t *testing.T) {
+	if n := NumCPU(); n != len(CPUs()) || n < 1 {
+		t.Errorf("NumCPU() = %d, %d CPUs in the mask", n, len(CPUs()))
+	}
+	if ProcessCPU() <= 0 {
+		t.Error("this process has used no CPU time")
 	}
 }
