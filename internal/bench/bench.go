@@ -386,7 +386,7 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 		}
 	}
 	if state, ok := s.TLS(); ok {
-		n := tlsx.Describe(state)
+		n := negotiated(state)
 		c.Client = &n
 	}
 	if nc := s.Conn(); nc != nil {

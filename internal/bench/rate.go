@@ -351,10 +351,10 @@ func (r *Runner) openFinish(ctx context.Context, t result.Trial, cpu *spanCPU, o
 		lag.merge(ot.lag)
 	}
 	t, err := finish(ctx, t, cpu, tallies)
-	t.Latency = corrected.Hist()
+	t.Latency = result.Hist(corrected.Hist())
 	t.Open = &result.OpenLoop{Offered: rate, Process: r.Spec.Arrivals, Slots: slots, Arrivals: disp.arrivals,
-		Dropped: disp.dropped, Window: window, Service: service.Hist(),
-		Schedule: &result.Schedule{Due: disp.due, Started: lag.started, Lag: lag.rec.Hist(), Late1ms: lag.late1, Late10ms: lag.late10}}
+		Dropped: disp.dropped, Window: window, Service: result.Hist(service.Hist()),
+		Schedule: &result.Schedule{Due: disp.due, Started: lag.started, Lag: result.Hist(lag.rec.Hist()), Late1ms: lag.late1, Late10ms: lag.late10}}
 	return t, err
 }
 

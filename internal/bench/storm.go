@@ -128,7 +128,7 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 	}
 	st.DialSpread = lastDial.Sub(first)
 	if held > 0 {
-		h := hold.Hist()
+		h := result.Hist(hold.Hist())
 		st.Hold = &h
 	}
 	return t, tl.fill(&t)

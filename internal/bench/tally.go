@@ -69,7 +69,7 @@ func (t *workerTally) recordConnection(state tls.ConnectionState, secure bool, h
 		t.resumed++
 	}
 	if t.negotiated == nil {
-		n := tlsx.Describe(state)
+		n := negotiated(state)
 		n.ClientHelloBytes = hello
 		t.negotiated = &n
 	}
@@ -127,4 +127,11 @@ func (t *workerTally) fill(tr *result.Trial) error {
 		return &GaveUp{Why: t.quit, Failed: failed, Total: failed + t.Ops, Kind: driver.Kind(t.lastErr), Last: ErrorSample(t.lastErr)}
 	}
 	return nil
+}
+
+// negotiated is what a handshake settled on, as a result records it.
+func negotiated(state tls.ConnectionState) result.Negotiated {
+	n := tlsx.Describe(state)
+	return result.Negotiated{Version: n.Version, Suite: n.Suite, Group: n.Group,
+		PeerKey: n.PeerKey, ALPN: n.ALPN, HelloRetry: n.HelloRetry}
 }

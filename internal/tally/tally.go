@@ -98,12 +98,12 @@ func (t *Tally) Merge(o *Tally) {
 func (t *Tally) Fill(tr *result.Trial) {
 	tr.Ops, tr.Conns = t.Ops, t.Conns
 	tr.BytesSent, tr.BytesReceived = t.Sent, t.Received
-	tr.Latency = t.Latency.Hist()
+	tr.Latency = result.Hist(t.Latency.Hist())
 	for _, p := range t.phases {
 		rt := result.RoundTrips{Min: p.rtMin, Max: p.rtMax}
 		if p.samples > 0 {
 			rt.Mean = float64(p.rtSum) / float64(p.samples)
 		}
-		tr.Phases = append(tr.Phases, result.Phase{Name: p.name, RoundTrips: rt, Latency: p.rec.Hist()})
+		tr.Phases = append(tr.Phases, result.Phase{Name: p.name, RoundTrips: rt, Latency: result.Hist(p.rec.Hist())})
 	}
 }
