@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/driver/mongodrv"
 	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -48,7 +47,6 @@ type Runner struct {
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
 
 	drivers map[driverKey]driver.Driver
-	seeds   map[string]*mongodrv.Seed // by Variant.ID
 
 	// Open loops (rate.go): trials run so far, for their schedules'
 	// seeds, and a test's view of every intended start.
@@ -175,7 +173,7 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	case plan.NewClient, plan.ReusedClient:
 		// The seed's loops run one client at a time: no c= to name.
 		where = fmt.Sprintf("%s %s", e, v.ID)
-		s, err := r.seed(v)
+		s, err := r.clientLoops(v)
 		if err != nil {
 			return result.Trial{}, err
 		}
