@@ -18,12 +18,11 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/driver/mongodrv"
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/script"
-	"github.com/tlsbench/tlsbench/internal/speed"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
@@ -48,7 +47,6 @@ type Runner struct {
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
 
 	drivers map[driverKey]driver.Driver
-	seeds   map[string]*mongodrv.Seed // by Variant.ID
 
 	// Open loops (rate.go): trials run so far, for their schedules'
 	// seeds, and a test's view of every intended start.
@@ -175,7 +173,7 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	case plan.NewClient, plan.ReusedClient:
 		// The seed's loops run one client at a time: no c= to name.
 		where = fmt.Sprintf("%s %s", e, v.ID)
-		s, err := r.seed(v)
+		s, err := r.clientLoops(v)
 		if err != nil {
 			return result.Trial{}, err
 		}
@@ -409,7 +407,7 @@ func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error
 		}
 	}
 	if state, ok := s.TLS(); ok {
-		n := tlsx.Describe(state)
+		n := negotiated(state)
 		c.Client = &n
 	}
 	if nc := s.Conn(); nc != nil {
@@ -558,14 +556,14 @@ type spanCPU struct {
 
 func (s *spanCPU) start() {
 	s.releaseGC = holdGC()
-	s.client = speed.ProcessCPU()
+	s.client = host.ProcessCPU()
 	if s.serverCPU != nil {
 		s.server, _ = s.serverCPU()
 	}
 }
 
 func (s *spanCPU) stop(t *result.Trial) {
-	t.ClientCPU = speed.ProcessCPU() - s.client
+	t.ClientCPU = host.ProcessCPU() - s.client
 	if s.releaseGC != nil {
 		s.releaseGC()
 	}

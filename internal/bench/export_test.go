@@ -1,6 +1,10 @@
 package bench
 
-import "time"
+import (
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/host"
+)
 
 // SetArrived makes r call f with every open-loop arrival's intended start,
 // on the dispatcher before it sends the arrival: the schedule is a test's
@@ -11,8 +15,8 @@ func SetArrived(r *Runner, f func(at time.Time)) { r.arrived = f }
 // ParseListen is parseListen for the external tests.
 var ParseListen = parseListen
 
-// UsableCPUs is usableCPUs for the external tests.
-var UsableCPUs = usableCPUs
+// UsableCPUs is host.NumCPU for the external tests.
+var UsableCPUs = host.NumCPU
 
 // MaxThreadWaits is maxThreadWaits for the external tests.
 const MaxThreadWaits = maxThreadWaits

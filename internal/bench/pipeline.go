@@ -19,19 +19,27 @@ import (
 
 // Site is where a run measures, as the run needs it: how each variant
 // reaches the target, and the servers tlsbench started for it (site.Site
-// is one).
+// is one). Each stage reads a part of it.
 type Site interface {
+	Locator
+	Meter
+	Lifecycle
+	Describer
+}
+
+// Locator is how a run reaches the target: the configs of its variants
+// and Prepare read it.
+type Locator interface {
 	// Engine is the driver registry key.
 	Engine() string
-	// Target describes what is measured, for the result.
-	Target() result.Target
 	// Locate finds the endpoint of a variant.
 	Locate(v plan.Variant) (Endpoint, error)
 	// ClientTLS is what every TLS variant's client trusts and offers.
 	ClientTLS() tlsx.ClientOptions
-	// Before readies the server for a variant before its check and each
-	// of its trials (a lab server switches its certificate).
-	Before(ctx context.Context, v plan.Variant) error
+}
+
+// Meter is the server side's use of the machine, which the trials read.
+type Meter interface {
 	// CPU is the CPU time the server side has used so far;
 	// ErrNoServerCPU when tlsbench did not start the server.
 	CPU() (time.Duration, error)
@@ -39,8 +47,22 @@ type Site interface {
 	// what that sums ("pss" or "rss"); ErrNoServerCPU when tlsbench did
 	// not start the server.
 	Memory() (bytes int64, kind string, err error)
+}
+
+// Lifecycle is what the trials ask of the servers and tunnels tlsbench
+// started.
+type Lifecycle interface {
+	// Before readies the server for a variant before its check and each
+	// of its trials (a lab server switches its certificate).
+	Before(ctx context.Context, v plan.Variant) error
 	// Alive reports why a server or tunnel tlsbench started is gone.
 	Alive() error
+}
+
+// Describer is what the result records of the site.
+type Describer interface {
+	// Target describes what is measured, for the result.
+	Target() result.Target
 	// Notes are facts about the site a reader of the figures needs; read
 	// after the trials (some are learned while they run).
 	Notes() []string
@@ -228,12 +250,12 @@ func (r *Runner) prepareData(ctx context.Context, progress func(Progress)) error
 // read no data of tlsbench's (HTTP).
 var ErrNothingToPrepare = errors.New("nothing to prepare for this engine")
 
-// Prepare fills the server of s with the data spec's workloads read
+// Prepare fills the server s locates with the data spec's workloads read
 // (sysbench's sbtest tables, Redis keys, MongoDB's YCSB usertable),
 // through spec's first variant, telling progress the rows done so far
 // (first 0 of -1, as it begins). Its own failure is wrapped as "preparing
 // TARGET: ...".
-func Prepare(ctx context.Context, spec plan.Spec, s Site, progress func(done, total int64)) error {
+func Prepare(ctx context.Context, spec plan.Spec, s Locator, progress func(done, total int64)) error {
 	v := spec.Variants()[0]
 	cfgs, err := Configs(spec, []plan.Variant{v}, s.Locate, s.ClientTLS(), &netx.Dialer{})
 	if err != nil {

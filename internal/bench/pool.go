@@ -39,14 +39,14 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 		cpu.start()
 		close(cpuStarted)
 	}()
-	tallies, warms := make([]*tally, c), make([]*tally, c)
+	tallies, warms := make([]*workerTally, c), make([]*workerTally, c)
 	ends := make([]time.Time, c)
 	probe, undoProcs := newWaitProbe(ctx, waitModes(c), warmEnd)
 	defer undoProcs()
 	for i := range sessions {
 		tl, warm := newTally(), newTally()
 		tallies[i], warms[i] = tl, warm
-		tl.session(sessions[i])
+		tl.recordSession(sessions[i])
 		wg.Go(func() {
 			s := sessions[i]
 			defer func() { sessions[i] = s; ends[i] = time.Now() }()
@@ -73,12 +73,12 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 // session is reopened, a success ends a run of failures,
 // maxConsecutiveErrors in a row give up. A script's \sleep ends at end;
 // that pass neither finished nor failed.
-func (r *Runner) warmUp(ctx context.Context, d driver.Driver, s driver.Session, warm *tally, end time.Time, do func(context.Context, driver.Session) error) driver.Session {
+func (r *Runner) warmUp(ctx context.Context, d driver.Driver, s driver.Session, warm *workerTally, end time.Time, do func(context.Context, driver.Session) error) driver.Session {
 	wctx := script.WithEnd(ctx, end)
 	for s != nil && time.Now().Before(end) && ctx.Err() == nil {
 		switch err := do(wctx, s); {
 		case err == nil:
-			warm.ops++
+			warm.Ops++
 			warm.errRun = 0
 		case errors.Is(err, script.ErrCut):
 		default:
@@ -93,7 +93,7 @@ func (r *Runner) warmUp(ctx context.Context, d driver.Driver, s driver.Session, 
 // more than Spec.MaxErrorRate of them (a *TooManyErrors: t is kept), fails
 // the trial, as the trial's own would; a panic or the ctx's end still
 // comes first.
-func warmedUp(spec plan.Spec, warms []*tally, t result.Trial, err error) (result.Trial, error) {
+func warmedUp(spec plan.Spec, warms []*workerTally, t result.Trial, err error) (result.Trial, error) {
 	var pe *PanicError
 	if errors.As(err, &pe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return t, err
@@ -105,11 +105,11 @@ func warmedUp(spec plan.Spec, warms []*tally, t result.Trial, err error) (result
 	if len(all.errors) == 0 {
 		return t, err
 	}
-	if all.ops == 0 {
+	if all.Ops == 0 {
 		return t, fmt.Errorf("every operation of the warm-up failed, the first with: %w", all.firstErr)
 	}
 	var many *TooManyErrors
-	if errors.As(checkErrors(spec, result.Trial{Ops: all.ops, Errors: all.errors, ErrorSamples: all.samples}), &many) {
+	if errors.As(checkErrors(spec, result.Trial{Ops: all.Ops, Errors: all.errors, ErrorSamples: all.samples}), &many) {
 		many.Warmup = true
 		return t, many
 	}
@@ -120,7 +120,7 @@ func warmedUp(spec plan.Spec, warms []*tally, t result.Trial, err error) (result
 // *sp is the session it ends with (nil if it had to give up), also after a
 // panic, so that the pool closes the right one. The probe says where the
 // session's reads wait (see waitProbe).
-func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl, warm *tally, lim *limits, warmEnd time.Time, probe *waitProbe) {
+func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Session, tl, warm *workerTally, lim *limits, warmEnd time.Time, probe *waitProbe) {
 	s := *sp
 	defer func() { *sp = s }()
 	var w waiter // a session opens in the poller
@@ -155,8 +155,8 @@ func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Ses
 	sent0, recv0 := s.Conn().Counters()
 	bytes := func() {
 		sent, recv := s.Conn().Counters()
-		tl.sent += sent - sent0
-		tl.recv += recv - recv0
+		tl.Sent += sent - sent0
+		tl.Received += recv - recv0
 		sent0, recv0 = 0, 0
 	}
 	defer func() {
@@ -177,14 +177,14 @@ func (r *Runner) poolWorker(ctx context.Context, d driver.Driver, sp *driver.Ses
 			}
 			continue
 		}
-		tl.latency.Record(time.Since(t0))
-		tl.ops++
+		tl.Latency.Record(time.Since(t0))
+		tl.Ops++
 		tl.errRun = 0
 	}
 }
 
 // reopen replaces a failed session; nil means the worker should stop.
-func (r *Runner) reopen(ctx context.Context, d driver.Driver, s driver.Session, tl *tally, err error) driver.Session {
+func (r *Runner) reopen(ctx context.Context, d driver.Driver, s driver.Session, tl *workerTally, err error) driver.Session {
 	s.Close()
 	if ctx.Err() != nil || tl.fail(err) {
 		return nil
@@ -197,7 +197,7 @@ func (r *Runner) reopen(ctx context.Context, d driver.Driver, s driver.Session, 
 		}
 		return nil
 	}
-	tl.session(ns)
+	tl.recordSession(ns)
 	return ns
 }
 

@@ -58,17 +58,17 @@ func (s *schedule) advance() {
 	s.next = s.start.Add(time.Duration(math.Round(s.sum * float64(time.Second))))
 }
 
-// openTally is one open-loop worker's: the tally every experiment keeps
+// openTally is one open-loop worker's: the workerTally every experiment keeps
 // (its latency unused), each arrival's time from its intended and from
 // its actual start, and the schedule's account of the arrivals it started.
 type openTally struct {
-	*tally
+	*workerTally
 	corrected, service *stats.Recorder
 	lag                lagTally
 }
 
 func newOpenTally() *openTally {
-	return &openTally{tally: newTally(), corrected: stats.NewRecorder(), service: stats.NewRecorder(), lag: newLagTally()}
+	return &openTally{workerTally: newTally(), corrected: stats.NewRecorder(), service: stats.NewRecorder(), lag: newLagTally()}
 }
 
 // done records an arrival served from start to now, intended at at.
@@ -202,7 +202,7 @@ func (r *Runner) scheduleSeed(where string) uint64 {
 func (r *Runner) openConnect(ctx context.Context, d driver.Driver, n int, rate float64, seed uint64) (result.Trial, error) {
 	once := connectOnce
 	if n > 1 {
-		once = func(ctx context.Context, d driver.Driver, tl *tally) error { return connectN(ctx, d, n, tl) }
+		once = func(ctx context.Context, d driver.Driver, tl *workerTally) error { return connectN(ctx, d, n, tl) }
 	}
 	start := time.Now()
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: start.Add(r.Spec.Duration)}
@@ -212,7 +212,7 @@ func (r *Runner) openConnect(ctx context.Context, d driver.Driver, n int, rate f
 	serve := func(ot *openTally, a arrival) {
 		t0 := time.Now()
 		ot.lag.start(a.at, t0) // the arrival starts with its dial
-		if err := once(ctx, d, ot.tally); err != nil {
+		if err := once(ctx, d, ot.workerTally); err != nil {
 			if ctx.Err() == nil && ot.fail(err) {
 				disp.stop.Store(true)
 			}
@@ -228,7 +228,7 @@ func (r *Runner) openConnect(ctx context.Context, d driver.Driver, n int, rate f
 		ot := newOpenTally()
 		tallies = append(tallies, ot)
 		wg.Go(func() {
-			guard(ot.tally, func() {
+			guard(ot.workerTally, func() {
 				serve(ot, a)
 				for a := range disp.work {
 					serve(ot, a)
@@ -255,14 +255,14 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	if err != nil {
 		return result.Trial{}, err
 	}
-	tallies, warms := make([]*openTally, c), make([]*tally, c)
+	tallies, warms := make([]*openTally, c), make([]*workerTally, c)
 	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	var wg sync.WaitGroup
 	for i := range sessions {
 		tallies[i], warms[i] = newOpenTally(), newTally()
-		tallies[i].session(sessions[i])
+		tallies[i].recordSession(sessions[i])
 		wg.Go(func() {
-			guard(tallies[i].tally, func() {
+			guard(tallies[i].workerTally, func() {
 				sessions[i] = r.warmUp(ctx, d, sessions[i], warms[i], warmEnd, func(ctx context.Context, s driver.Session) error { return s.Do(ctx) })
 			})
 		})
@@ -287,14 +287,14 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 		}
 		wg.Go(func() {
 			ot := tallies[i]
-			guard(ot.tally, func() {
+			guard(ot.workerTally, func() {
 				s := sessions[i]
 				defer func() { sessions[i] = s }()
 				sent0, recv0 := s.Conn().Counters()
 				bytes := func() {
 					sent, recv := s.Conn().Counters()
-					ot.sent += sent - sent0
-					ot.recv += recv - recv0
+					ot.Sent += sent - sent0
+					ot.Received += recv - recv0
 					sent0, recv0 = 0, 0
 				}
 				defer func() {
@@ -319,13 +319,13 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 							return // the trial ended in a \sleep
 						}
 						bytes()
-						if s = r.reopen(ctx, d, s, ot.tally, err); s == nil {
+						if s = r.reopen(ctx, d, s, ot.workerTally, err); s == nil {
 							disp.stop.Store(true)
 							return
 						}
 						continue
 					}
-					ot.ops++
+					ot.Ops++
 					ot.errRun = 0
 					ot.done(a.at, t0)
 				}
@@ -342,19 +342,19 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 // starts, Open with the service times, what was offered and dropped, and
 // how the schedule was kept.
 func (r *Runner) openFinish(ctx context.Context, t result.Trial, cpu *spanCPU, ots []*openTally, disp *dispatcher, rate float64, slots int, window time.Duration) (result.Trial, error) {
-	tallies := make([]*tally, len(ots))
+	tallies := make([]*workerTally, len(ots))
 	corrected, service, lag := stats.NewRecorder(), stats.NewRecorder(), newLagTally()
 	for i, ot := range ots {
-		tallies[i] = ot.tally
+		tallies[i] = ot.workerTally
 		corrected.Merge(ot.corrected)
 		service.Merge(ot.service)
 		lag.merge(ot.lag)
 	}
 	t, err := finish(ctx, t, cpu, tallies)
-	t.Latency = corrected.Hist()
+	t.Latency = result.Hist(corrected.Hist())
 	t.Open = &result.OpenLoop{Offered: rate, Process: r.Spec.Arrivals, Slots: slots, Arrivals: disp.arrivals,
-		Dropped: disp.dropped, Window: window, Service: service.Hist(),
-		Schedule: &result.Schedule{Due: disp.due, Started: lag.started, Lag: lag.rec.Hist(), Late1ms: lag.late1, Late10ms: lag.late10}}
+		Dropped: disp.dropped, Window: window, Service: result.Hist(service.Hist()),
+		Schedule: &result.Schedule{Due: disp.due, Started: lag.started, Lag: result.Hist(lag.rec.Hist()), Late1ms: lag.late1, Late10ms: lag.late10}}
 	return t, err
 }
 

@@ -7,15 +7,15 @@ import (
 	"math"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/driver/mongodrv"
+	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// The MongoDB seed study's loops (--preset mongodb-seed): new-client and
-// reused-client, one client at a time, counted, timed and failed as the
-// other experiments are.
+// The MongoDB seed study's loops (--preset mongodb-seed) on a driver that
+// has driver.ClientLoops: new-client and reused-client, one client at a
+// time, counted, timed and failed as the other experiments are.
 
 // Phases of the seed's trials, named as the seed named its figures.
 const (
@@ -24,24 +24,17 @@ const (
 	phaseFindOne        = "find_one"
 )
 
-// seed returns variant v's seed loops, made once.
-func (r *Runner) seed(v plan.Variant) (*mongodrv.Seed, error) {
-	if s, ok := r.seeds[v.ID]; ok {
-		return s, nil
-	}
-	cfg, ok := r.Configs[v.ID]
-	if !ok {
-		return nil, fmt.Errorf("no connection settings for variant %s", v.ID)
-	}
-	s, err := mongodrv.NewSeed(cfg)
+// clientLoops returns variant v's driver as driver.ClientLoops.
+func (r *Runner) clientLoops(v plan.Variant) (driver.ClientLoops, error) {
+	d, err := r.driver(v, false, 0)
 	if err != nil {
 		return nil, err
 	}
-	if r.seeds == nil {
-		r.seeds = map[string]*mongodrv.Seed{}
+	loops, ok := d.(driver.ClientLoops)
+	if !ok {
+		return nil, fmt.Errorf("the %s driver cannot time whole clients (new-client, reused-client)", r.Scheme)
 	}
-	r.seeds[v.ID] = s
-	return s, nil
+	return loops, nil
 }
 
 // newClient runs new-client iterations for the trial's time or count: a
@@ -49,7 +42,7 @@ func (r *Runner) seed(v plan.Variant) (*mongodrv.Seed, error) {
 // trial's latency is the seed's connection-and-first-query; its phases are
 // the seed's only-connection and first-query, which add up to it. Each
 // client is two connections, the monitor's and the operation's.
-func (r *Runner) newClient(ctx context.Context, s *mongodrv.Seed) (result.Trial, error) {
+func (r *Runner) newClient(ctx context.Context, s driver.ClientLoops) (result.Trial, error) {
 	lim := &limits{ctx: ctx, count: r.Spec.Count}
 	cpu := spanCPU{serverCPU: r.ServerCPU}
 	tl := newTally()
@@ -69,26 +62,26 @@ func (r *Runner) newClient(ctx context.Context, s *mongodrv.Seed) (result.Trial,
 			tl.seedSample(smp)
 		}
 	})
-	return finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*tally{tl})
+	return finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*workerTally{tl})
 }
 
 // seedSample counts one new client's iteration.
-func (t *tally) seedSample(smp mongodrv.Sample) {
-	t.ops++
-	t.latency.Record(smp.Connect + smp.FirstQuery)
-	t.record(phaseOnlyConnection, smp.Connect, 0)
-	t.record(phaseFirstQuery, smp.FirstQuery, smp.RoundTrips())
-	t.connection(smp.TLS, smp.Secure, 0)
-	t.conns++ // the monitor's
-	t.sent += smp.Op.Sent + smp.Monitor.Sent
-	t.recv += smp.Op.Received + smp.Monitor.Received
+func (t *workerTally) seedSample(smp driver.ClientSample) {
+	t.Ops++
+	t.Latency.Record(smp.Connect + smp.FirstQuery)
+	t.RecordPhase(phaseOnlyConnection, smp.Connect, 0)
+	t.RecordPhase(phaseFirstQuery, smp.FirstQuery, smp.RoundTrips())
+	t.recordConnection(smp.TLS, smp.Secure, 0)
+	t.Conns++ // the monitor's
+	t.Sent += smp.Op.Sent + smp.Monitor.Sent
+	t.Received += smp.Op.Received + smp.Monitor.Received
 }
 
 // reusedClient times one client's find_one()s, after an untimed first one,
 // for the trial's time or count (the trial's span includes the client's
 // start and disconnect). A failed find_one() is counted and the client
 // replaced by a new one, as a pool replaces a failed session.
-func (r *Runner) reusedClient(ctx context.Context, s *mongodrv.Seed) (result.Trial, error) {
+func (r *Runner) reusedClient(ctx context.Context, s driver.ClientLoops) (result.Trial, error) {
 	cpu := spanCPU{serverCPU: r.ServerCPU}
 	cpu.start()
 	start := time.Now()
@@ -97,12 +90,12 @@ func (r *Runner) reusedClient(ctx context.Context, s *mongodrv.Seed) (result.Tri
 		return result.Trial{Start: start, Elapsed: time.Since(start)}, err
 	}
 	tl := newTally()
-	rl := &reusedLoop{seed: s, tl: tl}
+	rl := &reusedLoop{loops: s, tl: tl}
 	rl.use(first)
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: time.Now().Add(r.Spec.Duration)}
 	guard(tl, func() { rl.run(ctx, lim) })
 	rl.drop()
-	t, err := finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*tally{tl})
+	t, err := finish(ctx, result.Trial{Start: start, Elapsed: time.Since(start)}, &cpu, []*workerTally{tl})
 	if err == nil && rl.finds > 0 {
 		// A client's query phase began with its untimed find_one(): its
 		// other round trips are the loop's.
@@ -116,10 +109,10 @@ func (r *Runner) reusedClient(ctx context.Context, s *mongodrv.Seed) (result.Tri
 // reusedLoop is the reused-client loop: its current client and the round
 // trips and find_one()s of the clients it used.
 type reusedLoop struct {
-	seed *mongodrv.Seed
-	tl   *tally
+	loops driver.ClientLoops
+	tl    *workerTally
 
-	c            *mongodrv.Reused
+	c            driver.ReusedClient
 	conn         *netx.Conn
 	sent0, recv0 int64
 	found        int64 // find_one()s on c
@@ -127,7 +120,7 @@ type reusedLoop struct {
 }
 
 // use makes c the loop's client.
-func (l *reusedLoop) use(c *mongodrv.Reused) {
+func (l *reusedLoop) use(c driver.ReusedClient) {
 	conn, secure := c.Conn()
 	l.c, l.conn, l.found = c, conn, 0
 	var state tls.ConnectionState
@@ -138,7 +131,7 @@ func (l *reusedLoop) use(c *mongodrv.Reused) {
 	if conn != nil {
 		hello = conn.ClientHelloBytes()
 	}
-	l.tl.connection(state, secure != nil, hello)
+	l.tl.recordConnection(state, secure != nil, hello)
 	if conn != nil {
 		l.sent0, l.recv0 = conn.Counters()
 	}
@@ -151,9 +144,9 @@ func (l *reusedLoop) drop() {
 	}
 	if l.conn != nil {
 		sent, recv := l.conn.Counters()
-		l.tl.sent += sent - l.sent0
-		l.tl.recv += recv - l.recv0
-		if p, ok := l.conn.Finish().Phase(mongodrv.PhaseQuery); ok && l.found > 0 {
+		l.tl.Sent += sent - l.sent0
+		l.tl.Received += recv - l.recv0
+		if p, ok := l.conn.Finish().Phase(driver.PhaseQuery); ok && l.found > 0 {
 			l.trips += int64(p.RoundTrips - 1)
 			l.finds += l.found
 		}
@@ -164,14 +157,14 @@ func (l *reusedLoop) drop() {
 
 func (l *reusedLoop) run(ctx context.Context, lim *limits) {
 	for lim.next() {
-		el, err := l.c.FindOne(ctx)
+		el, err := l.c.Op(ctx)
 		l.found++
 		if err != nil {
 			l.drop()
 			if ctx.Err() != nil || l.tl.fail(err) {
 				return
 			}
-			c, err := l.seed.OpenReused(ctx)
+			c, err := l.loops.OpenReused(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
 					l.tl.fail(err)
@@ -181,8 +174,8 @@ func (l *reusedLoop) run(ctx context.Context, lim *limits) {
 			l.use(c)
 			continue
 		}
-		l.tl.latency.Record(el)
-		l.tl.ops++
+		l.tl.Latency.Record(el)
+		l.tl.Ops++
 		l.tl.errRun = 0
 	}
 }

@@ -110,8 +110,8 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 		case c.err != nil:
 			tl.fail(c.err)
 		default:
-			tl.ops++
-			tl.latency.Record(c.done.Sub(start))
+			tl.Ops++
+			tl.Latency.Record(c.done.Sub(start))
 		}
 		if !c.connected.IsZero() && !c.trace.Start.IsZero() {
 			if first.IsZero() || c.trace.Start.Before(first) {
@@ -120,15 +120,15 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 			lastDial = latest(lastDial, c.trace.Start)
 		}
 		if c.s != nil {
-			tl.session(c.s)
+			tl.recordSession(c.s)
 			tr, h := withoutHold(c.trace)
 			hold.Record(h)
-			tl.traced(tr)
+			tl.RecordPhases(tr)
 		}
 	}
 	st.DialSpread = lastDial.Sub(first)
 	if held > 0 {
-		h := hold.Hist()
+		h := result.Hist(hold.Hist())
 		st.Hold = &h
 	}
 	return t, tl.fill(&t)

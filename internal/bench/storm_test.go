@@ -8,6 +8,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	_ "github.com/tlsbench/tlsbench/internal/driver/mysqldrv"
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -128,7 +129,7 @@ func TestStormServerCounts(t *testing.T) {
 				if tr.ServerCPU <= 0 {
 					t.Errorf("%s: no server CPU during the storm", v.ID)
 				}
-				if m := tr.ServerMemory; m == nil || m.Conns != n || m.Kind != lab.MemoryPSS || m.IdleBytes <= 0 || m.HeldBytes <= 0 {
+				if m := tr.ServerMemory; m == nil || m.Conns != n || m.Kind != host.MemoryPSS || m.IdleBytes <= 0 || m.HeldBytes <= 0 {
 					t.Errorf("%s: server memory %+v: want PSS, idle and held, %d connections", v.ID, m, n)
 				}
 			}
@@ -190,7 +191,7 @@ func TestServerMemoryPerConn(t *testing.T) {
 				}
 				per := m.PerConn()
 				t.Logf("%s %s: idle %d KiB, held %d KiB, %.0f KiB per connection (%s)", tt.engine, v.ID, m.IdleBytes>>10, m.HeldBytes>>10, per/1024, m.Kind)
-				if m.Kind != lab.MemoryPSS || m.Conns != conns || per < tt.least || per > 20<<20 {
+				if m.Kind != host.MemoryPSS || m.Conns != conns || per < tt.least || per > 20<<20 {
 					t.Errorf("%s: %+v, %.0f bytes per connection; want PSS of %d connections, %.0f bytes to 20 MiB each", v.ID, *m, per, conns, tt.least)
 				}
 			}

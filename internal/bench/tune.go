@@ -9,10 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/speed"
+	"github.com/tlsbench/tlsbench/internal/host"
 )
 
 // The Go runtime is fitted to each trial so that the client's own CPU per
@@ -25,7 +23,7 @@ import (
 // that finds nothing to do (futex and nanosleep calls per request); with
 // as many Ps as workers the thread that waits for the socket runs it.
 func fitProcs(c int) (undo func()) {
-	n := max(1, min(c, usableCPUs()))
+	n := max(1, min(c, host.NumCPU()))
 	old := runtime.GOMAXPROCS(n)
 	return func() { runtime.GOMAXPROCS(old) }
 }
@@ -85,7 +83,7 @@ func (m waitMode) String() string {
 // and a P for each of thousands of connections would cost more memory and
 // scheduling than any wake-up they save.
 func waitModes(c int) []waitMode {
-	cpus := usableCPUs()
+	cpus := host.NumCPU()
 	if c <= cpus {
 		return []waitMode{{thread: true, procs: c + 1}}
 	}
@@ -168,13 +166,13 @@ func (p *waitProbe) run(ctx context.Context, start time.Time, warmup time.Durati
 	for _, m := range order {
 		p.set(m)
 		p.ops.Store(0)
-		cpu0 := speed.ProcessCPU()
+		cpu0 := host.ProcessCPU()
 		at = at.Add(slot)
 		if !wait(at) {
 			return
 		}
 		ops[m] += p.ops.Load()
-		cpu[m] += speed.ProcessCPU() - cpu0
+		cpu[m] += host.ProcessCPU() - cpu0
 	}
 	best := choose(ops, cpu)
 	p.chosen = p.modes[best]
@@ -265,17 +263,6 @@ func (p *waitProbe) final(ctx context.Context, s driver.Session, w *waiter) {
 		return
 	}
 	p.follow(s, w)
-}
-
-// usableCPUs is the number of CPUs in the process's affinity mask (which
-// --client-cpus may have narrowed after the start, when runtime.NumCPU was
-// taken).
-func usableCPUs() int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() == 0 {
-		return runtime.NumCPU()
-	}
-	return set.Count()
 }
 
 // gcHeadroom is the least memory a measured span may allocate before the

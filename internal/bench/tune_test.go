@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/host"
 )
 
 // TestWaitModes: threads alone while each connection has a CPU; beyond,
 // the poller with a P per CPU first (the default), with one P, and locked
 // threads up to maxThreadWaits connections.
 func TestWaitModes(t *testing.T) {
-	cpus := usableCPUs()
+	cpus := host.NumCPU()
 	names := func(c int) string {
 		var s []string
 		for _, m := range waitModes(c) {

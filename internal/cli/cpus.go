@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/site"
@@ -15,12 +15,12 @@ import (
 // result: nil when tlsbench starts no server and is not pinned.
 func pinCPUs(spec plan.Spec) (*result.CPUs, error) {
 	starts := site.StartsServers(spec)
-	avail := plan.AvailableCPUs()
+	avail := host.CPUs()
 	if spec.ClientCPUs == "" {
 		if !starts {
 			return nil, nil
 		}
-		all := plan.FormatCPUList(avail)
+		all := host.FormatCPUList(avail)
 		return &result.CPUs{Client: all, Servers: all, Shared: true}, nil
 	}
 	client := spec.ClientCPUList()
@@ -32,13 +32,13 @@ func pinCPUs(spec plan.Spec) (*result.CPUs, error) {
 	}
 	if starts && len(servers) == 0 {
 		return nil, usageError{fmt.Errorf("--client-cpus %s: that is every CPU (%s), none is left for the servers tlsbench starts: leave at least one out, e.g. --client-cpus %d",
-			spec.ClientCPUs, plan.FormatCPUList(avail), avail[0])}
+			spec.ClientCPUs, host.FormatCPUList(avail), avail[0])}
 	}
 	if !starts {
 		servers = nil
 	}
-	if err := lab.PinClient(client, servers); err != nil {
+	if err := host.PinClient(client, servers); err != nil {
 		return nil, err
 	}
-	return &result.CPUs{Client: spec.ClientCPUs, Servers: plan.FormatCPUList(servers)}, nil
+	return &result.CPUs{Client: spec.ClientCPUs, Servers: host.FormatCPUList(servers)}, nil
 }

@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tlsbench/tlsbench/internal/lab"
-	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -15,25 +14,25 @@ import (
 // they did not share CPUs; without it they shared, and the report says
 // so. Bad lists are one line naming --client-cpus.
 func TestClientCPUs(t *testing.T) {
-	all := plan.AvailableCPUs()
+	all := host.CPUs()
 	if len(all) < 2 {
 		t.Skipf("%d CPU: nothing to split", len(all))
 	}
 	// The run pins this test process: undo it for the tests after.
-	t.Cleanup(func() { lab.PinClient(all, nil) })
+	t.Cleanup(func() { host.PinClient(all, nil) })
 	for _, tc := range []struct {
 		name string
 		args []string
 		want result.CPUs
 		line string
 	}{
-		{"pinned", []string{"--client-cpus", "0"}, result.CPUs{Client: "0", Servers: plan.FormatCPUList(all[1:])},
-			"tlsbench on CPUs 0, the servers it started on " + plan.FormatCPUList(all[1:]) + ": not shared"},
-		{"shared", nil, result.CPUs{Client: plan.FormatCPUList(all), Servers: plan.FormatCPUList(all), Shared: true},
-			"shared CPUs " + plan.FormatCPUList(all)},
+		{"pinned", []string{"--client-cpus", "0"}, result.CPUs{Client: "0", Servers: host.FormatCPUList(all[1:])},
+			"tlsbench on CPUs 0, the servers it started on " + host.FormatCPUList(all[1:]) + ": not shared"},
+		{"shared", nil, result.CPUs{Client: host.FormatCPUList(all), Servers: host.FormatCPUList(all), Shared: true},
+			"shared CPUs " + host.FormatCPUList(all)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Cleanup(func() { lab.PinClient(all, nil) })
+			t.Cleanup(func() { host.PinClient(all, nil) })
 			out := filepath.Join(t.TempDir(), "r.json")
 			args := append([]string{"pool", "builtin", "--tls", "1.3", "--key", "ecdsa-p256", "-n", "100", "--trials", "1", "-o", out}, tc.args...)
 			code, stdout, stderr := runMain(t, args...)
@@ -59,7 +58,7 @@ func TestClientCPUs(t *testing.T) {
 		{[]string{"pool", "builtin", "--client-cpus", ""}, "--client-cpus: the CPU list is empty"},
 		{[]string{"pool", "builtin", "--client-cpus", "4096"}, "--client-cpus: \"4096\" is not a CPU"},
 		{[]string{"pool", "builtin", "--client-cpus", "1000"}, "--client-cpus: CPU 1000 is not available here"},
-		{[]string{"pool", "builtin", "--client-cpus", plan.FormatCPUList(all)}, "none is left for the servers tlsbench starts"},
+		{[]string{"pool", "builtin", "--client-cpus", host.FormatCPUList(all)}, "none is left for the servers tlsbench starts"},
 	} {
 		code, _, stderr := runMain(t, tt.args...)
 		if lines := errorLines(stderr); code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {

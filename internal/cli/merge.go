@@ -13,7 +13,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
-	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
 // registerShard adds --shard and --start-at (plan/shard.go) to a
@@ -119,7 +118,7 @@ started and ended, and warns above 5% of -d (at least 20ms).`,
 				}
 				parts = append(parts, ps...)
 			}
-			merged, err := result.Merge(parts, stats.MergeHists, append([]string{"tlsbench"}, redactArgs(argv)...))
+			merged, err := result.Merge(parts, append([]string{"tlsbench"}, redactArgs(argv)...))
 			if err != nil {
 				return usageError{fmt.Errorf("merge: %w", err)}
 			}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/host"
 )
 
 // TestPinnedServer: with PinClient, every thread of this process runs on
@@ -16,17 +16,17 @@ import (
 // built-in server, a Go process with a thread per P) on the server CPUs,
 // from its first instruction; undone, servers start unpinned again.
 func TestPinnedServer(t *testing.T) {
-	all := plan.AvailableCPUs()
+	all := host.CPUs()
 	if len(all) < 2 {
 		t.Skipf("%d CPU: nothing to split", len(all))
 	}
 	client, servers := all[:1], all[1:]
 	t.Cleanup(func() {
-		if err := PinClient(all, nil); err != nil {
+		if err := host.PinClient(all, nil); err != nil {
 			t.Error(err)
 		}
 	})
-	if err := PinClient(client, servers); err != nil {
+	if err := host.PinClient(client, servers); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 16, Exe: tlsbenchExe})
@@ -34,10 +34,10 @@ func TestPinnedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	checkThreads(t, "tlsbench", "self", plan.FormatCPUList(client))
-	checkThreads(t, "the built-in server", strconv.Itoa(srv.proc.cmd.Process.Pid), plan.FormatCPUList(servers))
+	checkThreads(t, "tlsbench", "self", host.FormatCPUList(client))
+	checkThreads(t, "the built-in server", strconv.Itoa(srv.proc.cmd.Process.Pid), host.FormatCPUList(servers))
 
-	if err := PinClient(all, nil); err != nil {
+	if err := host.PinClient(all, nil); err != nil {
 		t.Fatal(err)
 	}
 	free, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 16, Exe: tlsbenchExe})
@@ -45,7 +45,7 @@ func TestPinnedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer free.Stop()
-	checkThreads(t, "an unpinned server", strconv.Itoa(free.proc.cmd.Process.Pid), plan.FormatCPUList(all))
+	checkThreads(t, "an unpinned server", strconv.Itoa(free.proc.cmd.Process.Pid), host.FormatCPUList(all))
 }
 
 // checkThreads checks every thread of /proc/PID has the CPU list want.

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/server"
 )
@@ -251,7 +252,7 @@ func (b *Builtin) Info() result.Server {
 func (b *Builtin) CPU() (time.Duration, error) { return b.proc.cpu() }
 
 // Memory implements Server.
-func (b *Builtin) Memory() (Memory, error) { return b.proc.memory() }
+func (b *Builtin) Memory() (host.Memory, error) { return b.proc.memory() }
 
 // Alive reports why the server is gone, if it is, quoting its log.
 func (b *Builtin) Alive() error { return b.proc.alive() }

@@ -295,28 +295,6 @@ func alive(pid int) bool {
 	return i < 0 || !strings.HasPrefix(strings.TrimSpace(string(data[i+1:])), "Z")
 }
 
-func TestParseStat(t *testing.T) {
-	tests := []struct {
-		stat    string
-		want    stat
-		wantErr bool
-	}{
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 100 0 0", stat{state: "S", ppid: 1, ticks: 340, childTicks: 15, threads: 8, start: 100}, false},
-		{"1234 (a) b) c) R 1 77 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 8 0 100 0 0", stat{state: "R", ppid: 1, ticks: 3, threads: 8, start: 100}, false},
-		{"1234 tlsbench S 1", stat{}, true},
-		{"1234 (tlsbench) S 1 2 3", stat{}, true},
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5", stat{}, true},
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 x 75 0 0 20 0 8 0 100 0 0", stat{}, true},
-		{"1234 (tlsbench) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 10 5 20 0 8 0 x 0 0", stat{}, true},
-	}
-	for _, tt := range tests {
-		got, err := parseStat([]byte(tt.stat))
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseStat(%q) = %+v, %v; want %+v, error %v", tt.stat, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
 // httpLogin is the lifecycle suite's login: a GET of rawURL on a new
 // connection (the server has no users).
 func httpLogin(ctx context.Context, rawURL string, tlsConfig *tls.Config) (tls.ConnectionState, error) {

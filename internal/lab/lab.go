@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -51,7 +52,7 @@ type Server interface {
 	// CPU is the CPU time all the server's processes have used so far.
 	CPU() (time.Duration, error)
 	// Memory is what all the server's processes hold in memory now.
-	Memory() (Memory, error)
+	Memory() (host.Memory, error)
 	// Alive reports why the server is gone, if it is (its process exited),
 	// quoting its log.
 	Alive() error

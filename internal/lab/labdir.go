@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tlsbench/tlsbench/internal/host"
 )
 
 // A lab dir holds a server's private keys, passwords and SSH identities.
@@ -57,11 +59,7 @@ type owner struct {
 
 // ownerOf reads pid's identity from /proc.
 func ownerOf(pid int) (owner, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return owner{}, err
-	}
-	st, err := parseStat(data)
+	st, err := host.ReadStat(pid)
 	if err != nil {
 		return owner{}, err
 	}
@@ -73,7 +71,7 @@ func ownerOf(pid int) (owner, error) {
 	if err != nil {
 		return owner{}, err
 	}
-	return owner{pid: pid, start: st.start, boot: strings.TrimSpace(string(boot)), pidNS: ns}, nil
+	return owner{pid: pid, start: st.Start, boot: strings.TrimSpace(string(boot)), pidNS: ns}, nil
 }
 
 // self is this process's identity, read once.
@@ -116,12 +114,8 @@ func (o owner) gone(me owner) bool {
 
 // pidGone reports whether the process pid that started at start has ended.
 func pidGone(pid int, start uint64) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	st, err := parseStat(data)
-	return err != nil || st.state == "Z" || st.start != start
+	st, err := host.ReadStat(pid)
+	return err != nil || st.State == "Z" || st.Start != start
 }
 
 // labTempDir is where lab dirs go: os.TempDir() as an absolute, clean path,

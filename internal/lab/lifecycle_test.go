@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -751,9 +752,8 @@ func serverPids(ec engineCase, tmp string) []int {
 	}
 	var found []int
 	for _, pid := range labProcesses(tmp) {
-		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		st, err := parseStat(data)
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && st.ppid == os.Getpid() && exe == program {
+		st, err := host.ReadStat(pid)
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && st.PPID == os.Getpid() && exe == program {
 			found = append(found, pid)
 		}
 	}

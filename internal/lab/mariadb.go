@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -47,20 +46,13 @@ const mariaDBResumption = "sessions resume with TLS 1.2 (session tickets: 1 roun
 
 // MariaDB is a lab MariaDB server (mariadbd from the system's packages).
 type MariaDB struct {
-	dir      string
+	labBase
 	port     int
-	opts     Options
-	proc     *process
 	admin    *sql.DB // root over the unix socket, which only this user can reach
-	roots    *x509.CertPool
-	password string
 	version  string
 	settings map[string]string
 
 	keyMu sync.Mutex // serializes UseKey
-
-	stopOnce sync.Once
-	stopErr  error
 }
 
 // startMariaDB initializes a data directory in a new 0700 temp dir and
@@ -86,7 +78,7 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &MariaDB{dir: dir, opts: o, roots: roots}
+	m := &MariaDB{labBase: labBase{dir: dir, opts: o, roots: roots}}
 	defer func() {
 		if err != nil {
 			m.Stop()
@@ -385,15 +377,6 @@ func (m *MariaDB) URL(auth string, tls bool) (string, error) {
 
 func (m *MariaDB) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.port)) }
 
-// PasswordFile implements Server.
-func (m *MariaDB) PasswordFile() string { return filepath.Join(m.dir, "password") }
-
-// CAFile implements Server.
-func (m *MariaDB) CAFile() string { return filepath.Join(m.dir, "ca.crt") }
-
-// RootCAs implements Server.
-func (m *MariaDB) RootCAs() *x509.CertPool { return m.roots }
-
 // UseKey implements Server: the key's files are copied over the configured
 // ones and FLUSH SSL reloads them, without a restart; a TLS handshake then
 // checks the key the server presents.
@@ -450,13 +433,6 @@ func (m *MariaDB) checkKey(ctx context.Context, key string) error {
 	return nil
 }
 
-// CPU implements Server: mariadbd is one process with a thread per
-// connection.
-func (m *MariaDB) CPU() (time.Duration, error) { return m.proc.cpu() }
-
-// Memory implements Server.
-func (m *MariaDB) Memory() (Memory, error) { return m.proc.memory() }
-
 // Info implements Server.
 func (m *MariaDB) Info() result.Server {
 	s := map[string]string{}
@@ -473,9 +449,6 @@ func (m *MariaDB) Info() result.Server {
 	}
 	return result.Server{Software: "MariaDB (mariadbd)", Version: m.version, Endpoints: eps, Settings: s}
 }
-
-// Alive reports why the server is gone, if it is.
-func (m *MariaDB) Alive() error { return m.proc.alive() }
 
 // Notes implements Server.
 func (m *MariaDB) Notes() []string {
@@ -495,13 +468,12 @@ func (m *MariaDB) Notes() []string {
 // Stop implements Server: SIGTERM, SIGKILL after a grace period, and the
 // directory with the keys and data removed.
 func (m *MariaDB) Stop() error {
-	m.stopOnce.Do(func() {
+	return m.stopOnce(func() error {
 		if m.admin != nil {
 			m.admin.Close()
 		}
-		m.stopErr = stopAndRemove(m.proc, m.dir)
+		return stopAndRemove(m.proc, m.dir)
 	})
-	return m.stopErr
 }
 
 // LogFile is the server's general query log, written while LogStatements

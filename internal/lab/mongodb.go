@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -44,25 +44,18 @@ const (
 var mongoAuths = map[string]string{"scram-sha-256": "", "scram-sha-1": "SCRAM-SHA-1"}
 
 type mongoServer struct {
-	dir      string
-	exe      string
-	opts     Options
-	port     int // plaintext
-	tlsPort  int // 0 without TLS (PlainOnly)
-	password string
-	roots    *x509.CertPool
+	labBase // proc is guarded by mu: a key switch restarts FerretDB
+	exe     string
+	port    int // plaintext
+	tlsPort int // 0 without TLS (PlainOnly)
 
 	mu       sync.Mutex
-	proc     *process
 	key      string        // the certificate presented now
 	cpuSpent time.Duration // CPU of the processes stopped by key switches
 	demand   bool          // started with --listen-tls-ca-file (DemandClientCert)
 	version  string        // FerretDB's, e.g. v1.24.0+tlsbench.idindex
 	compat   string        // the MongoDB version it claims, e.g. 7.0.42
 	goVer    string        // the Go it was built with
-
-	stopOnce sync.Once
-	stopErr  error
 }
 
 // startMongoDB starts FerretDB in a new 0700 temp dir: SQLite data, a
@@ -81,7 +74,7 @@ func startMongoDB(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mongoServer{dir: dir, exe: exe, opts: o, roots: roots}
+	m := &mongoServer{labBase: labBase{dir: dir, opts: o, roots: roots}, exe: exe}
 	defer func() {
 		if err != nil {
 			m.Stop()
@@ -209,10 +202,6 @@ func (m *mongoServer) URL(auth string, useTLS bool) (string, error) {
 	return u.String(), nil
 }
 
-func (m *mongoServer) PasswordFile() string    { return filepath.Join(m.dir, "password") }
-func (m *mongoServer) CAFile() string          { return filepath.Join(m.dir, "ca.crt") }
-func (m *mongoServer) RootCAs() *x509.CertPool { return m.roots }
-
 // CPU is the CPU time of FerretDB's processes, those stopped by key
 // switches included.
 func (m *mongoServer) CPU() (time.Duration, error) {
@@ -223,7 +212,7 @@ func (m *mongoServer) CPU() (time.Duration, error) {
 }
 
 // Memory implements Server: FerretDB's processes now.
-func (m *mongoServer) Memory() (Memory, error) {
+func (m *mongoServer) Memory() (host.Memory, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.proc.memory()
@@ -325,13 +314,12 @@ func (m *mongoServer) Notes() []string {
 // Stop stops FerretDB (SIGTERM, then SIGKILL) and removes its directory
 // with the data, keys and password file. Safe to call more than once.
 func (m *mongoServer) Stop() error {
-	m.stopOnce.Do(func() {
+	return m.stopOnce(func() error {
 		m.mu.Lock()
 		p := m.proc
 		m.mu.Unlock()
-		m.stopErr = stopAndRemove(p, m.dir)
+		return stopAndRemove(p, m.dir)
 	})
-	return m.stopErr
 }
 
 // mongoCommand runs one command over a new plaintext connection as an

@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,22 +55,15 @@ CipherString = DEFAULT:@SECLEVEL=0
 
 // Postgres is a running lab PostgreSQL server.
 type Postgres struct {
-	dir      string
-	port     int
-	password string
-	opts     Options
-	bin      string
-	proc     *process
-	roots    *x509.CertPool
-	runAs    *syscall.Credential // nil: this process's own user
+	labBase
+	port  int
+	bin   string
+	runAs *syscall.Credential // nil: this process's own user
 
 	mu       sync.Mutex
 	key      string // the key presented now
 	version  string
 	settings map[string]string
-
-	stopOnce sync.Once
-	stopErr  error
 }
 
 // startPostgres initializes a data directory in a new 0700 temp dir and
@@ -108,7 +100,7 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Postgres{dir: dir, opts: o, bin: bin, roots: roots, settings: map[string]string{}}
+	s := &Postgres{labBase: labBase{dir: dir, opts: o, roots: roots}, bin: bin, settings: map[string]string{}}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -476,12 +468,6 @@ func (s *Postgres) URL(auth string, _ bool) (string, error) {
 // passfile= parameter.
 func (s *Postgres) PasswordFile() string { return filepath.Join(s.dir, "passfile") }
 
-// CAFile implements Server.
-func (s *Postgres) CAFile() string { return filepath.Join(s.dir, "ca.crt") }
-
-// RootCAs implements Server.
-func (s *Postgres) RootCAs() *x509.CertPool { return s.roots }
-
 // LogFile is the server's log (removed by Stop).
 func (s *Postgres) LogFile() string { return filepath.Join(s.dir, "server.log") }
 
@@ -598,12 +584,6 @@ func pgPoll(ctx context.Context, check func() error) error {
 
 func (s *Postgres) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 
-// CPU implements Server: the postmaster's and every backend's CPU time.
-func (s *Postgres) CPU() (time.Duration, error) { return s.proc.cpu() }
-
-// Memory implements Server.
-func (s *Postgres) Memory() (Memory, error) { return s.proc.memory() }
-
 // Info implements Server.
 func (s *Postgres) Info() result.Server {
 	s.mu.Lock()
@@ -623,9 +603,6 @@ func (s *Postgres) Info() result.Server {
 	}
 	return result.Server{Software: "PostgreSQL", Version: s.version, Endpoints: eps, Settings: settings}
 }
-
-// Alive reports why the server is gone, if it is.
-func (s *Postgres) Alive() error { return s.proc.alive() }
 
 // Notes implements Server.
 func (s *Postgres) Notes() []string {
@@ -668,12 +645,4 @@ func (s *Postgres) setting(name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.settings[name]
-}
-
-// Stop implements Server: SIGTERM to the server's process group (the
-// backends end their sessions, the postmaster shuts down), SIGKILL after
-// 2 s, then the directory with its keys is removed.
-func (s *Postgres) Stop() error {
-	s.stopOnce.Do(func() { s.stopErr = stopAndRemove(s.proc, s.dir) })
-	return s.stopErr
 }

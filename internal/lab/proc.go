@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -9,11 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/host"
 )
 
 // process is a server child process: in its own process group (a Ctrl-C
@@ -60,7 +60,7 @@ func startProcess(name string, cmd *exec.Cmd, logPath string) (*process, error) 
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	cmd.SysProcAttr.Setpgid = true
-	if err := startPinned(cmd.Start); err != nil {
+	if err := host.StartPinned(cmd.Start); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go func() {
@@ -169,13 +169,8 @@ func (p *process) alive() error {
 
 // zombie reports whether the process has exited but is not waited for.
 func (p *process) zombie() bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ...: comm may hold ')' itself.
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
+	st, err := host.ReadStat(p.cmd.Process.Pid)
+	return err == nil && (st.State == "Z" || st.State == "X")
 }
 
 // stop sends sig (SIGTERM if 0) to the process group, waits stopGrace, then
@@ -216,37 +211,14 @@ func stopAndRemove(p *process, dir string) error {
 	return errors.Join(errs...)
 }
 
-// clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every
-// Linux architecture Go supports.
-const clockTicks = 100
-
-// cpu is the CPU time the server has used so far: user and system time of
-// the process and all its descendants (tree), plus what each of them
-// collected from the children it reaped (PostgreSQL's backends end with
-// their connections).
+// cpu is the CPU time the server has used so far: host.TreeCPU of the
+// process and all its descendants (tree).
 func (p *process) cpu() (time.Duration, error) {
 	tree, err := p.tree()
 	if err != nil {
 		return 0, err
 	}
-	var total time.Duration
-	for pid, st := range tree {
-		// /proc/PID/stat truncates each process's own time to clock
-		// ticks: 500 PostgreSQL backends of 3 ms each would show none.
-		// schedstat has it in nanoseconds, per thread: the live threads'
-		// sum is all of a single-threaded process's, and at least what
-		// a multi-threaded one's live threads used (a Go server's storm
-		// of plain connections can take less than a tick); stat also
-		// counts the threads that exited. Both are lower bounds: take
-		// the larger. What reaped children used was summed before its
-		// truncation.
-		ticks := time.Duration(st.ticks) * time.Second / clockTicks
-		if ns, ok := threadsRunTime(pid); ok {
-			total += max(ns+time.Duration(st.childTicks)*time.Second/clockTicks, ticks)
-			continue
-		}
-		total += ticks
-	}
+	total := host.TreeCPU(tree)
 	// When a child is reaped, its nanoseconds join the parent's
 	// children's ticks, truncated: the sum may lose up to a tick. A
 	// meter does not go back.
@@ -256,70 +228,28 @@ func (p *process) cpu() (time.Duration, error) {
 	return p.cpuMax, nil
 }
 
-// threadsRunTime is the CPU time a process's live threads have run so
-// far, in nanoseconds: the first field of each /proc/PID/task/TID/schedstat
-// (kernels with CONFIG_SCHED_INFO).
-func threadsRunTime(pid int) (time.Duration, bool) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil || len(tasks) == 0 {
-		return 0, false
-	}
-	var total time.Duration
-	for _, t := range tasks {
-		ns, ok := runTime(dir + "/" + t.Name() + "/schedstat")
-		if !ok {
-			if _, err := os.Stat(dir + "/" + t.Name()); err != nil {
-				continue // the thread exited while read: stat keeps its time
-			}
-			return 0, false
-		}
-		total += ns
-	}
-	return total, true
-}
-
-// runTime reads the run time, in nanoseconds, from a schedstat file.
-func runTime(path string) (time.Duration, bool) {
-	data, err := os.ReadFile(path)
+// memory reads the memory of the process and all its descendants (the
+// same tree as cpu).
+func (p *process) memory() (host.Memory, error) {
+	tree, err := p.tree()
 	if err != nil {
-		return 0, false
+		return host.Memory{}, err
 	}
-	f := strings.Fields(string(data))
-	if len(f) == 0 {
-		return 0, false
-	}
-	ns, err := strconv.ParseInt(f[0], 10, 64)
-	return time.Duration(ns), err == nil
+	return host.TreeMemory(tree, p.cmd.Process.Pid)
 }
 
 // tree is the process and all its descendants, by pid, as /proc shows
-// them now. Descendants, not the process group: PostgreSQL's backends
-// call setsid().
-func (p *process) tree() (map[int]stat, error) {
+// them now (host.Tree).
+func (p *process) tree() (map[int]host.Stat, error) {
 	if err := p.alive(); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir("/proc")
+	all, err := host.Processes()
 	if err != nil {
 		return nil, err
 	}
-	all := map[int]stat{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // it ended meanwhile
-		}
-		if st, err := parseStat(data); err == nil {
-			all[pid] = st
-		}
-	}
 	root := p.cmd.Process.Pid
-	if st, ok := all[root]; !ok || st.state == "Z" {
+	if st, ok := all[root]; !ok || st.State == "Z" {
 		// It died while /proc was read: its children are no longer its
 		// own, and its time is gone with it. Reaping it is a moment away.
 		select {
@@ -329,69 +259,7 @@ func (p *process) tree() (map[int]stat, error) {
 			return nil, p.failure("has exited")
 		}
 	}
-	tree := map[int]stat{}
-	for pid, st := range all {
-		// Walk up the parents; a chain is short (server, backend).
-		for q, hops := pid, 0; hops < 16; hops++ {
-			if q == root {
-				tree[pid] = st
-				break
-			}
-			parent, ok := all[q]
-			if !ok || parent.ppid == 0 {
-				break
-			}
-			q = parent.ppid
-		}
-	}
-	return tree, nil
-}
-
-type stat struct {
-	state string // R, S, Z (zombie), ...
-	ppid  int
-	ticks int64 // utime + stime + cutime + cstime
-	// childTicks is cutime + cstime: what the reaped children used.
-	childTicks int64
-	threads    int
-	start      uint64 // clock ticks after boot: with the pid, names a process
-}
-
-// parseStat reads /proc/PID/stat. The command name (field 2) may hold
-// spaces and parentheses, so fields count from the last ')'.
-func parseStat(data []byte) (stat, error) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return stat{}, errors.New("malformed /proc stat")
-	}
-	// After ")": state(3) ppid(4) pgrp(5) ... utime(14) stime(15)
-	// cutime(16) cstime(17) ... num_threads(20) ... starttime(22).
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 {
-		return stat{}, errors.New("short /proc stat")
-	}
-	st := stat{state: f[0]}
-	var err error
-	if st.ppid, err = strconv.Atoi(f[1]); err != nil {
-		return stat{}, err
-	}
-	for i, s := range f[11:15] {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return stat{}, err
-		}
-		st.ticks += n
-		if i >= 2 {
-			st.childTicks += n
-		}
-	}
-	if st.threads, err = strconv.Atoi(f[17]); err != nil {
-		return stat{}, err
-	}
-	if st.start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
-		return stat{}, err
-	}
-	return st, nil
+	return host.Tree(all, root), nil
 }
 
 // freePort returns a loopback TCP port that was free a moment ago. Servers

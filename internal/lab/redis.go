@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -52,18 +50,11 @@ var redisSettings = []string{"port", "tls-port", "tls-protocols", "tls-ciphers",
 const redisAdminTimeout = 5 * time.Second
 
 type redisServer struct {
-	dir      string
-	opts     Options
-	proc     *process
+	labBase
 	port     int // plaintext
 	tlsPort  int // 0 without TLS (PlainOnly)
-	password string
-	roots    *x509.CertPool
 	version  string
 	settings map[string]string
-
-	stopOnce sync.Once
-	stopErr  error
 }
 
 // startRedis starts Debian's redis-server from a config file of its own in
@@ -78,7 +69,7 @@ func startRedis(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &redisServer{dir: dir, opts: o, roots: roots}
+	r := &redisServer{labBase: labBase{dir: dir, opts: o, roots: roots}}
 	defer func() {
 		if err != nil {
 			r.Stop()
@@ -229,14 +220,6 @@ func (r *redisServer) URL(auth string, useTLS bool) (string, error) {
 	return u.String(), nil
 }
 
-func (r *redisServer) PasswordFile() string        { return filepath.Join(r.dir, "password") }
-func (r *redisServer) CAFile() string              { return filepath.Join(r.dir, "ca.crt") }
-func (r *redisServer) RootCAs() *x509.CertPool     { return r.roots }
-func (r *redisServer) CPU() (time.Duration, error) { return r.proc.cpu() }
-
-// Memory implements Server.
-func (r *redisServer) Memory() (Memory, error) { return r.proc.memory() }
-
 // UseKey points tls-cert-file and tls-key-file at key's files with one
 // CONFIG SET, on which Redis builds a new TLS context for new connections,
 // then checks, with a fresh handshake, the key the server presents.
@@ -284,9 +267,6 @@ func (r *redisServer) Info() result.Server {
 	return result.Server{Software: "Redis", Version: r.version, Endpoints: eps, Settings: settings}
 }
 
-// Alive reports why the server is gone, if it is.
-func (r *redisServer) Alive() error { return r.proc.alive() }
-
 // Notes are the facts behind this server's figures.
 func (r *redisServer) Notes() []string {
 	if r.opts.PlainOnly {
@@ -311,13 +291,6 @@ const redisResumption = "Redis resumes Go clients' TLS 1.2 and 1.3 sessions by s
 	"Redis has no setting for tickets): a resumed TLS 1.2 handshake takes 1 round trip instead of 2, and neither " +
 	"version sends the certificate or signs again; tls-session-caching, Redis's server-side session-ID cache, plays " +
 	"no part, since Go resumes by ticket only: resumption works with tls-session-caching no as well"
-
-// Stop stops redis-server (SIGTERM, then SIGKILL) and removes its directory
-// with the keys and the password file. Safe to call more than once.
-func (r *redisServer) Stop() error {
-	r.stopOnce.Do(func() { r.stopErr = stopAndRemove(r.proc, r.dir) })
-	return r.stopErr
-}
 
 // command runs one admin command as the lab user on the plaintext port and
 // returns its reply flattened to strings. A few RESP2 lines suffice here; a

@@ -117,7 +117,7 @@ func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, 
 		if !ok || h.Count == 0 {
 			continue
 		}
-		rec, err := stats.DecodeHist(h)
+		rec, err := stats.DecodeHist(stats.Hist(h))
 		if err != nil {
 			return result.Hist{}, "", err
 		}
@@ -131,7 +131,7 @@ func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, 
 	if seen && (f.exp == plan.NewClient || hi > 0) {
 		trips = roundTrips(lo, hi)
 	}
-	return all.Hist(), trips, nil
+	return result.Hist(all.Hist()), trips, nil
 }
 
 // paired is the change of the figure's mean against the baseline's.

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
 // Part is one shard's result as merge reads it, with where it came from
@@ -18,9 +20,16 @@ type Part struct {
 	Result *Result
 }
 
-// HistMerger adds histograms exactly (their counts add): stats.MergeHists
-// is the one; result cannot decode HdrHistograms itself.
-type HistMerger func(hs ...Hist) (Hist, error)
+// mergeHists adds histograms exactly, from their HDR encodings (their
+// counts add).
+func mergeHists(hs ...Hist) (Hist, error) {
+	in := make([]stats.Hist, len(hs))
+	for i, h := range hs {
+		in[i] = stats.Hist(h)
+	}
+	sum, err := stats.MergeHists(in...)
+	return Hist(sum), err
+}
 
 // Skew bounds of Merge: the shards' measured windows of one trial may
 // start this far apart (SkewShare of the trial's duration, at least
@@ -33,11 +42,11 @@ const (
 // Merge joins the results of the shards of one run (--shard I/N) into the
 // result of the whole run: the same plan (spec but the shard index, the
 // same start), shards 0 to N-1 each once. Operations, counts, CPU and
-// rates add; histograms merge exactly (merge); each shard's machine and
+// rates add; histograms merge exactly; each shard's machine and
 // schedule is kept in Shards, and the spread of the trials' starts and
 // ends across shards in Skew. Trials that not every shard finished are
 // left out, and said in Error. command is the merge's command line.
-func Merge(parts []Part, merge HistMerger, command []string) (*Result, error) {
+func Merge(parts []Part, command []string) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no shard results to merge")
 	}
@@ -127,7 +136,7 @@ func Merge(parts []Part, merge HistMerger, command []string) (*Result, error) {
 		for i, p := range byIndex {
 			ts[i] = p.Result.Trials[k]
 		}
-		t, err := mergeTrial(ts, merge)
+		t, err := mergeTrial(ts)
 		if err != nil {
 			return nil, fmt.Errorf("trial %d (%s %s round %d): %w", k, ts[0].Experiment, ts[0].Variant, ts[0].Round, err)
 		}
@@ -227,7 +236,7 @@ func latest(a, b time.Time) time.Time {
 
 // mergeTrial joins the shards' parts of one trial: the same experiment,
 // variant, round and operations per connection on every shard.
-func mergeTrial(ts []Trial, merge HistMerger) (Trial, error) {
+func mergeTrial(ts []Trial) (Trial, error) {
 	t := ts[0]
 	t.Errors, t.ErrorSamples = nil, nil
 	t.Ops, t.Queries, t.Conns, t.Resumed, t.BytesSent, t.BytesReceived = 0, 0, 0, 0, 0, 0
@@ -285,16 +294,16 @@ func mergeTrial(ts []Trial, merge HistMerger) (Trial, error) {
 		t.Elapsed = time.Duration(float64(t.Ops) / rate * float64(time.Second))
 	}
 	var err error
-	if t.Latency, err = merge(pick(ts, func(t Trial) Hist { return t.Latency })...); err != nil {
+	if t.Latency, err = mergeHists(pick(ts, func(t Trial) Hist { return t.Latency })...); err != nil {
 		return t, fmt.Errorf("latency: %w", err)
 	}
-	if t.Phases, err = mergePhases(ts, merge); err != nil {
+	if t.Phases, err = mergePhases(ts); err != nil {
 		return t, err
 	}
-	if t.Open, err = mergeOpen(ts, merge); err != nil {
+	if t.Open, err = mergeOpen(ts); err != nil {
 		return t, err
 	}
-	if t.Storm, err = mergeStorm(ts, merge); err != nil {
+	if t.Storm, err = mergeStorm(ts); err != nil {
 		return t, err
 	}
 	return t, nil
@@ -311,7 +320,7 @@ func pick[T any](ts []Trial, f func(Trial) T) []T {
 // mergePhases joins phases by name, in the order they first appear: their
 // histograms merge, round trips keep the extremes and weigh the means by
 // the samples.
-func mergePhases(ts []Trial, merge HistMerger) ([]Phase, error) {
+func mergePhases(ts []Trial) ([]Phase, error) {
 	var names []string
 	for _, t := range ts {
 		for _, p := range t.Phases {
@@ -344,7 +353,7 @@ func mergePhases(ts []Trial, merge HistMerger) ([]Phase, error) {
 			ph.RoundTrips.Mean = sum / float64(samples)
 		}
 		var err error
-		if ph.Latency, err = merge(hs...); err != nil {
+		if ph.Latency, err = mergeHists(hs...); err != nil {
 			return nil, fmt.Errorf("phase %s: %w", name, err)
 		}
 		out = append(out, ph)
@@ -356,7 +365,7 @@ func mergePhases(ts []Trial, merge HistMerger) ([]Phase, error) {
 // rates, slots, arrivals, drops and schedule counts add, their lag
 // histograms merge; the window is the longest. The schedule is kept only
 // if every shard measured it.
-func mergeOpen(ts []Trial, merge HistMerger) (*OpenLoop, error) {
+func mergeOpen(ts []Trial) (*OpenLoop, error) {
 	if ts[0].Open == nil {
 		return nil, nil
 	}
@@ -386,11 +395,11 @@ func mergeOpen(ts []Trial, merge HistMerger) (*OpenLoop, error) {
 		}
 	}
 	var err error
-	if o.Service, err = merge(hs...); err != nil {
+	if o.Service, err = mergeHists(hs...); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	if o.Schedule != nil {
-		if o.Schedule.Lag, err = merge(lags...); err != nil {
+		if o.Schedule.Lag, err = mergeHists(lags...); err != nil {
 			return nil, fmt.Errorf("schedule lag: %w", err)
 		}
 	}
@@ -401,7 +410,7 @@ func mergeOpen(ts []Trial, merge HistMerger) (*OpenLoop, error) {
 // were done and the dial spreads are the longest (each shard's own
 // clock), the holds merge; the listen-queue counters are each machine's
 // own, of which the largest is kept.
-func mergeStorm(ts []Trial, merge HistMerger) (*Storm, error) {
+func mergeStorm(ts []Trial) (*Storm, error) {
 	if ts[0].Storm == nil {
 		return nil, nil
 	}
@@ -426,7 +435,7 @@ func mergeStorm(ts []Trial, merge HistMerger) (*Storm, error) {
 		}
 	}
 	if len(holds) > 0 {
-		h, err := merge(holds...)
+		h, err := mergeHists(holds...)
 		if err != nil {
 			return nil, fmt.Errorf("storm hold: %w", err)
 		}

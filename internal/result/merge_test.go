@@ -22,7 +22,7 @@ func hist(n int, ms int) result.Hist {
 		r.Record(time.Duration(ms) * time.Millisecond)
 	}
 	r.Record(10 * time.Millisecond)
-	return r.Hist()
+	return result.Hist(r.Hist())
 }
 
 // shard is shard i of n of one small plan: one connect trial per round
@@ -57,7 +57,7 @@ func parts(rs ...*result.Result) []result.Part {
 
 func TestMerge(t *testing.T) {
 	a, b := shard(0, 2, 100, 300), shard(1, 2, 200, 400)
-	m, err := result.Merge(parts(b, a), stats.MergeHists, []string{"tlsbench", "merge"})
+	m, err := result.Merge(parts(b, a), []string{"tlsbench", "merge"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestMerge(t *testing.T) {
 func TestMergeSkewWarns(t *testing.T) {
 	a, b := shard(0, 2, 100), shard(1, 2, 100)
 	b.Trials[0].Start = b.Trials[0].Start.Add(200 * time.Millisecond)
-	m, err := result.Merge(parts(a, b), stats.MergeHists, nil)
+	m, err := result.Merge(parts(a, b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestMergeShorterShard(t *testing.T) {
 	a, b := shard(0, 2, 100, 300), shard(1, 2, 200, 400)
 	b.Trials, b.Shard.Slots = b.Trials[:1], b.Shard.Slots[:1]
 	b.Error = "connect plain c=4: the server is gone"
-	m, err := result.Merge(parts(a, b), stats.MergeHists, nil)
+	m, err := result.Merge(parts(a, b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := result.Merge(tt.parts(), stats.MergeHists, nil)
+			_, err := result.Merge(tt.parts(), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one with %q", err, tt.want)
 			}
@@ -189,7 +189,7 @@ func TestReadParts(t *testing.T) {
 	if len(ps) != 2 || ps[0].Result.Shard.Index != 1 || ps[1].Result.Shard.Index != 0 || ps[1].Result.Trials[0].Ops != 10 {
 		t.Fatalf("read %d parts: %+v", len(ps), ps)
 	}
-	if _, err := result.Merge(ps, stats.MergeHists, nil); err != nil {
+	if _, err := result.Merge(ps, nil); err != nil {
 		t.Error(err)
 	}
 	// Cut short: a frame without its end.
@@ -216,7 +216,7 @@ func TestMergeClientWait(t *testing.T) {
 		r.Trials[0].ClientWait = w
 		rs = append(rs, r)
 	}
-	m, err := result.Merge(parts(rs...), stats.MergeHists, []string{"tlsbench", "merge"})
+	m, err := result.Merge(parts(rs...), []string{"tlsbench", "merge"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,11 +248,11 @@ func TestMergeOpenLoop(t *testing.T) {
 		}
 		n := int64(len(lags[i]))
 		return &result.OpenLoop{Offered: 2.5, Process: plan.ArrivalsPoisson, Slots: 2, Arrivals: n + 1, Dropped: 1, Window: time.Second,
-			Service: hist(int(n), 1), Schedule: &result.Schedule{Due: n + 1, Started: n, Lag: r.Hist(), Late1ms: late1, Late10ms: late10}}
+			Service: hist(int(n), 1), Schedule: &result.Schedule{Due: n + 1, Started: n, Lag: result.Hist(r.Hist()), Late1ms: late1, Late10ms: late10}}
 	}
 	a, b := shard(0, 2, 100), shard(1, 2, 200)
 	a.Trials[0].Open, b.Trials[0].Open = open(0), open(1)
-	m, err := result.Merge(parts(a, b), stats.MergeHists, nil)
+	m, err := result.Merge(parts(a, b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestMergeOpenLoop(t *testing.T) {
 	if o.Offered != 5 || o.Arrivals != 8 || o.Dropped != 2 || s.Due != 8 || s.Started != 6 || s.Late1ms != 3 || s.Late10ms != 2 {
 		t.Errorf("merged %+v, schedule %+v", o, s)
 	}
-	want := all.Hist()
+	want := result.Hist(all.Hist())
 	if s.Lag.Count != want.Count || s.Lag.P99 != want.P99 || s.Lag.Max != want.Max || s.Lag.Mean != want.Mean {
 		t.Errorf("merged lag %+v, want every shard's lags %+v", s.Lag, want)
 	}
@@ -276,7 +276,7 @@ func TestMergeOpenLoop(t *testing.T) {
 	}
 
 	b.Trials[0].Open.Schedule = nil // an older shard
-	m, err = result.Merge(parts(a, b), stats.MergeHists, nil)
+	m, err = result.Merge(parts(a, b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/files"
@@ -429,28 +428,17 @@ func Decode(data []byte, path string) (*Result, error) {
 	return &r, nil
 }
 
-// GroupSpelling spells a key-exchange group as TLS's ecosystem does
-// (P-256, X25519, X25519MLKEM768: OpenSSL's and the IANA registry's names
-// but for the NIST curves, which everyone calls P-256), also when given
-// crypto/tls's identifier (CurveP256).
-func GroupSpelling(g string) string {
-	if rest, ok := strings.CutPrefix(g, "CurveP"); ok {
-		return "P-" + rest
-	}
-	return g
-}
-
 // respellGroups gives results written before the groups were spelled one
 // way (their negotiated groups read CurveP256) today's spelling.
 func (r *Result) respellGroups() {
 	for i := range r.Checks {
 		if n := r.Checks[i].Client; n != nil {
-			n.Group = GroupSpelling(n.Group)
+			n.Group = plan.GroupSpelling(n.Group)
 		}
 	}
 	for i := range r.Trials {
 		if n := r.Trials[i].Negotiated; n != nil {
-			n.Group = GroupSpelling(n.Group)
+			n.Group = plan.GroupSpelling(n.Group)
 		}
 	}
 }

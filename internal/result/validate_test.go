@@ -146,7 +146,7 @@ func TestReadDamaged(t *testing.T) {
 func TestGroupSpelling(t *testing.T) {
 	for in, want := range map[string]string{"CurveP256": "P-256", "CurveP384": "P-384", "CurveP521": "P-521",
 		"X25519": "X25519", "X25519MLKEM768": "X25519MLKEM768", "P-256": "P-256", "": ""} {
-		if got := GroupSpelling(in); got != want {
+		if got := plan.GroupSpelling(in); got != want {
 			t.Errorf("GroupSpelling(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -14,11 +14,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
-	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"  // registers http, https, builtin
-	_ "github.com/tlsbench/tlsbench/internal/driver/mongodrv" // registers mongodb
-	_ "github.com/tlsbench/tlsbench/internal/driver/mysqldrv" // registers mysql
-	_ "github.com/tlsbench/tlsbench/internal/driver/pgdrv"    // registers postgres
-	_ "github.com/tlsbench/tlsbench/internal/driver/redisdrv" // registers redis
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"

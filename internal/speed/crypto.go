@@ -22,11 +22,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/crypto/chacha20poly1305"
 
+	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -330,7 +330,7 @@ func rate(ctx context.Context, workers int, d time.Duration, count int64, newOp 
 	var issued, done atomic.Int64
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	cpu0 := ProcessCPU()
+	cpu0 := host.ProcessCPU()
 	start := time.Now()
 	deadline := start.Add(d)
 	for i, op := range ops {
@@ -365,7 +365,7 @@ func rate(ctx context.Context, workers int, d time.Duration, count int64, newOp 
 		})
 	}
 	wg.Wait()
-	cpu, elapsed := ProcessCPU()-cpu0, time.Since(start)
+	cpu, elapsed := host.ProcessCPU()-cpu0, time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -391,14 +391,4 @@ func reserve(issued *atomic.Int64, limit, want int64) int64 {
 			return n
 		}
 	}
-}
-
-// ProcessCPU is the CPU time (user and system) this process has used so
-// far.
-func ProcessCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

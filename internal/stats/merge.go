@@ -1,15 +1,13 @@
 package stats
 
-import "github.com/tlsbench/tlsbench/internal/result"
-
 // MergeHists adds histograms exactly, from their HDR encodings: the
-// counts of the result are the sums of theirs (result.HistMerger).
-func MergeHists(hs ...result.Hist) (result.Hist, error) {
+// counts of the sum are the sums of theirs.
+func MergeHists(hs ...Hist) (Hist, error) {
 	sum := NewRecorder()
 	for _, h := range hs {
 		r, err := DecodeHist(h)
 		if err != nil {
-			return result.Hist{}, err
+			return Hist{}, err
 		}
 		sum.Merge(r)
 	}

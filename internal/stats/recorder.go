@@ -6,8 +6,6 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // The recorded range and precision, in nanoseconds.
@@ -47,11 +45,25 @@ func (r *Recorder) Merge(o *Recorder) { r.h.Merge(o.h) }
 // Count is the number of recorded values.
 func (r *Recorder) Count() int64 { return r.h.TotalCount() }
 
+// Hist is a latency distribution: a summary in milliseconds and the full
+// HdrHistogram (nanoseconds, V2 compressed, base64). result.Hist has the
+// same fields, and converts from it.
+type Hist struct {
+	Count  int64
+	Mean   float64
+	StdDev float64
+	P50    float64
+	P95    float64
+	P99    float64
+	Max    float64
+	HDR    string
+}
+
 // Hist summarizes the recorded values in milliseconds and carries the full
 // histogram as its V2 compressed encoding (base64).
-func (r *Recorder) Hist() result.Hist {
+func (r *Recorder) Hist() Hist {
 	enc, _ := r.h.Encode() // the packed encoder writes to memory and never fails
-	h := result.Hist{Count: r.h.TotalCount(), HDR: string(enc)}
+	h := Hist{Count: r.h.TotalCount(), HDR: string(enc)}
 	if h.Count == 0 {
 		return h
 	}
@@ -68,7 +80,7 @@ func (r *Recorder) Hist() result.Hist {
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // DecodeHist rebuilds a Recorder from a Hist's HDR encoding.
-func DecodeHist(h result.Hist) (*Recorder, error) {
+func DecodeHist(h Hist) (*Recorder, error) {
 	if h.HDR == "" {
 		return nil, errors.New("histogram has no HDR encoding")
 	}

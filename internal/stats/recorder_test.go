@@ -4,8 +4,6 @@ import (
 	"math"
 	"testing"
 	"time"
-
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // within reports whether got is within HDR's 3-digit precision of want.
@@ -18,7 +16,7 @@ func TestRecorderHist(t *testing.T) {
 		r.Record(time.Duration(i) * time.Microsecond)
 	}
 	h := r.Hist()
-	want := result.Hist{Count: 1000, Mean: 0.5005, StdDev: 0.288675, P50: 0.5, P95: 0.95, P99: 0.99, Max: 1}
+	want := Hist{Count: 1000, Mean: 0.5005, StdDev: 0.288675, P50: 0.5, P95: 0.95, P99: 0.99, Max: 1}
 	if h.Count != want.Count || !within(h.Mean, want.Mean) || !within(h.StdDev, want.StdDev) ||
 		!within(h.P50, want.P50) || !within(h.P95, want.P95) || !within(h.P99, want.P99) || !within(h.Max, want.Max) {
 		t.Errorf("Hist() = %+v\nwant ≈ %+v", h, want)
@@ -119,7 +117,7 @@ func TestRecorderEmpty(t *testing.T) {
 }
 
 func TestDecodeHistErrors(t *testing.T) {
-	for _, h := range []result.Hist{{}, {Count: 1, HDR: "not base64!"}, {HDR: "AAAA"}} {
+	for _, h := range []Hist{{}, {Count: 1, HDR: "not base64!"}, {HDR: "AAAA"}} {
 		if _, err := DecodeHist(h); err == nil {
 			t.Errorf("DecodeHist(%q) succeeded, want an error", h.HDR)
 		}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // ClientOptions are the parts of a client config that do not vary by variant.
@@ -107,9 +106,21 @@ var curves = map[string]tls.CurveID{
 	plan.GroupP521:           tls.CurveP521,
 }
 
+// Negotiated is what a handshake settled on, as the client saw it.
+type Negotiated struct {
+	Version string // "TLS 1.3"
+	Suite   string // "TLS_AES_128_GCM_SHA256"
+	Group   string // the key-exchange group (plan.GroupSpelling), "" if none
+	PeerKey string // the server certificate's key: "RSA-2048", "ECDSA-P256"
+	ALPN    string
+	// HelloRetry is set when the server asked for another key share (a
+	// HelloRetryRequest).
+	HelloRetry bool
+}
+
 // Describe summarizes what a handshake negotiated.
-func Describe(cs tls.ConnectionState) result.Negotiated {
-	n := result.Negotiated{
+func Describe(cs tls.ConnectionState) Negotiated {
+	n := Negotiated{
 		Version: tls.VersionName(cs.Version),
 		Suite:   tls.CipherSuiteName(cs.CipherSuite),
 		ALPN:    cs.NegotiatedProtocol,
@@ -118,7 +129,7 @@ func Describe(cs tls.ConnectionState) result.Negotiated {
 		HelloRetry: cs.HelloRetryRequest,
 	}
 	if cs.CurveID != 0 {
-		n.Group = result.GroupSpelling(cs.CurveID.String())
+		n.Group = plan.GroupSpelling(cs.CurveID.String())
 	}
 	if len(cs.PeerCertificates) > 0 {
 		n.PeerKey = PeerKey(cs.PeerCertificates[0])

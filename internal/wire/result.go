@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/tally"
 )
 
 // groupKey is what sets connections apart into variants.
@@ -33,7 +33,7 @@ func keyOf(c *Conn) groupKey {
 
 // group tallies the connections of one variant as they are decoded.
 type group struct {
-	traces     *bench.Traces
+	traces     *tally.Traces
 	start, end time.Time
 	wire       result.Wire
 	negotiated *result.Negotiated
@@ -47,7 +47,7 @@ func (c *Capture) add(conn *Conn) {
 	k := keyOf(conn)
 	g := c.groups[k]
 	if g == nil {
-		g = &group{traces: bench.NewTraces(), start: conn.Trace.Start, end: conn.Trace.End, splits: map[string]*result.PhaseSplit{},
+		g = &group{traces: tally.NewTraces(), start: conn.Trace.Start, end: conn.Trace.End, splits: map[string]*result.PhaseSplit{},
 			wire:       result.Wire{Server: conn.Server.String(), Protocol: conn.Protocol, Offered: conn.Offered, CertChainBytes: conn.CertChainBytes},
 			negotiated: conn.Negotiated}
 		c.groups[k] = g

@@ -32,7 +32,7 @@ const (
 	// authentication command the driver sends.
 	PhaseAuth = "auth"
 	// PhaseQuery is the first operation.
-	PhaseQuery = "query"
+	PhaseQuery = driver.PhaseQuery
 )
 
 // The data the workloads read: YCSB's database and collection names.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
+	"github.com/tlsbench/tlsbench/internal/drivertest"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -143,10 +143,11 @@ func TestSeedClient(t *testing.T) {
 	useKey(t, "rsa2048")
 	ctx := context.Background()
 	for _, v := range []plan.Variant{{TLS: "off"}, {TLS: "1.3", Key: "rsa2048"}} {
-		s, err := NewSeed(configOf(t, srv, v, "", ""))
+		d, err := New(configOf(t, srv, v, "", WorkloadFindOne))
 		if err != nil {
 			t.Fatal(err)
 		}
+		s := d.(driver.ClientLoops)
 		smp, err := s.NewClient(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +181,7 @@ func TestSeedClient(t *testing.T) {
 		conn, _ := r.Conn()
 		sent0, _ := conn.Counters()
 		for range 5 {
-			if el, err := r.FindOne(ctx); err != nil || el <= 0 {
+			if el, err := r.Op(ctx); err != nil || el <= 0 {
 				t.Errorf("%s: reused find_one: %v, %v", v.TLS, el, err)
 			}
 		}

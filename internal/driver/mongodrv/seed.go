@@ -14,60 +14,20 @@ import (
 	"github.com/tlsbench/tlsbench/internal/netx"
 )
 
-// Seed runs the loops of the MongoDB seed study (a Python script timing
-// pymongo): a new client per iteration, timed from its construction to the
-// end of its first find_one(), and one reused client's find_one()s. Its
-// clients are the driver's defaults as far as tlsbench's measuring allows:
-// the pool connects at the first operation, not before.
-type Seed struct{ d *mongoDriver }
-
-// NewSeed returns the seed's loops for one variant's config.
-func NewSeed(cfg driver.Config) (*Seed, error) {
-	cfg.Workload.Name = WorkloadFindOne
-	d, err := New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Seed{d: d.(*mongoDriver)}, nil
-}
-
-// Sample is one new client's iteration.
-type Sample struct {
-	// Connect is mongo.Connect: building the client and starting its
-	// monitor, no I/O (the seed's only-connection).
-	Connect time.Duration
-	// FirstQuery is from Connect's return to find_one's: server selection
-	// waits for the monitor's connection and hello, then the pool's
-	// connection is opened and authenticated, then the find runs (the
-	// seed's first-query).
-	FirstQuery time.Duration
-	// Op and Monitor are the two connections: the operation's phases
-	// (tcp, tls-handshake, hello, auth, query) and the monitor's (tcp,
-	// tls-handshake, hello).
-	Op, Monitor netx.Trace
-	// TLS is the operation connection's state; Secure is false for plain.
-	TLS    tls.ConnectionState
-	Secure bool
-}
-
-// RoundTrips is the client turns of both connections: all of them happen
-// within FirstQuery.
-func (s Sample) RoundTrips() int {
-	n := 0
-	for _, tr := range []netx.Trace{s.Op, s.Monitor} {
-		for _, p := range tr.Phases {
-			n += p.RoundTrips
-		}
-	}
-	return n
-}
+// The loops of the MongoDB seed study (a Python script timing pymongo),
+// driver.ClientLoops: a new client per iteration, timed from its
+// construction to the end of its first find_one(), and one reused
+// client's find_one()s. Its clients are the driver's defaults as far as
+// tlsbench's measuring allows: the pool connects at the first operation,
+// not before.
+var _ driver.ClientLoops = (*mongoDriver)(nil)
 
 // NewClient runs one iteration: connect, find_one() with no filter, then
 // disconnect, which the seed's script did not do and is not timed.
-func (s *Seed) NewClient(ctx context.Context) (Sample, error) {
-	var smp Sample
+func (d *mongoDriver) NewClient(ctx context.Context) (driver.ClientSample, error) {
+	var smp driver.ClientSample
 	t0 := time.Now()
-	c, err := s.d.newClient(ctx, false)
+	c, err := d.newClient(ctx, false)
 	t1 := time.Now()
 	if err != nil {
 		return smp, err
@@ -85,7 +45,7 @@ func (s *Seed) NewClient(ctx context.Context) (Sample, error) {
 		if cf := c.failure(); cf != nil {
 			err = cf // the connection's own error says more
 		}
-		return smp, s.d.queryError(ctx, err)
+		return smp, d.queryError(ctx, err)
 	}
 	if cerr != nil {
 		return smp, &driver.OpError{Phase: netx.PhaseClose, Err: cerr}
@@ -148,9 +108,9 @@ func (d *mongoDriver) queryError(ctx context.Context, err error) error {
 	return &driver.OpError{Phase: PhaseQuery, Err: d.clean(err)}
 }
 
-// Reused is one client whose find_one()s are timed one by one, as the
+// reused is one client whose find_one()s are timed one by one, as the
 // seed's last loop did.
-type Reused struct {
+type reused struct {
 	d    *mongoDriver
 	c    *client
 	coll *mongo.Collection
@@ -158,13 +118,13 @@ type Reused struct {
 
 // OpenReused starts a client and runs its first find_one(), untimed, so
 // that what follows reuses the connection.
-func (s *Seed) OpenReused(ctx context.Context) (*Reused, error) {
-	c, err := s.d.newClient(ctx, false)
+func (d *mongoDriver) OpenReused(ctx context.Context) (driver.ReusedClient, error) {
+	c, err := d.newClient(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	r := &Reused{d: s.d, c: c, coll: c.mongo.Database(Database).Collection(Collection)}
-	if _, err := r.FindOne(ctx); err != nil {
+	r := &reused{d: d, c: c, coll: c.mongo.Database(Database).Collection(Collection)}
+	if _, err := r.Op(ctx); err != nil {
 		if cf := c.failure(); cf != nil {
 			err = cf
 		}
@@ -174,8 +134,8 @@ func (s *Seed) OpenReused(ctx context.Context) (*Reused, error) {
 	return r, nil
 }
 
-// FindOne times one find_one() with no filter.
-func (r *Reused) FindOne(ctx context.Context) (time.Duration, error) {
+// Op times one find_one() with no filter.
+func (r *reused) Op(ctx context.Context) (time.Duration, error) {
 	qctx, cancel := r.c.queryContext(ctx)
 	defer cancel()
 	t0 := time.Now()
@@ -188,7 +148,7 @@ func (r *Reused) FindOne(ctx context.Context) (time.Duration, error) {
 }
 
 // Conn is the client's operation connection, for its bytes and TLS state.
-func (r *Reused) Conn() (*netx.Conn, *tls.Conn) {
+func (r *reused) Conn() (*netx.Conn, *tls.Conn) {
 	op, _ := r.c.links()
 	if op == nil {
 		return nil, nil
@@ -197,4 +157,4 @@ func (r *Reused) Conn() (*netx.Conn, *tls.Conn) {
 }
 
 // Close disconnects the client.
-func (r *Reused) Close() error { return r.c.close() }
+func (r *reused) Close() error { return r.c.close() }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
+	"github.com/tlsbench/tlsbench/internal/drivertest"
 )
 
 // TestClosedAtGreeting: a server that closes the connection before its

@@ -16,7 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
+	"github.com/tlsbench/tlsbench/internal/drivertest"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
-	"github.com/tlsbench/tlsbench/internal/driver/drivertest"
+	"github.com/tlsbench/tlsbench/internal/drivertest"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"

@@ -1,4 +1,4 @@
-package bench
+package tally
 
 import (
 	"slices"
@@ -10,7 +10,7 @@ import (
 
 // Traces tallies connections timed elsewhere (a packet capture), one at
 // a time and in memory that does not grow with their number, with the
-// same tally a run uses: a trial's Latency (each connection's whole
+// same Tally a run uses: a trial's Latency (each connection's whole
 // time), Phases (time and round trips) and bytes; Ops and Conns count
 // the connections.
 //
@@ -20,20 +20,20 @@ import (
 // midpoints, its lowest value 100 ns): the phases of connections that
 // tile their time add up to the trial's mean, never past it.
 type Traces struct {
-	t     *tally
+	t     *Tally
 	order []string // phases in the connections' order, merged
 	total time.Duration
 	sums  map[string]time.Duration
 }
 
-// NewTraces returns an empty tally.
-func NewTraces() *Traces { return &Traces{t: newTally(), sums: map[string]time.Duration{}} }
+// NewTraces returns an empty tally of traces.
+func NewTraces() *Traces { return &Traces{t: New(), sums: map[string]time.Duration{}} }
 
 // Add tallies one connection.
 func (x *Traces) Add(tr netx.Trace) {
-	x.t.trace(tr)
-	x.t.ops++
-	x.t.conns++
+	x.t.RecordTrace(tr)
+	x.t.Ops++
+	x.t.Conns++
 	x.total += tr.Total()
 	at := 0
 	for _, p := range tr.Phases {
@@ -48,20 +48,20 @@ func (x *Traces) Add(tr netx.Trace) {
 }
 
 // Conns is the number of connections added.
-func (x *Traces) Conns() int64 { return x.t.conns }
+func (x *Traces) Conns() int64 { return x.t.Conns }
 
 // Fill writes the tally into tr; it may be called again after more Adds.
 func (x *Traces) Fill(tr *result.Trial) {
-	n := x.t.conns
+	n := x.t.Conns
 	for _, name := range x.order {
 		for x.t.phase(name).samples < n {
-			x.t.record(name, 0, 0)
+			x.t.RecordPhase(name, 0, 0)
 		}
 	}
-	slices.SortStableFunc(x.t.phases, func(a, b phaseTally) int {
+	slices.SortStableFunc(x.t.phases, func(a, b phase) int {
 		return slices.Index(x.order, a.name) - slices.Index(x.order, b.name)
 	})
-	_ = x.t.fill(tr) // no failures to report: every trace is a connection
+	x.t.Fill(tr)
 	if n == 0 {
 		return
 	}

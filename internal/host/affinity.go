@@ -1,4 +1,4 @@
-package lab
+package host
 
 import (
 	"fmt"
@@ -80,13 +80,13 @@ func threads() ([]int, error) {
 	return tids, nil
 }
 
-// startPinned runs start (an exec.Cmd's Start) so that the child begins on
+// StartPinned runs start (an exec.Cmd's Start) so that the child begins on
 // the server CPUs: a forked process inherits the affinity of the thread
 // that forked it, so the fork runs on a thread locked for the purpose,
 // moved to the server CPUs and back. The child's own threads and children
 // (PostgreSQL's backends) inherit it from there: no race with a thread
 // the server starts early.
-func startPinned(start func() error) error {
+func StartPinned(start func() error) error {
 	affinity.mu.Lock()
 	defer affinity.mu.Unlock()
 	if !affinity.on {
