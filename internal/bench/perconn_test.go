@@ -49,6 +49,7 @@ type serverCount func(t *testing.T, v plan.Variant) (conns, ops int64)
 // connection makes one full handshake (no resumption), with the round
 // trips it takes with one operation.
 func TestPerConnServerCounts(t *testing.T) {
+	labtest.Slow(t)
 	tests := []struct {
 		engine string
 		// start starts the server and returns the spec's target, the site
@@ -255,6 +256,7 @@ func startRedisCountedWith(t *testing.T, opts lab.Options) (lab.Server, serverCo
 // startBuiltinPorts starts a built-in server of its own (plain and
 // ecdsa-p256), stopped at the test's end, and returns its ports.
 func startBuiltinPorts(t *testing.T) (lab.Server, []int) {
+	labtest.Slow(t)
 	srv, err := lab.StartBuiltin(context.Background(), lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 100, Exe: exe})
 	labtest.Check(t, err)
 	t.Cleanup(func() { srv.Stop() })

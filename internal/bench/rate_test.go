@@ -23,6 +23,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -35,6 +36,7 @@ import (
 // start of every arrival passed to arrived.
 func rateRunner(t *testing.T, raw plan.Spec, addr func(plan.Variant) string, arrived func(time.Time)) *bench.Runner {
 	t.Helper()
+	labtest.Slow(t)
 	raw.Target = plan.Builtin
 	spec, err := plan.New(raw)
 	if err != nil {
@@ -148,6 +150,7 @@ func gapCV(starts []time.Time) float64 {
 // all but the one request caught in the stall, are not (p99 < 50 ms), nor
 // are their schedule lags (they were queued on time).
 func TestRateStall(t *testing.T) {
+	labtest.Slow(t)
 	relay := stallRelay(t, srv.Endpoint(""))
 	var n atomic.Int64
 	zero := time.Duration(0)
@@ -311,6 +314,7 @@ func TestRatePerConn(t *testing.T) {
 // lag distribution has them: ≥ 8 arrivals over 10 ms late, as many as the
 // driver's own clock saw, a max ≥ 35 ms and a p99 over 10 ms.
 func TestRateLateSchedule(t *testing.T) {
+	labtest.Slow(t)
 	const rate, hold = 50.0, 35 * time.Millisecond
 	var mu sync.Mutex
 	var opens, intended []time.Time
@@ -396,6 +400,7 @@ func TestRateLateSchedule(t *testing.T) {
 // offered × window (σ = √200 here), and achieved follows the count, not
 // the offered rate.
 func TestRateWire(t *testing.T) {
+	labtest.Slow(t)
 	if _, err := exec.LookPath("tcpdump"); err != nil && os.Getenv("CI") != "" {
 		t.Fatal("tcpdump is not installed: run scripts/install.sh")
 	}

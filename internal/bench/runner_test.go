@@ -22,6 +22,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -116,10 +117,15 @@ func acceptor(t *testing.T) string {
 }
 
 // standInRunner is a Runner for raw (a built-in target, so that plan.New
-// accepts it) whose variants all get d.
+// accepts it) whose variants all get d. A pool's warm-up is 1 ns unless raw
+// sets one: the default second per pool trial is for servers, and these
+// tests are about the Runner's logic, in milliseconds.
 func standInRunner(t *testing.T, raw plan.Spec, d *standIn) *bench.Runner {
 	t.Helper()
 	raw.Target = plan.Builtin
+	if raw.Warmup == nil {
+		raw.Warmup = new(time.Nanosecond)
+	}
 	spec, err := plan.New(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -333,6 +339,7 @@ func TestRunnerCancel(t *testing.T) {
 // poller and their threads, and keeps the fastest. The stand-in's
 // operations are quick only under the GOMAXPROCS of one mode.
 func TestPoolChoosesWaitMode(t *testing.T) {
+	labtest.Slow(t)
 	c := bench.UsableCPUs() + 2
 	if c > bench.MaxThreadWaits {
 		t.Skipf("%d CPUs: above %d connections the threads are not tried", c-2, bench.MaxThreadWaits)
@@ -379,6 +386,7 @@ func TestPoolChoosesWaitMode(t *testing.T) {
 // wait modes (more connections than CPUs). A warm-up above
 // --max-error-rate, or in which every operation failed, still fails.
 func TestPoolWarmupFailures(t *testing.T) {
+	labtest.Slow(t)
 	const warmup = 600 * time.Millisecond
 	c := bench.UsableCPUs() + 2
 	tests := []struct {
