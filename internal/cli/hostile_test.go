@@ -141,6 +141,7 @@ func hostileServers(t *testing.T) []hostileServer {
 // cause (and no guess at a TLS or plaintext port: the check showed which
 // it is).
 func TestHostileAfterCheck(t *testing.T) {
+	labtest.Slow(t)
 	const (
 		timeout = time.Second
 		d       = 2 * time.Second
