@@ -65,7 +65,7 @@ func runTests(m *testing.M) (int, error) {
 
 // run runs raw against the shared built-in server through the run
 // pipeline, as a run of the cli does (on fewer source addresses).
-func run(t *testing.T, raw plan.Spec) *result.Result {
+func run(t testing.TB, raw plan.Spec) *result.Result {
 	t.Helper()
 	labtest.Slow(t)
 	raw.Target = plan.Builtin
