@@ -1,5 +1,5 @@
 # The README's commands; .ci/run calls `make test`.
-.PHONY: run test fuzz bench lint
+.PHONY: run test test-short fuzz bench lint
 
 run:
 	go run ./cmd/tlsbench
@@ -12,16 +12,24 @@ test:
 	bash scripts/install.sh
 	go test -p 1 -timeout 45m ./...
 
+# The unit layer: under -short every test that starts a server, captures
+# packets, runs a browser or waits for seconds skips (labtest.Slow); the
+# rest run in milliseconds, the whole in under a minute.
+test-short:
+	go test -short -timeout 5m ./...
+
 # Every fuzz target a few seconds past its seed corpus (FUZZTIME=1m for
 # longer); CI runs it after the tests.
 fuzz:
 	bash scripts/fuzz.sh
 
 # Figures, not pass/fail: tlsbench beside its peers, and the accuracy of
-# its emulated RTT and of its round-trip model. Run on an idle machine.
+# its emulated RTT, its round-trip model, its open loop's schedule, its
+# knee search and its wait-mode choice, which the tests leave to these
+# (a loaded machine misses any bound on them). Run on an idle machine.
 bench:
 	bash scripts/install.sh bench
-	go test -run '^$$' -bench 'RTTAccuracy|PredictRTT|PhaseTimes' -benchtime 1x ./internal/netx ./internal/cli ./internal/driver/pgdrv ./internal/driver/mysqldrv
+	go test -run '^$$' -bench 'RTTAccuracy|PredictRTT|ConnectWire|PhaseTimes|RateArrivals|Knee|PoolChoosesWaitMode' -benchtime 1x ./internal/netx ./internal/cli ./internal/driver/pgdrv ./internal/driver/mysqldrv ./internal/bench
 	bash bench/peers.sh
 	bash bench/peers-db.sh
 

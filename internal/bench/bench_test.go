@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 	_ "github.com/tlsbench/tlsbench/internal/driver/httpdrv"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labexe"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -22,7 +24,8 @@ import (
 )
 
 // srv is one real built-in server (a child process, as in a run) shared by
-// every test of the package.
+// every test of the package but the stand-in's; under -short it is not
+// started, and the tests that use it skip (labtest.Slow).
 var (
 	srv *lab.Builtin
 	exe string // the tlsbench binary
@@ -38,6 +41,10 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) (int, error) {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run(), nil
+	}
 	dir, err := os.MkdirTemp("", "tlsbench-benchtest-")
 	if err != nil {
 		return 1, err
@@ -58,8 +65,9 @@ func runTests(m *testing.M) (int, error) {
 
 // run runs raw against the shared built-in server through the run
 // pipeline, as a run of the cli does (on fewer source addresses).
-func run(t *testing.T, raw plan.Spec) *result.Result {
+func run(t testing.TB, raw plan.Spec) *result.Result {
 	t.Helper()
+	labtest.Slow(t)
 	raw.Target = plan.Builtin
 	if raw.Trials == 0 {
 		raw.Trials = 1
@@ -292,6 +300,7 @@ func TestPool(t *testing.T) {
 // TestServerGone checks that a trial against a server that stopped fails
 // with the reason, instead of producing a figure.
 func TestServerGone(t *testing.T) {
+	labtest.Slow(t)
 	ctx := context.Background()
 	own, err := lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 10, Exe: exe})
 	if err != nil {

@@ -49,6 +49,7 @@ type serverCount func(t *testing.T, v plan.Variant) (conns, ops int64)
 // connection makes one full handshake (no resumption), with the round
 // trips it takes with one operation.
 func TestPerConnServerCounts(t *testing.T) {
+	labtest.Slow(t)
 	tests := []struct {
 		engine string
 		// start starts the server and returns the spec's target, the site
@@ -97,10 +98,11 @@ func TestPerConnServerCounts(t *testing.T) {
 						t.Fatalf("%s per-conn %d: %v", v.ID, n, err)
 					}
 					conns, ops := count(t, v)
-					// The server's close of the last connection may come a
-					// moment after the client read its answer: give the
-					// count up to 2 s to settle.
-					for wait := 0; wait < 20 && conns0 >= 0 && conns-conns0 != tr.Conns; wait++ {
+					// The server's close of the last connections may come
+					// after the client read its answers, seconds after on a
+					// loaded machine: the count must settle, within a
+					// deadline no load reaches.
+					for deadline := time.Now().Add(settleTimeout); conns0 >= 0 && conns-conns0 != tr.Conns && time.Now().Before(deadline); {
 						time.Sleep(100 * time.Millisecond)
 						conns, ops = count(t, v)
 					}
@@ -197,6 +199,9 @@ func startPostgresCountedWith(t *testing.T, o lab.Options) (lab.Server, serverCo
 	return srv, func(*testing.T, plan.Variant) (int64, int64) { return settled(read) }
 }
 
+// settleTimeout bounds the wait for a server's counts to settle.
+const settleTimeout = 30 * time.Second
+
 // settled reads counts until two reads 300 ms apart agree (at most 10 s):
 // a server reports what a closed session did a moment after the close.
 func settled(read func() (int64, int64)) (int64, int64) {
@@ -255,6 +260,7 @@ func startRedisCountedWith(t *testing.T, opts lab.Options) (lab.Server, serverCo
 // startBuiltinPorts starts a built-in server of its own (plain and
 // ecdsa-p256), stopped at the test's end, and returns its ports.
 func startBuiltinPorts(t *testing.T) (lab.Server, []int) {
+	labtest.Slow(t)
 	srv, err := lab.StartBuiltin(context.Background(), lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 100, Exe: exe})
 	labtest.Check(t, err)
 	t.Cleanup(func() { srv.Stop() })

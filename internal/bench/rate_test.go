@@ -23,6 +23,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -33,8 +34,9 @@ import (
 // rateRunner is a Runner of raw against addr (the shared built-in server's
 // listener of a variant, unless addr gives another), with the intended
 // start of every arrival passed to arrived.
-func rateRunner(t *testing.T, raw plan.Spec, addr func(plan.Variant) string, arrived func(time.Time)) *bench.Runner {
+func rateRunner(t testing.TB, raw plan.Spec, addr func(plan.Variant) string, arrived func(time.Time)) *bench.Runner {
 	t.Helper()
+	labtest.Slow(t)
 	raw.Target = plan.Builtin
 	spec, err := plan.New(raw)
 	if err != nil {
@@ -58,38 +60,37 @@ func rateRunner(t *testing.T, raw plan.Spec, addr func(plan.Variant) string, arr
 }
 
 // TestRateArrivals runs connect at 200 new connections/s for 2 s, plain
-// and TLS 1.3, with each process: every arrival starts, the rate achieved
-// is their count per second, nothing is dropped or fails, and the gaps
-// between intended starts are those of the process (uniform: constant; poisson:
-// exponential, whose coefficient of variation is 1).
+// and TLS 1.3, with each process, and checks the open loop's accounting,
+// which holds however loaded the machine: every arrival the schedule had
+// due was dispatched or counted as not sent, every one dispatched started
+// or was dropped (found the slots full), every one started ended in an
+// operation or a failure, each with its latency from its intended start
+// (never below its service time) and its schedule lag; the rate achieved
+// is the started ones per second; the gaps between intended starts are
+// those of the process (uniform: constant; poisson: exponential, whose
+// coefficient of variation is 1). How close the achieved rate comes to
+// the offered one is BenchmarkRateArrivals' figure (make bench).
 func TestRateArrivals(t *testing.T) {
 	const rate, d = 200.0, 2 * time.Second
 	for _, process := range []string{plan.ArrivalsUniform, plan.ArrivalsPoisson} {
 		for _, tlsMode := range []string{"off", "1.3"} {
 			t.Run(process+"/"+tlsMode, func(t *testing.T) {
 				var starts []time.Time
-				raw := plan.Spec{TLS: []string{tlsMode}, Keys: []string{"ecdsa-p256"}, Rates: []float64{rate}, Arrivals: process, Duration: d}
-				r := rateRunner(t, raw, nil, func(at time.Time) { starts = append(starts, at) })
-				tr, err := r.TrialAt(context.Background(), plan.Connect, r.Variants[0], r.Spec.MaxInflight, 1, rate)
-				if err != nil {
-					t.Fatal(err)
-				}
+				tr, s := rateTrial(t, tlsMode, process, rate, d, func(at time.Time) { starts = append(starts, at) })
 				o := tr.Open
-				if o == nil {
-					t.Fatal("no open-loop figures")
+				var failed int64
+				for _, n := range tr.Errors {
+					failed += n
 				}
-				s := o.Schedule
-				if s == nil {
-					t.Fatal("no schedule figures")
+				if s.Due < o.Arrivals || o.Arrivals != s.Started+o.Dropped || s.Started != tr.Ops+failed || s.Lag.Count != s.Started {
+					t.Errorf("%d due, %d dispatched, %d started, %d dropped, %d ops, %d failed, %d lags: want due ≥ dispatched = started + dropped, started = ops + failed = lags",
+						s.Due, o.Arrivals, s.Started, o.Dropped, tr.Ops, failed, s.Lag.Count)
 				}
-				// Achieved is the arrivals that started per second: every
-				// one dispatched, most of those due (a loaded client
-				// falls behind), whatever the offered rate.
-				if s.Started != o.Arrivals || float64(s.Started) < result.MinAchievedShare*float64(s.Due) || math.Abs(o.Achieved()-float64(s.Started)/d.Seconds()) > 1e-9 {
-					t.Errorf("achieved %.1f/s: %d arrivals in %v, schedule %+v", o.Achieved(), o.Arrivals, o.Window, s)
+				if math.Abs(o.Achieved()-float64(s.Started)/d.Seconds()) > 1e-9 {
+					t.Errorf("achieved %.1f/s: %d started in %v", o.Achieved(), s.Started, o.Window)
 				}
-				if o.Dropped != 0 || len(tr.Errors) != 0 {
-					t.Errorf("%d dropped, errors %v", o.Dropped, tr.Errors)
+				if failed != 0 {
+					t.Errorf("errors %v", tr.Errors)
 				}
 				// The schedule's count: rate × d for uniform arrivals,
 				// a Poisson count (σ = √400 = 20) within 4σ for poisson.
@@ -100,11 +101,15 @@ func TestRateArrivals(t *testing.T) {
 				if math.Abs(float64(s.Due)-want) > slack {
 					t.Errorf("%d arrivals due in %v at %v/s", s.Due, d, rate)
 				}
-				if o.Arrivals != int64(len(starts)) || tr.Ops != o.Arrivals || tr.Latency.Count != tr.Ops || o.Service.Count != tr.Ops {
+				if o.Arrivals != int64(len(starts)) || tr.Latency.Count != tr.Ops || o.Service.Count != tr.Ops {
 					t.Errorf("%d arrivals, %d intended starts seen, %d ops, %d latencies, %d service times", o.Arrivals, len(starts), tr.Ops, tr.Latency.Count, o.Service.Count)
 				}
-				if tr.Latency.P50 < o.Service.P50 {
-					t.Errorf("latency from the intended start p50 %.3f ms below the service time's %.3f ms", tr.Latency.P50, o.Service.P50)
+				// Latency is charged from the intended start: each is its
+				// service time plus the wait before it, so every quantile
+				// is at least the service time's.
+				if tr.Latency.P50 < o.Service.P50 || tr.Latency.P99 < o.Service.P99 || tr.Latency.Max < o.Service.Max {
+					t.Errorf("latency from the intended start p50/p99/max %.3f/%.3f/%.3f ms below the service time's %.3f/%.3f/%.3f ms",
+						tr.Latency.P50, tr.Latency.P99, tr.Latency.Max, o.Service.P50, o.Service.P99, o.Service.Max)
 				}
 				if (tlsMode != "off") != (tr.Negotiated != nil) {
 					t.Errorf("negotiated %+v for TLS %s", tr.Negotiated, tlsMode)
@@ -128,6 +133,48 @@ func TestRateArrivals(t *testing.T) {
 	}
 }
 
+// rateTrial runs one connect trial at rate for d against the shared
+// server, with each intended start passed to arrived (nil: none).
+func rateTrial(tb testing.TB, tlsMode, process string, rate float64, d time.Duration, arrived func(time.Time)) (result.Trial, *result.Schedule) {
+	tb.Helper()
+	raw := plan.Spec{TLS: []string{tlsMode}, Keys: []string{"ecdsa-p256"}, Rates: []float64{rate}, Arrivals: process, Duration: d}
+	r := rateRunner(tb, raw, nil, arrived)
+	tr, err := r.TrialAt(context.Background(), plan.Connect, r.Variants[0], r.Spec.MaxInflight, 1, rate)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if tr.Open == nil || tr.Open.Schedule == nil {
+		tb.Fatalf("no open-loop or schedule figures: %+v", tr.Open)
+	}
+	return tr, tr.Open.Schedule
+}
+
+// BenchmarkRateArrivals is the accuracy TestRateArrivals does not assert:
+// at 200 new connections/s for 2 s (uniform, plain and TLS 1.3), the share
+// of the arrivals due that started, the share dropped, the share started
+// over 10 ms late and the schedule lag's p99. Run it on an idle machine:
+// make bench.
+func BenchmarkRateArrivals(b *testing.B) {
+	const rate, d = 200.0, 2 * time.Second
+	for _, tlsMode := range []string{"off", "1.3"} {
+		b.Run("tls-"+tlsMode, func(b *testing.B) {
+			var started, due, dropped, late, lag float64
+			for range b.N {
+				tr, s := rateTrial(b, tlsMode, plan.ArrivalsUniform, rate, d, nil)
+				started += float64(s.Started)
+				due += float64(s.Due)
+				dropped += float64(tr.Open.Dropped)
+				late += float64(s.Late10ms)
+				lag = max(lag, s.Lag.P99)
+			}
+			b.ReportMetric(100*started/due, "%started")
+			b.ReportMetric(100*dropped/due, "%dropped")
+			b.ReportMetric(100*late/max(started, 1), "%late10ms")
+			b.ReportMetric(lag, "lag-p99-ms")
+		})
+	}
+}
+
 // gapCV is the coefficient of variation of the gaps between starts.
 func gapCV(starts []time.Time) float64 {
 	var sum, sq float64
@@ -148,6 +195,7 @@ func gapCV(starts []time.Time) float64 {
 // all but the one request caught in the stall, are not (p99 < 50 ms), nor
 // are their schedule lags (they were queued on time).
 func TestRateStall(t *testing.T) {
+	labtest.Slow(t)
 	relay := stallRelay(t, srv.Endpoint(""))
 	var n atomic.Int64
 	zero := time.Duration(0)
@@ -242,11 +290,31 @@ func stallRelay(t *testing.T, target string) *relay {
 }
 
 // TestKnee searches connect's knee over TLS 1.3 on the built-in server,
-// rsa4096 against ecdsa-p256: each variant runs steps until one is over
-// the SLO twice in a row (the step and its repeat; none after it), and rsa4096, whose signature costs ~10×
-// ecdsa-p256's, sustains a lower rate. The SLO is generous and the steps
-// double, for a loaded 2-core machine.
+// rsa4096 and ecdsa-p256, and checks the search, which holds however
+// loaded the machine: each variant runs steps until one is over the SLO
+// twice in a row (the step and its repeat; none after it), a step over it
+// once is repeated before the search moves on, and a search that never
+// broke reached the last step. Which key sustains the higher rate (rsa4096's
+// signature costs ~10× ecdsa-p256's) is BenchmarkKnee's figure.
 func TestKnee(t *testing.T) {
+	knees(t)
+}
+
+// BenchmarkKnee reports connect's knee over TLS 1.3 on the built-in
+// server per key (new connections/s within a 250 ms p99): rsa4096's is
+// lower than ecdsa-p256's on an idle machine. make bench.
+func BenchmarkKnee(b *testing.B) {
+	for range b.N {
+		k := knees(b)
+		b.ReportMetric(k["tls1.3 rsa4096"], "rsa4096-conn/s")
+		b.ReportMetric(k["tls1.3 ecdsa-p256"], "ecdsa-p256-conn/s")
+	}
+}
+
+// knees runs the knee search of TestKnee, checks it and returns the knee
+// of each variant.
+func knees(t testing.TB) map[string]float64 {
+	t.Helper()
 	slo := 250 * time.Millisecond
 	res := run(t, plan.Spec{TLS: []string{"1.3"}, Keys: []string{"rsa4096", "ecdsa-p256"}, Knee: &plan.Knee{From: 10, To: 2560, Factor: 2}, SLO: slo, Duration: 2 * time.Second})
 	knee := map[string]float64{}
@@ -269,8 +337,10 @@ func TestKnee(t *testing.T) {
 				overAt = tr.Open.Offered
 			case overAt != 0 && overAt != tr.Open.Offered:
 				t.Errorf("%s: a step over the SLO at %v/s was not repeated", id, overAt)
+				overAt = 0
 			default:
 				knee[id] = max(knee[id], tr.Open.Offered)
+				overAt = 0 // a repeat within the SLO: the search goes on
 			}
 		}
 		t.Logf("%s: %s", id, strings.Join(steps, "; "))
@@ -278,9 +348,8 @@ func TestKnee(t *testing.T) {
 			t.Errorf("%s: the search stopped at %v/s with the SLO kept", id, knee[id])
 		}
 	}
-	if knee["tls1.3 rsa4096"] >= knee["tls1.3 ecdsa-p256"] {
-		t.Errorf("knee rsa4096 %v/s, ecdsa-p256 %v/s: want rsa4096's lower", knee["tls1.3 rsa4096"], knee["tls1.3 ecdsa-p256"])
-	}
+	t.Logf("knee rsa4096 %v/s, ecdsa-p256 %v/s", knee["tls1.3 rsa4096"], knee["tls1.3 ecdsa-p256"])
+	return knee
 }
 
 // TestRatePerConn: at a rate with --per-conn 3, an arrival is a new
@@ -311,6 +380,7 @@ func TestRatePerConn(t *testing.T) {
 // lag distribution has them: ≥ 8 arrivals over 10 ms late, as many as the
 // driver's own clock saw, a max ≥ 35 ms and a p99 over 10 ms.
 func TestRateLateSchedule(t *testing.T) {
+	labtest.Slow(t)
 	const rate, hold = 50.0, 35 * time.Millisecond
 	var mu sync.Mutex
 	var opens, intended []time.Time
@@ -396,6 +466,7 @@ func TestRateLateSchedule(t *testing.T) {
 // offered × window (σ = √200 here), and achieved follows the count, not
 // the offered rate.
 func TestRateWire(t *testing.T) {
+	labtest.Slow(t)
 	if _, err := exec.LookPath("tcpdump"); err != nil && os.Getenv("CI") != "" {
 		t.Fatal("tcpdump is not installed: run scripts/install.sh")
 	}

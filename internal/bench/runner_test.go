@@ -23,6 +23,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -86,7 +87,7 @@ func (s *standInSession) Conn() *netx.Conn                 { return s.c }
 func (s *standInSession) TLS() (tls.ConnectionState, bool) { return tls.ConnectionState{}, false }
 
 // acceptor is a loopback listener that accepts and holds connections.
-func acceptor(t *testing.T) string {
+func acceptor(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,10 +118,15 @@ func acceptor(t *testing.T) string {
 }
 
 // standInRunner is a Runner for raw (a built-in target, so that plan.New
-// accepts it) whose variants all get d.
-func standInRunner(t *testing.T, raw plan.Spec, d *standIn) *bench.Runner {
+// accepts it) whose variants all get d. A pool's warm-up is 1 ns unless raw
+// sets one: the default second per pool trial is for servers, and these
+// tests are about the Runner's logic, in milliseconds.
+func standInRunner(t testing.TB, raw plan.Spec, d *standIn) *bench.Runner {
 	t.Helper()
 	raw.Target = plan.Builtin
+	if raw.Warmup == nil {
+		raw.Warmup = new(time.Nanosecond)
+	}
 	spec, err := plan.New(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -331,45 +337,87 @@ func TestRunnerCancel(t *testing.T) {
 
 // TestPoolChoosesWaitMode: with more connections than CPUs the pool tries
 // each way of waiting in its warm-up, moving its connections between Go's
-// poller and their threads, and keeps the fastest. The stand-in's
-// operations are quick only under the GOMAXPROCS of one mode.
+// poller and their threads, and keeps one: what a loaded machine keeps is
+// that a mode is chosen and recorded, the trial runs its operations,
+// moving a connection needs no new one, and GOMAXPROCS is restored.
+// Whether it keeps the fastest (the stand-in's operations are quick only
+// under the GOMAXPROCS of one mode) is BenchmarkPoolChoosesWaitMode's
+// figure.
 func TestPoolChoosesWaitMode(t *testing.T) {
+	labtest.Slow(t)
+	for _, tt := range waitModeCases(t) {
+		t.Run(tt.want, func(t *testing.T) {
+			tr, opens := waitModeTrial(t, tt.procs)
+			if tr.ClientWait == "" || tr.Ops != waitModeOps || len(tr.Errors) > 0 {
+				t.Errorf("waited %q with %d ops and errors %v, want a wait mode and %d ops", tr.ClientWait, tr.Ops, tr.Errors, waitModeOps)
+			}
+			if c := bench.UsableCPUs() + 2; opens != int64(c) {
+				t.Errorf("%d sessions opened, want %d: moving a connection needs no new one", opens, c)
+			}
+		})
+	}
+}
+
+// BenchmarkPoolChoosesWaitMode reports the share of warm-ups that kept
+// the fastest wait mode (100 on an idle machine). make bench.
+func BenchmarkPoolChoosesWaitMode(b *testing.B) {
+	var right, all float64
+	for range b.N {
+		for _, tt := range waitModeCases(b) {
+			if tr, _ := waitModeTrial(b, tt.procs); tr.ClientWait == tt.want {
+				right++
+			}
+			all++
+		}
+	}
+	b.ReportMetric(100*right/all, "%fastest")
+}
+
+const waitModeOps = 50
+
+// waitModeCases are the GOMAXPROCS under which the stand-in is fast, and
+// the wait mode that has it.
+func waitModeCases(tb testing.TB) []struct {
+	procs int
+	want  string
+} {
 	c := bench.UsableCPUs() + 2
 	if c > bench.MaxThreadWaits {
-		t.Skipf("%d CPUs: above %d connections the threads are not tried", c-2, bench.MaxThreadWaits)
+		tb.Skipf("%d CPUs: above %d connections the threads are not tried", c-2, bench.MaxThreadWaits)
 	}
-	for _, tt := range []struct {
+	return []struct {
 		procs int
 		want  string
 	}{
 		{1, "poller, 1 P"},
 		{c + 1, fmt.Sprintf("locked thread, %d Ps", c+1)},
-	} {
-		t.Run(tt.want, func(t *testing.T) {
-			d := &standIn{addr: acceptor(t), script: script{do: func(int64) error {
-				if runtime.GOMAXPROCS(0) != tt.procs {
-					time.Sleep(2 * time.Millisecond)
-				}
-				return nil
-			}}}
-			r := standInRunner(t, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{c},
-				Duration: 200 * time.Millisecond, Warmup: new(800 * time.Millisecond)}, d)
-			procs := runtime.GOMAXPROCS(0)
-			tr, err := r.Trial(context.Background(), plan.Pool, r.Variants[0], c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tr.ClientWait != tt.want || tr.Ops == 0 || len(tr.Errors) > 0 {
-				t.Errorf("waited %q with %d ops and errors %v, want %q", tr.ClientWait, tr.Ops, tr.Errors, tt.want)
-			}
-			if d.opens.Load() != int64(c) {
-				t.Errorf("%d sessions opened, want %d: moving a connection needs no new one", d.opens.Load(), c)
-			}
-			if n := runtime.GOMAXPROCS(0); n != procs {
-				t.Errorf("GOMAXPROCS %d after the trial, %d before", n, procs)
-			}
-		})
 	}
+}
+
+// waitModeTrial runs a pool trial of waitModeOps operations on more
+// connections than CPUs, with a stand-in that is quick only under procs,
+// and returns it and the sessions opened; it checks that GOMAXPROCS is
+// restored.
+func waitModeTrial(tb testing.TB, procs int) (result.Trial, int64) {
+	tb.Helper()
+	c := bench.UsableCPUs() + 2
+	d := &standIn{addr: acceptor(tb), script: script{do: func(int64) error {
+		if runtime.GOMAXPROCS(0) != procs {
+			time.Sleep(2 * time.Millisecond)
+		}
+		return nil
+	}}}
+	r := standInRunner(tb, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{c},
+		Count: waitModeOps, Warmup: new(800 * time.Millisecond)}, d)
+	before := runtime.GOMAXPROCS(0)
+	tr, err := r.Trial(context.Background(), plan.Pool, r.Variants[0], c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if n := runtime.GOMAXPROCS(0); n != before {
+		tb.Errorf("GOMAXPROCS %d after the trial, %d before", n, before)
+	}
+	return tr, d.opens.Load()
 }
 
 // TestPoolWarmupFailures: the warm-up's failed operations meet the trial's
@@ -380,6 +428,7 @@ func TestPoolChoosesWaitMode(t *testing.T) {
 // wait modes (more connections than CPUs). A warm-up above
 // --max-error-rate, or in which every operation failed, still fails.
 func TestPoolWarmupFailures(t *testing.T) {
+	labtest.Slow(t)
 	const warmup = 600 * time.Millisecond
 	c := bench.UsableCPUs() + 2
 	tests := []struct {

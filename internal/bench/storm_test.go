@@ -52,6 +52,7 @@ func runnerOn(t *testing.T, spec plan.Spec, srv lab.Server) (*bench.Runner, *sit
 // dial starts' spread, the listen-queue counters, the server's CPU and
 // its memory with the clients held.
 func TestStormServerCounts(t *testing.T) {
+	labtest.Slow(t)
 	tests := []struct {
 		engine string
 		start  func(t *testing.T) (lab.Server, serverCount)

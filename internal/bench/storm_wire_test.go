@@ -52,6 +52,7 @@ const (
 // FIN was sent. The bounds are of causes and effects on one clock, with
 // slack for a loaded machine.
 func TestStormPhasesOnTheWire(t *testing.T) {
+	labtest.Slow(t)
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") != "" {
 			t.Fatal("capturing on loopback needs root or CAP_NET_RAW")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -44,9 +45,11 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// startServer starts a real built-in server for a test.
+// startServer starts a real built-in server for a test; under -short it
+// skips the test (labtest.Slow).
 func startServer(t *testing.T, o lab.BuiltinOptions) *lab.Builtin {
 	t.Helper()
+	labtest.Slow(t)
 	s, err := lab.StartBuiltin(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +140,7 @@ func port(addr string) string { return addr[strings.LastIndex(addr, ":"):] }
 // TestReportRerendersRun checks that `report` prints, byte for byte, what
 // the run printed, and that the result holds what it must.
 func TestReportRerendersRun(t *testing.T) {
+	labtest.Slow(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, runOut, stderr := runMain(t, "connect", "builtin", "--tls", "off,1.3", "--key", "ecdsa-p256", "-c", "1,2", "-n", "20", "--trials", "2", "-o", out)
 	if code != 0 {
@@ -171,6 +175,7 @@ func TestReportRerendersRun(t *testing.T) {
 // output, the result file nor its HTML page; the token still reaches the
 // server, which refuses requests without it.
 func TestNoSecrets(t *testing.T) {
+	labtest.Slow(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("token") != "s3cr3t-tok" {
 			http.Error(w, "no token", http.StatusForbidden)
@@ -216,6 +221,7 @@ func TestNoSecrets(t *testing.T) {
 // exit 130, keep the finished trials and stop the server it started,
 // removing its keys.
 func TestInterrupt(t *testing.T) {
+	labtest.Slow(t)
 	tmp := t.TempDir()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(os.Args[0], "connect", "builtin", "--tls", "off,1.3", "--key", "ecdsa-p256", "-d", "400ms", "--trials", "50", "-o", out)
@@ -301,6 +307,7 @@ func (p panicky) Open(ctx context.Context) (driver.Session, error) {
 // finished trials are in the result file; the server it started is stopped
 // and its keys removed.
 func TestPanicKeepsTrials(t *testing.T) {
+	labtest.Slow(t)
 	for _, tt := range []struct {
 		at     string
 		trials int
@@ -346,6 +353,7 @@ func TestPanicKeepsTrials(t *testing.T) {
 // trial, with the first message of the failing kind; a rate above a third
 // lets it through; a trial with no operation at all (-d 1ns) is an error.
 func TestErrorRate(t *testing.T) {
+	labtest.Slow(t)
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if n.Add(1)%3 == 0 {

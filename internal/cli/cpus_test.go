@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/internal/host"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -14,6 +15,7 @@ import (
 // they did not share CPUs; without it they shared, and the report says
 // so. Bad lists are one line naming --client-cpus.
 func TestClientCPUs(t *testing.T) {
+	labtest.Slow(t)
 	all := host.CPUs()
 	if len(all) < 2 {
 		t.Skipf("%d CPU: nothing to split", len(all))

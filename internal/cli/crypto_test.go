@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // TestCryptoCommand runs tlsbench crypto on a few primitives (Go only, to
 // stay short) and checks the tables, the result file and its re-rendering.
 func TestCryptoCommand(t *testing.T) {
+	labtest.Slow(t)
 	out := filepath.Join(t.TempDir(), "c.json")
 	code, stdout, stderr := runMain(t, "crypto", "ecdsa-p256", "x25519", "x25519mlkem768", "aes-128-gcm", "--sizes", "16,1024", "-d", "20ms", "--openssl", "off", "-o", out)
 	if code != 0 {

@@ -141,6 +141,7 @@ func hostileServers(t *testing.T) []hostileServer {
 // cause (and no guess at a TLS or plaintext port: the check showed which
 // it is).
 func TestHostileAfterCheck(t *testing.T) {
+	labtest.Slow(t)
 	const (
 		// Long enough for the check's connection to a lab PostgreSQL
 		// (a fork and a login) on a loaded machine: at 1 s it once

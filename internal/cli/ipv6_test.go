@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -19,6 +20,7 @@ import (
 // that verifies the server's certificate (issued for ::1 among others: an
 // IP address, so no SNI is sent) and whose check connection reached ::1.
 func TestIPv6(t *testing.T) {
+	labtest.Slow(t)
 	if out, err := exec.Command("ip", "-6", "addr", "show", "lo").Output(); err != nil || !strings.Contains(string(out), "::1/128") {
 		t.Fatalf("this machine has no IPv6 loopback (ip -6 addr show lo: %q, %v)", out, err)
 	}
@@ -117,6 +119,7 @@ func hostOf(t *testing.T, raw string) string {
 // addresses are IPv4, says it has nothing to spread over and lets the
 // kernel choose.
 func TestIPv6Source(t *testing.T) {
+	labtest.Slow(t)
 	_, tlsURL, ca := ipv6Server(t, "https")
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, _, stderr := runMain(t, "connect", tlsURL, "--ca", ca, "-n", "5", "--trials", "1", "--source", "127.0.0.1", "-o", out)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/kube"
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -169,6 +170,7 @@ func staticBinary(t *testing.T) string {
 // library (it runs on distroless/static or scratch), and the Dockerfile
 // builds it with go.mod's Go. The image itself is not built here.
 func TestStaticBinary(t *testing.T) {
+	labtest.Slow(t)
 	bin := staticBinary(t)
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -251,6 +253,7 @@ func TestExpand(t *testing.T) {
 // a directory in their stead), against one built-in server; then the pods'
 // logs, prefixed as kubectl logs --prefix does, feed tlsbench merge.
 func TestKubePodsRunLocally(t *testing.T) {
+	labtest.Slow(t)
 	bin := staticBinary(t)
 	srv := startServer(t, lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 64})
 	const password, header = "s3cretpw", "X-Note: $(JOB_COMPLETION_INDEX) costs $$5"

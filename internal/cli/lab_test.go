@@ -15,14 +15,16 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // needServer skips a test whose server binary is missing, except in CI,
-// where a missing server is a failure.
+// where a missing server is a failure; and under -short (labtest.Slow).
 func needServer(t testing.TB, bin string) {
 	t.Helper()
+	labtest.Slow(t)
 	if _, err := exec.LookPath(bin); err == nil {
 		return
 	}
@@ -316,6 +318,7 @@ func TestSignalMidHandshake(t *testing.T) {
 // check before the trials finds every table the workload reads (not just
 // the one its single query picks) and says to run prepare; exit 1, no trial.
 func TestMissingData(t *testing.T) {
+	labtest.Slow(t)
 	for _, engine := range []string{"postgres", "mariadb"} {
 		t.Run(engine, func(t *testing.T) {
 			url := preparedLab(t, engine, lab.Options{Keys: []string{"ecdsa-p256"}}, "2")
@@ -410,6 +413,7 @@ func startLab(t *testing.T, tmp, engine string) (*exec.Cmd, string) {
 // URL) and --source 127.0.0.1 get in; --source spread is refused by the
 // server, and the one error line says so and names --source.
 func TestSource(t *testing.T) {
+	labtest.Slow(t)
 	for _, tt := range []struct{ engine, refusal string }{
 		{"postgres", "no pg_hba.conf entry for host"},
 		{"mariadb", "is not allowed to connect"},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -55,6 +56,7 @@ func predictRTT(tb testing.TB, args []string) ([]report.Prediction, string) {
 // still catches a model that lost its RTT term (−90%) or counted it twice.
 // How close they are is a figure: BenchmarkPredictRTT.
 func TestPredictRTT(t *testing.T) {
+	labtest.Slow(t)
 	for _, tt := range predictCases {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.bin != "" {

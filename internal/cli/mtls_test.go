@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -66,6 +67,7 @@ func checkMTLS(t *testing.T, r *result.Result, serverSays bool) {
 // TestClientCertLab: --client-cert off,ecdsa-p256 against each lab server,
 // which demands a certificate signed by the lab CA in those variants only.
 func TestClientCertLab(t *testing.T) {
+	labtest.Slow(t)
 	for _, tt := range []struct {
 		engine     string
 		serverSays bool

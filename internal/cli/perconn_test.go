@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -13,6 +14,7 @@ import (
 // requests and is recorded as such, the report has its table; bad values
 // are one line naming --per-conn.
 func TestPerConn(t *testing.T) {
+	labtest.Slow(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runMain(t, "connect", "builtin", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"--per-conn", "1,5", "-n", "40", "--trials", "2", "-o", out)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -14,6 +15,7 @@ import (
 // for a search, the capacity finding; bad input is one line naming the
 // flag and the fix.
 func TestRate(t *testing.T) {
+	labtest.Slow(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runMain(t, "connect", "builtin", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"--rate", "20,40", "--arrivals", "uniform", "-d", "1s", "--trials", "1", "-o", out)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -88,6 +89,7 @@ func TestReportFileErrors(t *testing.T) {
 // TestReportRunWritesHTML checks that a run writes its HTML page beside
 // its result file and names both.
 func TestReportRunWritesHTML(t *testing.T) {
+	labtest.Slow(t)
 	out := filepath.Join(t.TempDir(), "run.json")
 	code, _, stderr := runMain(t, "connect", "builtin", "--tls", "off,1.3", "--key", "ecdsa-p256", "-n", "20", "--trials", "2", "-o", out)
 	if code != 0 {
@@ -113,6 +115,7 @@ func TestReportRunWritesHTML(t *testing.T) {
 // nothing written, the FIFO still a FIFO), and a symlink is written
 // through, not replaced.
 func TestOutputPath(t *testing.T) {
+	labtest.Slow(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -157,6 +160,7 @@ func TestOutputPath(t *testing.T) {
 // way: the tables are printed all the same, the result goes to a fallback
 // file in TMPDIR that the error names, and the exit is 1.
 func TestOutputFallback(t *testing.T) {
+	labtest.Slow(t)
 	tmp, dir := t.TempDir(), t.TempDir()
 	out := filepath.Join(dir, "sub", "r.json")
 	os.Mkdir(filepath.Dir(out), 0o755)

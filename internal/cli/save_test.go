@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -17,6 +18,7 @@ import (
 // next run sweeps its claim and writes its own result, and a run stopped
 // with Ctrl-C still writes the trials it finished.
 func TestKilledRunLeavesNoEmptyResult(t *testing.T) {
+	labtest.Slow(t)
 	dir, tmp := t.TempDir(), t.TempDir() // the runs' working directory, their TMPDIR
 	start := func(args ...string) (*exec.Cmd, *bytes.Buffer) {
 		cmd := exec.Command(os.Args[0], args...)

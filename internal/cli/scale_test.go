@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -18,6 +19,7 @@ import (
 // list of samples would grow tenfold). The full figure, 10 million operations, is in
 // the closing note of issue 12.
 func TestLongRunBounded(t *testing.T) {
+	labtest.Slow(t)
 	dir := t.TempDir()
 	run := func(n int) (hwm int64, size int64) {
 		out := filepath.Join(dir, strconv.Itoa(n)+".json")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -131,6 +132,7 @@ func TestScriptRuns(t *testing.T) {
 // parser was linear, with the signals held until the end): exit 130
 // within a few seconds, before any connection is made.
 func TestScriptLongParseSignal(t *testing.T) {
+	labtest.Slow(t)
 	line := "\\set x 1" + strings.Repeat("+1", 249_000) + "\n" // within the 250,000-term bound
 	big := writeScript(t, "big.sql", strings.Repeat(line, 30)+"SELECT :x;\n")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {

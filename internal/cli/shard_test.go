@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -26,6 +27,7 @@ import (
 // shard for its check); histogram counts add exactly; the shards' trials
 // of one round overlapped in time.
 func TestShards(t *testing.T) {
+	labtest.Slow(t)
 	target := preparedLab(t, "postgres", lab.Options{}, "1") + "?sslmode=disable"
 	sessions := pgSessions(t, target)
 	for _, n := range []int{2, 4} {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -17,6 +18,7 @@ import (
 // memory is read with all of them held, and the open-file limit was
 // raised as far as needed (the default soft limit is often 1024).
 func TestStormTenThousand(t *testing.T) {
+	labtest.Slow(t)
 	const clients = 10000
 	out := filepath.Join(t.TempDir(), "r.json")
 	start := time.Now()
@@ -56,6 +58,7 @@ func TestStormTenThousand(t *testing.T) {
 // server, plain, runs requests on them and releases them: every connection
 // opens and the count is exact.
 func TestPoolTenThousand(t *testing.T) {
+	labtest.Slow(t)
 	const conns, ops = 10000, 20000
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, _, stderr := runMain(t, "pool", "builtin", "-c", fmt.Sprint(conns), "-n", fmt.Sprint(ops), "--tls", "off", "--warmup", "0s",

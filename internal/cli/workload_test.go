@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/server"
 )
@@ -55,6 +56,7 @@ func TestWorkloadBadInput(t *testing.T) {
 // the spec, the command line, the tables or the HTML), and requests the
 // server answers 404 count as errors of kind "response: status 404".
 func TestWorkloadRequest(t *testing.T) {
+	labtest.Slow(t)
 	dir := t.TempDir()
 	if err := server.WriteCerts(dir, []string{"ecdsa-p256"}); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 )
 
@@ -21,6 +22,7 @@ import (
 // 10,000-client storm) and silence until --timeout are an overloaded
 // server, with the fix: fewer clients, or a longer --timeout.
 func TestExplainSilence(t *testing.T) {
+	labtest.Slow(t)
 	const timeout = 2 * time.Second
 	tests := []struct {
 		name   string

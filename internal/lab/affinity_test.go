@@ -16,6 +16,7 @@ import (
 // built-in server, a Go process with a thread per P) on the server CPUs,
 // from its first instruction; undone, servers start unpinned again.
 func TestPinnedServer(t *testing.T) {
+	slow(t)
 	all := host.CPUs()
 	if len(all) < 2 {
 		t.Skipf("%d CPU: nothing to split", len(all))

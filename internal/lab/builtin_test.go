@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,13 +23,17 @@ import (
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// tlsbenchExe is the real binary, built once by TestMain.
+// tlsbenchExe is the real binary, built once by TestMain; not under -short,
+// whose tests start no server.
 var tlsbenchExe string
 
 func TestMain(m *testing.M) {
 	if os.Getenv("TLSBENCH_LAB_HELPER") != "" {
 		helperParent()
 		return
+	}
+	if flag.Parse(); testing.Short() {
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "tlsbench-labtest-")
 	if err != nil {
@@ -69,6 +74,7 @@ func assertEmpty(t *testing.T, dir string) {
 // TestBuiltinTLS12 checks --tls-max reaches the child, and that a TLS 1.3
 // client gets the explained error.
 func TestBuiltinTLS12(t *testing.T) {
+	slow(t)
 	b, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"ecdsa-p256"}, MaxTLS: "1.2", Exe: tlsbenchExe})
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +121,7 @@ func script(t *testing.T, body string) string {
 }
 
 func TestBuiltinStartFailures(t *testing.T) {
+	slow(t)
 	saved := readyTimeout
 	readyTimeout = 2 * time.Second
 	defer func() { readyTimeout = saved }()
@@ -204,6 +211,7 @@ type helper struct {
 // "postgres") with TMPDIR tmp.
 func startHelper(t *testing.T, server, tmp string) *helper {
 	t.Helper()
+	slow(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TLSBENCH_LAB_HELPER="+tlsbenchExe, "TLSBENCH_LAB_HELPER_SERVER="+server, "TMPDIR="+tmp)
 	out, err := cmd.StdoutPipe()

@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // TestHAProxy terminates TLS 1.3 at HAProxy before a plaintext echo
 // server: the bytes come back through the TLS frontend and the plain one.
 func TestHAProxy(t *testing.T) {
+	labtest.Slow(t)
 	dir := t.TempDir()
 	ca, err := tlsx.NewCA()
 	if err == nil {

@@ -28,9 +28,19 @@ func started(t *testing.T, s Server, err error) Server {
 	return s
 }
 
+// slow skips t under -short: it starts real servers (labtest.Slow, which
+// package lab cannot import).
+func slow(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real servers: skipped under -short")
+	}
+}
+
 // startT starts a lab server of engine for the test (see started).
 func startT(t *testing.T, engine string, o Options) Server {
 	t.Helper()
+	slow(t)
 	s, err := Start(context.Background(), engine, o)
 	return started(t, s, err)
 }

@@ -216,6 +216,7 @@ func TestSweepKeptLogs(t *testing.T) {
 // TestStartSweeps: starting a lab server removes the lab dirs of a tlsbench
 // that was SIGKILLed.
 func TestStartSweeps(t *testing.T) {
+	slow(t)
 	isolateTemp(t)
 	stale := labDirOf(t, "tlsbench-redis-", deadOwner(t))
 	b, err := StartBuiltin(context.Background(), BuiltinOptions{Keys: []string{"ecdsa-p256"}, Exe: tlsbenchExe})
@@ -241,6 +242,7 @@ func must[T any](v T, err error) T {
 // TestSweepKillsServers: a server process still running in a stale lab dir
 // is killed before its dir goes; one of a live owner is not touched.
 func TestSweepKillsServers(t *testing.T) {
+	slow(t)
 	isolateTemp(t)
 	start := func(dir string) *process {
 		p, err := startProcess("sleeper", exec.Command("sleep", "60"), filepath.Join(dir, "sleep.log"))
@@ -400,6 +402,7 @@ func echoListener(t *testing.T) string {
 // postmaster's death and exit by themselves, the client's backend too.
 // The dir stays for the sweep.
 func TestOrphanedPostgres(t *testing.T) {
+	slow(t)
 	if _, err := postgresBin(); err != nil {
 		needInstalled(t, err)
 	}
@@ -460,6 +463,7 @@ func longTemp(t *testing.T, parent string, n int) string {
 // start at once, with the fix, and leaves nothing; the longest one allowed
 // works.
 func TestLongTempDir(t *testing.T) {
+	slow(t)
 	for _, tt := range []struct{ engine, name string }{{"postgres", "PostgreSQL"}, {"mariadb", "MariaDB"}} {
 		t.Run(tt.engine, func(t *testing.T) {
 			tmp := longTemp(t, isolateTemp(t), 121)

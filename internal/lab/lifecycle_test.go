@@ -103,6 +103,7 @@ const (
 var cancelWithin = 2*stopGrace + 3*time.Second
 
 func TestLifecycle(t *testing.T) {
+	slow(t)
 	var covered []string
 	for _, ec := range engineCases {
 		covered = append(covered, ec.engine)
@@ -384,6 +385,7 @@ func testCancel(t *testing.T, ec engineCase) {
 // wrapper first in PATH: the error quotes the log's end, the whole log is
 // kept, and nothing else is left.
 func TestStartFailure(t *testing.T) {
+	slow(t)
 	for _, tt := range []struct{ engine, program, arg string }{
 		{"redis", "redis-server", "--no-such-directive yes"},
 		{"mongodb", "ferretdb", "--no-such-flag"},

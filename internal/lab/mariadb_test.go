@@ -109,6 +109,7 @@ func TestMariaDBResumption(t *testing.T) {
 // TestMariaDBStartFailures stands fake MariaDB programs in for the real
 // ones: a failed start quotes the log, keeps it, and leaves nothing behind.
 func TestMariaDBStartFailures(t *testing.T) {
+	slow(t)
 	saved := readyTimeout
 	readyTimeout = 2 * time.Second
 	defer func() { readyTimeout = saved }()

@@ -12,6 +12,7 @@ import (
 // before a lab PostgreSQL and connects through it 300 times: every client
 // connection is TLS, and the server saw at most the pool's sessions.
 func TestPgbouncer(t *testing.T) {
+	slow(t)
 	ctx := context.Background()
 	srv, err := Start(ctx, "postgres", Options{Keys: []string{"ecdsa-p256"}})
 	pg := started(t, srv, err).(*Postgres)

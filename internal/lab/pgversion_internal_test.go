@@ -32,6 +32,7 @@ func TestTLSLibrary(t *testing.T) {
 // as PostgreSQL 17 and later allow; X25519 is taken without a
 // HelloRetryRequest.
 func TestPostgres18(t *testing.T) {
+	slow(t)
 	ctx := context.Background()
 	srv, err := Start(ctx, "postgres:18", Options{Keys: []string{"ecdsa-p256"}})
 	s := started(t, srv, err).(*Postgres)

@@ -136,6 +136,7 @@ func (c *pgTicketCache) puts() int {
 // TestPostgresPlainOnly starts two servers at once, one without TLS: their
 // ports differ, and the plain one refuses TLS.
 func TestPostgresPlainOnly(t *testing.T) {
+	slow(t)
 	opts := []Options{{Keys: []string{"ecdsa-p256"}, PlainOnly: true}, {Keys: []string{"ecdsa-p256"}}}
 	srvs := make([]Server, len(opts))
 	errs := make([]error, len(opts))
@@ -168,6 +169,7 @@ func TestPostgresPlainOnly(t *testing.T) {
 // TestPostgresStartFailure breaks the configuration of a server: its start
 // fails with the end of its log, and the whole log is kept.
 func TestPostgresStartFailure(t *testing.T) {
+	slow(t)
 	s, err := initPostgres(context.Background(), Options{Keys: []string{"ecdsa-p256"}})
 	started(t, s, err)
 	conf, err := os.OpenFile(filepath.Join(s.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)

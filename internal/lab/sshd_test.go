@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
@@ -16,6 +17,7 @@ import (
 // byte through a channel to a loopback echo server: a channel open is one
 // round trip on the SSH connection.
 func TestSSHDTunnel(t *testing.T) {
+	labtest.Slow(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := lab.StartSSHD(ctx)

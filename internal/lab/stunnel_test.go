@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 )
 
 // TestStunnel starts the pair in front of an echo server and sends a byte
 // through each key's service.
 func TestStunnel(t *testing.T) {
+	labtest.Slow(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	keys := []string{"rsa1024", "ecdsa-p256"}

@@ -16,6 +16,7 @@ import (
 // namespace to a listener on the server's tunnel address, and checks that
 // Stop leaves no namespace or link behind.
 func TestWireGuard(t *testing.T) {
+	slow(t)
 	if err := CheckWireGuard(); err != nil {
 		needInstalled(t, err)
 	}
@@ -42,6 +43,7 @@ func TestWireGuard(t *testing.T) {
 // --via wireguard do: both come up, on UDP ports of their own, and each
 // carries its own connections.
 func TestWireGuardConcurrent(t *testing.T) {
+	slow(t)
 	if err := CheckWireGuard(); err != nil {
 		needInstalled(t, err)
 	}
@@ -82,6 +84,7 @@ func TestWireGuardConcurrent(t *testing.T) {
 // TestWireGuardTakesFreeNumber: a tunnel whose number a leftover veth pair
 // holds takes the next one.
 func TestWireGuardTakesFreeNumber(t *testing.T) {
+	slow(t)
 	if err := CheckWireGuard(); err != nil {
 		needInstalled(t, err)
 	}
@@ -111,6 +114,7 @@ func TestWireGuardTakesFreeNumber(t *testing.T) {
 // outlives its name (held here by a process in it that is no server of
 // the lab, as the kernel holds it for a killed run's sockets).
 func TestSweepWireGuard(t *testing.T) {
+	slow(t)
 	if err := CheckWireGuard(); err != nil {
 		needInstalled(t, err)
 	}

@@ -24,13 +24,11 @@ func median(xs []time.Duration) time.Duration {
 	return xs[len(xs)/2]
 }
 
-// loaded bounds an emulated delay from above on a loaded machine: the
-// scheduler may add milliseconds, so tests do not check accuracy (which
-// BenchmarkRTTAccuracy measures); this bound still catches an RTT applied
-// twice (44 ms becoming 88) or a stall.
-func loaded(rtt time.Duration) time.Duration {
-	return max(5*time.Millisecond, rtt/4)
-}
+// The tests of the emulated link assert what a loaded machine keeps: a
+// delay is never shorter than asked (the emulation only delays), round
+// trips are counted as without it, order and content, deadlines and
+// Close. How far above the RTT a delay lands is the scheduler's, and
+// BenchmarkRTTAccuracy measures it (make bench).
 
 // rttMedians dials addr n times with rtt emulated and returns the medians
 // of the connect phase and of a one-byte echo exchange.
@@ -61,15 +59,19 @@ func rttMedians(tb testing.TB, addr string, rtt time.Duration, n int) (connect, 
 
 // TestRTTAccuracy checks that the emulated connect and a one-byte exchange
 // each take at least the RTT asked for (never less: the emulation only
-// delays) and not much more (medians of 10).
+// delays; medians of 10). How much more they take is
+// BenchmarkRTTAccuracy's figure.
 func TestRTTAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps 20 emulated round trips: skipped under -short")
+	}
 	addr := echoListener(t)
 	for _, rtt := range []time.Duration{time.Millisecond, 44 * time.Millisecond} {
 		mc, me := rttMedians(t, addr, rtt, 10)
 		t.Logf("rtt %v: connect median %v, 1-byte exchange median %v", rtt, mc, me)
 		for what, m := range map[string]time.Duration{"connect": mc, "1-byte exchange": me} {
-			if m < rtt || m > rtt+loaded(rtt) {
-				t.Errorf("rtt %v: %s median %v, want %v to %v", rtt, what, m, rtt, rtt+loaded(rtt))
+			if m < rtt {
+				t.Errorf("rtt %v: %s median %v, below the RTT", rtt, what, m)
 			}
 		}
 	}
@@ -148,18 +150,22 @@ func TestRTTServerFirst(t *testing.T) {
 	}
 	tr := c.Finish()
 	p, _ := tr.Phase("greeting")
-	if p.RoundTrips != 1 || p.Duration < rtt || p.Duration > rtt+loaded(rtt) {
-		t.Errorf("greeting: %d round trips in %v, want 1 in %v", p.RoundTrips, p.Duration, rtt)
+	if p.RoundTrips != 1 || p.Duration < rtt {
+		t.Errorf("greeting: %d round trips in %v, want 1 in at least %v", p.RoundTrips, p.Duration, rtt)
 	}
 }
 
 // TestRTTStream checks order and content over many writes of many sizes,
-// and that writes do not wait for the link.
+// and that writes do not wait for the link: a write that did would take at
+// least the link's one-way delay (RTT/2, 1 s here) by itself, which no
+// load makes a memory copy take; together they may take what the
+// scheduler gives them.
 func TestRTTStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for an emulated 2 s round trip: skipped under -short")
+	}
 	addr := echoListener(t)
-	// Long enough that a loaded machine's (or the race detector's) slow
-	// writes still end far before the link could have carried them.
-	rtt := time.Second
+	rtt := 2 * time.Second
 	c, err := (&Dialer{RTT: rtt}).Dial(context.Background(), addr)
 	if err != nil {
 		t.Fatal(err)
@@ -170,12 +176,13 @@ func TestRTTStream(t *testing.T) {
 	for i := range 200 {
 		p := bytes.Repeat([]byte{byte(i)}, 1+i*97)
 		sent.Write(p)
+		began := time.Now()
 		if _, err := c.Write(p); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if w := time.Since(start); w > rtt/2 {
-		t.Errorf("200 writes took %v: they waited for the link", w)
+		if w := time.Since(began); w >= rtt/2 {
+			t.Fatalf("write %d took %v: it waited for the link", i, w)
+		}
 	}
 	got := make([]byte, sent.Len())
 	if _, err := io.ReadFull(c, got); err != nil {
@@ -192,6 +199,9 @@ func TestRTTStream(t *testing.T) {
 // TestRTTDeadlineAndClose checks that deadlines bound reads of the emulated
 // link, that Close wakes a blocked Read, and that no goroutine is left.
 func TestRTTDeadlineAndClose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for an emulated 1 s round trip: skipped under -short")
+	}
 	addr := echoListener(t)
 	before := runtime.NumGoroutine()
 	rtt := time.Second
@@ -206,12 +216,11 @@ func TestRTTDeadlineAndClose(t *testing.T) {
 	start := time.Now()
 	var b [1]byte
 	_, err = c.Read(b[:])
+	// A timeout, not the byte: the deadline acted before the echo, due
+	// at start+RTT, however late the scheduler let it act.
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("read past the deadline: %v, want a timeout", err)
-	}
-	if e := time.Since(start); e > rtt/2 {
-		t.Errorf("the deadline took %v to act", e)
+		t.Errorf("read past the deadline after %v: %v, want a timeout", time.Since(start), err)
 	}
 	// Without a deadline the byte arrives.
 	c.SetReadDeadline(time.Time{})
@@ -252,10 +261,11 @@ func TestRTTConnectCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := (&Dialer{RTT: 5 * time.Second}).Dial(ctx, addr); !errors.Is(err, context.DeadlineExceeded) {
+	rtt := time.Minute // far beyond any load's delay: a dial that waited it out is a bug
+	if _, err := (&Dialer{RTT: rtt}).Dial(ctx, addr); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("dial: %v, want the context's error", err)
 	}
-	if e := time.Since(start); e > time.Second {
-		t.Errorf("cancelled dial took %v", e)
+	if e := time.Since(start); e >= rtt {
+		t.Errorf("cancelled dial took %v, the whole emulated connect", e)
 	}
 }

@@ -29,10 +29,22 @@ import (
 
 var screenshots = flag.String("screenshots", "", "keep the browser test's screenshots in this directory")
 
+// Deadlines of the browser test: starting Chromium, and each page (open,
+// measure, screenshot), generous for a loaded two-core machine; one slow
+// page fails alone, with its name, instead of the pages after it.
+const (
+	browserStartTimeout = time.Minute
+	pageTimeout         = 30 * time.Second
+)
+
 // chromium finds the browser: Debian's chromium, which scripts/install.sh
-// installs. Without it the test skips, except in CI, where it fails.
+// installs. Without it the test skips, except in CI, where it fails. Under
+// -short it skips: a browser is not the unit layer.
 func chromium(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a browser: skipped under -short")
+	}
 	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
 		if path, err := exec.LookPath(name); err == nil {
 			return path
@@ -55,9 +67,8 @@ func TestHTMLInChromium(t *testing.T) {
 	cases := pageCases(t)
 	dir := t.TempDir()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+	// The browser lives as long as the test; the deadlines are per step.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -79,8 +90,15 @@ func TestHTMLInChromium(t *testing.T) {
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	defer cancelBrowser()
 	b := &tab{ctx: browser}
-	if err := chromedp.Listen(browser, b.listen); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Listen(browser, b.listen) }() // starts the browser
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("starting %s: %v", exe, err)
+		}
+	case <-time.After(browserStartTimeout):
+		t.Fatalf("%s did not start within %v", exe, browserStartTimeout)
 	}
 
 	// Every page of the golden test: every kind of chart, and pages with
@@ -228,17 +246,20 @@ func (v visited) foreign() []string {
 	return out
 }
 
-// visit opens a file, measures its charts and takes a full-page screenshot.
+// visit opens a file, measures its charts and takes a full-page screenshot,
+// all within pageTimeout.
 func (b *tab) visit(t *testing.T, path string) visited {
 	t.Helper()
 	url := "file://" + path
 	b.mu.Lock()
 	b.console, b.requests = nil, nil
 	b.mu.Unlock()
-	if err := chromedp.Do(b.ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("opening %s: %v", url, err)
+	ctx, cancel := context.WithTimeout(b.ctx, pageTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("opening %s (deadline %v a page): %v", url, pageTimeout, err)
 	}
-	figs, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]chartBox](`Array.from(document.querySelectorAll('figure.chart')).map(f => {
+	figs, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartBox](`Array.from(document.querySelectorAll('figure.chart')).map(f => {
 		const s = f.querySelector('svg'), r = s ? s.getBoundingClientRect() : {width: 0, height: 0};
 		const texts = s ? Array.from(s.querySelectorAll('text')) : [];
 		return {ID: f.id, Width: r.width, Height: r.height, Texts: texts.length,
@@ -247,11 +268,11 @@ func (b *tab) visit(t *testing.T, path string) visited {
 			Visible: s ? parseFloat(getComputedStyle(s).opacity) : 0};
 	})`))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("measuring the charts of %s (deadline %v a page): %v", url, pageTimeout, err)
 	}
-	shot, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("a screenshot of %s (deadline %v a page): %v", url, pageTimeout, err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,10 +13,14 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/lab/labexe"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 func TestMain(m *testing.M) {
+	if flag.Parse(); testing.Short() {
+		os.Exit(m.Run()) // no built-in server: its tests skip
+	}
 	dir, err := os.MkdirTemp("", "tlsbench-sitetest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -54,6 +59,7 @@ func variant(t *testing.T, s plan.Spec, id string) plan.Variant {
 // TestBuiltin opens the built-in server as a run does: a listener per key,
 // its CPU measured, alive until stopped, nothing to switch.
 func TestBuiltin(t *testing.T) {
+	labtest.Slow(t)
 	ctx := context.Background()
 	sp := spec(t, plan.Spec{Target: plan.Builtin, TLS: []string{"off", "1.3"}, Keys: []string{"rsa2048", "ecdsa-p256"}})
 	s, err := Open(ctx, sp)
@@ -95,6 +101,7 @@ func TestBuiltin(t *testing.T) {
 // TestURL: a URL is reached as given; its server's CPU is not tlsbench's
 // to measure; a bad --ca and an unusable --via URL are errors in the spec.
 func TestURL(t *testing.T) {
+	labtest.Slow(t)
 	t.Setenv("HOME", t.TempDir()) // no ~/.ssh
 	ctx := context.Background()
 	sp := spec(t, plan.Spec{Target: "https://user:secret@127.0.0.1:1/x", Via: []string{"direct", "ssh://bob@127.0.0.1:2"}})
@@ -136,6 +143,7 @@ func TestURL(t *testing.T) {
 // TestLabKeySwitch: a lab server presents one certificate at a time; Before
 // switches it for a variant with another key, and a note says how, once.
 func TestLabKeySwitch(t *testing.T) {
+	labtest.Slow(t)
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed")
 	}

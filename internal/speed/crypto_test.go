@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/speed"
@@ -45,6 +46,7 @@ func options(t *testing.T, raw plan.Crypto) plan.Crypto {
 // hold whatever the machine: every row there with positive figures, and
 // the orderings no CPU reverses.
 func TestCryptoGo(t *testing.T) {
+	labtest.Slow(t)
 	ps, err := speed.MeasureGo(context.Background(), options(t, plan.Crypto{Duration: 30 * time.Millisecond}), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +185,7 @@ esac
 // core and on all, and a real signature rate as the lab's ceilings take it
 // (TestParseSpeed has every line format, from stored real output).
 func TestCryptoOpenSSL(t *testing.T) {
+	labtest.Slow(t)
 	ctx := context.Background()
 	o, err := speed.FindOpenSSL(ctx, "")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labexe"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -19,6 +20,7 @@ import (
 // it wraps the socket in for every record read, readFromUntil): the load
 // generator's work per request stays off the garbage collector.
 func TestKeepAliveAllocs(t *testing.T) {
+	labtest.Slow(t)
 	exe, err := labexe.Build(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/drivertest"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labexe"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -23,6 +24,7 @@ import (
 // (keep-alive) closes at once, timed as its close phase too. Go's server resumes TLS 1.2 and 1.3
 // sessions and says nothing of a session's TLS.
 func TestConformance(t *testing.T) {
+	labtest.Slow(t)
 	exe, err := labexe.Build(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/drivertest"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
@@ -59,6 +60,7 @@ func TestEndlessHeader(t *testing.T) {
 // timeout in mid-status-line says the server did not answer in time (not
 // that "HTT" is a malformed response).
 func TestSlowDrip(t *testing.T) {
+	labtest.Slow(t)
 	for _, tc := range []struct{ name, head string }{
 		{"status line", ""},
 		{"headers", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"},

@@ -3,6 +3,7 @@ package mongodrv
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -31,7 +32,10 @@ var (
 const testRecords = 1000
 
 func TestMain(m *testing.M) {
-	srv, startErr = lab.Start(context.Background(), "mongodb", lab.Options{Keys: testKeys})
+	flag.Parse()
+	if startErr = labtest.Short(); startErr == nil {
+		srv, startErr = lab.Start(context.Background(), "mongodb", lab.Options{Keys: testKeys})
+	}
 	if startErr == nil {
 		d, err := New(configOf(nil, srv, plan.Variant{TLS: "off"}, "", WorkloadFindOneID))
 		if err == nil {

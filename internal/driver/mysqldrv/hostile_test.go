@@ -13,6 +13,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/drivertest"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
@@ -27,6 +28,7 @@ func hostileConfig(addr string, timeout time.Duration) driver.Config {
 // one that drips its greeting a byte every 100 ms, end Open at the
 // timeout with one line that says which.
 func TestSilentAndSlowServers(t *testing.T) {
+	labtest.Slow(t)
 	const timeout = time.Second
 	for _, tc := range []struct {
 		name  string

@@ -51,6 +51,9 @@ func TestMain(m *testing.M) {
 func server(t testing.TB) lab.Server {
 	t.Helper()
 	labOnce.Do(func() {
+		if labErr = labtest.Short(); labErr != nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		labSrv, labErr = lab.Start(ctx, "mariadb", lab.Options{Keys: testKeys})

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -34,10 +35,14 @@ const testTables, testRows = 2, 1000
 var testKeys = []string{"rsa2048", "rsa4096", "rsa1024", "ecdsa-p256"}
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	start := time.Now()
-	s, err := lab.Start(context.Background(), "postgres", lab.Options{Keys: testKeys})
-	srvErr = err
-	if err == nil {
+	var s lab.Server
+	srvErr = labtest.Short()
+	if srvErr == nil {
+		s, srvErr = lab.Start(context.Background(), "postgres", lab.Options{Keys: testKeys})
+	}
+	if srvErr == nil {
 		srv = s.(*lab.Postgres)
 		srvErr = prepare()
 		fmt.Fprintf(os.Stderr, "lab server started and sbtest prepared in %v\n", time.Since(start).Round(time.Millisecond))

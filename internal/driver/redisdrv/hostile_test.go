@@ -12,6 +12,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/drivertest"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
@@ -61,6 +62,7 @@ func TestHostileReplies(t *testing.T) {
 // TestSlowDrip: a server that sends its reply one byte every 100 ms does
 // not hold a GET past the timeout, however many reads it takes.
 func TestSlowDrip(t *testing.T) {
+	labtest.Slow(t)
 	const timeout = time.Second
 	for _, tc := range []struct{ name, head, drip string }{
 		{"line", "+", "a"},

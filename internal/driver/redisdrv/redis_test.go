@@ -3,6 +3,7 @@ package redisdrv
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -31,7 +32,10 @@ var (
 const testRows = 1000
 
 func TestMain(m *testing.M) {
-	srv, startErr = lab.Start(context.Background(), "redis", lab.Options{Keys: testKeys})
+	flag.Parse()
+	if startErr = labtest.Short(); startErr == nil {
+		srv, startErr = lab.Start(context.Background(), "redis", lab.Options{Keys: testKeys})
+	}
 	if startErr == nil {
 		var err error
 		for _, db := range []string{"/0", "/1"} {
