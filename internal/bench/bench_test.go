@@ -347,8 +347,8 @@ func TestRTT(t *testing.T) {
 			// The lower bound is the invariant (the delay is at least
 			// the emulated RTT per round trip); the upper one catches an
 			// RTT paid twice at 44 ms, with room for a machine whose load
-			// stretches a phase by a few milliseconds (seen at load 15,
-			// and 3.3 ms for a 1 ms RTT while another run shared the CPUs).
+			// stretches a phase by a few milliseconds (seen at load 15);
+			// at 1 ms it would catch only the load.
 			tol := max(5*time.Millisecond, rtt/4)
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 			for i, p := range tr.Phases {
@@ -362,7 +362,10 @@ func TestRTT(t *testing.T) {
 				lo := ms(rtt) * float64(p.RoundTrips.Min)
 				hi := lo + b.Latency.P50 + ms(tol)
 				t.Logf("%s %s: p50 %.3f ms (bare %.3f ms)", vid, p.Name, p.Latency.P50, b.Latency.P50)
-				if p.Latency.P50 < lo || p.Latency.P50 > hi {
+				// Only an RTT above the tolerance, paid twice, stands
+				// out of a loaded machine's stretch (at 1 ms, 12 ms
+				// under stress-ng --cpu 4).
+				if p.Latency.P50 < lo || (lo > ms(tol) && p.Latency.P50 > hi) {
 					t.Errorf("%s %s: p50 %.3f ms, want %.3f to %.3f ms", vid, p.Name, p.Latency.P50, lo, hi)
 				}
 			}
