@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,6 +198,9 @@ func (k *kubeFlags) run(cmd *cobra.Command, target string) error {
 		return usageError{fmt.Errorf("kube: the TARGET names a client certificate (%s): %s", spec.CertFile, refusedInKube["cert"])}
 	}
 
+	if name, file, ok := localFileParam(target); ok {
+		return usageError{fmt.Errorf("kube: the TARGET's %s=%s names a file on this machine, which the pods do not have: %s", name, file, localFileFix(name))}
+	}
 	if plan.Redact(target) != target && k.targetSecret == "" {
 		return usageError{fmt.Errorf("kube: the TARGET holds a password, which kube does not print into manifests: create a Secret (kubectl create secret generic NAME --from-literal=%s='URL') and give --target-secret NAME", kube.SecretKey)}
 	}
@@ -335,4 +339,33 @@ func quoteArgs(args []string) []string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return out
+}
+
+// localFileParams are the URL parameters (libpq's, MySQL's, MongoDB's,
+// tlsbench's) that name a file on the machine that reads the URL.
+var localFileParams = []string{"passfile", "sslkey", "sslcert", "sslrootcert", "sslcrl", "sslcrldir",
+	"ssl-ca", "ssl-cert", "ssl-key", "tlsCAFile", "tlsCertificateKeyFile"}
+
+// localFileParam finds the first parameter of target that names a local
+// file.
+func localFileParam(target string) (name, file string, ok bool) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "", "", false
+	}
+	q := u.Query()
+	for _, name := range localFileParams {
+		if v := q.Get(name); v != "" {
+			return name, v, true
+		}
+	}
+	return "", "", false
+}
+
+// localFileFix says how a pod gets what a local file gave.
+func localFileFix(name string) string {
+	if name == "passfile" {
+		return fmt.Sprintf("put the password in the URL of a Secret instead (kubectl create secret generic NAME --from-literal=%s='URL') and give --target-secret NAME", kube.SecretKey)
+	}
+	return "give the CA with --ca FILE (kube puts it in a ConfigMap); client certificates: " + refusedInKube["cert"]
 }

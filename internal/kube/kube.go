@@ -142,6 +142,10 @@ func (c Config) ConfigMap() *corev1.ConfigMap {
 	}
 }
 
+// ImageUID is the user and group the image runs as (the Dockerfile's
+// USER, distroless's nonroot), which the Job names by number.
+const ImageUID = 65532
+
 // Job is the Indexed Job: N pods at once, one per shard, none retried (a
 // retried shard would start after its trials' slots).
 func (c Config) Job() *batchv1.Job {
@@ -162,7 +166,7 @@ func (c Config) Job() *batchv1.Job {
 			}},
 		})
 	}
-	no, yes := false, true
+	no, yes, uid := false, true, int64(ImageUID)
 	container := corev1.Container{
 		Name:    "tlsbench",
 		Image:   c.Image,
@@ -175,7 +179,13 @@ func (c Config) Job() *batchv1.Job {
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: c.Memory},
 		},
 		SecurityContext: &corev1.SecurityContext{
+			// Numbers, not the image's user name: the kubelet cannot
+			// check that a named user (distroless "nonroot") is not
+			// root, and refuses to start such a container.
 			RunAsNonRoot:             &yes,
+			RunAsUser:                &uid,
+			RunAsGroup:               &uid,
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			ReadOnlyRootFilesystem:   &yes,
 			AllowPrivilegeEscalation: &no,
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	psapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 )
 
@@ -202,5 +205,35 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+// TestPodSecurityRestricted: the Job's pods pass Kubernetes' own
+// pod-security checks at the "restricted" level (what a namespace that
+// enforces it admits), and the kubelet can verify the user is not root:
+// runAsNonRoot with a numeric runAsUser, as the image's USER is.
+func TestPodSecurityRestricted(t *testing.T) {
+	e, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := config().Job()
+	pod := job.Spec.Template
+	lv := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
+	if r := policy.AggregateCheckResults(e.EvaluatePod(lv, &pod.ObjectMeta, &pod.Spec)); !r.Allowed {
+		t.Errorf("the pod template fails pod security %q: %s", psapi.LevelRestricted, r.ForbiddenDetail())
+	}
+	for _, c := range pod.Spec.Containers {
+		sc := c.SecurityContext
+		if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+			t.Errorf("container %s: runAsNonRoot without a numeric non-zero runAsUser: the kubelet refuses a named image user", c.Name)
+		}
+	}
+	docker, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("\nUSER %d:%d\n", ImageUID, ImageUID); !strings.Contains(string(docker), want) {
+		t.Errorf("the Dockerfile does not say %q: the image's user and the Job's runAsUser must agree", strings.TrimSpace(want))
 	}
 }
