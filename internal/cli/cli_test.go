@@ -100,6 +100,9 @@ func TestBadInput(t *testing.T) {
 		{"wireguard before the built-in server", []string{"connect", "builtin", "--via", "wireguard"}, 2, "--via wireguard puts the lab server behind a VPN tlsbench builds"},
 		{"lab engines mixed", []string{"connect", "--lab", "postgres,mariadb"}, 2, "--lab postgres,mariadb: compare versions of one engine (postgres:15,postgres:18), not engines"},
 		{"lab version of redis", []string{"connect", "--lab", "redis:7"}, 2, "--lab redis: only PostgreSQL comes in versions here, as postgres:15 or postgres:18"},
+		// Checked before any server starts (Redis used to start first).
+		{"lab command's last engine", []string{"lab", "redis", "mysql"}, 2, "--lab mysql: no such lab server: use postgres, mariadb, redis or mongodb"},
+		{"lab command's key, sshd first", []string{"lab", "sshd", "redis", "--key", "rsa512"}, 2, `--key: unknown key type "rsa512"`},
 		{"unknown flag", []string{"connect", "builtin", "--fast"}, 2, "unknown flag: --fast"},
 		{"key on external", []string{"connect", https, "--key", "rsa2048"}, 2, "--key applies to servers tlsbench starts"},
 		{"tls on http URL", []string{"connect", "http://127.0.0.1:1/", "--tls", "1.3"}, 2, "is plain HTTP: use an https:// URL"},

@@ -527,3 +527,21 @@ func preparedLab(t *testing.T, engine string, o lab.Options, tables string) stri
 	}
 	return url
 }
+
+// TestLabSSHDFirst: `tlsbench lab sshd` (the Commands table's example) starts
+// sshd and prints its --via URL; its keys were once checked as if sshd were
+// a database engine, which refused it.
+func TestLabSSHDFirst(t *testing.T) {
+	needServer(t, "/usr/sbin/sshd")
+	tmp := t.TempDir()
+	cmd, out := startLab(t, tmp, "sshd")
+	defer cmd.Process.Kill()
+	if !strings.Contains(out, "--via ssh://") {
+		t.Fatalf("lab sshd printed no --via URL:\n%s", out)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("lab sshd after Ctrl-C: exit %d, want 130", code)
+	}
+}

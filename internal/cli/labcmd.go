@@ -31,9 +31,16 @@ Ctrl-C stops the servers and removes their keys.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			for _, k := range keys {
-				if _, err := plan.New(plan.Spec{Target: "lab:" + args[0], Keys: []string{k}}); err != nil {
-					return err
+			// Every engine and key is checked before any server starts:
+			// a mistyped last engine must not leave the first running.
+			for _, engine := range args {
+				if engine == "sshd" {
+					continue // no certificates, no plan
+				}
+				for _, k := range keys {
+					if _, err := plan.New(plan.Spec{Target: "lab:" + engine, Keys: []string{k}}); err != nil {
+						return err
+					}
 				}
 			}
 			sweepStale(cmd.ErrOrStderr())
