@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -123,7 +124,12 @@ reports the difference with its uncertainty, phase by phase.
 With no command it starts its built-in HTTPS/HTTP server and runs the default
 matrix: plain vs TLS 1.2 vs TLS 1.3, server keys rsa1024, rsa2048, rsa4096 and
 ecdsa-p256, connect and pool experiments, 3 trials each.`,
-		Args:          cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			return usageError{fmt.Errorf("unknown command %q%s (see tlsbench --help)", args[0], didYouMean(cmd.SuggestionsFor(args[0])))}
+		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -143,10 +149,11 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
 		},
 	}
+	root.SuggestionsMinimumDistance = 2 // SuggestionsFor's own default is 0
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%v (see tlsbench --help)", err)}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%v%s (see tlsbench %s --help)", err, flagHint(cmd, err), cmd.Name())}
 	})
 	f.register(root, true)
 	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
@@ -231,4 +238,62 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 			fmt.Fprintln(stdout, "tlsbench", Version)
 		},
 	}
+}
+
+// didYouMean words cobra's suggestions for a mistyped command.
+func didYouMean(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return ": did you mean " + strings.Join(names, " or ") + "?"
+}
+
+// flagHint suggests, for an unknown flag, the command's own flag it is a
+// typo of (--trails: --trials), or the command that has it (pool
+// --clients: storm's).
+func flagHint(cmd *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	best, bestDist := "", 3 // at most two edits
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDist && !f.Hidden {
+			best, bestDist = f.Name, d
+		}
+	})
+	if best != "" {
+		return ": did you mean --" + best + "?"
+	}
+	var owners []string
+	for _, c := range cmd.Root().Commands() {
+		if f := c.Flags().Lookup(name); c != cmd && f != nil && !f.Hidden {
+			owners = append(owners, c.Name())
+		}
+	}
+	if len(owners) > 0 {
+		return fmt.Sprintf(": --%s belongs to %s", name, strings.Join(owners, ", "))
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -103,7 +103,11 @@ func TestBadInput(t *testing.T) {
 		// Checked before any server starts (Redis used to start first).
 		{"lab command's last engine", []string{"lab", "redis", "mysql"}, 2, "--lab mysql: no such lab server: use postgres, mariadb, redis or mongodb"},
 		{"lab command's key, sshd first", []string{"lab", "sshd", "redis", "--key", "rsa512"}, 2, `--key: unknown key type "rsa512"`},
-		{"unknown flag", []string{"connect", "builtin", "--fast"}, 2, "unknown flag: --fast"},
+		{"unknown flag", []string{"connect", "builtin", "--fast"}, 2, "unknown flag: --fast (see tlsbench connect --help)"},
+		{"misspelled flag", []string{"connect", "builtin", "--trails", "3"}, 2, "unknown flag: --trails: did you mean --trials?"},
+		{"another command's flag", []string{"pool", "builtin", "--clients", "3"}, 2, "unknown flag: --clients: --clients belongs to storm"},
+		{"misspelled command", []string{"conect", "builtin"}, 2, `unknown command "conect": did you mean connect?`},
+		{"unknown command", []string{"bogus"}, 2, `unknown command "bogus" (see tlsbench --help)`},
 		{"key on external", []string{"connect", https, "--key", "rsa2048"}, 2, "--key applies to servers tlsbench starts"},
 		{"tls on http URL", []string{"connect", "http://127.0.0.1:1/", "--tls", "1.3"}, 2, "is plain HTTP: use an https:// URL"},
 		{"unknown CA", append([]string{"connect", https}, short...), 1, "signed by an unknown authority: pass --ca FILE"},
