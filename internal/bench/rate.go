@@ -303,14 +303,14 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 					}
 				}()
 				for a := range disp.work {
-					if time.Now().After(late) {
+					t0 := time.Now()
+					if t0.After(late) {
 						// A server that hangs each operation
 						// until --timeout would take that long
 						// for every arrival still queued.
 						ot.fail(queuedErr)
 						continue
 					}
-					t0 := time.Now()
 					// The arrival started when it was queued: its wait
 					// for this connection is queueing, not lag.
 					ot.lag.start(a.at, a.sent)
