@@ -129,7 +129,7 @@ func Describe(cs tls.ConnectionState) Negotiated {
 		HelloRetry: cs.HelloRetryRequest,
 	}
 	if cs.CurveID != 0 {
-		n.Group = plan.GroupSpelling(cs.CurveID.String())
+		n.Group = plan.GroupLabel(uint16(cs.CurveID))
 	}
 	if len(cs.PeerCertificates) > 0 {
 		n.PeerKey = PeerKey(cs.PeerCertificates[0])

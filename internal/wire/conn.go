@@ -330,7 +330,7 @@ func (v *view) readHandshake(conn *Conn, tlsC, tlsS int) bool {
 		}
 	}
 	n := &result.Negotiated{Version: tlsVersionName(sh.version), Suite: suiteName(sh.suite),
-		Group: negotiatedGroup(sh.group), ClientHelloBytes: recBytes, HelloRetry: conn.HelloRetry, ALPN: sh.alpn}
+		Group: plan.GroupLabel(sh.group), ClientHelloBytes: recBytes, HelloRetry: conn.HelloRetry, ALPN: sh.alpn}
 	if sh.version == 0x0304 {
 		conn.Resumed = sh.psk
 	} else {
@@ -340,7 +340,7 @@ func (v *view) readHandshake(conn *Conn, tlsC, tlsS int) bool {
 			conn.CertChainBytes, n.PeerKey, _ = certChain(cert.body)
 		}
 		if ske, ok := st.msg(msgServerKeyExchange, 0); ok {
-			n.Group = negotiatedGroup(ecdheGroup(ske.body))
+			n.Group = plan.GroupLabel(ecdheGroup(ske.body))
 		}
 		conn.ClientCert = "none"
 		if cc, ok := ct.msg(msgCertificate, 0); ok {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/crypto/cryptobyte"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -186,7 +187,7 @@ func parseClientHello(body []byte, recordBytes int) (clientHello, error) {
 						break
 					}
 					if !isGrease(g) {
-						o.Groups = append(o.Groups, groupName(g))
+						o.Groups = append(o.Groups, plan.GroupLabel(g))
 					}
 				}
 			}
@@ -231,7 +232,7 @@ func parseClientHello(body []byte, recordBytes int) (clientHello, error) {
 						break
 					}
 					if !isGrease(g) {
-						o.KeyShares = append(o.KeyShares, result.KeyShare{Group: groupName(g), Bytes: len(key)})
+						o.KeyShares = append(o.KeyShares, result.KeyShare{Group: plan.GroupLabel(g), Bytes: len(key)})
 					}
 				}
 			}
@@ -341,38 +342,3 @@ func ecdheGroup(body []byte) uint16 {
 func isGrease(v uint16) bool { return v&0x0f0f == 0x0a0a && v>>8 == v&0xff }
 
 func suiteName(id uint16) string { return tls.CipherSuiteName(id) }
-
-// groupName spells a group as people do (P-256, not CurveP256) for what a
-// client offered.
-func groupName(id uint16) string {
-	switch id {
-	case 23:
-		return "P-256"
-	case 24:
-		return "P-384"
-	case 25:
-		return "P-521"
-	case 29:
-		return "X25519"
-	case 30:
-		return "X448"
-	case 0x11ec:
-		return "X25519MLKEM768"
-	case 0x11eb:
-		return "SecP256r1MLKEM768"
-	case 0x6399:
-		return "X25519Kyber768Draft00"
-	case 256, 257, 258, 259, 260:
-		return fmt.Sprintf("ffdhe%d", []int{2048, 3072, 4096, 6144, 8192}[id-256])
-	}
-	return fmt.Sprintf("0x%04X", id)
-}
-
-// negotiatedGroup spells a chosen group as the offered ones (P-256), as
-// result.Negotiated.Group is spelled.
-func negotiatedGroup(id uint16) string {
-	if id == 0 {
-		return ""
-	}
-	return groupName(id)
-}
