@@ -66,16 +66,16 @@ func (x *primitives) has(kind, name string) bool {
 }
 
 // figure renders one figure, scaled (ciphers: bytes to MB); "-" if absent.
-func (x *primitives) figure(lib, kind, name string, size int, all bool, scale float64) string {
+func (x *primitives) figure(lib, kind, name string, size int, all bool, scale float64, unit string) Cell {
 	p, ok := x.at[primKey{lib, kind, name, size}]
 	v := p.PerCore
 	if all {
 		v = p.AllCores
 	}
 	if !ok || v <= 0 {
-		return "-"
+		return textCell("-")
 	}
-	return num(v*scale, rate)
+	return numCell(v*scale, rate, unit)
 }
 
 // primitiveKinds are the kinds of figures, in the order tables list them.
@@ -110,18 +110,18 @@ func (x *primitives) opsTable(title string, cores int, head string, cols []opsCo
 			if _, ok := x.at[primKey{lib, cols[0].kind, name, 0}]; !ok {
 				continue
 			}
-			cells := []string{"", lib}
+			cells := []Cell{textCell(""), textCell(lib)}
 			if first {
-				cells[0] = name
+				cells[0] = textCell(name)
 			}
 			first = false
 			for _, c := range cols {
-				cells = append(cells, x.figure(lib, c.kind, name, 0, false, 1))
+				cells = append(cells, x.figure(lib, c.kind, name, 0, false, 1, "operations/s"))
 				if multi {
-					cells = append(cells, x.figure(lib, c.kind, name, 0, true, 1))
+					cells = append(cells, x.figure(lib, c.kind, name, 0, true, 1, "operations/s"))
 				}
 			}
-			t.add(cells...)
+			t.addCells(cells...)
 		}
 	}
 	return t
@@ -178,21 +178,21 @@ func (ix *index) crypto(b *body) {
 			}
 			first := true
 			for _, lib := range x.libs {
-				cells := []string{"", lib}
+				cells := []Cell{textCell(""), textCell(lib)}
 				any := false
 				for _, s := range x.sizes {
-					c := x.figure(lib, result.KindCipher, name, s, allCores, 1e-6)
-					any = any || c != "-"
+					c := x.figure(lib, result.KindCipher, name, s, allCores, 1e-6, "MB/s")
+					any = any || c.Figure()
 					cells = append(cells, c)
 				}
 				if !any {
 					continue
 				}
 				if first {
-					cells[0] = name
+					cells[0] = textCell(name)
 				}
 				first = false
-				ct.add(cells...)
+				ct.addCells(cells...)
 			}
 		}
 		if len(ct.Rows) > 0 {
@@ -222,19 +222,19 @@ func (x *primitives) kexTable() Table {
 				continue
 			}
 			s := x.at[primKey{lib, result.KindKexServer, name, 0}]
-			us := func(p result.Primitive) string {
+			us := func(p result.Primitive) Cell {
 				if p.PerCore <= 0 {
-					return "-"
+					return textCell("-")
 				}
-				return num(1e6/p.PerCore, rate)
+				return numCell(1e6/p.PerCore, rate, "µs")
 			}
-			bytes := func(n int) string {
+			bytes := func(n int) Cell {
 				if n <= 0 {
-					return "-"
+					return textCell("-")
 				}
-				return fmt.Sprint(n)
+				return countCell(int64(n), "bytes")
 			}
-			t.Rows[row] = append(t.Rows[row], textCell(us(c)), textCell(us(s)), textCell(bytes(c.KeyShare)), textCell(bytes(s.KeyShare)))
+			t.Rows[row] = append(t.Rows[row], us(c), us(s), bytes(c.KeyShare), bytes(s.KeyShare))
 			row++
 		}
 	}
@@ -344,15 +344,16 @@ func (ix *index) ceilings(b *body) {
 		},
 	}
 	for _, c := range rows {
-		share := "-"
+		share := textCell("-")
 		if s := c.Share(); !math.IsNaN(s) {
-			share = fmt.Sprintf("%.1f%%", s*100)
+			share = Cell{Text: fmt.Sprintf("%.1f%%", s*100), Unit: "%", Value: s * 100, StdDev: math.NaN(), CI: math.NaN()}
 		}
 		at := c.BestAt
 		if at == "" {
 			at = "-"
 		}
-		t.add(c.Key, c.Library, num(c.SignPerSec, rate), fmt.Sprint(c.Cores), num(c.ConnPerSec(), rate), num(c.Best, rate), share, at)
+		t.addCells(textCell(c.Key), textCell(c.Library), numCell(c.SignPerSec, rate, "signatures/s"), countCell(int64(c.Cores), "cores"),
+			numCell(c.ConnPerSec(), rate, "connections/s"), numCell(c.Best, rate, "connections/s"), share, textCell(at))
 	}
 	b.table(t)
 }

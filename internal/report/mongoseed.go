@@ -56,15 +56,17 @@ func presetTable(r *result.Result) (*Table, error) {
 				name = ""
 			}
 			if h.Count == 0 {
-				t.add(name, v.ID, "0", "-", "-", "-", "-", "-", "-", "-")
+				dash := textCell("-")
+				t.addCells(textCell(name), textCell(v.ID), countCell(0, "iterations"), dash, dash, dash, dash, dash, dash, dash)
 				continue
 			}
-			change := "baseline"
+			change := textCell("baseline")
 			if v.ID != baseline {
-				change = delta(f.paired(r.Trials, baseline, v.ID))
+				change = deltaCell(f.paired(r.Trials, baseline, v.ID))
 			}
-			t.add(name, v.ID, fmt.Sprint(h.Count), num(h.Mean, millis), num(h.StdDev, millis),
-				num(h.P50, millis), num(h.P95, millis), num(h.P99, millis), trips, change)
+			ms := func(v float64) Cell { return numCell(v, millis, "ms") }
+			t.addCells(textCell(name), textCell(v.ID), countCell(h.Count, "iterations"), ms(h.Mean), ms(h.StdDev),
+				ms(h.P50), ms(h.P95), ms(h.P99), trips, change)
 		}
 	}
 	t.Foot = []string{
@@ -106,7 +108,7 @@ func (f seedFigure) latency(t result.Trial) (result.Hist, result.RoundTrips, boo
 }
 
 // merged is the figure over every trial of a variant, and its round trips.
-func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, string, error) {
+func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, Cell, error) {
 	all := stats.NewRecorder()
 	lo, hi, seen := 0, 0, false
 	for _, t := range trials {
@@ -119,7 +121,7 @@ func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, 
 		}
 		rec, err := stats.DecodeHist(stats.Hist(h))
 		if err != nil {
-			return result.Hist{}, "", err
+			return result.Hist{}, Cell{}, err
 		}
 		all.Merge(rec)
 		if !seen || rt.Min < lo {
@@ -127,9 +129,9 @@ func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, 
 		}
 		hi, seen = max(hi, rt.Max), true
 	}
-	trips := "-"
+	trips := textCell("-")
 	if seen && (f.exp == plan.NewClient || hi > 0) {
-		trips = roundTrips(lo, hi)
+		trips = rtCell(float64(lo)).shown(roundTrips(lo, hi))
 	}
 	return result.Hist(all.Hist()), trips, nil
 }

@@ -147,16 +147,16 @@ func (ix *index) perConnTables(b *body) {
 				if len(ts) == 0 {
 					continue
 				}
-				vs := "baseline"
+				vs := textCell("baseline")
 				if name != ix.baseline {
-					vs = delta(ix.perConnDelta(ix.baseline, name, c, n))
+					vs = deltaCell(ix.perConnDelta(ix.baseline, name, c, n))
 				}
 				lat := withLatency(ts)
-				ms := func(f func(result.Hist) float64) string {
+				ms := func(f func(result.Hist) float64) Cell {
 					if len(lat) == 0 {
-						return "-"
+						return textCell("-")
 					}
-					return num(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis)
+					return numCell(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis, "ms")
 				}
 				var ops, conns int64
 				var client, srv time.Duration
@@ -164,15 +164,15 @@ func (ix *index) perConnTables(b *body) {
 					ops, conns = ops+tr.Ops, conns+tr.Conns
 					client, srv = client+tr.ClientCPU, srv+tr.ServerCPU
 				}
-				row := []string{label, name,
-					meanStd(collect(ts, connRate), rate), meanStd(collect(ts, result.Trial.Throughput), rate),
-					meanStd(collect(ts, msPerOp), millis), vs,
+				row := []Cell{textCell(label), textCell(name),
+					meanCell(collect(ts, connRate), rate, "connections/s"), meanCell(collect(ts, result.Trial.Throughput), rate, "operations/s"),
+					meanCell(collect(ts, msPerOp), millis, "ms/op"), vs,
 					ms(func(h result.Hist) float64 { return h.P50 }), ms(func(h result.Hist) float64 { return h.P95 }),
 					perOp(client, ops)}
 				if server {
-					row = append(row, perOp(srv, ops), perOp(srv, conns))
+					row = append(row, perOp(srv, ops), perOp(srv, conns).unit("µs/conn"))
 				}
-				t.add(row...)
+				t.addCells(row...)
 				label = ""
 			}
 		}
@@ -223,11 +223,11 @@ func (ix *index) perConnPhases(b *body, c, n int) {
 		if len(ts) == 0 {
 			continue
 		}
-		row := []string{name}
+		row := []Cell{textCell(name)}
 		for _, p := range names {
 			row = append(row, phaseCell(ts, p))
 		}
-		t.add(row...)
+		t.addCells(row...)
 	}
 	b.table(t)
 }

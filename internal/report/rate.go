@@ -197,8 +197,8 @@ func (ix *index) rateTables(b *body) {
 				if !ok {
 					continue
 				}
-				ms := func(v float64) string { return num(v, millis) }
-				row := []string{label, name, num(s.achieved, ratePrecision), share(s.dropped, s.arrivals), share(s.failed, s.arrivals),
+				ms := func(v float64) Cell { return numCell(v, millis, "ms") }
+				row := []Cell{textCell(label), textCell(name), numCell(s.achieved, ratePrecision, "arrivals/s"), shareCount(s.dropped, s.arrivals), shareCount(s.failed, s.arrivals),
 					ms(s.p50), ms(s.p99), ms(s.max), ms(s.sp50), ms(s.sp99)}
 				if server {
 					row = append(row, perOp(s.server, s.ops))
@@ -211,9 +211,9 @@ func (ix *index) rateTables(b *body) {
 							verdict = fmt.Sprintf("yes (%d of %d trials over)", s.overs, s.trials)
 						}
 					}
-					row = append(row, verdict)
+					row = append(row, textCell(verdict))
 				}
-				t.add(row...)
+				t.addCells(row...)
 				label = ""
 			}
 		}
@@ -249,9 +249,9 @@ func (ix *index) lagTable(b *body, c rateCell) {
 			}
 			trials = max(trials, s.lagged)
 			sc := s.sched
-			ms := func(v float64) string { return num(v, millis) }
-			t.add(label, name, fmt.Sprint(sc.Due), fmt.Sprint(sc.Started), ms(sc.Lag.Mean), ms(sc.Lag.P99), ms(sc.Lag.Max),
-				share(sc.Late1ms, sc.Started), share(sc.Late10ms, sc.Started))
+			ms := func(v float64) Cell { return numCell(v, millis, "ms") }
+			t.addCells(textCell(label), textCell(name), countCell(sc.Due, "arrivals"), countCell(sc.Started, "arrivals"), ms(sc.Lag.Mean), ms(sc.Lag.P99), ms(sc.Lag.Max),
+				shareCount(sc.Late1ms, sc.Started), shareCount(sc.Late10ms, sc.Started))
 			label = ""
 		}
 	}
@@ -298,12 +298,13 @@ func perSecond(r float64) string { return strings.TrimSuffix(plan.RateLabel(r), 
 // ratePrecision is rate's precision for achieved rates.
 func ratePrecision(v float64) int { return rate(v) }
 
-// share renders n of total as "12 (0.5%)", or "0".
-func share(n, total int64) string {
+// shareCount is the count n of total, written "12 (0.5%)", or "0".
+func shareCount(n, total int64) Cell {
+	c := countCell(n, "arrivals")
 	if n == 0 || total == 0 {
-		return fmt.Sprint(n)
+		return c
 	}
-	return fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(total))
+	return c.shown(fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(total)))
 }
 
 // KneeAt is one variant's outcome of a rate search.

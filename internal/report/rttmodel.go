@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -242,25 +241,23 @@ func (ix *index) rttModel(b *body) {
 		o.Header = append(o.Header, "predicted@"+l, "measured@"+l)
 	}
 	for _, p := range ps {
-		row := []string{p.Variant, strconv.FormatFloat(p.RoundTrips, 'f', -1, 64), num(p.Local, millis)}
-		if p.RoundTrips != math.Round(p.RoundTrips) {
-			row[1] = fmt.Sprintf("%.2f", p.RoundTrips)
-		}
-		orow := []string{p.Variant, p.Plain}
+		ms := func(v float64) Cell { return numCell(v, millis, "ms") }
+		row := []Cell{textCell(p.Variant), rtCell(p.RoundTrips), ms(p.Local)}
+		orow := []Cell{textCell(p.Variant), textCell(p.Plain)}
 		if p.Plain != "" {
-			orow = append(orow, num(p.Local-ix.local(ps, p.Plain), millis))
+			orow = append(orow, ms(p.Local-ix.local(ps, p.Plain)))
 		}
 		for _, pt := range p.At {
-			e := "-"
+			e := textCell("-")
 			if x := pt.Error(); !math.IsNaN(x) {
-				e = fmt.Sprintf("%+.1f%%", 100*x)
+				e = Cell{Text: fmt.Sprintf("%+.1f%%", 100*x), Unit: "%", Value: 100 * x, StdDev: math.NaN(), CI: math.NaN()}
 			}
-			row = append(row, num(pt.Predicted, millis), num(pt.Measured, millis), e)
-			orow = append(orow, num(pt.Overhead, millis), num(pt.MeasuredOverhead, millis))
+			row = append(row, ms(pt.Predicted), ms(pt.Measured), e)
+			orow = append(orow, ms(pt.Overhead), ms(pt.MeasuredOverhead))
 		}
-		t.add(row...)
+		t.addCells(row...)
 		if p.Plain != "" {
-			o.add(orow...)
+			o.addCells(orow...)
 		}
 	}
 	t.Foot = []string{"error: (predicted - measured) / measured; - where the run did not measure the variant at that RTT (--rtt)"}

@@ -92,38 +92,38 @@ func (ix *index) stormTables(b *body) {
 					somax = max(somax, l.Somaxconn)
 				}
 			}
-			ms := func(d func(result.Trial) time.Duration) string {
-				return meanStd(collect(ts, func(t result.Trial) float64 { return float64(d(t)) / float64(time.Millisecond) }), millis)
+			ms := func(d func(result.Trial) time.Duration) Cell {
+				return meanCell(collect(ts, func(t result.Trial) float64 { return float64(d(t)) / float64(time.Millisecond) }), millis, "ms")
 			}
 			lat := withLatency(ts)
-			pct := func(f func(result.Hist) float64) string {
+			pct := func(f func(result.Hist) float64) Cell {
 				if len(lat) == 0 {
-					return "-"
+					return textCell("-")
 				}
-				return num(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis)
+				return numCell(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis, "ms")
 			}
-			vs := "baseline"
+			vs := textCell("baseline")
 			if name != ix.baseline {
-				vs = delta(ix.stormDelta(ix.baseline, name, n))
+				vs = deltaCell(ix.stormDelta(ix.baseline, name, n))
 			}
-			row := []string{name, fmt.Sprintf("%d/%d", back, clients), ms(func(t result.Trial) time.Duration { return t.Storm.AllConnected })}
+			row := []Cell{textCell(name), countCell(back, "clients").shown(fmt.Sprintf("%d/%d", back, clients)), ms(func(t result.Trial) time.Duration { return t.Storm.AllConnected })}
 			if firstOp {
 				row = append(row, ms(func(t result.Trial) time.Duration { return t.Storm.LastFirstOp }))
 			}
-			lq := "-"
+			lq := textCell("-")
 			if listen {
-				lq = fmt.Sprintf("%d/%d", over, drops)
+				lq = countCell(over, "overflows").shown(fmt.Sprintf("%d/%d", over, drops))
 			}
 			row = append(row, vs)
 			if spread {
 				row = append(row, ms(func(t result.Trial) time.Duration { return t.Storm.DialSpread }))
 			}
 			row = append(row, pct(func(h result.Hist) float64 { return h.P50 }), pct(func(h result.Hist) float64 { return h.P99 }),
-				pct(func(h result.Hist) float64 { return h.Max }), fmt.Sprint(errs), lq)
+				pct(func(h result.Hist) float64 { return h.Max }), countCell(errs, "errors"), lq)
 			if server {
 				row = append(row, ms(func(t result.Trial) time.Duration { return t.ServerCPU }))
 			}
-			t.add(row...)
+			t.addCells(row...)
 		}
 		t.Foot = []string{
 			"back: clients connected (and with --first-op, done with their first operation), summed over trials; vs baseline: the time until the last was back, paired by round (± 95% CI, * when it excludes 0)",
@@ -165,7 +165,7 @@ func (ix *index) stormPhases(b *body, n int) {
 		t.Header = append(t.Header, "(hold)")
 		t.Foot = []string{"each phase ends where its answer arrived; close: from the client's close until it was done; (hold): from the client's last answer (--first-op: its operation done) until its close began, while the others came back, in no phase"}
 	}
-	cell := func(hs []result.Hist) string {
+	cell := func(hs []result.Hist) Cell {
 		var p50, p99, most []float64
 		for _, h := range hs {
 			if h.Count > 0 {
@@ -173,17 +173,18 @@ func (ix *index) stormPhases(b *body, n int) {
 			}
 		}
 		if len(p50) == 0 {
-			return "-"
+			return textCell("-")
 		}
-		mean := func(xs []float64) string { return num(stats.Summarize(xs).Mean, millis) }
-		return mean(p50) + " / " + mean(p99) + " / " + mean(most)
+		mean := func(xs []float64) Cell { return numCell(stats.Summarize(xs).Mean, millis, "ms") }
+		c := mean(p50)
+		return c.shown(c.Text + " / " + mean(p99).Text + " / " + mean(most).Text)
 	}
 	for _, name := range ix.variants {
 		ts := withLatency(ix.trials[cellKey{plan.Storm, name, n}])
 		if len(ts) == 0 {
 			continue
 		}
-		row := []string{name}
+		row := []Cell{textCell(name)}
 		for _, p := range names {
 			var hs []result.Hist
 			for _, tr := range ts {
@@ -204,7 +205,7 @@ func (ix *index) stormPhases(b *body, n int) {
 			}
 			row = append(row, cell(hs))
 		}
-		t.add(row...)
+		t.addCells(row...)
 	}
 	b.table(t)
 }
@@ -236,24 +237,24 @@ func (ix *index) memoryTable(b *body) {
 			if len(ms) == 0 {
 				continue
 			}
-			mib := func(f func(result.ServerMemory) int64) string {
+			mib := func(f func(result.ServerMemory) int64) Cell {
 				xs := make([]float64, len(ms))
 				for i, m := range ms {
 					xs[i] = float64(f(m)) / (1 << 20)
 				}
-				return meanStd(xs, millis)
+				return meanCell(xs, millis, "MiB")
 			}
 			per := make([]float64, len(ms))
 			for i, m := range ms {
 				per[i] = m.PerConn() / 1024
 			}
-			first := "-"
+			first := textCell("-")
 			if ts := ix.trials[k]; len(ts) > 0 && ts[0].Round == 0 && ts[0].ServerMemory != nil {
-				first = num(ts[0].ServerMemory.PerConn()/1024, rate)
+				first = numCell(ts[0].ServerMemory.PerConn()/1024, rate, "KiB/conn")
 			}
-			t.add(string(e), fmt.Sprint(ms[0].Conns), k.variant,
+			t.addCells(textCell(string(e)), countCell(int64(ms[0].Conns), "connections"), textCell(k.variant),
 				mib(func(m result.ServerMemory) int64 { return m.IdleBytes }), mib(func(m result.ServerMemory) int64 { return m.HeldBytes }),
-				meanStd(per, rate), first, strings.ToUpper(ms[0].Kind))
+				meanCell(per, rate, "KiB/conn"), first, textCell(strings.ToUpper(ms[0].Kind)))
 		}
 	}
 	if len(t.Rows) == 0 {

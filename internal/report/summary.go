@@ -162,9 +162,5 @@ func (ix *index) metricName(e plan.Experiment) string {
 	return "requests/s"
 }
 
-func usPerOp(cpu time.Duration, ops int64) number {
-	if ops <= 0 || cpu <= 0 {
-		return number(math.NaN())
-	}
-	return number(float64(cpu) / float64(time.Microsecond) / float64(ops))
-}
+// usPerOp is perOp's figure.
+func usPerOp(cpu time.Duration, ops int64) number { return number(perOp(cpu, ops).Value) }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,13 +21,17 @@ type Table struct {
 }
 
 // Cell is one cell of a table: its text as the report shows it and, for a
-// figure, the number behind the text.
+// figure, the number behind the text. Every rendering reads the same
+// cell: the text report and the page its Text, the page's alignment and
+// the json summary's tables its Unit and numbers.
 type Cell struct {
 	Text string
 	// Unit names what Value counts ("connections/s", "ms", "%"); it is ""
 	// for a cell of words (a name, a version, "-"), whose numbers are unset.
 	Unit string
-	// Value is the figure: a mean over trials, a change in percent.
+	// Value is the figure: a mean over trials, a change in percent, a
+	// count. A cell that shows several figures of one kind ("p50 / p99 /
+	// max", "0.052 [1]": a time and its round trips) carries the first.
 	// StdDev is its standard deviation over trials and CI the half-width
 	// of its 95% confidence interval, NaN where unknown.
 	Value, StdDev, CI float64
@@ -38,6 +43,43 @@ func (c Cell) Figure() bool { return c.Unit != "" }
 // textCell is a cell of words only.
 func textCell(s string) Cell {
 	return Cell{Text: s, Value: math.NaN(), StdDev: math.NaN(), CI: math.NaN()}
+}
+
+// numCell is the figure v in unit, written as num writes it at precision
+// p; "-", a cell of words, when v is not a number.
+func numCell(v float64, p precision, unit string) Cell {
+	if !finite(v) {
+		return textCell(num(v, p))
+	}
+	return Cell{Text: num(v, p), Unit: unit, Value: v, StdDev: math.NaN(), CI: math.NaN()}
+}
+
+// countCell is a count of unit.
+func countCell(n int64, unit string) Cell {
+	return Cell{Text: strconv.FormatInt(n, 10), Unit: unit, Value: float64(n), StdDev: math.NaN(), CI: math.NaN()}
+}
+
+// shareCell is part of whole in percent, as percent writes it.
+func shareCell(part, whole int64) Cell {
+	if whole <= 0 {
+		return textCell(percent(part, whole))
+	}
+	return Cell{Text: percent(part, whole), Unit: "%", Value: 100 * float64(part) / float64(whole), StdDev: math.NaN(), CI: math.NaN()}
+}
+
+// shown is c with the text s: a figure written with more than its number
+// ("300/300", "0.052 [1]", "yes"), the number unchanged.
+func (c Cell) shown(s string) Cell {
+	c.Text = s
+	return c
+}
+
+// unit is c counting unit instead, a figure's only.
+func (c Cell) unit(unit string) Cell {
+	if c.Figure() {
+		c.Unit = unit
+	}
+	return c
 }
 
 // add appends a row of text cells.

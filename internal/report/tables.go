@@ -107,15 +107,15 @@ func (ix *index) phases(b *body, e plan.Experiment) {
 		t.Header = append(append([]string{"variant"}, names...), "total", "p50", "p95", "p99", "max")
 		for _, name := range ix.variants {
 			ts := withLatency(ix.trials[cellKey{e, name, c}])
-			row := []string{name}
+			row := []Cell{textCell(name)}
 			for _, p := range names {
 				row = append(row, phaseCell(ts, p))
 			}
-			mean := func(f func(result.Hist) float64) string {
+			mean := func(f func(result.Hist) float64) Cell {
 				if len(ts) == 0 {
-					return "-"
+					return textCell("-")
 				}
-				return num(stats.Summarize(collect(ts, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis)
+				return numCell(stats.Summarize(collect(ts, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis, "ms")
 			}
 			row = append(row,
 				mean(func(h result.Hist) float64 { return h.Mean }),
@@ -123,11 +123,11 @@ func (ix *index) phases(b *body, e plan.Experiment) {
 				mean(func(h result.Hist) float64 { return h.P95 }),
 				mean(func(h result.Hist) float64 { return h.P99 }))
 			if len(ts) == 0 {
-				row = append(row, "-")
+				row = append(row, textCell("-"))
 			} else {
-				row = append(row, num(slices.Max(collect(ts, func(t result.Trial) float64 { return t.Latency.Max })), millis))
+				row = append(row, numCell(slices.Max(collect(ts, func(t result.Trial) float64 { return t.Latency.Max })), millis, "ms"))
 			}
-			t.add(row...)
+			t.addCells(row...)
 		}
 		b.table(t)
 		all = append(all, names...)
@@ -137,8 +137,9 @@ func (ix *index) phases(b *body, e plan.Experiment) {
 	}
 }
 
-// phaseCell is "0.052 [1]": the phase's mean latency over trials and its round trips.
-func phaseCell(ts []result.Trial, name string) string {
+// phaseCell is "0.052 [1]": the phase's mean latency over trials, in ms,
+// and its round trips.
+func phaseCell(ts []result.Trial, name string) Cell {
 	var ms []float64
 	lo, hi := math.MaxInt, math.MinInt
 	for _, t := range ts {
@@ -150,9 +151,10 @@ func phaseCell(ts []result.Trial, name string) string {
 		}
 	}
 	if len(ms) == 0 {
-		return "-"
+		return textCell("-")
 	}
-	return fmt.Sprintf("%s [%s]", num(stats.Summarize(ms).Mean, millis), roundTrips(lo, hi))
+	c := numCell(stats.Summarize(ms).Mean, millis, "ms")
+	return c.shown(fmt.Sprintf("%s [%s]", c.Text, roundTrips(lo, hi)))
 }
 
 // negotiated writes what each TLS variant's handshakes settled on.
@@ -196,8 +198,8 @@ func (ix *index) negotiated(b *body) {
 		t.Title = "negotiated, as the client saw it and as the server reports it"
 		t.Header = append(t.Header, "server says")
 	}
-	add := func(name string, cells ...string) {
-		row := append([]string{name}, cells[:4]...)
+	add := func(name string, cells ...Cell) {
+		row := append([]Cell{textCell(name)}, cells[:4]...)
 		if hello {
 			row = append(row, cells[4])
 		}
@@ -210,9 +212,9 @@ func (ix *index) negotiated(b *body) {
 			if s == "" {
 				s = "-"
 			}
-			row = append(row, s)
+			row = append(row, textCell(s))
 		}
-		t.add(row...)
+		t.addCells(row...)
 	}
 	tls := len(server) > 0
 	for _, name := range ix.variants {
@@ -228,7 +230,8 @@ func (ix *index) negotiated(b *body) {
 		}
 		info, known := ix.info[name]
 		if (known && info.Plain()) || (!known && !slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })) {
-			add(name, "-", "-", "-", "-", "-", "-", "-")
+			dash := textCell("-")
+			add(name, dash, dash, dash, dash, dash, dash, dash)
 			continue
 		}
 		tls = true
@@ -237,7 +240,7 @@ func (ix *index) negotiated(b *body) {
 			resumed += t.Resumed
 			conns += t.Conns
 		}
-		field := func(f func(*result.Negotiated) string) string {
+		field := func(f func(*result.Negotiated) string) Cell {
 			var vals []string
 			for _, t := range ts {
 				if t.Negotiated != nil && f(t.Negotiated) != "" && !slices.Contains(vals, f(t.Negotiated)) {
@@ -245,9 +248,28 @@ func (ix *index) negotiated(b *body) {
 				}
 			}
 			if len(vals) == 0 {
-				return "-"
+				return textCell("-")
 			}
-			return strings.Join(vals, "/")
+			return textCell(strings.Join(vals, "/"))
+		}
+		// The ClientHello's size in bytes: a figure where the trials agree.
+		var sizes []int
+		for _, t := range ts {
+			if n := t.Negotiated; n != nil && n.ClientHelloBytes > 0 && !slices.Contains(sizes, n.ClientHelloBytes) {
+				sizes = append(sizes, n.ClientHelloBytes)
+			}
+		}
+		helloCell := textCell("-")
+		if len(sizes) > 0 {
+			helloCell = countCell(int64(sizes[0]), "bytes")
+			if len(sizes) > 1 {
+				helloCell = field(func(n *result.Negotiated) string {
+					if n.ClientHelloBytes <= 0 {
+						return ""
+					}
+					return fmt.Sprint(n.ClientHelloBytes)
+				})
+			}
 		}
 		add(name,
 			field(func(n *result.Negotiated) string { return n.Version }),
@@ -259,13 +281,8 @@ func (ix *index) negotiated(b *body) {
 				return n.Group
 			}),
 			field(func(n *result.Negotiated) string { return n.PeerKey }),
-			field(func(n *result.Negotiated) string {
-				if n.ClientHelloBytes <= 0 {
-					return ""
-				}
-				return fmt.Sprint(n.ClientHelloBytes)
-			}),
-			percent(resumed, conns),
+			helloCell,
+			shareCell(resumed, conns),
 			field(func(n *result.Negotiated) string { return n.ClientCert }))
 	}
 	if tls {
@@ -306,15 +323,16 @@ func (ix *index) cpu(b *body) {
 				}
 			}
 			last = k
-			row := []string{exp, conc, k.variant, perOp(client, ops)}
+			row := []Cell{textCell(exp), textCell(conc), textCell(k.variant), perOp(client, ops)}
 			if server {
 				row = append(row, perOp(srv, ops))
 			}
-			cores := "-"
+			cores := textCell("-")
 			if elapsed > 0 {
-				cores = fmt.Sprintf("%.2f", client.Seconds()/elapsed.Seconds())
+				v := client.Seconds() / elapsed.Seconds()
+				cores = Cell{Text: fmt.Sprintf("%.2f", v), Unit: "cores", Value: v, StdDev: math.NaN(), CI: math.NaN()}
 			}
-			t.add(append(row, cores)...)
+			t.addCells(append(row, cores)...)
 		}
 	}
 	if len(t.Rows) > 0 {
@@ -322,9 +340,11 @@ func (ix *index) cpu(b *body) {
 	}
 }
 
-func perOp(cpu time.Duration, ops int64) string {
+// perOp is CPU per operation in µs, "-" without CPU or operations: the
+// CPU tables' cells and the summaries' figures.
+func perOp(cpu time.Duration, ops int64) Cell {
 	if ops <= 0 || cpu <= 0 {
-		return "-"
+		return textCell("-")
 	}
-	return num(float64(cpu)/float64(time.Microsecond)/float64(ops), millis)
+	return numCell(float64(cpu)/float64(time.Microsecond)/float64(ops), millis, "µs/op")
 }

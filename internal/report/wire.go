@@ -158,30 +158,32 @@ func (ix *index) wireConnTable(b *body, names []string) {
 		ts := ix.wireTrials(n)
 		conns, resumed := wireConns(ts)
 		w := wireOf(ts)
-		proto, server, hrr, tickets, chain, flights := "-", "-", "-", "-", "-", "-"
+		proto, server := "-", "-"
+		hrr, tickets, chain, flights := textCell("-"), textCell("-"), textCell("-"), textCell("-")
 		tls := slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Negotiated != nil })
 		if w != nil {
 			proto, server = w.Protocol, w.Server
 			if tls {
-				hrr, tickets = fmt.Sprint(w.HelloRetries), fmt.Sprint(w.TicketsOffered)
+				hrr, tickets = countCell(int64(w.HelloRetries), "connections"), countCell(int64(w.TicketsOffered), "ClientHellos")
 			}
 			if w.CertChainBytes > 0 {
-				chain = fmt.Sprint(w.CertChainBytes)
+				chain = countCell(int64(w.CertChainBytes), "bytes")
 			}
 			if w.Flights > 0 {
-				flights = num(w.Flights, rate)
+				flights = numCell(w.Flights, rate, "flights/conn")
 			}
 		}
-		res := "-"
+		res := textCell("-")
 		if tls {
-			res = percent(resumed, conns)
+			res = shareCell(resumed, conns)
 		}
 		lat := wireHist(ts)
-		connsCell := fmt.Sprint(conns)
+		connsCell := countCell(conns, "connections")
 		if len(names) > 1 {
-			connsCell += " (" + percent(conns, all) + ")"
+			connsCell = connsCell.shown(connsCell.Text + " (" + percent(conns, all) + ")")
 		}
-		t.add(n, proto, server, connsCell, num(lat.Mean, millis), num(lat.P50, millis), num(lat.P99, millis), num(lat.Max, millis),
+		ms := func(v float64) Cell { return numCell(v, millis, "ms") }
+		t.addCells(textCell(n), textCell(proto), textCell(server), connsCell, ms(lat.Mean), ms(lat.P50), ms(lat.P99), ms(lat.Max),
 			res, hrr, tickets, chain, flights)
 	}
 	t.Foot = []string{
@@ -226,11 +228,11 @@ func (ix *index) wirePhases(b *body, names []string) {
 		if len(ts) == 0 {
 			continue
 		}
-		row := []string{n}
+		row := []Cell{textCell(n)}
 		for _, p := range phases {
 			row = append(row, phaseCell(ts, p))
 		}
-		t.add(append(row, num(wireHist(ts).Mean, millis))...)
+		t.addCells(append(row, numCell(wireHist(ts).Mean, millis, "ms"))...)
 		if slices.ContainsFunc(ts, func(t result.Trial) bool { return result.WirePhasesPast(t) > 0 }) {
 			past = append(past, n)
 		}
@@ -258,7 +260,8 @@ func (ix *index) wireSplit(b *body, names []string) {
 		}
 		label := n
 		add := func(phase string, s result.PhaseSplit) {
-			t.add(label, phase, num(s.Client, millis), num(s.Server, millis), num(s.Network, millis), clientShare(s))
+			ms := func(v float64) Cell { return numCell(v, millis, "ms") }
+			t.addCells(textCell(label), textCell(phase), ms(s.Client), ms(s.Server), ms(s.Network), clientShare(s))
 			label = ""
 		}
 		for _, s := range w.Split {
@@ -286,12 +289,14 @@ func splitTotal(ss []result.PhaseSplit) result.PhaseSplit {
 	return s
 }
 
-func clientShare(s result.PhaseSplit) string {
+// clientShare is the client's part of a split, in percent.
+func clientShare(s result.PhaseSplit) Cell {
 	all := s.Client + s.Server + s.Network
 	if all <= 0 {
-		return "-"
+		return textCell("-")
 	}
-	return fmt.Sprintf("%.0f%%", 100*s.Client/all)
+	v := 100 * s.Client / all
+	return Cell{Text: fmt.Sprintf("%.0f%%", v), Unit: "%", Value: v, StdDev: math.NaN(), CI: math.NaN()}
 }
 
 // wireNetwork is the network's part of the setup of ts's connections
@@ -342,8 +347,8 @@ func (ix *index) wireOffered(b *body, names []string) {
 		for _, g := range o.Groups {
 			groups = append(groups, groupWords(g))
 		}
-		t.add(n, orDash(strings.Join(o.Versions, ", ")), suitesWords(o.Suites), orDash(strings.Join(groups, ", ")),
-			orDash(strings.Join(shares, ", ")), orDash(o.SNI), orDash(strings.Join(o.ALPN, ", ")), fmt.Sprint(o.HelloBytes))
+		t.addCells(textCell(n), textCell(orDash(strings.Join(o.Versions, ", "))), textCell(suitesWords(o.Suites)), textCell(orDash(strings.Join(groups, ", "))),
+			textCell(orDash(strings.Join(shares, ", "))), textCell(orDash(o.SNI)), textCell(orDash(strings.Join(o.ALPN, ", "))), countCell(int64(o.HelloBytes), "bytes"))
 	}
 	if len(t.Rows) == 0 {
 		return

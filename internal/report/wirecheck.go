@@ -73,27 +73,31 @@ func (ix *index) wireCheckTable(b *body) {
 			name = ""
 		}
 		last = c.Variant
-		diff := "-"
+		diff := textCell("-")
 		if d := wireCheckDelta(c.Tool, c.Wire); !math.IsNaN(d) {
-			diff = fmt.Sprintf("%+.1f%%", d)
+			diff = Cell{Text: fmt.Sprintf("%+.1f%%", d), Unit: "%", Value: d, StdDev: math.NaN(), CI: math.NaN()}
 		}
 		mark := ""
 		if parts(c.Tool, c.Wire, c.ToolRoundTrips, c.WireRoundTrips) {
 			mark = "differs"
 		}
-		t.add(name, c.Phase, fmt.Sprint(c.Conns), num(c.Tool, millis), num(c.Wire, millis), diff,
-			rtCell(c.ToolRoundTrips), rtCell(c.WireRoundTrips), mark)
+		t.addCells(textCell(name), textCell(c.Phase), countCell(int64(c.Conns), "connections"), numCell(c.Tool, millis, "ms"), numCell(c.Wire, millis, "ms"), diff,
+			rtCell(c.ToolRoundTrips), rtCell(c.WireRoundTrips), textCell(mark))
 	}
 	t.Foot = []string{fmt.Sprintf("the connections the capture shows starting within each trial; differs: by more than %.0f%% and %s ms, or in round trips", wireCheckPct, num(wireCheckMS, millis))}
 	b.table(t)
 }
 
 // rtCell is a mean round-trip count: "2", or "1.50".
-func rtCell(x float64) string {
-	if x == math.Round(x) {
-		return fmt.Sprint(int(x))
+func rtCell(x float64) Cell {
+	c := Cell{Text: fmt.Sprintf("%.2f", x), Unit: "round trips", Value: x, StdDev: math.NaN(), CI: math.NaN()}
+	if !finite(x) {
+		return textCell(c.Text)
 	}
-	return fmt.Sprintf("%.2f", x)
+	if x == math.Round(x) {
+		c.Text = fmt.Sprint(int(x))
+	}
+	return c
 }
 
 // wireChecks: each phase where tlsbench and the wire part, or that every
