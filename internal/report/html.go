@@ -56,10 +56,13 @@ type pageTable struct {
 }
 
 // pageCell is a cell of a page's table: Num aligns it right, as the
-// column of figures it is in.
+// column of figures it is in; a figure carries its number (Value, as the
+// csv writes it) and its unit and interval in words (Title, shown on
+// hover).
 type pageCell struct {
-	Text string
-	Num  bool
+	Text         string
+	Num          bool
+	Value, Title string
 }
 
 // HTML writes the model as one self-contained page: findings in plain
@@ -131,16 +134,29 @@ func (m *Model) HTML(w io.Writer) error {
 	return err
 }
 
-// tableOf is t as a page shows it: the columns of figures aligned right.
+// tableOf is t as a page shows it: a column that holds a figure is a
+// column of figures, aligned right with its header; words ("-",
+// "baseline") in it too.
 func tableOf(t *Table) pageTable {
 	pt := pageTable{Title: t.Title, Foot: t.Foot}
+	num := make([]bool, len(t.Header))
+	for _, row := range t.Rows {
+		for i, c := range row {
+			if i < len(num) && c.Figure() {
+				num[i] = true
+			}
+		}
+	}
 	for i, h := range t.Header {
-		pt.Header = append(pt.Header, pageCell{Text: h, Num: i >= t.Left})
+		pt.Header = append(pt.Header, pageCell{Text: h, Num: num[i]})
 	}
 	for _, row := range t.Rows {
 		cells := make([]pageCell, len(row))
 		for i, c := range row {
-			cells[i] = pageCell{Text: c.Text, Num: i >= t.Left}
+			cells[i] = pageCell{Text: c.Text, Num: i < len(num) && num[i]}
+			if c.Figure() {
+				cells[i].Value, cells[i].Title = number(c.Value).String(), c.words()
+			}
 		}
 		pt.Rows = append(pt.Rows, cells)
 	}

@@ -17,6 +17,9 @@ type summary struct {
 	Version int           `json:"version"`
 	Source  Source        `json:"source"`
 	Cells   []CellSummary `json:"cells"`
+	// Tables are the report's tables, cell by cell, as the text report
+	// and the page show them (a preset's first).
+	Tables []Table `json:"tables"`
 }
 
 // Source identifies the result summarized without naming its file.
@@ -28,18 +31,28 @@ type Source struct {
 	Tool     string    `json:"tool_version,omitempty"`
 }
 
-// JSON writes the model's cell summaries as indented JSON (the preset's
-// table is not summarized).
+// JSON writes the model's cell summaries and its tables as indented
+// JSON.
 func (m *Model) JSON(w io.Writer) error {
 	cells := m.Cells
 	if cells == nil {
 		cells = []CellSummary{}
+	}
+	tables := []Table{}
+	if m.Preset != nil {
+		tables = append(tables, *m.Preset)
+	}
+	for _, b := range m.Body {
+		if b.Table != nil {
+			tables = append(tables, *b.Table)
+		}
 	}
 	data, err := json.MarshalIndent(summary{
 		Schema:  SummarySchema,
 		Version: SummaryVersion,
 		Source:  m.Source,
 		Cells:   cells,
+		Tables:  tables,
 	}, "", "  ")
 	if err != nil {
 		return err

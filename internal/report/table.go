@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -12,12 +13,12 @@ import (
 // flush left and figures flush right, two spaces apart; the page as an
 // HTML table.
 type Table struct {
-	Title  string
-	Left   int
-	Header []string
-	Rows   [][]Cell
+	Title  string   `json:"title"`
+	Left   int      `json:"names"` // the columns of names, at the left
+	Header []string `json:"header"`
+	Rows   [][]Cell `json:"rows"`
 	// Foot lines are printed under the rows.
-	Foot []string
+	Foot []string `json:"foot,omitempty"`
 }
 
 // Cell is one cell of a table: its text as the report shows it and, for a
@@ -35,6 +36,24 @@ type Cell struct {
 	// StdDev is its standard deviation over trials and CI the half-width
 	// of its 95% confidence interval, NaN where unknown.
 	Value, StdDev, CI float64
+}
+
+// MarshalJSON writes a cell of words as {"text": ...} and a figure with
+// its numbers, null where unknown: {"text", "unit", "value", "stddev",
+// "ci95"}.
+func (c Cell) MarshalJSON() ([]byte, error) {
+	if !c.Figure() {
+		return json.Marshal(struct {
+			Text string `json:"text"`
+		}{c.Text})
+	}
+	return json.Marshal(struct {
+		Text   string `json:"text"`
+		Unit   string `json:"unit"`
+		Value  number `json:"value"`
+		StdDev number `json:"stddev"`
+		CI     number `json:"ci95"`
+	}{c.Text, c.Unit, number(c.Value), number(c.StdDev), number(c.CI)})
 }
 
 // Figure reports whether c holds a number.
@@ -80,6 +99,16 @@ func (c Cell) unit(unit string) Cell {
 		c.Unit = unit
 	}
 	return c
+}
+
+// words are a figure's number, unit and interval: "4134.2 connections/s
+// ±1355.7 (95% CI)".
+func (c Cell) words() string {
+	s := number(c.Value).String() + " " + c.Unit
+	if finite(c.CI) {
+		s += " ±" + number(c.CI).String() + " (95% CI)"
+	}
+	return s
 }
 
 // add appends a row of text cells.

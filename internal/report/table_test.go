@@ -1,10 +1,15 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // figureText is how a figure's text begins: a number, signed or not.
@@ -41,5 +46,65 @@ func TestTablesTyped(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestJSONTables checks that the json summary carries the model's tables
+// cell for cell: the text as shown, and each figure's number and unit.
+func TestJSONTables(t *testing.T) {
+	r, err := result.Read(filepath.Join("testdata", "measured-postgres-storm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build(r)
+	var b bytes.Buffer
+	if err := m.JSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tables []struct {
+			Title string
+			Rows  [][]struct {
+				Text  string
+				Unit  string
+				Value *float64
+			}
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	var want []*Table
+	for _, bl := range m.Body {
+		if bl.Table != nil {
+			want = append(want, bl.Table)
+		}
+	}
+	if len(got.Tables) != len(want) || len(want) == 0 {
+		t.Fatalf("%d tables in the json, %d in the model", len(got.Tables), len(want))
+	}
+	figures := 0
+	for i, w := range want {
+		g := got.Tables[i]
+		if g.Title != w.Title || len(g.Rows) != len(w.Rows) {
+			t.Fatalf("table %d: %q with %d rows, want %q with %d", i, g.Title, len(g.Rows), w.Title, len(w.Rows))
+		}
+		for j, row := range w.Rows {
+			for k, c := range row {
+				gc := g.Rows[j][k]
+				if gc.Text != c.Text || gc.Unit != c.Unit || (gc.Value != nil) != c.Figure() {
+					t.Errorf("%q row %d cell %d: %+v, want %q %q", w.Title, j, k, gc, c.Text, c.Unit)
+				}
+				if gc.Value != nil {
+					figures++
+					if math.Abs(*gc.Value-c.Value) > 1e-4*math.Abs(c.Value) {
+						t.Errorf("%q row %d cell %d: value %v, want %v", w.Title, j, k, *gc.Value, c.Value)
+					}
+				}
+			}
+		}
+	}
+	if figures == 0 {
+		t.Error("no figure in the json tables")
 	}
 }
