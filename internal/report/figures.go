@@ -53,13 +53,19 @@ type figurer struct {
 	out    []chart.Figure
 }
 
-// add keeps a figure that chart can draw (see chart.Drawable): a figure
-// of absurd figures is left out, not drawn wrong.
+// add keeps a figure that shows something (chart.Figure.Shows: a single
+// point says no more than its table's row) and that chart can draw (see
+// chart.Drawable): a figure of absurd figures is left out, not drawn
+// wrong.
 func (b *figurer) add(f chart.Figure) {
-	if chart.Drawable(f) {
+	if f.Shows() && chart.Drawable(f) {
 		b.out = append(b.out, f)
 	}
 }
+
+// logNote is what a caption says of a value axis drawn on a log scale
+// (chart.Dwarfs).
+const logNote = " The value axis is logarithmic: the largest value is over 10 times the smallest, which a linear axis would squash to the bottom."
 
 // trialsPhrase says over how many trials the figures of e are means.
 func (b *figurer) trialsPhrase(e plan.Experiment) string {
@@ -159,7 +165,16 @@ func (b *figurer) bars(e plan.Experiment, names []string, c int, id, title, xlab
 	if len(bs) == 0 {
 		return
 	}
-	b.add(chart.Figure{ID: id, Title: title, Caption: caption, Kind: chart.Bars, X: chart.Axis{Label: xlabel, Min: chart.At(0)}, Bars: bs})
+	x := chart.Axis{Label: xlabel, Min: chart.At(0)}
+	var means []float64
+	for _, br := range bs {
+		means = append(means, br.Value)
+	}
+	if chart.Dwarfs(means) {
+		x = chart.Axis{Label: xlabel + ", log scale", Log: true}
+		caption += logNote
+	}
+	b.add(chart.Figure{ID: id, Title: title, Caption: caption, Kind: chart.Bars, X: x, Bars: bs})
 }
 
 // lines draws one line per variant of a figure over concurrency, with
@@ -195,13 +210,31 @@ func (b *figurer) lines(e plan.Experiment, names []string, id, title, ylabel str
 	for _, c := range cs {
 		ticks = append(ticks, chart.Tick{Value: float64(c), Label: fmt.Sprint(c)})
 	}
+	caption := "Points: " + b.trialsPhrase(e) + " at each concurrency; error bars: ±1 standard deviation over trials."
+	y := chart.Axis{Label: ylabel + " (" + b.trialsPhrase(e) + ")", Min: chart.At(0), Max: chart.At(top * 1.08)}
+	var ys []float64
+	for _, s := range series {
+		for _, p := range s.Points {
+			ys = append(ys, p.Y)
+		}
+	}
+	if chart.Dwarfs(ys) {
+		lo := math.Inf(1)
+		for _, v := range ys {
+			if v > 0 {
+				lo = min(lo, v)
+			}
+		}
+		y = chart.Axis{Label: ylabel + ", log scale (" + b.trialsPhrase(e) + ")", Log: true, Min: chart.At(lo / 1.6), Max: chart.At(top * 1.6)}
+		caption += logNote
+	}
 	b.add(chart.Figure{
 		ID:      id,
 		Title:   title,
-		Caption: "Points: " + b.trialsPhrase(e) + " at each concurrency; error bars: ±1 standard deviation over trials.",
+		Caption: caption,
 		Kind:    chart.Lines,
 		X:       chart.Axis{Label: "concurrency (connections in use at once)", Log: true, Ticks: ticks, Min: chart.At(float64(cs[0]) / 1.25), Max: chart.At(float64(cs[len(cs)-1]) * 1.25)},
-		Y:       chart.Axis{Label: ylabel + " (" + b.trialsPhrase(e) + ")", Min: chart.At(0), Max: chart.At(top * 1.08)},
+		Y:       y,
 		Series:  series,
 	})
 }

@@ -27,6 +27,7 @@ type page struct {
 	Status []string
 	Notes  []string
 
+	Basis                              string
 	Caveats, Findings, Recommendations []string
 	Warnings                           []string
 	Comparable                         bool
@@ -78,6 +79,7 @@ func (m *Model) HTML(w io.Writer) error {
 	p := page{
 		Title:      m.Header.Title,
 		Comparable: m.Comparable,
+		Basis:      m.Basis,
 		Warnings:   m.Warnings,
 		Command:    strings.Join(m.Header.Command, " "),
 		Settings:   m.Header.Settings,

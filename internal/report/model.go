@@ -33,8 +33,12 @@ type Model struct {
 	// Warnings are what the figures say about their own limits, as
 	// sentences ("the client used 0.91 of 1 core in ...").
 	Warnings []string
-	// Findings are caveats, findings and recommendations, in that order.
+	// Findings are caveats, findings and recommendations, in that order;
+	// Basis says in a sentence what they were computed from, for the kind
+	// of run this is (trials paired by round, a capture's connections, a
+	// crypto run's rates).
 	Findings []Finding
+	Basis    string
 	// Comparable is set when the run measured two variants or more: with
 	// no recommendation, the page says why.
 	Comparable bool
@@ -104,6 +108,7 @@ func Build(r *result.Result) *Model {
 		PresetErr:  err,
 		Body:       ix.body(),
 		Findings:   ix.findings(),
+		Basis:      basis(r),
 		Comparable: ix.comparable(),
 		Figures:    ix.figures(),
 		Colors:     ix.colorKey(),
@@ -120,6 +125,18 @@ func Build(r *result.Result) *Model {
 		m.Warnings = ix.warnings()
 	}
 	return m
+}
+
+// basis is what the findings of r were computed from, by its kind: a
+// page's sentence above them.
+func basis(r *result.Result) string {
+	switch {
+	case isCrypto(r):
+		return "Computed from the rates of the primitives measured in this run, on this machine: each figure is one library's operations or bytes per second, on one core and on all; no trials are compared."
+	case isWire(r) && !slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return t.Experiment != plan.Wire }):
+		return "Computed from the connections the capture shows: each figure is over a variant's connections as the packets timed them, not over repeated trials, so no difference here carries a confidence interval."
+	}
+	return "Computed from the figures of this run. A difference counts only when its 95% confidence interval (trials paired by round) excludes zero; otherwise it is reported as no measurable difference."
 }
 
 // header is the title and facts of r.

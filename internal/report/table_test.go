@@ -108,3 +108,24 @@ func TestJSONTables(t *testing.T) {
 		t.Error("no figure in the json tables")
 	}
 }
+
+// TestBasis: the sentence above the findings says what this kind of run
+// computed them from; paired trials only where trials were paired.
+func TestBasis(t *testing.T) {
+	cases := pageCases(t)
+	for name, want := range map[string]string{
+		"measured-connect": "trials paired by round",
+		"crypto":           "rates of the primitives",
+		"measured-crypto":  "rates of the primitives",
+		"wire-pgbench":     "connections the capture shows",
+		"wire-https":       "connections the capture shows",
+	} {
+		page := string(renderHTML(t, cases[name]))
+		if !strings.Contains(page, want) {
+			t.Errorf("%s: the page does not say %q", name, want)
+		}
+		if want != "trials paired by round" && strings.Contains(page, "paired by round") {
+			t.Errorf("%s: the page speaks of trials paired by round", name)
+		}
+	}
+}

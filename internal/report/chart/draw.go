@@ -48,8 +48,12 @@ func layout(f Figure) (chart, error) {
 		h.nominal(p)
 	case Lines:
 		grid(p, false)
+		floor := 0.0
+		if f.Y.Log && f.Y.Min != nil {
+			floor = *f.Y.Min
+		}
 		for _, s := range f.Series {
-			e, err := addSeries(p, s)
+			e, err := addSeries(p, s, floor)
 			if err != nil {
 				return c, fmt.Errorf("chart %s: %w", f.ID, err)
 			}
@@ -75,19 +79,23 @@ func layout(f Figure) (chart, error) {
 	c.plot = p
 	switch f.Kind {
 	case Bars:
-		c.height = barsHeight(len(f.Bars))
+		most := 1
+		for _, b := range f.Bars {
+			most = max(most, lines(b.Label))
+		}
+		c.height = barsHeight(len(f.Bars), most)
 		if len(c.legend) > 0 {
-			c.height = max(c.height, legendHeight(len(c.legend)))
+			c.height = max(c.height, c.legendHeight())
 		}
 	default:
-		c.height = max(chartHeight, legendHeight(len(c.legend)))
+		c.height = max(chartHeight, c.legendHeight())
 	}
 	return c, nil
 }
 
 // addSeries adds s to p: a line through its points with error bars and
 // marks, or, for a model, the predicted line and the measured marks.
-func addSeries(p *plot.Plot, s Series) (legendEntry, error) {
+func addSeries(p *plot.Plot, s Series, floor float64) (legendEntry, error) {
 	if s.Model {
 		line, err := plotter.NewLine(errPoints(s.Predicted))
 		if err != nil {
@@ -113,7 +121,14 @@ func addSeries(p *plot.Plot, s Series) (legendEntry, error) {
 		return legendEntry{}, err
 	}
 	sc.GlyphStyle = draw.GlyphStyle{Color: s.Style.Color, Radius: vg.Points(3), Shape: s.Style.glyph()}
-	eb, err := plotter.NewYErrorBars(pts)
+	var bars interface {
+		plotter.XYer
+		plotter.YErrorer
+	} = pts
+	if floor > 0 {
+		bars = floored{pts, floor}
+	}
+	eb, err := plotter.NewYErrorBars(bars)
 	if err != nil {
 		return legendEntry{}, err
 	}
@@ -156,9 +171,23 @@ func grid(p *plot.Plot, vertical bool) {
 	p.Add(g)
 }
 
-func barsHeight(n int) vg.Length { return vg.Points(78) + barPitch*vg.Length(n) }
+// barsHeight fits n bars whose labels take up to lines lines each.
+func barsHeight(n, lines int) vg.Length {
+	return vg.Points(78) + (barPitch+lineHeight*vg.Length(lines-1))*vg.Length(n)
+}
 
-func legendHeight(n int) vg.Length { return vg.Points(60) + vg.Points(13)*vg.Length(n) }
+// legendHeight fits the legend's entries, each as high as the one of
+// most lines (gonum gives every entry one height).
+func (c chart) legendHeight() vg.Length {
+	most := 1
+	for _, e := range c.legend {
+		most = max(most, lines(e.name))
+	}
+	return vg.Points(60) + (vg.Points(13)+lineHeight*vg.Length(most-1))*vg.Length(len(c.legend))
+}
+
+// lineHeight is what a label's second line adds.
+const lineHeight = vg.Length(10)
 
 // Drawable reports whether gonum can draw f: finite points, finite axis
 // ranges (gonum would draw an infinite one as 0), and above zero on a log
@@ -184,8 +213,8 @@ func (c chart) draw(dc draw.Canvas) {
 	l.Padding = vg.Points(3)
 	var w vg.Length
 	for _, e := range c.legend {
-		l.Add(e.name, e.thumbs...)
-		w = max(w, l.TextStyle.Width(e.name))
+		l.Add(wrap(e.name), e.thumbs...)
+		w = max(w, l.TextStyle.Width(wrap(e.name)))
 	}
 	lw := w + l.ThumbnailWidth + vg.Points(18)
 	c.plot.Draw(draw.Crop(dc, 0, -lw, 0, 0))

@@ -3,7 +3,11 @@
 // words), filled by package report; this package decides only how it looks.
 package chart
 
-import "image/color"
+import (
+	"image/color"
+	"math"
+	"slices"
+)
 
 // Kind is how a figure is drawn.
 type Kind string
@@ -105,4 +109,46 @@ type Guide struct {
 type Swatch struct {
 	Name  string
 	Color color.RGBA
+}
+
+// Shows reports whether f shows something a table does not say as well:
+// lines need two places on their X axis (one is a table's row), bars two
+// bars, or one bar split into segments (its parts are the point). A
+// report leaves other figures out; its tables hold their figures.
+func (f Figure) Shows() bool {
+	switch f.Kind {
+	case Lines:
+		var xs []float64
+		for _, s := range f.Series {
+			for _, p := range append(s.Points, s.Predicted...) {
+				if !slices.Contains(xs, p.X) {
+					xs = append(xs, p.X)
+				}
+			}
+		}
+		return len(xs) >= 2
+	case Bars:
+		return len(f.Bars) >= 2 || len(f.Bars) == 1 && len(f.Bars[0].Segments) >= 2
+	}
+	return false
+}
+
+// DwarfRatio is how many times the largest value of a figure may be its
+// smallest on a linear axis: beyond it, the small ones are squashed
+// into the bottom tenth of the chart (plain's connections/s over TLS's),
+// and the report draws the axis on a log scale instead (Dwarfs).
+const DwarfRatio = 10
+
+// Dwarfs reports whether the largest of vs is more than DwarfRatio times
+// the smallest; never where one is not above zero, which a log axis
+// cannot show.
+func Dwarfs(vs []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vs {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return false
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return hi > DwarfRatio*lo
 }

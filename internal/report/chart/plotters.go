@@ -3,6 +3,8 @@ package chart
 import (
 	"image/color"
 	"math"
+	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -94,7 +96,7 @@ func (h *hbars) nominal(p *plot.Plot) {
 	var ticks []plot.Tick
 	n := len(h.bars)
 	for i, b := range h.bars {
-		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: b.Label})
+		ticks = append(ticks, plot.Tick{Value: float64(n - 1 - i), Label: wrap(b.Label)})
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Tick.Length = 0
@@ -117,3 +119,45 @@ func (e errPoints) XY(i int) (float64, float64) { return e[i].X, e[i].Y }
 func (e errPoints) YError(i int) (float64, float64) {
 	return e[i].Err, e[i].Err
 }
+
+// floored are points whose error bars stop at floor below: a log axis
+// has no zero to reach (gonum panics at it).
+type floored struct {
+	errPoints
+	floor float64
+}
+
+func (f floored) YError(i int) (float64, float64) {
+	p := f.errPoints[i]
+	// Down to floor, or to a tenth of Y where floor is so far below that
+	// Y-floor rounds to Y (gonum would reach 0).
+	return min(p.Err, p.Y-f.floor, 0.9*p.Y), p.Err
+}
+
+// labelWidth is the longest line of a bar's or legend entry's label, in
+// characters: beyond it a label wraps at its spaces (a variant's words:
+// version, key, options), so that long labels do not take the plot's
+// width. A word longer than that keeps a line of its own.
+const labelWidth = 18
+
+// wrap breaks s at spaces into lines of at most labelWidth characters.
+func wrap(s string) string {
+	words := strings.Fields(s)
+	if utf8.RuneCountInString(s) <= labelWidth || len(words) < 2 {
+		return s
+	}
+	var lines []string
+	line := words[0]
+	for _, w := range words[1:] {
+		if utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > labelWidth {
+			lines = append(lines, line)
+			line = w
+			continue
+		}
+		line += " " + w
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// lines is how many lines s takes once wrapped.
+func lines(s string) int { return strings.Count(wrap(s), "\n") + 1 }
