@@ -128,7 +128,7 @@ func TestHTMLInChromium(t *testing.T) {
 				if err := os.MkdirAll(*screenshots, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(*screenshots, name+".png"), v.shot, 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(*screenshots, strings.ReplaceAll(name, "/", "-")+".png"), v.shot, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -142,13 +142,20 @@ func TestHTMLInChromium(t *testing.T) {
 			}
 			// The charts' own colours are on screen: plain's grey where a
 			// plain variant was measured and the first TLS variant's.
+			// (A page without charts has no colour key either.)
 			plain := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return newIndex(r).info[t.Variant].Plain() })
-			if plain && !hasColour(img, chart.PlainStyle(0, false).Color) {
+			if len(charts) > 0 && plain && !hasColour(img, chart.PlainStyle(0, false).Color) {
 				t.Errorf("plain's grey %s is nowhere in the screenshot", chart.Hex(chart.PlainStyle(0, false).Color))
 			}
 			tls := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return !direct(newIndex(r).info[t.Variant]) })
-			if tls && !hasColour(img, chart.VariantStyle(0, false).Color) {
+			if len(charts) > 0 && tls && !hasColour(img, chart.VariantStyle(0, false).Color) {
 				t.Errorf("the first variant colour %s is nowhere in the screenshot", chart.Hex(chart.VariantStyle(0, false).Color))
+			}
+			for _, o := range v.overflows {
+				t.Errorf("wider than the page outside its scroll box: %s", o)
+			}
+			for _, o := range v.overlaps {
+				t.Errorf("chart labels overlap: %s", o)
 			}
 			for _, m := range v.console {
 				t.Errorf("console: %s", m)
@@ -163,17 +170,27 @@ func TestHTMLInChromium(t *testing.T) {
 		path := filepath.Join(dir, "broken.html")
 		// An image from the network (a closed loopback port: nothing leaves
 		// the machine), a script that logs an error, a chart of no size.
-		page := `<!DOCTYPE html><html><head><title>broken</title></head><body>
+		// A footnote wider than the page, two labels on top of each other.
+		page := `<!DOCTYPE html><html><head><title>broken</title></head><body><main>
 <figure class="chart" id="chart-empty"><svg width="0" height="0"></svg></figure>
+<figure class="chart" id="chart-crowded"><svg width="400" height="100"><text x="10" y="50">tls1.3 ecdsa-p256 resume</text><text x="14" y="52">tls1.2 rsa2048</text></svg></figure>
+<div class="tbl"><h3>wide</h3><div class="foot"><p style="white-space: nowrap">` + strings.Repeat("a footnote that does not wrap ", 80) + `</p></div></div>
 <img src="http://127.0.0.1:9/x.png" alt="">
 <script>console.error("boom")</script>
-</body></html>`
+</main></body></html>`
 		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		v := b.visit(t, path)
-		if len(v.figures) != 1 || v.figures[0].rendered() {
+		if len(v.figures) != 2 || v.figures[0].rendered() {
 			t.Errorf("the empty chart passed: %+v", v.figures)
+		}
+		if !slices.ContainsFunc(v.overflows, func(o string) bool { return strings.HasPrefix(o, "the page:") }) ||
+			!slices.ContainsFunc(v.overflows, func(o string) bool { return strings.HasPrefix(o, "wide: foot") }) {
+			t.Errorf("the footnote wider than the page went unseen: %q", v.overflows)
+		}
+		if len(v.overlaps) != 1 || !strings.Contains(v.overlaps[0], "chart-crowded") {
+			t.Errorf("the crowded labels went unseen: %q", v.overlaps)
 		}
 		if !slices.ContainsFunc(v.console, func(m string) bool { return strings.Contains(m, "boom") }) {
 			t.Errorf("console.error went unseen: %q", v.console)
@@ -227,13 +244,58 @@ func (f chartBox) rendered() bool {
 	return f.Width >= 300 && f.Height >= 80 && f.Texts > 0 && f.Shapes > 0 && f.TextWidth > 0 && f.Visible > 0
 }
 
-// visited is what a page showed and did.
+// visited is what a page showed and did: overflows name what reaches
+// past the page's column outside a scroll box of its own, overlaps the
+// charts' texts that cover each other.
 type visited struct {
-	figures           []chartBox
-	shot              []byte
-	console, requests []string
-	url               string
+	figures             []chartBox
+	shot                []byte
+	console, requests   []string
+	overflows, overlaps []string
+	url                 string
 }
+
+// overflowJS lists what is wider than the page's column without a scroll
+// box of its own to hold it: the page itself (a horizontal scroll bar), a
+// table's box, its footnotes, a chart. A table wider than its box scrolls
+// inside it, which is how it may be wider.
+const overflowJS = `(() => {
+	const out = [], main = document.querySelector('main');
+	if (!main) return out;
+	const cs = getComputedStyle(main), right = main.getBoundingClientRect().right - parseFloat(cs.paddingRight) + 1;
+	if (document.documentElement.scrollWidth > window.innerWidth)
+		out.push('the page: ' + document.documentElement.scrollWidth + ' px in a ' + window.innerWidth + ' px window');
+	const name = e => (e.closest('.tbl') ? e.closest('.tbl').querySelector('h3').textContent : e.id || e.className).slice(0, 60);
+	for (const e of document.querySelectorAll('.tbl .scroll, .tbl .foot, .prose, figure.chart')) {
+		const r = e.getBoundingClientRect();
+		if (r.right > right) out.push(name(e) + ': ' + e.className + ' ends at ' + Math.round(r.right) + ' px, the column at ' + Math.round(right));
+		if (!e.classList.contains('scroll') && e.scrollWidth > e.clientWidth + 1)
+			out.push(name(e) + ': ' + (e.className || e.tagName) + ' is ' + e.scrollWidth + ' px wide in ' + e.clientWidth);
+	}
+	for (const s of document.querySelectorAll('.tbl .scroll')) {
+		const st = getComputedStyle(s);
+		if (s.scrollWidth > s.clientWidth + 1 && st.overflowX !== 'auto' && st.overflowX !== 'scroll')
+			out.push(name(s) + ': cut off, not scrolled');
+	}
+	return out;
+})()`
+
+// overlapJS lists the texts of each chart that overlap another text of
+// it by more than a sliver: 2 px across and 40% of the lower one's height
+// (the lines of a wrapped label touch in their boxes' leading, no more).
+const overlapJS = `(() => {
+	const out = [];
+	for (const f of document.querySelectorAll('figure.chart')) {
+		const boxes = Array.from(f.querySelectorAll('svg text')).filter(t => t.textContent.trim() !== '')
+			.map(t => ({t: t.textContent, r: t.getBoundingClientRect()}));
+		for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+			const a = boxes[i].r, b = boxes[j].r;
+			const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+			if (w > 2 && h > 0.4 * Math.min(a.height, b.height)) out.push(f.id + ': "' + boxes[i].t + '" and "' + boxes[j].t + '"');
+		}
+	}
+	return out;
+})()`
 
 // foreign lists the requests for anything but the page and data: URLs.
 func (v visited) foreign() []string {
@@ -270,13 +332,22 @@ func (b *tab) visit(t *testing.T, path string) visited {
 	if err != nil {
 		t.Fatalf("measuring the charts of %s (deadline %v a page): %v", url, pageTimeout, err)
 	}
+	overflows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflowJS))
+	if err != nil {
+		t.Fatalf("measuring the width of %s: %v", url, err)
+	}
+	overlaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overlapJS))
+	if err != nil {
+		t.Fatalf("measuring the chart labels of %s: %v", url, err)
+	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("a screenshot of %s (deadline %v a page): %v", url, pageTimeout, err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return visited{figures: figs, shot: shot, console: slices.Clone(b.console), requests: slices.Clone(b.requests), url: url}
+	return visited{figures: figs, shot: shot, console: slices.Clone(b.console), requests: slices.Clone(b.requests),
+		overflows: overflows, overlaps: overlaps, url: url}
 }
 
 // pixels measures an image: the share of pixels that are not white, and
