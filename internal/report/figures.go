@@ -165,16 +165,9 @@ func (b *figurer) bars(e plan.Experiment, names []string, c int, id, title, xlab
 	if len(bs) == 0 {
 		return
 	}
-	x := chart.Axis{Label: xlabel, Min: chart.At(0)}
-	var means []float64
-	for _, br := range bs {
-		means = append(means, br.Value)
-	}
-	if chart.Dwarfs(means) {
-		x = chart.Axis{Label: xlabel + ", log scale", Log: true}
-		caption += logNote
-	}
-	b.add(chart.Figure{ID: id, Title: title, Caption: caption, Kind: chart.Bars, X: x, Bars: bs})
+	// A linear axis even where one bar dwarfs the others: a bar's length
+	// is its value (on a log axis it is not), and its note says it.
+	b.add(chart.Figure{ID: id, Title: title, Caption: caption, Kind: chart.Bars, X: chart.Axis{Label: xlabel, Min: chart.At(0)}, Bars: bs})
 }
 
 // lines draws one line per variant of a figure over concurrency, with

@@ -133,10 +133,11 @@ func (f Figure) Shows() bool {
 	return false
 }
 
-// DwarfRatio is how many times the largest value of a figure may be its
-// smallest on a linear axis: beyond it, the small ones are squashed
+// DwarfRatio is how many times the largest point of a line chart may be
+// its smallest on a linear axis: beyond it, the small ones are squashed
 // into the bottom tenth of the chart (plain's connections/s over TLS's),
-// and the report draws the axis on a log scale instead (Dwarfs).
+// and the report draws the axis on a log scale instead (Dwarfs). Bars
+// stay linear: a bar's length is its value, and its note says it.
 const DwarfRatio = 10
 
 // Dwarfs reports whether the largest of vs is more than DwarfRatio times
