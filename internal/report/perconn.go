@@ -151,13 +151,6 @@ func (ix *index) perConnTables(b *body) {
 				if name != ix.baseline {
 					vs = deltaCell(ix.perConnDelta(ix.baseline, name, c, n))
 				}
-				lat := withLatency(ts)
-				ms := func(f func(result.Hist) float64) Cell {
-					if len(lat) == 0 {
-						return textCell("-")
-					}
-					return numCell(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis, "ms")
-				}
 				var ops, conns int64
 				var client, srv time.Duration
 				for _, tr := range ts {
@@ -167,7 +160,7 @@ func (ix *index) perConnTables(b *body) {
 				row := []Cell{textCell(label), textCell(name),
 					meanCell(collect(ts, connRate), rate, "connections/s"), meanCell(collect(ts, result.Trial.Throughput), rate, "operations/s"),
 					meanCell(collect(ts, msPerOp), millis, "ms/op"), vs,
-					ms(func(h result.Hist) float64 { return h.P50 }), ms(func(h result.Hist) float64 { return h.P95 }),
+					latencyCell(ts, func(h result.Hist) float64 { return h.P50 }), latencyCell(ts, func(h result.Hist) float64 { return h.P95 }),
 					perOp(client, ops)}
 				if server {
 					row = append(row, perOp(srv, ops), perOp(srv, conns).unit("µs/conn"))

@@ -95,13 +95,6 @@ func (ix *index) stormTables(b *body) {
 			ms := func(d func(result.Trial) time.Duration) Cell {
 				return meanCell(collect(ts, func(t result.Trial) float64 { return float64(d(t)) / float64(time.Millisecond) }), millis, "ms")
 			}
-			lat := withLatency(ts)
-			pct := func(f func(result.Hist) float64) Cell {
-				if len(lat) == 0 {
-					return textCell("-")
-				}
-				return numCell(stats.Summarize(collect(lat, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis, "ms")
-			}
 			vs := textCell("baseline")
 			if name != ix.baseline {
 				vs = deltaCell(ix.stormDelta(ix.baseline, name, n))
@@ -118,8 +111,8 @@ func (ix *index) stormTables(b *body) {
 			if spread {
 				row = append(row, ms(func(t result.Trial) time.Duration { return t.Storm.DialSpread }))
 			}
-			row = append(row, pct(func(h result.Hist) float64 { return h.P50 }), pct(func(h result.Hist) float64 { return h.P99 }),
-				pct(func(h result.Hist) float64 { return h.Max }), countCell(errs, "errors"), lq)
+			row = append(row, latencyCell(ts, func(h result.Hist) float64 { return h.P50 }), latencyCell(ts, func(h result.Hist) float64 { return h.P99 }),
+				latencyCell(ts, func(h result.Hist) float64 { return h.Max }), countCell(errs, "errors"), lq)
 			if server {
 				row = append(row, ms(func(t result.Trial) time.Duration { return t.ServerCPU }))
 			}

@@ -111,17 +111,11 @@ func (ix *index) phases(b *body, e plan.Experiment) {
 			for _, p := range names {
 				row = append(row, phaseCell(ts, p))
 			}
-			mean := func(f func(result.Hist) float64) Cell {
-				if len(ts) == 0 {
-					return textCell("-")
-				}
-				return numCell(stats.Summarize(collect(ts, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis, "ms")
-			}
 			row = append(row,
-				mean(func(h result.Hist) float64 { return h.Mean }),
-				mean(func(h result.Hist) float64 { return h.P50 }),
-				mean(func(h result.Hist) float64 { return h.P95 }),
-				mean(func(h result.Hist) float64 { return h.P99 }))
+				latencyCell(ts, func(h result.Hist) float64 { return h.Mean }),
+				latencyCell(ts, func(h result.Hist) float64 { return h.P50 }),
+				latencyCell(ts, func(h result.Hist) float64 { return h.P95 }),
+				latencyCell(ts, func(h result.Hist) float64 { return h.P99 }))
 			if len(ts) == 0 {
 				row = append(row, textCell("-"))
 			} else {
@@ -135,6 +129,16 @@ func (ix *index) phases(b *body, e plan.Experiment) {
 	if notes := phaseNotes(all); len(notes) > 0 {
 		b.prose(notes...)
 	}
+}
+
+// latencyCell is f of the latency of each trial of ts that has one (its
+// mean, a percentile), averaged over them, in ms; "-" where none has.
+func latencyCell(ts []result.Trial, f func(result.Hist) float64) Cell {
+	ts = withLatency(ts)
+	if len(ts) == 0 {
+		return textCell("-")
+	}
+	return numCell(stats.Summarize(collect(ts, func(t result.Trial) float64 { return f(t.Latency) })).Mean, millis, "ms")
 }
 
 // phaseCell is "0.052 [1]": the phase's mean latency over trials, in ms,
