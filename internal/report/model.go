@@ -132,7 +132,7 @@ func Build(r *result.Result) *Model {
 func basis(r *result.Result) string {
 	switch {
 	case isCrypto(r):
-		return "Computed from the rates of the primitives measured in this run, on this machine: each figure is one library's operations or bytes per second, on one core and on all; no trials are compared."
+		return "Computed from the rates of the primitives measured in this run, on this machine: each figure is one library's operations or bytes per second on one core (and on all, where measured); no trials are compared."
 	case isWire(r) && !slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return t.Experiment != plan.Wire }):
 		return "Computed from the connections the capture shows: each figure is over a variant's connections as the packets timed them, not over repeated trials, so no difference here carries a confidence interval."
 	}
