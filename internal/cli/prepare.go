@@ -48,7 +48,7 @@ load cut short is continued.`,
 				}
 				rows = records
 			}
-			mode := t.DefaultTLS[:1]
+			mode := []string{t.OwnTLS}
 			if (cert != "" || t.CertFile != "") && slices.Contains(t.DefaultTLS, "auto") {
 				mode = []string{"auto"} // a client certificate goes in a TLS handshake
 			}
