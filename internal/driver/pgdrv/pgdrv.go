@@ -236,8 +236,10 @@ func (s *session) openError(ctx context.Context, err error) error {
 	}
 	if strings.Contains(err.Error(), "server refused TLS connection") {
 		// The 'N' answered the SSLRequest: startup's answer.
-		phase = PhaseStartup
-		err = fmt.Errorf("the server does not accept TLS (it answered the SSLRequest with 'N'): %w", err)
+		return &driver.OpError{Phase: PhaseStartup, Err: driver.Refused(err, "the server at %s does not accept TLS: it answered the SSLRequest with 'N' (ssl = off): use the plain variant (--tls off)", s.d.cfg.Addr)}
+	}
+	if refused := s.d.hbaRefusal(err); refused != nil {
+		return &driver.OpError{Phase: phase, Err: refused}
 	}
 	return &driver.OpError{Phase: phase, Err: s.explain(ctx, err)}
 }
@@ -247,6 +249,24 @@ func (s *session) explain(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
 	return s.d.explain(err, s.Net)
+}
+
+// hbaRefusal is err as a driver.Refusal when it is pg_hba.conf refusing
+// the connection for its encryption: no line for the user and database
+// matches plaintext (hostssl lines only) or TLS (hostnossl only); nil
+// otherwise. PostgreSQL says which in the message's last words.
+func (d *pgDriver) hbaRefusal(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "28000" || !strings.HasPrefix(pe.Message, "no pg_hba.conf entry") {
+		return nil
+	}
+	switch {
+	case d.cfg.TLS == nil && strings.HasSuffix(pe.Message, "no encryption"):
+		return driver.Refused(err, "the server at %s refuses plaintext connections for this user and database (pg_hba.conf has hostssl lines only): use TLS (sslmode=require)", d.cfg.Addr)
+	case d.cfg.TLS != nil && strings.HasSuffix(pe.Message, "SSL encryption"):
+		return driver.Refused(err, "the server at %s refuses TLS connections for this user and database (pg_hba.conf has hostnossl lines only): use the plain variant (--tls off)", d.cfg.Addr)
+	}
+	return nil
 }
 
 // explain is driver.Explain, and a message over maxMessage said so.
