@@ -5,6 +5,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -351,6 +352,10 @@ func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
 			return checks, ctx.Err()
 		case err != nil && r.Spec.TLSByDefault && driver.IsRefusal(err):
 			refused = append(refused, fmt.Errorf("%s: %w", v.ID, err))
+			var rf *driver.Refusal
+			errors.As(err, &rf)
+			why := cmp.Or(rf.Why, err.Error())
+			r.LeftOut = append(r.LeftOut, v.ID+" not measured, "+why)
 			continue
 		case err != nil:
 			return checks, fmt.Errorf("%s: %w", v.ID, err)
@@ -359,6 +364,7 @@ func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
 		kept = append(kept, v)
 	}
 	if len(kept) == 0 && len(refused) > 0 {
+		r.LeftOut = nil
 		return checks, refused[0]
 	}
 	if len(refused) > 0 {
@@ -366,9 +372,8 @@ func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
 		for i, v := range kept {
 			ids[i] = v.ID
 		}
-		for _, err := range refused {
-			id, why, _ := strings.Cut(err.Error(), ": ")
-			r.LeftOut = append(r.LeftOut, fmt.Sprintf("%s not measured, %s; measuring %s only", id, why, strings.Join(ids, ", ")))
+		for i := range r.LeftOut {
+			r.LeftOut[i] += "; measuring " + strings.Join(ids, ", ") + " only"
 		}
 		plan.MarkBaseline(kept)
 		r.Variants = kept

@@ -88,36 +88,44 @@ func TestPoolSaysPrepare(t *testing.T) {
 	}
 }
 
-// TestRefusedDefaultVariant: a server that refuses plaintext (pg_hba.conf
-// with hostssl lines only) gets one warning line for the plain variant a
-// URL target compares by default, and the TLS variant is measured; asked
-// for by name, the refused variant is an error.
+// TestRefusedDefaultVariant: a server that refuses plaintext (PostgreSQL
+// with hostssl lines only in pg_hba.conf, MariaDB with
+// require_secure_transport=ON) gets one warning line for the plain variant
+// a URL target compares by default, and the TLS variant is measured;
+// asked for by name, the refused variant is an error.
 func TestRefusedDefaultVariant(t *testing.T) {
-	srv := labtest.Start(t, "postgres", lab.Options{LocalhostOnly: true, TLSOnly: true})
-	raw, err := srv.URL("", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := raw + "?sslmode=require"
-	code, r, stderr := urlRun(t, "connect", target)
-	if code != 0 || r == nil {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if !slices.Equal(variantIDs(r), []string{"tls-auto"}) || len(r.Trials) == 0 {
-		t.Errorf("variants %v, %d trials: want tls-auto measured", variantIDs(r), len(r.Trials))
-	}
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	var warned []string
-	for _, l := range lines {
-		if strings.HasPrefix(l, "warning: ") {
-			warned = append(warned, l)
-		}
-	}
-	if len(warned) != 1 || !strings.Contains(warned[0], "plain") || len(r.Warnings) != 1 {
-		t.Errorf("stderr warnings %q, result warnings %q: want one about plain", warned, r.Warnings)
-	}
-	code, _, stderr = urlRun(t, "connect", target, "--tls", "off,auto")
-	if code != 1 || !strings.Contains(stderr, "plain") {
-		t.Errorf("--tls off,auto: exit %d, %q: want the refusal as an error", code, stderr)
+	for _, tc := range []struct{ engine, query string }{
+		{"postgres", "?sslmode=require"},
+		{"mariadb", "?tls=skip-verify"},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			srv := labtest.Start(t, tc.engine, lab.Options{LocalhostOnly: true, TLSOnly: true})
+			raw, err := srv.URL("", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := raw + tc.query
+			code, r, stderr := urlRun(t, "connect", target)
+			if code != 0 || r == nil {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !slices.Equal(variantIDs(r), []string{"tls-auto"}) || !r.Variants[0].Baseline || len(r.Trials) == 0 {
+				t.Errorf("variants %+v, %d trials: want tls-auto measured, the baseline", r.Variants, len(r.Trials))
+			}
+			var warned []string
+			for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if strings.HasPrefix(l, "warning: ") {
+					warned = append(warned, l)
+				}
+			}
+			if len(warned) != 1 || !strings.HasPrefix(warned[0], "warning: plain not measured, ") || !strings.HasSuffix(warned[0], "measuring tls-auto only") ||
+				len(r.Warnings) != 1 || "warning: "+r.Warnings[0] != warned[0] {
+				t.Errorf("stderr warnings %q, result warnings %q: want the same one line about plain", warned, r.Warnings)
+			}
+			code, _, stderr = urlRun(t, "connect", target, "--tls", "off,auto")
+			if lines := errorLines(stderr); code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "tlsbench: plain: ") {
+				t.Errorf("--tls off,auto: exit %d, %q: want the refusal as one error line", code, stderr)
+			}
+		})
 	}
 }

@@ -260,8 +260,13 @@ func Explained(err error, format string, args ...any) error {
 // PostgreSQL's hostssl, MariaDB's require_secure_transport), TLS where it
 // has none, a TLS version it does not speak. A run leaves out a variant it
 // compares by default that meets one, with a warning (bench's check);
-// asked for by name, it is an error like any other.
-type Refusal struct{ Err error }
+// asked for by name, it is an error like any other, Err. Why, if set, is
+// the one line that says what was refused, where Err's own line says more
+// than the refusal (a pg_hba.conf line may be missing for the address).
+type Refusal struct {
+	Err error
+	Why string
+}
 
 func (e *Refusal) Error() string { return e.Err.Error() }
 func (e *Refusal) Unwrap() error { return e.Err }

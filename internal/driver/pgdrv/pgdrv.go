@@ -238,8 +238,8 @@ func (s *session) openError(ctx context.Context, err error) error {
 		// The 'N' answered the SSLRequest: startup's answer.
 		return &driver.OpError{Phase: PhaseStartup, Err: driver.Refused(err, "the server at %s does not accept TLS: it answered the SSLRequest with 'N' (ssl = off): use the plain variant (--tls off)", s.d.cfg.Addr)}
 	}
-	if refused := s.d.hbaRefusal(err); refused != nil {
-		return &driver.OpError{Phase: phase, Err: refused}
+	if why := s.d.hbaRefusal(err); why != "" {
+		return &driver.OpError{Phase: phase, Err: &driver.Refusal{Err: s.explain(ctx, err), Why: why}}
 	}
 	return &driver.OpError{Phase: phase, Err: s.explain(ctx, err)}
 }
@@ -251,22 +251,24 @@ func (s *session) explain(ctx context.Context, err error) error {
 	return s.d.explain(err, s.Net)
 }
 
-// hbaRefusal is err as a driver.Refusal when it is pg_hba.conf refusing
-// the connection for its encryption: no line for the user and database
-// matches plaintext (hostssl lines only) or TLS (hostnossl only); nil
-// otherwise. PostgreSQL says which in the message's last words.
-func (d *pgDriver) hbaRefusal(err error) error {
+// hbaRefusal says what pg_hba.conf refused when err is its refusal, a
+// driver.Refusal's Why: no line for this address, user and database
+// matches the connection's encryption (PostgreSQL names it in the
+// message's last words), as on a server with hostssl lines only; "" for
+// other errors. The line may be missing for the address instead, which
+// err's own explanation says.
+func (d *pgDriver) hbaRefusal(err error) string {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "28000" || !strings.HasPrefix(pe.Message, "no pg_hba.conf entry") {
-		return nil
+		return ""
 	}
 	switch {
 	case d.cfg.TLS == nil && strings.HasSuffix(pe.Message, "no encryption"):
-		return driver.Refused(err, "the server at %s refuses plaintext connections for this user and database (pg_hba.conf has hostssl lines only): use TLS (sslmode=require)", d.cfg.Addr)
+		return fmt.Sprintf("the server at %s refuses plaintext connections of this user and database from this address (pg_hba.conf: hostssl lines only, or none for the address)", d.cfg.Addr)
 	case d.cfg.TLS != nil && strings.HasSuffix(pe.Message, "SSL encryption"):
-		return driver.Refused(err, "the server at %s refuses TLS connections for this user and database (pg_hba.conf has hostnossl lines only): use the plain variant (--tls off)", d.cfg.Addr)
+		return fmt.Sprintf("the server at %s refuses TLS connections of this user and database from this address (pg_hba.conf: hostnossl lines only, or none for the address)", d.cfg.Addr)
 	}
-	return nil
+	return ""
 }
 
 // explain is driver.Explain, and a message over maxMessage said so.
