@@ -5,6 +5,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -45,6 +46,10 @@ type Runner struct {
 	// NewDriver makes the driver of a variant; nil is driver.New. Tests of
 	// the Runner's own logic give it a stand-in.
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
+	// LeftOut says, one line each, which variants Check left out: those
+	// the server refused (driver.Refusal) where Spec.TLSByDefault, not
+	// asked for by name.
+	LeftOut []string
 
 	drivers map[driverKey]driver.Driver
 
@@ -332,17 +337,46 @@ func panicSite(stack []byte) string {
 // the connection is what the variant asked for, as the client and, where
 // the engine can tell, as the server sees it (TLS version, server key), so
 // that a misconfiguration is one clear error before any figure is taken.
+// Where the variants are the target's default comparison
+// (Spec.TLSByDefault), one the server refuses as such (driver.Refusal:
+// plaintext where it demands TLS, say) is left out of r.Variants, with a
+// line in r.LeftOut, unless it is the last.
 func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
 	var checks []result.Check
+	var kept []plan.Variant
+	var refused []error
 	for _, v := range r.Variants {
 		c, err := r.check(ctx, v)
-		if err != nil {
-			if ctx.Err() != nil {
-				return checks, ctx.Err()
-			}
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return checks, ctx.Err()
+		case err != nil && r.Spec.TLSByDefault && driver.IsRefusal(err):
+			refused = append(refused, fmt.Errorf("%s: %w", v.ID, err))
+			var rf *driver.Refusal
+			errors.As(err, &rf)
+			why := cmp.Or(rf.Why, err.Error())
+			r.LeftOut = append(r.LeftOut, v.ID+" not measured, "+why)
+			continue
+		case err != nil:
 			return checks, fmt.Errorf("%s: %w", v.ID, err)
 		}
 		checks = append(checks, c)
+		kept = append(kept, v)
+	}
+	if len(kept) == 0 && len(refused) > 0 {
+		r.LeftOut = nil
+		return checks, refused[0]
+	}
+	if len(refused) > 0 {
+		ids := make([]string, len(kept))
+		for i, v := range kept {
+			ids[i] = v.ID
+		}
+		for i := range r.LeftOut {
+			r.LeftOut[i] += "; measuring " + strings.Join(ids, ", ") + " only"
+		}
+		plan.MarkBaseline(kept)
+		r.Variants = kept
 	}
 	return checks, nil
 }

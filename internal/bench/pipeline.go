@@ -113,6 +113,9 @@ type Options struct {
 	Progress func(Progress)
 	// NewDriver makes the drivers (Runner.NewDriver); nil is driver.New.
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
+	// Warn, when set, is told each warning as the run finds it (a variant
+	// the server refused, left out); res.Warnings keeps them too.
+	Warn func(string)
 }
 
 // Execute runs the spec of res (made by plan.New) against s: the notes on
@@ -170,7 +173,15 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 		}
 	}
 	progress(Progress{Stage: StageCheck, Total: int64(len(res.Variants))})
-	if res.Checks, err = r.Check(ctx); err != nil {
+	res.Checks, err = r.Check(ctx)
+	res.Variants = r.Variants
+	for _, w := range r.LeftOut {
+		res.Warnings = append(res.Warnings, w)
+		if o.Warn != nil {
+			o.Warn(w)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if o.Ceilings != nil {

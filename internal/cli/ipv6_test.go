@@ -31,9 +31,9 @@ func TestIPv6(t *testing.T) {
 	}{
 		{"postgres", []string{"--tables", "1", "--rows", "100"}, []string{"--tls", "1.3", "--tables", "1", "--rows", "100"}},
 		{"mariadb", []string{"--tables", "1", "--rows", "100"}, []string{"--tls", "1.3", "--tables", "1", "--rows", "100"}},
-		{"redis", []string{"--rows", "100"}, []string{"--rows", "100"}},
-		{"mongodb", []string{"--records", "100"}, []string{"--rows", "100"}},
-		{"https", nil, nil},
+		{"redis", []string{"--rows", "100"}, []string{"--tls", "1.3", "--rows", "100"}},
+		{"mongodb", []string{"--records", "100"}, []string{"--tls", "auto", "--rows", "100"}},
+		{"https", nil, []string{"--tls", "1.3"}},
 	} {
 		t.Run(tt.engine, func(t *testing.T) {
 			plainURL, tlsURL, ca := ipv6Server(t, tt.engine)

@@ -186,7 +186,7 @@ func TestMongoDBBadInput(t *testing.T) {
 		{"preset elsewhere", []string{"connect", "--preset", "mongodb-seed", "--lab", "redis"}, 2, "replays a MongoDB study"},
 		{"records elsewhere", []string{"prepare", "redis://127.0.0.1:1/0", "--records", "5"}, 2, "--records is MongoDB's"},
 		{"refused", append([]string{"connect", "mongodb://127.0.0.1:1/"}, short...), 1, "cannot connect to 127.0.0.1:1: connection refused"},
-		{"TLS refused", append([]string{"connect", tlsToPlain}, short...), 1, "is it a plaintext port?"},
+		{"TLS refused", append([]string{"connect", tlsToPlain, "--tls", "auto"}, short...), 1, "is it a plaintext port?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,11 +48,13 @@ load cut short is continued.`,
 				}
 				rows = records
 			}
-			mode := t.DefaultTLS[:1]
+			mode := []string{t.OwnTLS}
 			if (cert != "" || t.CertFile != "") && slices.Contains(t.DefaultTLS, "auto") {
 				mode = []string{"auto"} // a client certificate goes in a TLS handshake
 			}
-			spec, err := plan.New(plan.Spec{Target: args[0], TLS: mode, Tables: tables, Rows: rows, CAFile: ca, Insecure: insecure,
+			// The engine's first workload reads the data prepare makes (a
+			// URL's connect alone would ping).
+			spec, err := plan.New(plan.Spec{Target: args[0], TLS: mode, Workload: plan.Workloads[t.Engine()][0], Tables: tables, Rows: rows, CAFile: ca, Insecure: insecure,
 				CertFile: cert, CertKeyFile: certKey, Timeout: 10 * time.Minute})
 			if err != nil {
 				return err

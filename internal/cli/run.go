@@ -83,7 +83,9 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 		defer wc.remove()
 	}
 	bars := &runProgress{w: stderr}
-	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: bars.update})
+	// A warning comes at the check, when no bar is drawn.
+	warn := func(w string) { fmt.Fprintln(stderr, "warning: "+w) }
+	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: bars.update, Warn: warn})
 	bars.finish()
 	var wireErr error // reported once the result is saved
 	if wc != nil && len(res.Trials) > 0 {

@@ -99,7 +99,7 @@ func TestWorkloadRequest(t *testing.T) {
 	os.WriteFile(flakyPath, []byte("/flaky\n"), 0o600)
 	url := "https://" + srv.HTTPSAddrs()["ecdsa-p256"]
 	out := filepath.Join(dir, "r.json")
-	args := []string{"pool", url, "--ca", filepath.Join(dir, "ca.crt"), "-n", "40", "--trials", "1", "--warmup", "0",
+	args := []string{"pool", url, "--tls", "1.3", "--ca", filepath.Join(dir, "ca.crt"), "-n", "40", "--trials", "1", "--warmup", "0",
 		"-H", "Authorization: Bearer s3cret-token", "-H", "Content-Type: application/json", "--data", "@" + body, "-o", out}
 
 	code, stdout, stderr := runMain(t, append(args, "--paths", paths)...)

@@ -75,6 +75,10 @@ type Options struct {
 	// PlainOnly starts the server without TLS at all, for testing what a
 	// client that asks for TLS is told.
 	PlainOnly bool
+	// TLSOnly refuses plaintext clients, as a server configured to
+	// demand TLS does: PostgreSQL's pg_hba.conf with hostssl lines only,
+	// MariaDB's require_secure_transport=ON (other engines ignore it).
+	TLSOnly bool
 	// LocalhostOnly lets clients in from 127.0.0.1 only, as Debian's stock
 	// pg_hba.conf and a user@'127.0.0.1' grant do (PostgreSQL, MariaDB),
 	// instead of all of 127.0.0.0/8.

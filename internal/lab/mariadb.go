@@ -237,7 +237,7 @@ func (m *MariaDB) serverArgs() []string {
 			"--ssl-key="+filepath.Join(m.dir, "server.key"),
 			"--ssl-cipher="+mariaDBCipher,
 			"--tls-version=TLSv1.2,TLSv1.3",
-			"--require-secure-transport=OFF",
+			"--require-secure-transport="+map[bool]string{false: "OFF", true: "ON"}[m.opts.TLSOnly],
 		)
 	}
 	return args

@@ -116,7 +116,7 @@ func checkMongoDB(t *testing.T, srv Server, _ string) {
 			(q.Get("tls") == "true") != tc.tls || (tc.tls && q.Get("tlsCAFile") != m.CAFile()) {
 			t.Errorf("URL(%q, %v) = %s", tc.auth, tc.tls, plan.Redact(raw))
 		}
-		if target, err := plan.ParseTarget(raw); err != nil || (target.DefaultTLS[0] == "auto") != tc.tls {
+		if target, err := plan.ParseTarget(raw); err != nil || (target.OwnTLS == "auto") != tc.tls {
 			t.Errorf("ParseTarget(URL(%q, %v)) = %+v, %v", tc.auth, tc.tls, target, err)
 		}
 	}

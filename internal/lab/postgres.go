@@ -241,7 +241,7 @@ func (s *Postgres) initdb(ctx context.Context) error {
 		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
 	}
 	return errors.Join(
-		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly)+s.hbaTunnel()+s.hbaClientCert()), 0o600),
+		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly, s.opts.TLSOnly)+s.hbaTunnel()+s.hbaClientCert()), 0o600),
 		s.appendConf(),
 		s.chownAll(),
 	)
@@ -251,8 +251,13 @@ func (s *Postgres) initdb(ctx context.Context) error {
 // user over TCP with its own method, with or without TLS ("host" matches
 // both hostssl and hostnossl), from all of 127.0.0.0/8, where tlsbench may
 // spread its source addresses, or from 127.0.0.1 only (localhostOnly), and
-// from ::1, as Debian's stock pg_hba.conf.
-func pgHBA(localhostOnly bool) string {
+// from ::1, as Debian's stock pg_hba.conf; with TLS only (tlsOnly:
+// "hostssl"), as a server that refuses plaintext clients.
+func pgHBA(localhostOnly, tlsOnly bool) string {
+	host := "host"
+	if tlsOnly {
+		host = "hostssl"
+	}
 	from := "127.0.0.0/8"
 	if localhostOnly {
 		from = "127.0.0.1/32"
@@ -260,8 +265,8 @@ func pgHBA(localhostOnly bool) string {
 	var b strings.Builder
 	b.WriteString("# tlsbench lab\nlocal all " + pgSuperuser + " trust\n")
 	for _, u := range pgUsers {
-		fmt.Fprintf(&b, "host all %s %s %s\n", u.user, from, u.auth)
-		fmt.Fprintf(&b, "host all %s ::1/128 %s\n", u.user, u.auth)
+		fmt.Fprintf(&b, "%s all %s %s %s\n", host, u.user, from, u.auth)
+		fmt.Fprintf(&b, "%s all %s ::1/128 %s\n", host, u.user, u.auth)
 	}
 	return b.String()
 }

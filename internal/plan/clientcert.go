@@ -83,8 +83,12 @@ func (t *Target) clientCertParams(scheme string, q url.Values) error {
 				t.X509Auth = strings.EqualFold(vs[len(vs)-1], "MONGODB-X509")
 			}
 		}
-		if t.CertFile != "" && t.DefaultTLS[0] == "off" {
-			t.DefaultTLS = []string{"auto"} // a TLS option turns TLS on, as the drivers do
+		if t.CertFile != "" && t.OwnTLS == "off" {
+			// A TLS option turns TLS on, as the drivers do.
+			t.DefaultTLS, t.OwnTLS = []string{"off", "auto"}, "auto"
+		}
+		if t.X509Auth {
+			t.DefaultTLS = []string{"auto"} // the login is the certificate: no plain variant
 		}
 	}
 	if t.KeyFile != "" && t.CertFile == "" {

@@ -41,7 +41,7 @@ func (t *Target) mongoTLS(u *url.URL) error {
 	}
 	t.DefaultTLS = []string{"off"}
 	if on == "true" {
-		t.DefaultTLS = []string{"auto"}
+		t.DefaultTLS, t.OwnTLS = []string{"off", "auto"}, "auto"
 		t.Insecure = insecure
 		if hasCA {
 			// The path keeps its case: read it from the URL itself.

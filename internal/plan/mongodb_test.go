@@ -16,11 +16,12 @@ func TestParseMongoDB(t *testing.T) {
 		err      string
 	}{
 		{url: "mongodb://u:p@127.0.0.1/admin", host: "127.0.0.1:27017", tls: []string{"off"}},
-		{url: "mongodb://127.0.0.1:3717/?tls=true", host: "127.0.0.1:3717", tls: []string{"auto"}},
+		{url: "mongodb://127.0.0.1:3717/?tls=true", host: "127.0.0.1:3717", tls: []string{"off", "auto"}},
 		{url: "mongodb://127.0.0.1:3717/?ssl=true&tlsAllowInvalidHostnames=true&tlsCAFile=/root/ApsaraDB-CA-Chain.pem",
-			host: "127.0.0.1:3717", tls: []string{"auto"}, ca: "/root/ApsaraDB-CA-Chain.pem"},
-		{url: "mongodb://127.0.0.1/?TLSInsecure=true", host: "127.0.0.1:27017", tls: []string{"auto"}, insecure: true},
-		{url: "mongodb://127.0.0.1/?tls=true&tlsAllowInvalidCertificates=true", host: "127.0.0.1:27017", tls: []string{"auto"}, insecure: true},
+			host: "127.0.0.1:3717", tls: []string{"off", "auto"}, ca: "/root/ApsaraDB-CA-Chain.pem"},
+		{url: "mongodb://127.0.0.1/?TLSInsecure=true", host: "127.0.0.1:27017", tls: []string{"off", "auto"}, insecure: true},
+		{url: "mongodb://127.0.0.1/?tls=true&tlsAllowInvalidCertificates=true", host: "127.0.0.1:27017", tls: []string{"off", "auto"}, insecure: true},
+		{url: "mongodb://127.0.0.1/?tls=true&tlsCertificateKeyFile=/c.pem&authMechanism=MONGODB-X509", host: "127.0.0.1:27017", tls: []string{"auto"}},
 		{url: "mongodb://127.0.0.1/?tls=false&tlsCAFile=/x.pem", host: "127.0.0.1:27017", tls: []string{"off"}},
 		{url: "mongodb://127.0.0.1/?tls=yes", err: "tls=yes: use true or false"},
 		{url: "mongodb://127.0.0.1/?tls=true&ssl=false", err: "disagree"},
@@ -50,12 +51,15 @@ func TestParseMongoDB(t *testing.T) {
 }
 
 func TestMongoDBSpec(t *testing.T) {
-	s, err := New(Spec{Target: "mongodb://u:secret@127.0.0.1/?tls=true&tlsCAFile=/ca.pem"})
+	s, err := New(Spec{Target: "mongodb://u:secret@127.0.0.1/?tls=true&tlsCAFile=/ca.pem", Experiments: []Experiment{Pool}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Workload != "find-one-id" || s.Tables != 1 || s.Rows != DefaultRows || s.QueryMode != "" || s.CAFile != "/ca.pem" || strings.Contains(s.Target, "secret") {
 		t.Errorf("spec %+v", s)
+	}
+	if s, err := New(Spec{Target: "mongodb://127.0.0.1/"}); err != nil || s.Workload != WorkloadPing || s.Rows != 0 {
+		t.Errorf("connect on a URL: %v, workload %q, rows %d: want a ping, no data", err, s.Workload, s.Rows)
 	}
 	if s, err := New(Spec{Target: "mongodb://127.0.0.1/?tls=true&tlsCAFile=/ca.pem", CAFile: "/mine.pem"}); err != nil || s.CAFile != "/mine.pem" {
 		t.Errorf("ca_file beside tlsCAFile: %v, %q: ca_file wins", err, s.CAFile)

@@ -51,8 +51,13 @@ type Spec struct {
 	// (postgres, mariadb, redis, mongodb), instead of a target URL.
 	Lab string `json:"lab,omitempty"`
 
-	TLS     []string `json:"tls"`
-	Ciphers []string `json:"ciphers,omitempty"`
+	TLS []string `json:"tls"`
+	// TLSByDefault says TLS was not given for a URL target: it is the
+	// target's DefaultTLS, and a variant the server refuses (plaintext
+	// where it demands TLS, TLS where it has none, a TLS version it does
+	// not speak) is left out with a warning rather than failing the run.
+	TLSByDefault bool     `json:"tls_by_default,omitempty"`
+	Ciphers      []string `json:"ciphers,omitempty"`
 	// Groups lists the key-exchange groups to compare (see Groups): each
 	// TLS variant offers one, GroupDefault the TLS library's default offer
 	// (the variant's Group ""); empty is that offer alone.
@@ -427,7 +432,7 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 		return s, errorf("⟨preset⟩ %s replays a MongoDB study: give a mongodb:// URL or ⟨lab⟩ mongodb", s.Preset)
 	}
 	if len(s.TLS) == 0 {
-		s.TLS = t.DefaultTLS
+		s.TLS, s.TLSByDefault = t.DefaultTLS, !t.Builtin && t.Lab == ""
 	}
 	for i, m := range s.TLS {
 		if !slices.Contains(TLSModes, m) {

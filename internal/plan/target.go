@@ -24,8 +24,15 @@ type Target struct {
 	Path     string // request path (HTTP)
 	Redacted string // the target as it may be printed and stored
 	// DefaultTLS is what to compare when --tls is not given, from the URL's
-	// own TLS options (sslmode=, tls=, rediss://).
+	// own TLS options (sslmode=, tls=, rediss://): plain against the TLS
+	// the URL asks for; TLS 1.2 against 1.3 where the scheme's port speaks
+	// only TLS (https://, rediss://: plaintext is another port); the URL's
+	// one mode where it asks for plaintext only (see DefaultTLS in
+	// docs/flags.md).
 	DefaultTLS []string
+	// OwnTLS is the one mode a client of the URL alone would use, plain
+	// where the URL allows it (prepare's).
+	OwnTLS string
 	// Insecure is set when the URL asks for TLS without verification.
 	Insecure bool
 	// CAFile is the CA file the URL names (MongoDB's tlsCAFile=,
@@ -84,7 +91,7 @@ func ParseTarget(s string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	t := Target{Scheme: u.Scheme, Redacted: Redact(s), url: u}
+	t := Target{Scheme: u.Scheme, Redacted: Redact(s), url: u, OwnTLS: "off"}
 	port := map[string]string{"http": "80", "https": "443", "postgres": "5432", "postgresql": "5432", "mysql": "3306", "redis": "6379", "rediss": "6379", "mongodb": "27017"}[u.Scheme]
 	q := u.Query()
 	switch u.Scheme {
@@ -92,7 +99,7 @@ func ParseTarget(s string) (Target, error) {
 		t.DefaultTLS = []string{"off"}
 		t.Path = u.RequestURI()
 	case "https":
-		t.DefaultTLS = []string{"auto"}
+		t.DefaultTLS, t.OwnTLS = []string{"1.2", "1.3"}, "auto"
 		t.Path = u.RequestURI()
 	case "postgres", "postgresql":
 		t.Scheme = "postgres"
@@ -112,9 +119,9 @@ func ParseTarget(s string) (Target, error) {
 		case "", "allow", "prefer":
 			t.DefaultTLS = []string{"off", "auto"}
 		case "require":
-			t.DefaultTLS, t.Insecure = []string{"auto"}, true
+			t.DefaultTLS, t.Insecure, t.OwnTLS = []string{"off", "auto"}, true, "auto"
 		case "verify-ca", "verify-full":
-			t.DefaultTLS = []string{"auto"}
+			t.DefaultTLS, t.OwnTLS = []string{"off", "auto"}, "auto"
 		default:
 			return Target{}, errorf("%s: use disable, allow, prefer, require, verify-ca or verify-full, as libpq spells them", shown("sslmode", "=", mode))
 		}
@@ -125,9 +132,9 @@ func ParseTarget(s string) (Target, error) {
 		case "", "preferred":
 			t.DefaultTLS = []string{"off", "auto"}
 		case "skip-verify":
-			t.DefaultTLS, t.Insecure = []string{"auto"}, true
+			t.DefaultTLS, t.Insecure, t.OwnTLS = []string{"off", "auto"}, true, "auto"
 		case "true", "on", "verify", "required":
-			t.DefaultTLS = []string{"auto"}
+			t.DefaultTLS, t.OwnTLS = []string{"off", "auto"}, "auto"
 		default:
 			return Target{}, errorf("%s: use false, preferred, skip-verify or true, as the Go MySQL driver spells them", shown("tls", "=", mode))
 		}
@@ -135,7 +142,7 @@ func ParseTarget(s string) (Target, error) {
 		t.DefaultTLS = []string{"off"}
 	case "rediss":
 		t.Scheme = "redis"
-		t.DefaultTLS = []string{"auto"}
+		t.DefaultTLS, t.OwnTLS = []string{"1.2", "1.3"}, "auto"
 	case "mongodb":
 		if err := t.mongoTLS(u); err != nil {
 			return Target{}, err
@@ -334,14 +341,34 @@ func validHost(host, name string) bool {
 	return true
 }
 
+// WorkloadPing is one round trip that reads no data (SQL's SELECT 1,
+// Redis's PING, MongoDB's ping command): connect's default on a URL
+// target, which holds none of tlsbench's data unless prepared.
+const WorkloadPing = "ping"
+
 // Workloads lists each engine's workloads, its default first.
 var Workloads = map[string][]string{
 	"builtin":  {"get", WorkloadRequest},
 	"http":     {"get", WorkloadRequest},
-	"postgres": {"point-select", "read-only", "stream"},
-	"mysql":    {"point-select", "read-only", "stream"},
-	"redis":    {"get", "stream", WorkloadCommand},
-	"mongodb":  {"find-one-id", "find-one", "stream", WorkloadFilter},
+	"postgres": {"point-select", "read-only", "stream", WorkloadPing},
+	"mysql":    {"point-select", "read-only", "stream", WorkloadPing},
+	"redis":    {"get", "stream", WorkloadCommand, WorkloadPing},
+	"mongodb":  {"find-one-id", "find-one", "stream", WorkloadFilter, WorkloadPing},
+}
+
+// defaultWorkload is the workload of a run that names none: on a URL
+// target, a run of connect alone pings (it needs no prepared data, and
+// what it measures is the connection); otherwise the engine's first, which
+// lab servers are filled for and pool and stream read (the seed studies'
+// connect runs one point select per connection).
+func (s *Spec) defaultWorkload(t Target) string {
+	names := Workloads[t.Engine()]
+	urlTarget := !t.Builtin && t.Lab == ""
+	connectOnly := !slices.ContainsFunc(s.Experiments, func(e Experiment) bool { return e != Connect })
+	if urlTarget && connectOnly && slices.Contains(names, WorkloadPing) {
+		return WorkloadPing
+	}
+	return names[0]
 }
 
 // workload fills and checks the workload fields against the target.
@@ -363,7 +390,7 @@ func (s *Spec) workload(ctx context.Context, t Target) error {
 		s.Workload = "stream"
 	}
 	if s.Workload == "" {
-		s.Workload = names[0]
+		s.Workload = s.defaultWorkload(t)
 	}
 	if !slices.Contains(names, s.Workload) {
 		return errorf("⟨workload⟩ %q: %s has %s", s.Workload, t.Redacted, strings.Join(names, ", "))
@@ -374,8 +401,14 @@ func (s *Spec) workload(ctx context.Context, t Target) error {
 		}
 		return nil
 	}
-	if t.Engine() == "mongodb" {
+	if t.Engine() == "mongodb" && (s.Workload != WorkloadPing || s.QueryMode != "") {
 		return s.mongoWorkload()
+	}
+	if s.Workload == WorkloadPing {
+		if s.QueryMode != "" {
+			return errorf("⟨query_mode⟩ applies to workloads that read data: %s is one round trip, sent as text", WorkloadPing)
+		}
+		return nil // no data: no sizes to fill
 	}
 	return s.sqlWorkload()
 }

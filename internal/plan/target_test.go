@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -176,5 +177,92 @@ func TestParseRouteRefusals(t *testing.T) {
 		if err != nil || v.Label() != tt.label {
 			t.Errorf("%s: %q, %v, want label %q", tt.in, v.Label(), err, tt.label)
 		}
+	}
+}
+
+// TestDefaultTLS: without --tls a URL target compares plain with the TLS
+// its URL asks for, TLS 1.2 with 1.3 where its port speaks only TLS, and
+// runs plain alone where the URL asks for plaintext only; prepare uses
+// the URL's own mode (OwnTLS).
+func TestDefaultTLS(t *testing.T) {
+	tests := []struct {
+		target string
+		tls    []string
+		own    string
+	}{
+		{"postgres://u@127.0.0.1/db?sslmode=require", []string{"off", "auto"}, "auto"},
+		{"postgres://u@127.0.0.1/db?sslmode=verify-full&sslrootcert=/ca.pem", []string{"off", "auto"}, "auto"},
+		{"postgres://u@127.0.0.1/db?sslmode=verify-ca&sslrootcert=/ca.pem", []string{"off", "auto"}, "auto"},
+		{"postgres://u@127.0.0.1/db?sslmode=prefer", []string{"off", "auto"}, "off"},
+		{"postgres://u@127.0.0.1/db", []string{"off", "auto"}, "off"},
+		{"postgres://u@127.0.0.1/db?sslmode=disable", []string{"off"}, "off"},
+		{"mysql://u@127.0.0.1/db?tls=true", []string{"off", "auto"}, "auto"},
+		{"mysql://u@127.0.0.1/db?tls=skip-verify", []string{"off", "auto"}, "auto"},
+		{"mysql://u@127.0.0.1/db", []string{"off", "auto"}, "off"},
+		{"mysql://u@127.0.0.1/db?tls=false", []string{"off"}, "off"},
+		{"mongodb://127.0.0.1/?tls=true", []string{"off", "auto"}, "auto"},
+		{"mongodb://127.0.0.1/", []string{"off"}, "off"},
+		{"rediss://127.0.0.1:6380", []string{"1.2", "1.3"}, "auto"},
+		{"redis://127.0.0.1", []string{"off"}, "off"},
+		{"https://127.0.0.1:8443/", []string{"1.2", "1.3"}, "auto"},
+		{"http://127.0.0.1:8080/", []string{"off"}, "off"},
+	}
+	for _, tc := range tests {
+		got, err := ParseTarget(tc.target)
+		if err != nil {
+			t.Errorf("%s: %v", tc.target, err)
+			continue
+		}
+		if !slices.Equal(got.DefaultTLS, tc.tls) || got.OwnTLS != tc.own {
+			t.Errorf("%s: default %v, own %q; want %v, %q", tc.target, got.DefaultTLS, got.OwnTLS, tc.tls, tc.own)
+		}
+		s, err := New(Spec{Target: tc.target, CAFile: "/ca.pem"})
+		if err != nil {
+			t.Errorf("%s: %v", tc.target, err)
+			continue
+		}
+		if !slices.Equal(s.TLS, tc.tls) || !s.TLSByDefault {
+			t.Errorf("%s: spec tls %v, by default %v; want %v, true", tc.target, s.TLS, s.TLSByDefault, tc.tls)
+		}
+	}
+	for _, s := range []Spec{{Target: "redis://127.0.0.1", TLS: []string{"off"}}, {Lab: "postgres"}, {Target: Builtin}} {
+		if got, err := New(s); err != nil || got.TLSByDefault {
+			t.Errorf("%+v: %v, by default %v: want false (given, or not a URL)", s, err, got.TLSByDefault)
+		}
+	}
+}
+
+// TestConnectPings: connect alone on a URL target pings (it needs no
+// prepared data); a lab server keeps the seed studies' point select; pool
+// and stream keep their workloads.
+func TestConnectPings(t *testing.T) {
+	tests := []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Target: "postgres://u@127.0.0.1/db?sslmode=require"}, WorkloadPing},
+		{Spec{Target: "mysql://u@127.0.0.1/db"}, WorkloadPing},
+		{Spec{Target: "redis://127.0.0.1"}, WorkloadPing},
+		{Spec{Target: "mongodb://127.0.0.1/"}, WorkloadPing},
+		{Spec{Target: "https://127.0.0.1/"}, "get"},
+		{Spec{Lab: "postgres"}, "point-select"},
+		{Spec{Lab: "redis"}, "get"},
+		{Spec{Target: "postgres://u@127.0.0.1/db", Experiments: []Experiment{Pool}}, "point-select"},
+		{Spec{Target: "redis://127.0.0.1", Experiments: []Experiment{Pool}}, "get"},
+		{Spec{Target: "postgres://u@127.0.0.1/db", Experiments: []Experiment{Connect, Pool}}, "point-select"},
+		{Spec{Target: "postgres://u@127.0.0.1/db", Workload: "read-only"}, "read-only"},
+		{Spec{Target: "postgres://u@127.0.0.1/db", Experiments: []Experiment{Stream}}, "stream"},
+	}
+	for _, tc := range tests {
+		s, err := New(tc.spec)
+		if err != nil || s.Workload != tc.want {
+			t.Errorf("%+v: %v, workload %q, want %q", tc.spec, err, s.Workload, tc.want)
+		}
+		if err == nil && s.Workload == WorkloadPing && (s.QueryMode != "" || s.Tables != 0 || s.Rows != 0) {
+			t.Errorf("%+v: ping with query mode %q, %d tables of %d rows: it reads no data", tc.spec, s.QueryMode, s.Tables, s.Rows)
+		}
+	}
+	if _, err := New(Spec{Target: "postgres://u@127.0.0.1/db", QueryMode: "simple"}); err == nil || !strings.Contains(err.Error(), "ping is one round trip") {
+		t.Errorf("ping with a query mode: %v", err)
 	}
 }

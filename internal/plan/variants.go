@@ -40,17 +40,23 @@ func (s Spec) Variants() []Variant {
 		seen[v.ID] = true
 		out = append(out, v)
 	}
-	if len(out) > 0 {
-		base := 0
-		for i, v := range out {
-			if v.Plain() && v.Tunnel == "" {
-				base = i
-				break
-			}
-		}
-		out[base].Baseline = true
-	}
+	MarkBaseline(out)
 	return out
+}
+
+// MarkBaseline makes the first plain direct variant of vs the baseline,
+// or the first variant where none is plain.
+func MarkBaseline(vs []Variant) {
+	base := 0
+	for i := len(vs) - 1; i >= 0; i-- {
+		vs[i].Baseline = false
+		if vs[i].Plain() && vs[i].Tunnel == "" {
+			base = i
+		}
+	}
+	if len(vs) > 0 {
+		vs[base].Baseline = true
+	}
 }
 
 // variants is the matrix of one RTT, before IDs.

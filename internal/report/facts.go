@@ -28,7 +28,13 @@ type StoppedOnError struct {
 }
 
 // OneVariant: only Variant was measured, so nothing can be compared.
-type OneVariant struct{ Variant string }
+// ByDefault says the user asked for no variant: it is what a URL target
+// compares by default, of which its URL asks for plaintext only, or the
+// server refused the rest (the run's warnings say which).
+type OneVariant struct {
+	Variant   string
+	ByDefault bool
+}
 
 // NoPlain: no plain variant was measured.
 type NoPlain struct{}

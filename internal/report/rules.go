@@ -55,7 +55,7 @@ func (r *rules) caveats() {
 	}
 	names := r.ix.measuredAny()
 	if len(names) == 1 {
-		r.add(KindCaveat, TopicRun, OneVariant{Variant: names[0]})
+		r.add(KindCaveat, TopicRun, OneVariant{Variant: names[0], ByDefault: res.Spec.TLSByDefault})
 		return
 	}
 	plain := slices.ContainsFunc(names, func(n string) bool {

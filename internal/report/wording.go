@@ -27,6 +27,12 @@ func (ix *index) phrase(k Kind, f Fact) string {
 	case StoppedOnError:
 		return fmt.Sprintf("The run stopped on an error after %s (%s): what follows rests on the trials that finished.", plural(f.Finished, "trial"), f.Error)
 	case OneVariant:
+		switch {
+		case f.ByDefault && f.Variant == "plain":
+			return "Only plain was measured: the target's URL asks for plaintext, and without --tls a URL target runs what its URL asks for. To compare with TLS, give a URL that asks for TLS (sslmode=require, tls=true; Redis's and HTTP's TLS port as rediss:// or https://), or --tls off,auto where one port takes both."
+		case f.ByDefault:
+			return fmt.Sprintf("Only %s was measured: the server refused the other variant of the default comparison (see the warning), so there is nothing here to compare it with.", f.Variant)
+		}
 		return fmt.Sprintf("Only one variant was measured (%s): there is nothing to compare it with, so this run says nothing about what TLS costs and supports no recommendation.", f.Variant)
 	case NoPlain:
 		return "No plain variant was measured: what TLS itself costs cannot be told from this run; the variants are compared with each other."

@@ -120,6 +120,16 @@ func Explain(err error, addr string, v plan.Variant) error {
 	return err
 }
 
+// WrongProtocol reports whether err is a TLS handshake that met a port
+// without TLS (a plaintext answer) or a server that does not speak the TLS
+// version asked for: the server refusing the variant's kind of connection,
+// not failing (see driver.Refusal).
+func WrongProtocol(err error) bool {
+	var record tls.RecordHeaderError
+	return errors.As(err, &record) || remoteAlert(err) == "tls: protocol version not supported" ||
+		strings.Contains(err.Error(), "server selected unsupported protocol version")
+}
+
 // remoteAlert returns the text of the alert the peer sent ("tls: handshake
 // failure"), or "". crypto/tls reports a received alert as a net.OpError
 // with Op "remote error" around an unexported type, so its text is all

@@ -116,6 +116,7 @@ func TestConformance(t *testing.T) {
 			{Name: "scram-sha-256 find-one-id", Workload: driver.Workload{Name: WorkloadFindOneID}},
 			{Name: "scram-sha-1 find-one-id", Auth: "scram-sha-1", Workload: driver.Workload{Name: WorkloadFindOneID}},
 			{Name: "scram-sha-256 find-one", Workload: driver.Workload{Name: WorkloadFindOne}},
+			{Name: "scram-sha-256 ping", Workload: driver.Workload{Name: plan.WorkloadPing}},
 		},
 		Phases: func(v plan.Variant, _ drivertest.Case, handshake int) []drivertest.Trips {
 			p := []drivertest.Trips{drivertest.Trip(netx.PhaseTCP, 1)}
@@ -134,6 +135,7 @@ func TestConformance(t *testing.T) {
 			workload(WorkloadFindOneID, fieldCount*fieldSize),
 			workload(WorkloadFindOne, fieldCount*fieldSize),
 			workload(WorkloadStream, testRecords*fieldCount*fieldSize),
+			workload(plan.WorkloadPing, 1),
 		},
 		Login: &drivertest.Login{Auths: []string{"scram-sha-256", "scram-sha-1"}, Phase: PhaseAuth,
 			Refused: "Authentication failed", PasswordFile: srv.PasswordFile()},

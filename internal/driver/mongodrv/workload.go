@@ -40,9 +40,11 @@ func newWorkload(w driver.Workload) (workload, error) {
 			return workload{}, err
 		}
 		return workload{name: w.Name, db: w.User.Database, coll: w.User.Collection, user: f}, nil
+	case plan.WorkloadPing:
+		return workload{name: w.Name, db: "admin"}, nil
 	case WorkloadFindOneID, WorkloadFindOne, WorkloadStream:
 	default:
-		return workload{}, fmt.Errorf("mongodb has no workload %q: use %s, %s or %s", w.Name, WorkloadFindOneID, WorkloadFindOne, WorkloadStream)
+		return workload{}, fmt.Errorf("mongodb has no workload %q: use %s, %s, %s or %s", w.Name, WorkloadFindOneID, WorkloadFindOne, WorkloadStream, plan.WorkloadPing)
 	}
 	if w.Rows < 1 {
 		return workload{}, fmt.Errorf("mongodb workload %s: %d records: use 1 or more", w.Name, w.Rows)
@@ -61,6 +63,8 @@ func (w workload) run(ctx context.Context, coll *mongo.Collection) error {
 	switch w.name {
 	case plan.WorkloadFilter:
 		return w.user.run(ctx, coll)
+	case plan.WorkloadPing:
+		return coll.Database().RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Err()
 	case WorkloadFindOneID:
 		key := Key(rand.IntN(w.records))
 		if _, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Raw(); err != nil {

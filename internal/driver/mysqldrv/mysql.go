@@ -264,6 +264,14 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 			// goodbye, so the client did write).
 			phase = PhaseGreeting
 			err = refusedAtGreeting(err, refused.Number, d.cfg.Addr)
+		case errors.Is(err, mysql.ErrNoTLS):
+			return nil, &driver.OpError{Phase: phase, Err: driver.Refused(err, "the server at %s does not offer TLS (have_ssl is not YES): use the plain variant (--tls off)", d.cfg.Addr)}
+		case errors.As(err, &refused) && refused.Number == erAccessDenied && d.cfg.TLS == nil:
+			// MariaDB's require_secure_transport=ON (and a user's
+			// REQUIRE SSL) denies a plaintext login as a wrong password
+			// would: a refusal if TLS logs in (bench's check tells).
+			why := fmt.Sprintf("the server at %s denied this user over plaintext: it demands TLS (require_secure_transport=ON, or the user's REQUIRE SSL)", d.cfg.Addr)
+			return nil, &driver.OpError{Phase: phase, Err: &driver.Refusal{Err: driver.Explain(err, d.cfg, o.conn, useTLS), Why: why}}
 		}
 		return nil, &driver.OpError{Phase: phase, Err: driver.Explain(err, d.cfg, o.conn, useTLS)}
 	}
@@ -298,6 +306,9 @@ func closedAtGreeting(err error, addr string) error {
 const (
 	erConCount    = 1040 // ER_CON_COUNT_ERROR: Too many connections
 	erHostBlocked = 1129 // ER_HOST_IS_BLOCKED
+	// erAccessDenied (ER_ACCESS_DENIED_ERROR) answers a login, also a
+	// plaintext one where the server demands TLS.
+	erAccessDenied = 1045
 )
 
 // refusedAtGreeting explains a server's error packet in place of its

@@ -167,6 +167,9 @@ func engine(t testing.TB) drivertest.Engine {
 			cases = append(cases, drivertest.Case{Name: auth + " " + mode, Auth: auth, Workload: driver.Workload{Name: "point-select", QueryMode: mode}})
 		}
 	}
+	// A URL target's connect pings: SELECT 1 as text, whatever the mode.
+	cases = append(cases, drivertest.Case{Name: "mysql_native_password ping", Auth: "mysql_native_password", Workload: driver.Workload{Name: plan.WorkloadPing}})
+	queryTrips[""] = 1
 	var workloads []drivertest.Workload
 	for _, w := range []struct {
 		name       string
@@ -184,6 +187,7 @@ func engine(t testing.TB) drivertest.Engine {
 			})
 		}
 	}
+	workloads = append(workloads, drivertest.Workload{Case: drivertest.Case{Name: plan.WorkloadPing, Workload: driver.Workload{Name: plan.WorkloadPing}}, Statements: 1, MinBytes: 1})
 	return drivertest.Engine{
 		New: New,
 		Config: func(t testing.TB, v plan.Variant, c drivertest.Case) driver.Config {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 // The statements of sysbench 1.0.20's oltp_common.lua; %d is the table.
@@ -51,6 +52,9 @@ func newWorkload(w driver.Workload) (workload, error) {
 	if w.Scripts != nil {
 		return scriptWorkload(w), nil
 	}
+	if w.Name == plan.WorkloadPing {
+		return workload{statements: 1, run: (*session).ping}, nil
+	}
 	if w.Name != "stream" && (w.Tables < 1 || w.Rows < 1) {
 		return workload{}, fmt.Errorf("mysql: %d tables of %d rows: the %s workload needs at least one row", w.Tables, w.Rows, w.Name)
 	}
@@ -71,7 +75,7 @@ func newWorkload(w driver.Workload) (workload, error) {
 	case "stream":
 		wl.run = (*session).stream
 	default:
-		return workload{}, fmt.Errorf("mysql: unknown workload %q: use point-select, read-only or stream", w.Name)
+		return workload{}, fmt.Errorf("mysql: unknown workload %q: use point-select, read-only, stream or ping", w.Name)
 	}
 	return wl, nil
 }
@@ -81,6 +85,16 @@ func (w *workload) table() int { return rand.IntN(w.tables) }
 
 // id picks a row id in [1, rows] (sysbench's get_id; uniform here).
 func (w *workload) id() int64 { return 1 + rand.Int64N(int64(w.rows)) }
+
+// ping is SELECT 1 in the text protocol, whatever the query mode: one
+// round trip that reads no table.
+func (s *session) ping(ctx context.Context) error {
+	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx, "SELECT 1", nil)
+	if err != nil {
+		return err
+	}
+	return s.read(rows)
+}
 
 // pointSelect is oltp_point_select's event: one row by primary key.
 func (s *session) pointSelect(ctx context.Context) error {
@@ -141,6 +155,11 @@ func (s *session) query(ctx context.Context, q string, args ...int64) error {
 			return err
 		}
 	}
+	return s.read(rows)
+}
+
+// read reads every row of a result.
+func (s *session) read(rows sqldriver.Rows) error {
 	n := len(rows.Columns())
 	if cap(s.dest) < n {
 		s.dest = make([]sqldriver.Value, n)

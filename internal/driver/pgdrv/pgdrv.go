@@ -236,8 +236,10 @@ func (s *session) openError(ctx context.Context, err error) error {
 	}
 	if strings.Contains(err.Error(), "server refused TLS connection") {
 		// The 'N' answered the SSLRequest: startup's answer.
-		phase = PhaseStartup
-		err = fmt.Errorf("the server does not accept TLS (it answered the SSLRequest with 'N'): %w", err)
+		return &driver.OpError{Phase: PhaseStartup, Err: driver.Refused(err, "the server at %s does not accept TLS: it answered the SSLRequest with 'N' (ssl = off): use the plain variant (--tls off)", s.d.cfg.Addr)}
+	}
+	if why := s.d.hbaRefusal(err); why != "" {
+		return &driver.OpError{Phase: phase, Err: &driver.Refusal{Err: s.explain(ctx, err), Why: why}}
 	}
 	return &driver.OpError{Phase: phase, Err: s.explain(ctx, err)}
 }
@@ -247,6 +249,26 @@ func (s *session) explain(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%w)", ctx.Err(), err)
 	}
 	return s.d.explain(err, s.Net)
+}
+
+// hbaRefusal says what pg_hba.conf refused when err is its refusal, a
+// driver.Refusal's Why: no line for this address, user and database
+// matches the connection's encryption (PostgreSQL names it in the
+// message's last words), as on a server with hostssl lines only; "" for
+// other errors. The line may be missing for the address instead, which
+// err's own explanation says.
+func (d *pgDriver) hbaRefusal(err error) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "28000" || !strings.HasPrefix(pe.Message, "no pg_hba.conf entry") {
+		return ""
+	}
+	switch {
+	case d.cfg.TLS == nil && strings.HasSuffix(pe.Message, "no encryption"):
+		return fmt.Sprintf("the server at %s refuses plaintext connections of this user and database from this address (pg_hba.conf: hostssl lines only, or none for the address)", d.cfg.Addr)
+	case d.cfg.TLS != nil && strings.HasSuffix(pe.Message, "SSL encryption"):
+		return fmt.Sprintf("the server at %s refuses TLS connections of this user and database from this address (pg_hba.conf: hostnossl lines only, or none for the address)", d.cfg.Addr)
+	}
+	return ""
 }
 
 // explain is driver.Explain, and a message over maxMessage said so.

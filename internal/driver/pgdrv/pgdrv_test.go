@@ -136,6 +136,9 @@ func engine(t testing.TB) drivertest.Engine {
 			cases = append(cases, drivertest.Case{Name: auth + " " + qm, Auth: auth, Workload: driver.Workload{Name: "point-select", QueryMode: qm}})
 		}
 	}
+	// A URL target's connect pings: SELECT 1 as text, whatever the mode.
+	cases = append(cases, drivertest.Case{Name: "scram-sha-256 ping", Auth: "scram-sha-256", Workload: driver.Workload{Name: plan.WorkloadPing}})
+	queryTrips[plan.WorkloadPing] = 1
 	workload := func(name, qm string) drivertest.Case {
 		return drivertest.Case{Name: name + " " + qm, Workload: driver.Workload{Name: name, QueryMode: qm}}
 	}
@@ -157,7 +160,7 @@ func engine(t testing.TB) drivertest.Engine {
 				auth++
 			}
 			return append(p, drivertest.Trip(PhaseAuth, auth),
-				drivertest.Trip(PhaseQuery, queryTrips[cmp.Or(c.Workload.QueryMode, "prepared")]), drivertest.Trip(netx.PhaseClose, 0))
+				drivertest.Trip(PhaseQuery, queryTrips[cmp.Or(c.Workload.QueryMode, c.Workload.Name, "prepared")]), drivertest.Trip(netx.PhaseClose, 0))
 		},
 		QueryPhase: PhaseQuery,
 		HelloRetry: true,
@@ -166,6 +169,7 @@ func engine(t testing.TB) drivertest.Engine {
 		UseKey:     s.UseKey,
 		Workloads: []drivertest.Workload{
 			{Case: workload("point-select", "prepared"), Statements: 1, MinBytes: 120},
+			{Case: workload(plan.WorkloadPing, ""), Statements: 1, MinBytes: 1},
 			{Case: workload("read-only", "simple"), Statements: 16, MinBytes: 10 * 120},
 			{Case: workload("read-only", "prepared"), Statements: 16, MinBytes: 10 * 120},
 			// Every row carries at least c (120) and pad (60).

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 // prepareBatch is how many rows one COPY loads, and how often progress is
@@ -149,8 +150,8 @@ func digitGroups(buf []byte, groups int) string {
 // fails nothing, so a short table would go unnoticed).
 func (s *session) CheckData(ctx context.Context) error {
 	w := s.d.cfg.Workload
-	if w.Scripts != nil {
-		return nil // a script reads the user's tables, whatever they are
+	if w.Scripts != nil || w.Name == plan.WorkloadPing {
+		return nil // a script reads the user's tables, whatever they are; a ping none
 	}
 	tables := w.Tables
 	if w.Name == "stream" {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 // sysbench 1.0.20's oltp_read_only defaults: statements of each kind in
@@ -47,6 +48,9 @@ func newWorkload(w driver.Workload) (workload, error) {
 	if w.Scripts != nil {
 		return scriptWorkload(w), nil
 	}
+	if w.Name == plan.WorkloadPing {
+		return workload{run: onConn(ping), statements: 1}, nil
+	}
 	if w.Name != "stream" && (w.Tables < 1 || w.Rows < 1) {
 		return workload{}, fmt.Errorf("postgres: workload %q needs the size of the sbtest data (tables %d, rows %d)", w.Name, w.Tables, w.Rows)
 	}
@@ -67,7 +71,14 @@ func newWorkload(w driver.Workload) (workload, error) {
 	case "stream":
 		return workload{run: onConn(stream), statements: 1}, nil
 	}
-	return workload{}, fmt.Errorf("postgres: unknown workload %q: use point-select, read-only or stream", w.Name)
+	return workload{}, fmt.Errorf("postgres: unknown workload %q: use point-select, read-only, stream or ping", w.Name)
+}
+
+// ping is SELECT 1 in the simple query protocol: one round trip that
+// reads no table.
+func ping(ctx context.Context, c *pgx.Conn) error {
+	_, err := c.PgConn().Exec(ctx, "SELECT 1").ReadAll()
+	return err
 }
 
 // table and id draw uniformly, as sysbench does with --rand-type=uniform

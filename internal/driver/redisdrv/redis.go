@@ -64,6 +64,7 @@ type redisDriver struct {
 	password string
 	db       int
 	stream   bool
+	ping     bool // PING, no key
 	rows     int
 	maxBulk  int64 // the largest value a reply may announce (see respGuard)
 	commands commands
@@ -78,6 +79,9 @@ func New(cfg driver.Config) (driver.Driver, error) {
 	case "", WorkloadGet:
 	case WorkloadStream:
 		d.stream = true
+	case plan.WorkloadPing:
+		d.ping = true
+		d.rows = max(d.rows, 1) // no prepared data
 	case plan.WorkloadCommand:
 		if len(cfg.Workload.User.Commands) == 0 {
 			return nil, fmt.Errorf("redis workload %s: no command", cfg.Workload.Name)
@@ -85,7 +89,7 @@ func New(cfg driver.Config) (driver.Driver, error) {
 		d.commands = newCommands(cfg.Workload.User)
 		d.rows = max(d.rows, 1) // no prepared data
 	default:
-		return nil, fmt.Errorf("redis has no workload %q: use %s or %s", cfg.Workload.Name, WorkloadGet, WorkloadStream)
+		return nil, fmt.Errorf("redis has no workload %q: use %s, %s or %s", cfg.Workload.Name, WorkloadGet, WorkloadStream, plan.WorkloadPing)
 	}
 	if d.rows < 1 {
 		return nil, fmt.Errorf("redis workload %s: %d rows: use 1 or more", cfg.Workload.Name, d.rows)
@@ -257,7 +261,7 @@ func (s *session) abort() {
 }
 
 // Do runs one operation: a GET of a random key:<n> or of the whole stream
-// value, or the user's commands.
+// value, a PING, or the user's commands.
 func (s *session) Do(ctx context.Context) error {
 	if !s.used {
 		s.used = true
@@ -265,6 +269,12 @@ func (s *session) Do(ctx context.Context) error {
 	}
 	if len(s.d.commands.args) > 0 {
 		return s.runCommands(ctx)
+	}
+	if s.d.ping {
+		if err := s.client.Ping(ctx).Err(); err != nil {
+			return s.opError(ctx, PhaseQuery, err)
+		}
+		return nil
 	}
 	key := streamKey
 	if !s.d.stream {

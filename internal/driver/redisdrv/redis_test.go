@@ -107,7 +107,8 @@ func TestConformance(t *testing.T) {
 		Config: func(t testing.TB, v plan.Variant, c drivertest.Case) driver.Config {
 			return configOf(t, srv, v, c.Option, c.Workload.Name)
 		},
-		Cases: []drivertest.Case{{Name: "db 0", Option: "/0"}, {Name: "db 1", Option: "/1"}},
+		Cases: []drivertest.Case{{Name: "db 0", Option: "/0"}, {Name: "db 1", Option: "/1"},
+			{Name: "db 0 ping", Option: "/0", Workload: driver.Workload{Name: plan.WorkloadPing}}},
 		Phases: func(v plan.Variant, _ drivertest.Case, handshake int) []drivertest.Trips {
 			p := []drivertest.Trips{drivertest.Trip(netx.PhaseTCP, 1)}
 			if !v.Plain() {
@@ -123,6 +124,7 @@ func TestConformance(t *testing.T) {
 		Workloads: []drivertest.Workload{
 			{Case: drivertest.Case{Name: WorkloadGet, Option: "/0", Workload: driver.Workload{Name: WorkloadGet}}, Statements: 1, MinBytes: valueSize},
 			{Case: drivertest.Case{Name: WorkloadStream, Option: "/0", Workload: driver.Workload{Name: WorkloadStream}}, Statements: 1, MinBytes: int64(StreamSize(testRows))},
+			{Case: drivertest.Case{Name: plan.WorkloadPing, Option: "/0", Workload: driver.Workload{Name: plan.WorkloadPing}}, Statements: 1, MinBytes: int64(len("+PONG\r\n"))},
 		},
 		Login: &drivertest.Login{Auths: []string{"password"}, Phase: PhaseAuth, Refused: "WRONGPASS", PasswordFile: srv.PasswordFile()},
 	})
