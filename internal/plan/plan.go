@@ -185,20 +185,23 @@ type Spec struct {
 	secretPath string
 	// secretWork is the user's workload as it runs, secrets included.
 	secretWork UserWorkload
-	// given names the fields the user gave (Give): see Given.
-	given []string
+	// givenFields are the fields the user gave (Give), never stored.
+	givenFields
 }
 
-// Give marks fields (named as Error names them: "trials", "max_inflight")
-// as given by the user, whatever their value: where a zero is what "not
-// given" looks like, New then refuses a given 0 (⟨trials⟩ 0) or keeps it
-// (⟨warmup⟩ 0 is no warm-up) instead of filling the default.
-func (s *Spec) Give(fields ...string) { s.given = append(s.given, fields...) }
+// givenFields names the fields of an options type (Spec, Serve) that the
+// user gave, as Error names them ("trials", "max_inflight"), whatever
+// their value: where a zero is what "not given" looks like, the
+// constructor then refuses a given 0 (⟨trials⟩ 0) or keeps it (serve's
+// ⟨http⟩ "" is no listener) instead of filling the default. Lists say it
+// by being non-nil instead (a list given empty is refused: checkGiven).
+type givenFields []string
 
-// Given reports whether the user gave field: Give named it, or, for the
-// lists and pointers, it is not nil (a list given empty is an unset shell
-// variable, refused by checkGiven).
-func (s Spec) Given(field string) bool { return slices.Contains(s.given, field) }
+// Give marks fields as given.
+func (g *givenFields) Give(fields ...string) { *g = append(*g, fields...) }
+
+// Given reports whether Give named field.
+func (g givenFields) Given(field string) bool { return slices.Contains(g, field) }
 
 // ParsedTarget is Target as New parsed it, its URL's credentials included
 // (Target.URL); zero for a Spec New did not make (one read from a result).
