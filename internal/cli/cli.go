@@ -86,29 +86,12 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 }
 
 // flagName spells a plan.Spec field (as plan.Error names it) as the flag
-// that sets it.
+// that sets it (options).
 func flagName(field string) string {
-	if short, ok := map[string]string{"concurrency": "c", "duration": "d", "count": "n"}[field]; ok {
-		return "-" + short + "/--" + field
+	if o, ok := optionByField[field]; ok {
+		return o.spelled()
 	}
-	if flag, ok := map[string]string{"method": "-X/--request", "headers": "-H/--header", "commands": "--command"}[field]; ok {
-		return flag
-	}
-	flag, ok := map[string]string{
-		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
-		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
-		"per_conn":  "per-conn",
-		"scripts":   "script",
-		"cert_file": "cert", "cert_key_file": "cert-key", "client_certs": "client-cert",
-		"first_op":    "first-op",
-		"client_cpus": "client-cpus",
-		"rates":       "rate", "max_inflight": "max-inflight",
-		"start_at": "start-at",
-	}[field]
-	if !ok {
-		flag = field
-	}
-	return "--" + flag
+	return "--" + strings.ReplaceAll(field, "_", "-") // another command's: serve's tls_max
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -155,7 +138,8 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%v%s (see tlsbench %s --help)", err, flagHint(cmd, err), cmd.Name())}
 	})
-	f.register(root, true)
+	f.register(root, onRoot, nil)
+	root.SetUsageFunc(runUsage)
 	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
 		newExperimentCmd(plan.Stream, argv, stdout, stderr),
@@ -219,13 +203,11 @@ MongoDB seed study.`,
 			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
 		},
 	}
-	f.register(cmd, false)
+	f.register(cmd, commandSet(e), []plan.Experiment{e})
 	if e == plan.Storm {
-		f.registerStorm(cmd)
+		cmd.Long += stormLong
 	}
-	if e == plan.Connect {
-		f.registerWire(cmd)
-	}
+	cmd.SetUsageFunc(runUsage)
 	return cmd
 }
 
