@@ -101,12 +101,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tlsbench",
 		Short: "Measure what TLS costs: connections, pools, phases and round trips",
-		Long: `tlsbench measures the same workload with and without TLS, side by side, and
-reports the difference with its uncertainty, phase by phase.
-
-With no command it starts its built-in HTTPS/HTTP server and runs the default
-matrix: plain vs TLS 1.2 vs TLS 1.3, server keys rsa1024, rsa2048, rsa4096 and
-ecdsa-p256, connect and pool experiments, 3 trials each.`,
+		Long: rootLong(),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
@@ -154,6 +149,20 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	}
 	root.AddCommand(newKubeCmd(stdout))
 	return root
+}
+
+// rootLong is the root command's help: the default matrix as plan has it.
+func rootLong() string {
+	m := plan.DefaultMatrix
+	exps := make([]string, len(m.Experiments))
+	for i, e := range m.Experiments {
+		exps[i] = string(e)
+	}
+	return `tlsbench measures the same workload with and without TLS, side by side, and
+reports the difference with its uncertainty, phase by phase.
+
+` + wrap(fmt.Sprintf("With no command it starts its built-in HTTPS/HTTP server and runs the default matrix: the %s experiments over TLS modes %s and server keys %s, with the defaults below.",
+		strings.Join(exps, " and "), strings.Join(m.TLS, ", "), strings.Join(m.Keys, ", ")), 79, 0)
 }
 
 func newExperimentCmd(e plan.Experiment, argv []string, stdout, stderr io.Writer) *cobra.Command {
