@@ -101,7 +101,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tlsbench",
 		Short: "Measure what TLS costs: connections, pools, phases and round trips",
-		Long: rootLong(),
+		Long:  rootLong(),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
