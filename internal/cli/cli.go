@@ -239,13 +239,24 @@ func didYouMean(names []string) string {
 	return ": did you mean " + strings.Join(names, " or ") + "?"
 }
 
-// flagHint suggests, for an unknown flag, the command's own flag it is a
-// typo of (--trails: --trials), or the command that has it (pool
-// --clients: storm's).
+// flagHint suggests, for an unknown flag, the command that has it (pool
+// --clients: storm's), or the command's own flag it is a typo of
+// (--trails: --trials).
 func flagHint(cmd *cobra.Command, err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
 		return ""
+	}
+	// Another command's flag, spelled right (stream --wire), before a
+	// typo of one of this command's (--size).
+	var owners []string
+	for _, c := range cmd.Root().Commands() {
+		if f := c.Flags().Lookup(name); c != cmd && f != nil && !f.Hidden {
+			owners = append(owners, c.Name())
+		}
+	}
+	if len(owners) > 0 {
+		return fmt.Sprintf(": --%s belongs to %s", name, strings.Join(owners, ", "))
 	}
 	best, bestDist := "", 3 // at most two edits
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
@@ -255,15 +266,6 @@ func flagHint(cmd *cobra.Command, err error) string {
 	})
 	if best != "" {
 		return ": did you mean --" + best + "?"
-	}
-	var owners []string
-	for _, c := range cmd.Root().Commands() {
-		if f := c.Flags().Lookup(name); c != cmd && f != nil && !f.Hidden {
-			owners = append(owners, c.Name())
-		}
-	}
-	if len(owners) > 0 {
-		return fmt.Sprintf(": --%s belongs to %s", name, strings.Join(owners, ", "))
 	}
 	return ""
 }

@@ -165,3 +165,26 @@ func TestOptionsSpellEveryField(t *testing.T) {
 		seen[o.flag] = true
 	}
 }
+
+// TestFlagsThatDoNotApply: a flag a command does not list is refused in
+// one line that says why or names the command it belongs to, before any
+// server starts.
+func TestFlagsThatDoNotApply(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"storm", "builtin", "-d", "5s"}, "storm: --duration does not apply: every client connects once; give --clients N"},
+		{[]string{"storm", "builtin", "-n", "5"}, "storm: --count does not apply"},
+		{[]string{"pool", "builtin", "--predict-rtt", "44ms"}, "--predict-rtt predicts connection setup: it needs the connect experiment"},
+		{[]string{"stream", "--lab", "postgres", "--wire"}, "unknown flag: --wire: --wire belongs to connect"},
+		{[]string{"--rate", "100"}, "--rate does not apply to --preset default"},
+		{[]string{"storm", "builtin", "--trails", "2"}, "did you mean --trials?"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runMain(t, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line saying %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
