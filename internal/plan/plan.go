@@ -33,7 +33,7 @@ const (
 // Builtin is the Target that asks for the built-in HTTPS/HTTP server.
 const Builtin = "builtin"
 
-// Key types the built-in server (and later the lab) can present.
+// Key types the servers tlsbench starts (builtin, lab, serve) can present.
 var KeyTypes = []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256", "ecdsa-p384", "ed25519"}
 
 // TLS modes a variant can ask for.
