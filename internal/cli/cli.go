@@ -86,29 +86,12 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 }
 
 // flagName spells a plan.Spec field (as plan.Error names it) as the flag
-// that sets it.
+// that sets it (options).
 func flagName(field string) string {
-	if short, ok := map[string]string{"concurrency": "c", "duration": "d", "count": "n"}[field]; ok {
-		return "-" + short + "/--" + field
+	if o, ok := optionByField[field]; ok {
+		return o.spelled()
 	}
-	if flag, ok := map[string]string{"method": "-X/--request", "headers": "-H/--header", "commands": "--command"}[field]; ok {
-		return flag
-	}
-	flag, ok := map[string]string{
-		"keys": "key", "ciphers": "cipher", "groups": "group", "ca_file": "ca", "response_size": "size",
-		"predict_rtt": "predict-rtt", "query_mode": "query-mode", "max_error_rate": "max-error-rate",
-		"per_conn":  "per-conn",
-		"scripts":   "script",
-		"cert_file": "cert", "cert_key_file": "cert-key", "client_certs": "client-cert",
-		"first_op":    "first-op",
-		"client_cpus": "client-cpus",
-		"rates":       "rate", "max_inflight": "max-inflight",
-		"start_at": "start-at",
-	}[field]
-	if !ok {
-		flag = field
-	}
-	return "--" + flag
+	return "--" + strings.ReplaceAll(field, "_", "-") // another command's: serve's tls_max
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -118,12 +101,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tlsbench",
 		Short: "Measure what TLS costs: connections, pools, phases and round trips",
-		Long: `tlsbench measures the same workload with and without TLS, side by side, and
-reports the difference with its uncertainty, phase by phase.
-
-With no command it starts its built-in HTTPS/HTTP server and runs the default
-matrix: plain vs TLS 1.2 vs TLS 1.3, server keys rsa1024, rsa2048, rsa4096 and
-ecdsa-p256, connect and pool experiments, 3 trials each.`,
+		Long:  rootLong(),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
@@ -155,7 +133,8 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%v%s (see tlsbench %s --help)", err, flagHint(cmd, err), cmd.Name())}
 	})
-	f.register(root, true)
+	f.register(root, onRoot, nil)
+	root.SetUsageFunc(runUsage)
 	root.AddCommand(newExperimentCmd(plan.Connect, argv, stdout, stderr),
 		newExperimentCmd(plan.Pool, argv, stdout, stderr),
 		newExperimentCmd(plan.Stream, argv, stdout, stderr),
@@ -170,6 +149,20 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 	}
 	root.AddCommand(newKubeCmd(stdout))
 	return root
+}
+
+// rootLong is the root command's help: the default matrix as plan has it.
+func rootLong() string {
+	m := plan.DefaultMatrix
+	exps := make([]string, len(m.Experiments))
+	for i, e := range m.Experiments {
+		exps[i] = string(e)
+	}
+	return `tlsbench measures the same workload with and without TLS, side by side, and
+reports the difference with its uncertainty, phase by phase.
+
+` + wrap(fmt.Sprintf("With no command it starts its built-in HTTPS/HTTP server and runs the default matrix: the %s experiments over TLS modes %s and server keys %s, with the defaults below.",
+		strings.Join(exps, " and "), strings.Join(m.TLS, ", "), strings.Join(m.Keys, ", ")), 79, 0)
 }
 
 func newExperimentCmd(e plan.Experiment, argv []string, stdout, stderr io.Writer) *cobra.Command {
@@ -219,13 +212,11 @@ MongoDB seed study.`,
 			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
 		},
 	}
-	f.register(cmd, false)
+	f.register(cmd, commandSet(e), []plan.Experiment{e})
 	if e == plan.Storm {
-		f.registerStorm(cmd)
+		cmd.Long += stormLong
 	}
-	if e == plan.Connect {
-		f.registerWire(cmd)
-	}
+	cmd.SetUsageFunc(runUsage)
 	return cmd
 }
 
@@ -248,13 +239,24 @@ func didYouMean(names []string) string {
 	return ": did you mean " + strings.Join(names, " or ") + "?"
 }
 
-// flagHint suggests, for an unknown flag, the command's own flag it is a
-// typo of (--trails: --trials), or the command that has it (pool
-// --clients: storm's).
+// flagHint suggests, for an unknown flag, the command that has it (pool
+// --clients: storm's), or the command's own flag it is a typo of
+// (--trails: --trials).
 func flagHint(cmd *cobra.Command, err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
 		return ""
+	}
+	// Another command's flag, spelled right (stream --wire), before a
+	// typo of one of this command's (--size).
+	var owners []string
+	for _, c := range cmd.Root().Commands() {
+		if f := c.Flags().Lookup(name); c != cmd && f != nil && !f.Hidden {
+			owners = append(owners, c.Name())
+		}
+	}
+	if len(owners) > 0 {
+		return fmt.Sprintf(": --%s belongs to %s", name, strings.Join(owners, ", "))
 	}
 	best, bestDist := "", 3 // at most two edits
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
@@ -264,15 +266,6 @@ func flagHint(cmd *cobra.Command, err error) string {
 	})
 	if best != "" {
 		return ": did you mean --" + best + "?"
-	}
-	var owners []string
-	for _, c := range cmd.Root().Commands() {
-		if f := c.Flags().Lookup(name); c != cmd && f != nil && !f.Hidden {
-			owners = append(owners, c.Name())
-		}
-	}
-	if len(owners) > 0 {
-		return fmt.Sprintf(": --%s belongs to %s", name, strings.Join(owners, ", "))
 	}
 	return ""
 }

@@ -16,9 +16,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/speed"
 )
 
-// cryptoExperiment names a crypto run in its result's spec.
-const cryptoExperiment plan.Experiment = "crypto"
-
 func newCryptoCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var (
 		duration time.Duration
@@ -91,7 +88,9 @@ func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, argv 
 	}
 	defer out.discard()
 	res := newResult(argv)
-	res.Spec = plan.Spec{Experiments: []plan.Experiment{cryptoExperiment}, Duration: o.Duration, Count: o.Count}
+	res.CryptoPlan = &o
+	// The bounds in Spec too, where readers from before CryptoPlan look.
+	res.Spec = plan.Spec{Duration: o.Duration, Count: o.Count}
 	res.Target = result.Target{URL: "local", Kind: "crypto"}
 	res.Trials = []result.Trial{}
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
@@ -32,13 +33,15 @@ type runFlags struct {
 	maxErrorRate               string
 	source                     string
 	scripts                    []string // --script FILE[@WEIGHT], repeatable
-	matrix                     bool     // the root command: plan.PresetDefault
+	// cmd is the command the flags belong to (onRoot: plan.PresetDefault),
+	// exps its experiments.
+	cmd  cmdSet
+	exps []plan.Experiment
 	// perConn: connect --per-conn (plan/perconn.go).
 	perConn []int
 	// storm: the storm command's own flags (storm.go).
 	clients []int
 	firstOp bool
-	storm   bool
 	// Open-loop arrivals (plan/rate.go).
 	rate, arrivals string
 	maxInflight    int
@@ -64,89 +67,364 @@ type runFlags struct {
 	wire bool
 }
 
-// Flags left out stay zero and plan.New fills their defaults (the root
-// command asks for plan.PresetDefault); the flags only show the defaults in
-// --help, taken from plan.
+// The run flags are one table (options): each names the plan.Spec field
+// it sets (as plan.Error names it), its help section, the commands that
+// list it, and how plan's default for it reads. Registration, the
+// defaults --help shows (asked of plan.New, never written here) and the
+// spelling of plan's errors (flagName) all come from it.
 
-// register adds the flags to cmd; matrix is true for the root command,
-// whose defaults are plan.DefaultMatrix's.
-func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
+// cmdSet is a set of the measuring commands.
+type cmdSet uint8
+
+const (
+	onRoot cmdSet = 1 << iota // tlsbench with no command: the default matrix
+	onConnect
+	onPool
+	onStream
+	onStorm
+
+	onClosed = onRoot | onConnect | onPool | onStream // -c, -d, -n: a closed loop's
+	onRate   = onConnect | onPool                     // --rate's open loop
+	onRuns   = onClosed | onStorm
+	// onURL are the commands that take a URL TARGET; the root command
+	// measures the built-in server or a lab's.
+	onURL = onRuns &^ onRoot
+)
+
+// commandSet is the set of one experiment's command.
+func commandSet(e plan.Experiment) cmdSet {
+	return map[plan.Experiment]cmdSet{plan.Connect: onConnect, plan.Pool: onPool, plan.Stream: onStream, plan.Storm: onStorm}[e]
+}
+
+// The help sections, in the order --help shows them.
+const (
+	secTarget   = "Target and TLS"
+	secWorkload = "Workload"
+	secLoad     = "Load shape"
+	secRate     = "Open loop (--rate)"
+	secPaths    = "Paths"
+	secOutput   = "Output"
+)
+
+var sections = []string{secTarget, secWorkload, secLoad, secRate, secPaths, secOutput, secKube, secOther}
+
+const (
+	secKube  = "Kubernetes"
+	secOther = "Other"
+)
+
+// refusals say why a command refuses a flag it registers hidden
+// (option.refuse).
+var refusals = map[cmdSet]string{onStorm: "every client connects once; give --clients N"}
+
+// option is one run flag.
+type option struct {
+	flag, short string
+	// field is the plan.Spec field as plan.Error names it; "" is the
+	// flag's name with _ for -.
+	field   string
+	section string
+	usage   string
+	// on lists the commands whose help lists the flag; hide those that
+	// take it unlisted, because plan explains why it does not apply
+	// there (pool --per-conn); refuse those that take it unlisted and
+	// refuse it (refusals). Elsewhere it is unknown, and flagHint names
+	// the command it belongs to.
+	on, hide, refuse cmdSet
+	ptr              func(*runFlags) any
+	array            bool // repeatable, each value whole (StringArray)
+	// def reads plan's default for the flag from a Spec that New filled
+	// with the flag left out, in context when (see contexts), as the flag
+	// takes it; nil: no default to show.
+	def  func(plan.Spec) string
+	when string
+}
+
+// contexts are where a flag's default applies, beyond the command's
+// built-in server target: a database's workload, an open loop, a search.
+var contexts = map[string]func(*plan.Spec){
+	"db":     func(s *plan.Spec) { s.Target, s.Lab = "", "postgres" },
+	"rate":   func(s *plan.Spec) { s.Rates = []float64{100} },
+	"search": func(s *plan.Spec) { _, s.Knee, _ = plan.ParseRates("auto") },
+}
+
+func (o option) fieldName() string {
+	if o.field != "" {
+		return o.field
+	}
+	return strings.ReplaceAll(o.flag, "-", "_")
+}
+
+// spelled is the flag as errors name it: "-c/--concurrency".
+func (o option) spelled() string {
+	if o.short != "" {
+		return "-" + o.short + "/--" + o.flag
+	}
+	return "--" + o.flag
+}
+
+func list[T any](show func(T) string) func([]T) string {
+	return func(l []T) string {
+		out := make([]string, len(l))
+		for i, v := range l {
+			out[i] = show(v)
+		}
+		return strings.Join(out, ",")
+	}
+}
+
+var (
+	strs  = list(func(s string) string { return s })
+	ints  = list(strconv.Itoa)
+	durs  = list(time.Duration.String)
+	onOff = list(func(b bool) string { return map[bool]string{false: "off", true: "on"}[b] })
+)
+
+// workloadUsage lists each engine's workloads, from plan.
+func workloadUsage() string {
+	var parts []string
+	for _, e := range []struct{ engine, names string }{{"postgres", "databases"}, {"redis", "redis"}, {"mongodb", "mongodb"}} {
+		var ws []string
+		for _, w := range plan.Workloads[e.engine] {
+			if w != plan.WorkloadCommand && w != plan.WorkloadFilter {
+				ws = append(ws, w)
+			}
+		}
+		parts = append(parts, e.names+": "+strings.Join(ws, ", "))
+	}
+	return "what each operation does (the first of each is its default); " + strings.Join(parts, "; ") + "; read-only is the sysbench oltp_read_only transaction"
+}
+
+var options = []option{
+	// Target and TLS.
+	{flag: "tls", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.tls },
+		usage: "TLS modes to compare: off, 1.2, 1.3, auto; a URL target's default follows its scheme, the one shown is the built-in server's",
+		def:   func(s plan.Spec) string { return strs(s.TLS) }},
+	{flag: "lab", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.lab },
+		usage: "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET); postgres:18 is PostgreSQL 18, postgres:15,postgres:18 compares both"},
+	{flag: "key", field: "keys", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.keys },
+		usage: "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", "),
+		def:   func(s plan.Spec) string { return strs(s.Keys) }},
+	{flag: "cipher", field: "ciphers", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.ciphers },
+		usage: "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)"},
+	{flag: "group", field: "groups", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.groups },
+		usage: "key-exchange groups to compare, one offered per variant: x25519, x25519mlkem768 (the post-quantum hybrid, TLS 1.3), p256, p384, p521, default (the TLS library's offer, which is what is offered without --group)"},
+	{flag: "resume", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.resume },
+		usage: "client session resumption: off, on, or off,on to compare",
+		def:   func(s plan.Spec) string { return onOff(s.Resume) }},
+	{flag: "negotiation", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.negotiation },
+		usage: "postgres: how TLS starts, a list to compare: postgres (an SSLRequest first) and direct (TLS from the first byte, PostgreSQL 17+), as libpq's sslnegotiation"},
+	{flag: "ca", field: "ca_file", section: secTarget, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.ca },
+		usage: "PEM file of the CA that signed the server's certificate (default: system roots)"},
+	{flag: "insecure", section: secTarget, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.insecure },
+		usage: "do not verify the server's certificate"},
+	{flag: "cert", field: "cert_file", section: secTarget, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.cert },
+		usage: "client certificate (PEM) every TLS variant presents when the server asks, as curl and redis-cli spell it (URL targets; or the URL's sslcert=, ssl-cert=, tlsCertificateKeyFile=)"},
+	{flag: "cert-key", field: "cert_key_file", section: secTarget, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.certKey },
+		usage: "the client certificate's private key (PEM, not encrypted; default: the --cert file)"},
+	{flag: "client-cert", field: "client_certs", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.clientCerts },
+		usage: "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants"},
+	{flag: "auth", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.auth },
+		usage: "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)"},
+
+	// Workload.
+	{flag: "workload", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.workload },
+		usage: workloadUsage()},
+	{flag: "query-mode", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.queryMode },
+		usage: "databases: prepared or simple (text protocol)", def: func(s plan.Spec) string { return s.QueryMode }, when: "db"},
+	{flag: "tables", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.tables },
+		usage: "databases: sbtest tables the workload reads", def: func(s plan.Spec) string { return strconv.Itoa(s.Tables) }, when: "db"},
+	{flag: "rows", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.rows },
+		usage: "databases: rows per table; mongodb: documents in ycsb.usertable", def: func(s plan.Spec) string { return strconv.Itoa(s.Rows) }, when: "db"},
+	{flag: "script", field: "scripts", section: secWorkload, on: onRuns, array: true, ptr: func(f *runFlags) any { return &f.scripts },
+		usage: "databases: a pgbench custom script, FILE[@WEIGHT], repeatable (as pgbench -f): each operation is one pass through a script picked by weight (\\set, \\sleep, :var, statements ending at ';'); --query-mode as pgbench -M"},
+	{flag: "command", field: "commands", section: secWorkload, on: onRuns, array: true, ptr: func(f *runFlags) any { return &f.commands },
+		usage: "redis: your command instead of --workload, as redis-benchmark takes it (redis-cli quoting; __rand_int__ is a random 12-digit number below --keyspace); repeat it for several commands per operation, sent as one pipeline"},
+	{flag: "keyspace", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.keyspace },
+		usage: "the range of __rand_int__ in --command or --filter: numbers 0 to N-1 (redis-benchmark's -r)"},
+	{flag: "filter", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.filter },
+		usage: "mongodb: a find filter in extended JSON instead of --workload, e.g. '{\"_id\": \"user__rand_int__\"}'; each operation reads its first batch"},
+	{flag: "collection", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.collection },
+		usage: "mongodb: where --filter looks: DB.COLLECTION, or COLLECTION of the URL's database (mongodb://HOST/DB)"},
+	{flag: "request", short: "X", field: "method", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.method },
+		usage: "http: the request method, as curl's -X (default GET, POST with --data)"},
+	{flag: "header", short: "H", field: "headers", section: secWorkload, on: onRuns, array: true, ptr: func(f *runFlags) any { return &f.headers },
+		usage: "http: a request header 'Name: value', as curl's -H; repeatable (credentials are not stored)"},
+	{flag: "data", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.data },
+		usage: "http: the request body, or @FILE (sent as it is; stored as its size and sha256 only)"},
+	{flag: "paths", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.paths },
+		usage: "http: a file of request paths, one a line ('#' comments); each request takes one at random"},
+	{flag: "size", field: "response_size", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.size },
+		usage: "response body size of the built-in server, bytes", def: func(s plan.Spec) string { return strconv.Itoa(s.ResponseSize) }},
+	{flag: "preset", section: secWorkload, on: onRoot | onConnect, hide: onPool | onStream | onStorm, ptr: func(f *runFlags) any { return &f.preset },
+		usage: "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, 1000 in 5 trials unless given)",
+		def:   func(s plan.Spec) string { return s.Preset }},
+
+	// Load shape.
+	{flag: "concurrency", short: "c", section: secLoad, on: onClosed, refuse: onStorm, ptr: func(f *runFlags) any { return &f.concurrency },
+		usage: "workers (connect) or connections (pool); a list sweeps, e.g. 1,2,4,8,16,32", def: func(s plan.Spec) string { return ints(s.Concurrency) }},
+	{flag: "clients", section: secLoad, on: onStorm, ptr: func(f *runFlags) any { return &f.clients },
+		usage: "clients that connect at the same instant, a list sweeps, e.g. 100,1000 (1 to " + strconv.Itoa(plan.MaxStormClients) + "; the open-file limit is raised as far as the hard limit allows)",
+		def:   func(s plan.Spec) string { return ints(s.Clients) }},
+	{flag: "first-op", section: secLoad, on: onStorm, ptr: func(f *runFlags) any { return &f.firstOp },
+		usage: "each client runs the workload once when connected (the first query after a reconnect)"},
+	{flag: "duration", short: "d", section: secLoad, on: onClosed, refuse: onStorm, ptr: func(f *runFlags) any { return &f.duration },
+		usage: "length of each trial", def: func(s plan.Spec) string { return s.Duration.String() }},
+	{flag: "count", short: "n", section: secLoad, on: onClosed, refuse: onStorm, ptr: func(f *runFlags) any { return &f.count },
+		usage: "operations per trial (then -d only bounds it, by " + strconv.Itoa(int(plan.MaxCountDuration.Minutes())) + "m unless given)"},
+	{flag: "per-conn", section: secLoad, on: onRoot | onConnect, hide: onPool | onStream, refuse: onStorm, ptr: func(f *runFlags) any { return &f.perConn },
+		usage: "connect: operations each new connection runs before it closes, a list sweeps, e.g. 1,3,10,100 (HTTP keeps it alive until the last request); the report gives the break-even against plain",
+		def:   func(s plan.Spec) string { return ints(s.PerConnections(plan.Connect)) }},
+	{flag: "warmup", section: secLoad, on: onRoot | onPool | onStream, hide: onConnect | onStorm, ptr: func(f *runFlags) any { return &f.warmup },
+		usage: "unrecorded warm-up before each pool trial", def: func(s plan.Spec) string { return s.WarmupTime().String() }},
+	{flag: "trials", section: secLoad, on: onRuns, ptr: func(f *runFlags) any { return &f.trials },
+		usage: "timed repetitions of every variant, interleaved", def: func(s plan.Spec) string { return strconv.Itoa(s.Trials) }},
+	{flag: "timeout", section: secLoad, on: onRuns, ptr: func(f *runFlags) any { return &f.timeout },
+		usage: "bound on every single operation", def: func(s plan.Spec) string { return s.Timeout.String() }},
+	{flag: "max-error-rate", section: secLoad, on: onRuns, ptr: func(f *runFlags) any { return &f.maxErrorRate },
+		usage: "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)",
+		def:   func(s plan.Spec) string { return plan.FormatRate(s.ErrorRate()) }},
+	{flag: "client-cpus", section: secLoad, on: onRuns, ptr: func(f *runFlags) any { return &f.clientCPUs },
+		usage: "CPUs tlsbench runs on, in taskset's list syntax (e.g. 0 or 0-1,3); the servers it starts run on the others, so that client and server do not share CPUs"},
+
+	// Open loop.
+	{flag: "rate", field: "rates", section: secRate, on: onRate, hide: onRoot | onStream | onStorm, ptr: func(f *runFlags) any { return &f.rate },
+		usage: "arrivals per second instead of a closed loop (new connections/s for connect), a list compares, e.g. 100,300; auto or FROM..TO (e.g. 50..5000) searches each variant's highest rate within --slo; latency counts from each arrival's intended start"},
+	{flag: "arrivals", section: secRate, on: onRate, hide: onRoot | onStream | onStorm, ptr: func(f *runFlags) any { return &f.arrivals },
+		usage: "with --rate: poisson (exponential gaps, as pgbench --rate) or uniform (constant gaps)", def: func(s plan.Spec) string { return s.Arrivals }, when: "rate"},
+	{flag: "max-inflight", section: secRate, on: onRate, hide: onRoot | onStream | onStorm, ptr: func(f *runFlags) any { return &f.maxInflight },
+		usage: "with --rate: most arrivals in flight (connect: connections opening at once; pool: requests queued for the -c connections); an arrival beyond it is dropped and counted",
+		def:   func(s plan.Spec) string { return strconv.Itoa(s.MaxInflight) }, when: "rate"},
+	{flag: "slo", section: secRate, on: onRate, hide: onRoot | onStream | onStorm, ptr: func(f *runFlags) any { return &f.slo },
+		usage: "with --rate auto or FROM..TO: the p99 latency (from the intended start) a rate must keep under", def: func(s plan.Spec) string { return s.SLO.String() }, when: "search"},
+
+	// Paths.
+	{flag: "via", section: secPaths, on: onRuns, ptr: func(f *runFlags) any { return &f.via },
+		usage: "how connections reach the server, a list to compare: direct, ssh (a throw-away sshd), ssh:CIPHER, ssh://user@host:port?cipher=C&identity=FILE&known_hosts=FILE, stunnel (lab: a throw-away stunnel pair), haproxy (lab: TLS terminated at HAProxy), openssh[:CIPHER] (lab: OpenSSH's ssh -L), wireguard (lab: a VPN in a network namespace), pgbouncer[:local][?pool_mode=...&server_tls_sslmode=...&default_pool_size=N] (lab postgres); tunnels carry plain connections",
+		def:   func(s plan.Spec) string { return or(strs(s.Via), "direct") }},
+	{flag: "rtt", section: secPaths, on: onRuns, ptr: func(f *runFlags) any { return &f.rtt },
+		usage: "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2)",
+		def:   func(s plan.Spec) string { return or(durs(s.RTT), "0s") }},
+	{flag: "predict-rtt", section: secPaths, on: onRoot | onConnect, hide: onPool | onStream | onStorm, ptr: func(f *runFlags) any { return &f.predictRTT },
+		usage: "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given"},
+	{flag: "source", section: secPaths, on: onRuns, ptr: func(f *runFlags) any { return &f.source },
+		usage: "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address",
+		def:   func(s plan.Spec) string { return s.Source }},
+
+	// Output (--quiet, the progress lines' switch, belongs here too).
+	{flag: "output", short: "o", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.output },
+		usage: "result file (default tlsbench-YYYYMMDD-HHMMSS.json)"},
+	{flag: "wire", section: secOutput, on: onConnect, ptr: func(f *runFlags) any { return &f.wire },
+		usage: "capture the run's own connections on loopback (tcpdump, else a packet socket: root or CAP_NET_RAW) and set tlsbench's mean phase times and round trips beside the wire's, per variant and phase (servers on this machine only)"},
+	{flag: "shard", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.shard },
+		usage: "run shard INDEX/COUNT of a run split over COUNT client machines (INDEX from 0, as JOB_COMPLETION_INDEX): its share of -c, -n, --rate and --clients, in the trial slots every shard keeps from --start-at; a URL target only; tlsbench merge joins the results"},
+	{flag: "start-at", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.startAt },
+		usage: "with --shard: when every shard starts its first trial, RFC 3339 (2025-06-01T12:00:00Z; the same on every shard) or +DURATION from now (+30s, rounded up to the second, for processes started together)"},
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// optionByFlag and optionByField index options.
+var optionByFlag, optionByField = func() (map[string]option, map[string]option) {
+	byFlag, byField := map[string]option{}, map[string]option{}
+	for _, o := range options {
+		byFlag[o.flag], byField[o.fieldName()] = o, o
+	}
+	return byFlag, byField
+}()
+
+// register adds the flags of command c (root: the default matrix; exps
+// are its experiments) to cmd, each with plan's default for c.
+func (f *runFlags) register(cmd *cobra.Command, c cmdSet, exps []plan.Experiment) {
 	fs := cmd.Flags()
-	tlsUsage := "TLS modes to compare: off, 1.2, 1.3, auto"
-	if !matrix {
-		tlsUsage += " (default: off,1.2,1.3 for builtin, auto for https://, off for http://)"
+	defaults := planDefaults(c, exps)
+	for _, o := range options {
+		if (o.on|o.hide|o.refuse)&c == 0 {
+			continue
+		}
+		o.add(fs, f)
+		fl := fs.Lookup(o.flag)
+		fl.DefValue = defaults[o.flag]
+		if (o.hide|o.refuse)&c != 0 {
+			_ = fs.MarkHidden(o.flag)
+		}
 	}
-	fs.StringSliceVar(&f.tls, "tls", nil, tlsUsage)
-	fs.StringSliceVar(&f.groups, "group", nil, "key-exchange groups to compare, one offered per variant: x25519, x25519mlkem768 (the post-quantum hybrid, TLS 1.3), p256, p384, p521, default (the TLS library's offer, which is what is offered without --group)")
-	fs.StringSliceVar(&f.ciphers, "cipher", nil, "TLS 1.2 cipher suites (IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)")
-	fs.StringSliceVar(&f.resume, "resume", nil, "client session resumption: off, on, or off,on to compare")
-	keyUsage := "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", ")
-	if !matrix {
-		keyUsage += " (default rsa2048)" // plan.New's, which depends on the target
-	}
-	fs.StringSliceVar(&f.keys, "key", nil, keyUsage)
-	fs.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the server's certificate (default: system roots)")
-	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the server's certificate")
-	fs.IntSliceVarP(&f.concurrency, "concurrency", "c", nil, "workers (connect) or connections (pool); a list sweeps, e.g. 1,2,4,8,16,32")
-	fs.DurationVarP(&f.duration, "duration", "d", 0, "length of each trial")
-	fs.Int64VarP(&f.count, "count", "n", 0, "operations per trial (then -d only bounds it; default bound 10m)")
-	fs.DurationVar(&f.warmup, "warmup", 0, "unrecorded warm-up before each pool trial")
-	fs.DurationVar(&f.timeout, "timeout", 0, "bound on every single operation")
-	fs.IntVar(&f.trials, "trials", 0, "timed repetitions of every variant, interleaved")
-	fs.IntVar(&f.size, "size", 0, "response body size of the built-in server, bytes")
-	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
-	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET); postgres:18 is PostgreSQL 18, postgres:15,postgres:18 compares both")
-	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
-	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2)")
-	fs.DurationSliceVar(&f.predictRTT, "predict-rtt", nil, "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given")
-	fs.StringSliceVar(&f.via, "via", nil, "how connections reach the server, a list to compare: direct, ssh (a throw-away sshd), ssh:CIPHER, ssh://user@host:port?cipher=C&identity=FILE&known_hosts=FILE, stunnel (lab: a throw-away stunnel pair), haproxy (lab: TLS terminated at HAProxy), openssh[:CIPHER] (lab: OpenSSH's ssh -L), wireguard (lab: a VPN in a network namespace), pgbouncer[:local][?pool_mode=...&server_tls_sslmode=...&default_pool_size=N] (lab postgres); tunnels carry plain connections (default direct)")
-	fs.StringVar(&f.workload, "workload", "", "databases: point-select (default), read-only (the sysbench oltp_read_only transaction), stream; redis: get, stream; mongodb: find-one-id (default), find-one, stream")
-	fs.StringVar(&f.queryMode, "query-mode", "", "databases: prepared (default) or simple (text protocol)")
-	fs.IntVar(&f.tables, "tables", 0, "databases: sbtest tables the workload reads (default 8)")
-	fs.IntVar(&f.rows, "rows", 0, "databases: rows per table (default 100000); mongodb: documents in ycsb.usertable")
-	fs.StringVar(&f.preset, "preset", "", "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, default 1000 in 5 trials)")
-	fs.StringVar(&f.maxErrorRate, "max-error-rate", "", "share of failed operations above which a trial fails the run (exit 1, after the trials are saved), e.g. 5%, 0.5%, 0 (any error), 100% (never)")
-	fs.StringArrayVar(&f.scripts, "script", nil, "databases: a pgbench custom script, FILE[@WEIGHT], repeatable (as pgbench -f): each operation is one pass through a script picked by weight (\\set, \\sleep, :var, statements ending at ';'); --query-mode as pgbench -M")
-	fs.StringVar(&f.source, "source", "", "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address")
-	fs.IntSliceVar(&f.perConn, "per-conn", nil, "connect: operations each new connection runs before it closes, a list sweeps, e.g. 1,3,10,100 (HTTP keeps it alive until the last request); the report gives the break-even against plain")
-	fs.StringVar(&f.rate, "rate", "", "connect, pool: arrivals per second instead of a closed loop (new connections/s for connect), a list compares, e.g. 100,300; auto or FROM..TO (e.g. 50..5000) searches each variant's highest rate within --slo; latency counts from each arrival's intended start")
-	fs.StringVar(&f.arrivals, "arrivals", "", "with --rate: poisson (exponential gaps, as pgbench --rate) or uniform (constant gaps)")
-	fs.IntVar(&f.maxInflight, "max-inflight", 0, "with --rate: most arrivals in flight (connect: connections opening at once; pool: requests queued for the -c connections); an arrival beyond it is dropped and counted")
-	fs.DurationVar(&f.slo, "slo", 0, "with --rate auto or FROM..TO: the p99 latency (from the intended start) a rate must keep under")
-	fs.StringArrayVar(&f.commands, "command", nil, "redis: your command instead of --workload, as redis-benchmark takes it (redis-cli quoting; __rand_int__ is a random 12-digit number below --keyspace); repeat it for several commands per operation, sent as one pipeline")
-	fs.Int64Var(&f.keyspace, "keyspace", 0, "the range of __rand_int__ in --command or --filter: numbers 0 to N-1 (redis-benchmark's -r)")
-	fs.StringVar(&f.filter, "filter", "", "mongodb: a find filter in extended JSON instead of --workload, e.g. '{\"_id\": \"user__rand_int__\"}'; each operation reads its first batch")
-	fs.StringVar(&f.collection, "collection", "", "mongodb: where --filter looks: DB.COLLECTION, or COLLECTION of the URL's database (mongodb://HOST/DB)")
-	fs.StringVarP(&f.method, "request", "X", "", "http: the request method, as curl's -X (default GET, POST with --data)")
-	fs.StringArrayVarP(&f.headers, "header", "H", nil, "http: a request header 'Name: value', as curl's -H; repeatable (credentials are not stored)")
-	fs.StringVar(&f.data, "data", "", "http: the request body, or @FILE (sent as it is; stored as its size and sha256 only)")
-	fs.StringVar(&f.paths, "paths", "", "http: a file of request paths, one a line ('#' comments); each request takes one at random")
-	fs.StringVar(&f.cert, "cert", "", "client certificate (PEM) every TLS variant presents when the server asks, as curl and redis-cli spell it (URL targets; or the URL's sslcert=, ssl-cert=, tlsCertificateKeyFile=)")
-	fs.StringVar(&f.certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
-	fs.StringSliceVar(&f.negotiation, "negotiation", nil, "postgres: how TLS starts, a list to compare: postgres (an SSLRequest first) and direct (TLS from the first byte, PostgreSQL 17+), as libpq's sslnegotiation")
-	fs.StringSliceVar(&f.clientCerts, "client-cert", nil, "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants")
 	registerProfile(fs, &f.cpuProfile)
-	f.registerShard(cmd)
-	fs.StringVar(&f.clientCPUs, "client-cpus", "", "CPUs tlsbench runs on, in taskset's list syntax (e.g. 0 or 0-1,3); the servers it starts run on the others, so that client and server do not share CPUs")
-	// What --help shows as defaults: plan's (pflag would print "[]" for
-	// an empty list of durations).
-	shown := map[string]string{
-		"resume": "[off]", "concurrency": "[1]", "duration": plan.DefaultDuration.String(), "warmup": plan.DefaultWarmup.String(),
-		"timeout": plan.DefaultTimeout.String(), "trials": strconv.Itoa(plan.DefaultTrials), "size": strconv.Itoa(plan.DefaultSize),
-		"max-error-rate": plan.FormatRate(plan.DefaultMaxErrorRate), "rtt": "0", "predict-rtt": "", "source": plan.SourceAuto,
-		"per-conn": "[1]", "arrivals": plan.ArrivalsPoisson, "max-inflight": strconv.Itoa(plan.DefaultMaxInflight),
-		"slo": plan.DefaultSLO.String(),
+	f.cmd, f.exps = c, exps
+}
+
+// add registers the option's flag for f's field.
+func (o option) add(fs *pflag.FlagSet, f *runFlags) {
+	switch p := o.ptr(f).(type) {
+	case *[]string:
+		if o.array {
+			fs.StringArrayVarP(p, o.flag, o.short, nil, o.usage)
+		} else {
+			fs.StringSliceVarP(p, o.flag, o.short, nil, o.usage)
+		}
+	case *string:
+		fs.StringVarP(p, o.flag, o.short, "", o.usage)
+	case *bool:
+		fs.BoolVarP(p, o.flag, o.short, false, o.usage)
+	case *int:
+		fs.IntVarP(p, o.flag, o.short, 0, o.usage)
+	case *int64:
+		fs.Int64VarP(p, o.flag, o.short, 0, o.usage)
+	case *time.Duration:
+		fs.DurationVarP(p, o.flag, o.short, 0, o.usage)
+	case *[]int:
+		fs.IntSliceVarP(p, o.flag, o.short, nil, o.usage)
+	case *[]time.Duration:
+		fs.DurationSliceVarP(p, o.flag, o.short, nil, o.usage)
+	default:
+		panic(fmt.Sprintf("option --%s: no flag type for %T", o.flag, p))
 	}
-	if matrix {
-		m := plan.DefaultMatrix
-		shown["tls"], shown["key"] = "["+strings.Join(m.TLS, ",")+"]", "["+strings.Join(m.Keys, ",")+"]"
-		shown["concurrency"] = strings.ReplaceAll(fmt.Sprint(m.Concurrency), " ", ",")
-		shown["duration"], shown["warmup"] = m.Duration.String(), m.Warmup.String()
+}
+
+// defaultSpec is the raw spec of command c with every flag left out, on
+// the built-in server (stream, which reads a database: a lab
+// PostgreSQL's plan).
+func defaultSpec(c cmdSet, exps []plan.Experiment) plan.Spec {
+	s := plan.Spec{Experiments: exps, Target: plan.Builtin}
+	switch c {
+	case onRoot:
+		s.Preset = plan.PresetDefault
+	case onStream:
+		s.Target, s.Lab = "", "postgres"
 	}
-	for name, v := range shown {
-		fs.Lookup(name).DefValue = v
+	return s
+}
+
+// planDefaults asks plan.New for the default of every flag of command c,
+// each in its context, as the flag takes it.
+func planDefaults(c cmdSet, exps []plan.Experiment) map[string]string {
+	specs := map[string]*plan.Spec{}
+	out := map[string]string{}
+	for _, o := range options {
+		if o.def == nil || o.on&c == 0 {
+			continue
+		}
+		if _, ok := specs[o.when]; !ok {
+			raw := defaultSpec(c, exps)
+			if ctx := contexts[o.when]; ctx != nil {
+				ctx(&raw)
+			}
+			if s, err := plan.New(raw); err == nil {
+				specs[o.when] = &s
+			} else {
+				specs[o.when] = nil
+			}
+		}
+		if s := specs[o.when]; s != nil {
+			out[o.flag] = o.def(*s)
+		}
 	}
-	f.matrix = matrix
+	return out
 }
 
 // spec turns the flags into a raw plan.Spec for plan.New.
@@ -197,11 +475,19 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Negotiation:  f.negotiation,
 		ClientCPUs:   f.clientCPUs,
 	}
-	if fl := cmd.Flags().Lookup("client-cpus"); fl.Changed && strings.TrimSpace(f.clientCPUs) == "" {
-		return s, usageError{fmt.Errorf("--client-cpus: the CPU list is empty (an unset variable?): give CPUs as taskset does, e.g. --client-cpus 0")}
-	}
-	if err := f.checkStorm(cmd); err != nil {
-		return s, err
+	var refused error
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		o, ok := optionByFlag[fl.Name]
+		if !ok {
+			return
+		}
+		if o.refuse&f.cmd != 0 && refused == nil {
+			refused = usageError{fmt.Errorf("%s: --%s does not apply: %s", cmd.Name(), o.flag, refusals[o.refuse&f.cmd])}
+		}
+		s.Give(o.fieldName())
+	})
+	if refused != nil {
+		return s, refused
 	}
 	if err := f.shardSpec(&s); err != nil {
 		return s, err
@@ -226,12 +512,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		}
 		s.Rates, s.Knee = rates, knee
 	}
-	for _, name := range []string{"trials", "timeout", "max-inflight", "slo"} {
-		if fl := cmd.Flags().Lookup(name); fl.Changed && (fl.Value.String() == "0" || fl.Value.String() == "0s") {
-			return s, usageError{fmt.Errorf("--%s: 0 is out of range: give a positive value or leave --%s out for the default (%s)", name, name, fl.DefValue)}
-		}
-	}
-	if cmd.Flags().Changed("warmup") {
+	if s.Given("warmup") {
 		s.Warmup = &f.warmup // 0 is no warm-up, not the default
 	}
 	if f.maxErrorRate != "" {
@@ -248,11 +529,8 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		}
 		s.Scripts = append(s.Scripts, sc)
 	}
-	if s.Preset == "" && f.matrix {
+	if s.Preset == "" && f.cmd == onRoot {
 		s.Preset = plan.PresetDefault
-	}
-	if s.Duration == 0 && f.count == 0 && cmd.Flags().Changed("duration") {
-		return s, usageError{fmt.Errorf("-d/--duration: 0 is no trial: give a positive duration or -n COUNT")}
 	}
 	return s, nil
 }

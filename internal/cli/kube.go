@@ -90,10 +90,8 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return k.run(cmd, args[0]) },
 	}
-	k.runFlags.register(cmd, false)
-	if e == plan.Storm {
-		k.runFlags.registerStorm(cmd)
-	}
+	k.runFlags.register(cmd, commandSet(e), []plan.Experiment{e})
+	cmd.SetUsageFunc(runUsage)
 	fs := cmd.Flags()
 	fs.IntVar(&k.shards, "shards", 0, "pods, each running one shard on (preferably) its own node")
 	fs.StringVar(&k.image, "image", "", "the tlsbench image the pods run (see the Dockerfile)")
@@ -110,12 +108,19 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 			_ = fs.MarkHidden(name)
 		}
 	}
+	// A pod measures a URL: what only servers tlsbench starts take is
+	// not shown (plan refuses it), nor the built-in server's --tls.
+	for _, name := range []string{"key", "client-cert", "auth", "size", "source"} {
+		_ = fs.MarkHidden(name)
+	}
+	fs.Lookup("tls").DefValue = ""
 	fs.Lookup("start-at").Usage = "the time every pod starts its first trial, RFC 3339 or +DURATION from now (instead of --start-in)"
 	k.own = map[string]bool{}
 	// --start-at is the run's flag (runFlags), which kube resolves once
 	// for all pods.
 	for _, n := range []string{"shards", "image", "namespace", "name", "target-secret", "start-in", "start-at", "cpu", "memory"} {
 		k.own[n] = true
+		_ = fs.SetAnnotation(n, sectionKey, []string{secKube})
 	}
 	return cmd
 }

@@ -33,19 +33,14 @@ Ctrl-C stops the servers and removes their keys.`,
 			ctx := cmd.Context()
 			// Every engine and key is checked before any server starts:
 			// a mistyped last engine must not leave the first running.
-			for _, engine := range args {
-				if engine == "sshd" {
-					continue // no certificates, no plan
-				}
-				for _, k := range keys {
-					if _, err := plan.New(plan.Spec{Target: "lab:" + engine, Keys: []string{k}}); err != nil {
-						return err
-					}
-				}
+			l, err := plan.NewLab(plan.Lab{Engines: args, Keys: keys})
+			if err != nil {
+				return err
 			}
+			keys := l.Keys
 			sweepStale(cmd.ErrOrStderr())
-			for _, engine := range args {
-				if engine == "sshd" {
+			for _, engine := range l.Engines {
+				if engine == plan.LabSSHD {
 					srv, err := lab.StartSSHD(ctx)
 					if err != nil {
 						if ctx.Err() != nil {
@@ -95,7 +90,7 @@ Ctrl-C stops the servers and removes their keys.`,
 			return errInterrupted
 		},
 	}
-	cmd.Flags().StringSliceVar(&keys, "key", []string{"rsa2048"}, "server key types: "+strings.Join(plan.KeyTypes, ", "))
+	cmd.Flags().StringSliceVar(&keys, "key", []string{plan.DefaultKey}, "server key types, the first presented: "+strings.Join(plan.KeyTypes, ", "))
 	return cmd
 }
 

@@ -15,14 +15,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// registerShard adds --shard and --start-at (plan/shard.go) to a
-// measuring command.
-func (f *runFlags) registerShard(cmd *cobra.Command) {
-	fs := cmd.Flags()
-	fs.StringVar(&f.shard, "shard", "", "run shard INDEX/COUNT of a run split over COUNT client machines (INDEX from 0, as JOB_COMPLETION_INDEX): its share of -c, -n, --rate and --clients, in the trial slots every shard keeps from --start-at; a URL target only; tlsbench merge joins the results")
-	fs.StringVar(&f.startAt, "start-at", "", "with --shard: when every shard starts its first trial, RFC 3339 (2025-06-01T12:00:00Z; the same on every shard) or +DURATION from now (+30s, rounded up to the second, for processes started together)")
-}
-
 // shardSpec fills the spec's Shard from --shard and --start-at, and
 // checks -o - (a framed result on stdout), which a shard alone writes.
 func (f *runFlags) shardSpec(s *plan.Spec) error {

@@ -8,25 +8,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/server"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// serveFlags are the flags of the serve command.
+// serveFlags are the flags of the serve command: plan.Serve's, which
+// defaults and validates them.
 type serveFlags struct {
-	keys      []string
-	http      string
-	https     string
-	size      int
-	tlsMax    string
-	certDir   string
-	clientCA  string
+	plan.Serve
 	jsonReady bool
 }
 
@@ -46,73 +41,62 @@ certificates for 127.0.0.1, ::1 and localhost, and deletes them when it stops.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			return f.run(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			raw := f.Serve
+			cmd.Flags().Visit(func(fl *pflag.Flag) { raw.Give(serveFields[fl.Name]) })
+			s, err := plan.NewServe(raw)
+			if err != nil {
+				return usageError{err}
+			}
+			return serve(ctx, s, f.jsonReady, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringSliceVar(&f.keys, "key", []string{"rsa2048"}, "server key types, one HTTPS listener each: "+strings.Join(plan.KeyTypes, ", "))
-	fs.StringVar(&f.http, "http", "127.0.0.1:8080", `plain HTTP listen address ("" for none)`)
-	fs.StringVar(&f.https, "https", "127.0.0.1:8443", `HTTPS listen address of the first key ("" for none)`)
-	fs.IntVar(&f.size, "size", plan.DefaultSize, "response body size in bytes")
-	fs.StringVar(&f.tlsMax, "tls-max", "1.3", "highest TLS version served: 1.2 or 1.3")
-	fs.StringVar(&f.certDir, "cert-dir", "", "load DIR/<key>.crt and DIR/<key>.key instead of generating certificates")
-	fs.StringVar(&f.clientCA, "client-ca", "", "also serve, for each key, an HTTPS listener that demands a client certificate signed by a CA of this PEM file")
+	// The defaults shown are plan.NewServe's.
+	fs.StringSliceVar(&f.Keys, "key", []string{plan.DefaultKey}, "server key types, one HTTPS listener each: "+strings.Join(plan.KeyTypes, ", "))
+	fs.StringVar(&f.HTTP, "http", plan.DefaultServeHTTP, `plain HTTP listen address ("" for none)`)
+	fs.StringVar(&f.HTTPS, "https", plan.DefaultServeHTTPS, `HTTPS listen address of the first key ("" for none)`)
+	fs.IntVar(&f.Size, "size", plan.DefaultSize, "response body size in bytes")
+	fs.StringVar(&f.TLSMax, "tls-max", plan.DefaultServeTLS, "highest TLS version served: 1.2 or 1.3")
+	fs.StringVar(&f.CertDir, "cert-dir", "", "load DIR/<key>.crt and DIR/<key>.key instead of generating certificates")
+	fs.StringVar(&f.ClientCA, "client-ca", "", "also serve, for each key, an HTTPS listener that demands a client certificate signed by a CA of this PEM file")
 	fs.BoolVar(&f.jsonReady, "json", false, "print only one JSON line with the listen addresses once ready")
 	return cmd
 }
 
-func (f *serveFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
-	cfg := server.Config{HTTPAddr: f.http, HTTPSAddr: f.https, ResponseSize: f.size, Log: stderr}
-	switch f.tlsMax {
-	case "1.2":
-		cfg.MaxTLS = tls.VersionTLS12
-	case "1.3":
-		cfg.MaxTLS = tls.VersionTLS13
-	default:
-		return usageError{fmt.Errorf("--tls-max: %q is not 1.2 or 1.3", f.tlsMax)}
-	}
-	if f.size < 0 || f.size > 1<<30 {
-		return usageError{fmt.Errorf("--size: %d is out of range: use 0 to 1 GiB", f.size)}
-	}
-	for i, k := range f.keys {
-		if !slices.Contains(plan.KeyTypes, k) {
-			return usageError{fmt.Errorf("--key: unknown key type %q: use one of %s", k, strings.Join(plan.KeyTypes, ", "))}
-		}
-		if slices.Contains(f.keys[:i], k) {
-			return usageError{fmt.Errorf("--key: %s is given twice", k)}
-		}
-	}
-	if f.https != "" && len(f.keys) == 0 {
-		return usageError{fmt.Errorf("--https needs at least one --key")}
-	}
+// serveFields names the plan.Serve field each serve flag sets, as
+// plan.Error names it (and flagName spells it back).
+var serveFields = map[string]string{"key": "keys", "http": "http", "https": "https", "size": "response_size",
+	"tls-max": "tls_max", "cert-dir": "cert_dir", "client-ca": "client_ca"}
 
-	dir := f.certDir
-	if f.https != "" && dir == "" {
+func serve(ctx context.Context, f plan.Serve, jsonReady bool, stdout, stderr io.Writer) error {
+	cfg := server.Config{HTTPAddr: f.HTTP, HTTPSAddr: f.HTTPS, ResponseSize: f.Size, Log: stderr, MaxTLS: tls.VersionTLS13}
+	if f.TLSMax == "1.2" {
+		cfg.MaxTLS = tls.VersionTLS12
+	}
+	dir := f.CertDir
+	if f.HTTPS != "" && dir == "" {
 		tmp, err := os.MkdirTemp("", "tlsbench-serve-")
 		if err != nil {
 			return err
 		}
 		// The keys are throw-away: they go when the server does.
 		defer os.RemoveAll(tmp)
-		if err := server.WriteCerts(tmp, f.keys); err != nil {
+		if err := server.WriteCerts(tmp, f.Keys); err != nil {
 			return err
 		}
 		dir = tmp
 	}
-	if f.https != "" {
-		cfg.Keys = f.keys
+	if f.HTTPS != "" {
+		cfg.Keys = f.Keys
 		var err error
-		if cfg.Certs, err = server.LoadCerts(dir, f.keys); err != nil {
+		if cfg.Certs, err = server.LoadCerts(dir, f.Keys); err != nil {
 			return err
 		}
 	}
 
-	if f.clientCA != "" {
-		if f.https == "" {
-			return usageError{fmt.Errorf("--client-ca needs --https")}
-		}
+	if f.ClientCA != "" {
 		var err error
-		if cfg.ClientCAs, err = tlsx.LoadCAFile(f.clientCA); err != nil {
+		if cfg.ClientCAs, err = tlsx.LoadCAFile(f.ClientCA); err != nil {
 			return usageError{fmt.Errorf("--client-ca: %w", err)}
 		}
 	}
@@ -121,11 +105,11 @@ func (f *serveFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.Close()
-	if f.jsonReady {
+	if jsonReady {
 		if err := json.NewEncoder(stdout).Encode(srv.Ready()); err != nil {
 			return err
 		}
-	} else if err := f.printListeners(stdout, srv, dir); err != nil {
+	} else if err := printListeners(stdout, f.Keys, srv, dir); err != nil {
 		return err
 	}
 	<-ctx.Done()
@@ -134,13 +118,13 @@ func (f *serveFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 
 // printListeners prints one line per listener, in --key order, and where
 // the CA certificate is.
-func (f *serveFlags) printListeners(w io.Writer, srv *server.Server, dir string) error {
+func printListeners(w io.Writer, keys []string, srv *server.Server, dir string) error {
 	var b strings.Builder
 	if a := srv.HTTPAddr(); a != "" {
 		fmt.Fprintf(&b, "http   http://%s/\n", a)
 	}
 	addrs := srv.HTTPSAddrs()
-	for _, k := range f.keys {
+	for _, k := range keys {
 		if a, ok := addrs[k]; ok {
 			fmt.Fprintf(&b, "https  https://%s/  key %s\n", a, k)
 		}

@@ -12,19 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/wire"
 )
-
-// registerWire adds connect's --wire: the self-check against a capture.
-func (f *runFlags) registerWire(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&f.wire, "wire", false, "capture the run's own connections on loopback (tcpdump, else a packet socket: root or CAP_NET_RAW) and set tlsbench's mean phase times and round trips beside the wire's, per variant and phase (servers on this machine only)")
-}
 
 // wireCheck is connect --wire under way: the capture of the run's own
 // connections.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/host"
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
@@ -152,7 +153,7 @@ func Start(ctx context.Context, engine string, o Options) (Server, error) {
 		return nil, fmt.Errorf("no lab server %q: use one of %s", engine, strings.Join(Engines(), ", "))
 	}
 	if len(o.Keys) == 0 {
-		o.Keys = []string{"rsa2048"}
+		o.Keys = []string{plan.DefaultKey}
 	}
 	return start(ctx, o)
 }

@@ -42,15 +42,15 @@ type Crypto struct {
 	// Duration is the time each figure is measured for; it has no zero
 	// default (-d 0 is an error): give DefaultCryptoDuration. Count, if
 	// set, bounds a figure's operations too (whichever comes first).
-	Duration time.Duration
-	Count    int64
+	Duration time.Duration `json:"duration_ns"`
+	Count    int64         `json:"count,omitempty"`
 	// Only names the primitives to measure (see Primitives); nil is all.
-	Only []string
+	Only []string `json:"primitives"`
 	// Sizes are the cipher record sizes in bytes; nil is RecordSizes.
-	Sizes []int
+	Sizes []int `json:"sizes"`
 	// Cores is how many goroutines (or processes) the all-cores figures
 	// use; 0 is runtime.NumCPU().
-	Cores int
+	Cores int `json:"cores"`
 }
 
 // NewCrypto fills defaults into raw and validates it.

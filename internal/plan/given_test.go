@@ -52,3 +52,35 @@ func TestNewRefusesGiven(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRefusesGivenZero: a field Given as 0, where 0 is what "not given"
+// looks like, is refused with the default it would have had; not given,
+// the same 0 is the default.
+func TestNewRefusesGivenZero(t *testing.T) {
+	give := func(s Spec, fields ...string) Spec { s.Give(fields...); return s }
+	tests := []struct {
+		spec Spec
+		want string // "" when accepted
+	}{
+		{give(Spec{}, "trials"), "trials: 0 is out of range: give a positive value or leave trials out for the default (3)"},
+		{give(Spec{}, "timeout"), "timeout: 0 is out of range: give a positive value or leave timeout out for the default (10s)"},
+		{give(Spec{Rates: []float64{10}}, "max_inflight"), "max_inflight: 0 is out of range: give a positive value or leave max_inflight out for the default (1024)"},
+		{give(Spec{}, "slo"), "slo: 0 is out of range: give a positive value or leave slo out for the default (50ms)"},
+		{give(Spec{}, "duration"), "duration: 0 is no trial: give a positive duration or count COUNT"},
+		{give(Spec{Count: 10}, "duration"), ""},
+		{give(Spec{ClientCPUs: " "}, "client_cpus"), "client_cpus: the CPU list is empty"},
+		{give(Spec{Trials: 2}, "trials"), ""},
+		{Spec{}, ""}, // nothing given: the defaults
+	}
+	for _, tt := range tests {
+		s, err := New(tt.spec)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("New(%+v): %v", tt.spec, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("New(%+v) = %v, want %q", tt.spec, err, tt.want)
+		case err == nil && tt.spec.Trials == 0 && s.Trials != DefaultTrials:
+			t.Errorf("New(%+v).Trials = %d, want the default %d", tt.spec, s.Trials, DefaultTrials)
+		}
+	}
+}

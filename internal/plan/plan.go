@@ -33,7 +33,7 @@ const (
 // Builtin is the Target that asks for the built-in HTTPS/HTTP server.
 const Builtin = "builtin"
 
-// Key types the built-in server (and later the lab) can present.
+// Key types the servers tlsbench starts (builtin, lab, serve) can present.
 var KeyTypes = []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256", "ecdsa-p384", "ed25519"}
 
 // TLS modes a variant can ask for.
@@ -190,7 +190,23 @@ type Spec struct {
 	secretPath string
 	// secretWork is the user's workload as it runs, secrets included.
 	secretWork UserWorkload
+	// givenFields are the fields the user gave (Give), never stored.
+	givenFields
 }
+
+// givenFields names the fields of an options type (Spec, Serve) that the
+// user gave, as Error names them ("trials", "max_inflight"), whatever
+// their value: where a zero is what "not given" looks like, the
+// constructor then refuses a given 0 (⟨trials⟩ 0) or keeps it (serve's
+// ⟨http⟩ "" is no listener) instead of filling the default. Lists say it
+// by being non-nil instead (a list given empty is refused: checkGiven).
+type givenFields []string
+
+// Give marks fields as given.
+func (g *givenFields) Give(fields ...string) { *g = append(*g, fields...) }
+
+// Given reports whether Give named field.
+func (g givenFields) Given(field string) bool { return slices.Contains(g, field) }
 
 // ParsedTarget is Target as New parsed it, its URL's credentials included
 // (Target.URL); zero for a Spec New did not make (one read from a result).
@@ -342,9 +358,13 @@ const (
 	DefaultWarmup   = time.Second
 	DefaultTimeout  = 10 * time.Second
 	DefaultTrials   = 3
-	DefaultSize     = 1024
-	DefaultTables   = 8      // sysbench's --tables of the seed
-	DefaultRows     = 100000 // sysbench's --table-size of the seed
+	// DefaultKey is the server key of the servers tlsbench starts (the
+	// run's builtin and lab targets, serve, lab).
+	DefaultKey         = "rsa2048"
+	DefaultConcurrency = 1
+	DefaultSize        = 1024
+	DefaultTables      = 8      // sysbench's --tables of the seed
+	DefaultRows        = 100000 // sysbench's --table-size of the seed
 	// MaxCountDuration bounds a count-limited trial in time, so that no loop
 	// runs unbounded against a server that slowed down.
 	MaxCountDuration = 10 * time.Minute
@@ -400,274 +420,42 @@ func NewContext(ctx context.Context, raw Spec) (Spec, error) {
 
 func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 	s := raw
-	if err := s.checkGiven(); err != nil {
-		return s, err
+	// Each section fills the defaults of its own fields and validates
+	// them, in this order: later sections read what earlier ones settled
+	// (the experiments, the parsed target, the TLS modes).
+	sections := []func(*Spec) error{
+		(*Spec).checkGiven,
+		(*Spec).experiments,
+		(*Spec).parseTarget,
+		(*Spec).tlsModes,
+		(*Spec).authMethods,
+		func(s *Spec) error { return s.userWorkload(s.target) },
+		func(s *Spec) error { return s.workload(ctx, s.target) },
+		(*Spec).resumption,
+		(*Spec).cipherSuites,
+		(*Spec).keyExchange,
+		(*Spec).serverKeys,
+		(*Spec).trust,
+		func(s *Spec) error { return s.checkVia(s.target) },
+		func(s *Spec) error { return s.checkNegotiation(s.target) },
+		(*Spec).loadShape,
+		(*Spec).perConn,
+		(*Spec).storm,
+		(*Spec).clientCPUs,
+		(*Spec).shardSearch,
+		(*Spec).rate,
+		func(s *Spec) error { return s.shard(s.target, raw.Duration, time.Now()) },
+		(*Spec).limits,
+		(*Spec).source,
+		(*Spec).response,
+		(*Spec).variantsLeft,
 	}
-	if err := s.preset(); err != nil {
-		return s, err
-	}
-	if len(s.Experiments) == 0 {
-		s.Experiments = []Experiment{Connect}
-	}
-	for _, e := range s.Experiments {
-		if e != Connect && e != Pool && e != Stream && e != Storm && (s.Preset != PresetMongoDBSeed || (e != NewClient && e != ReusedClient)) {
-			return s, errorf("unknown experiment %q: use connect, pool, stream or storm", e)
-		}
-	}
-	if s.Lab != "" {
-		if s.Target != "" && s.Target != "lab:"+s.Lab {
-			return s, errorf("give a TARGET or ⟨lab⟩ %s, not both", s.Lab)
-		}
-		s.Target = "lab:" + s.Lab
-	}
-	if s.Target == "" {
-		s.Target = Builtin
-	}
-	t, err := ParseTarget(s.Target)
-	if err != nil {
-		return s, err
-	}
-	s.target = t
-	if s.Preset == PresetMongoDBSeed && t.Engine() != "mongodb" {
-		return s, errorf("⟨preset⟩ %s replays a MongoDB study: give a mongodb:// URL or ⟨lab⟩ mongodb", s.Preset)
-	}
-	if len(s.TLS) == 0 {
-		s.TLS, s.TLSByDefault = t.DefaultTLS, !t.Builtin && t.Lab == ""
-	}
-	for i, m := range s.TLS {
-		if !slices.Contains(TLSModes, m) {
-			return s, errorf("⟨tls⟩: unknown mode %q: use off, 1.2, 1.3 or auto", m)
-		}
-		if slices.Contains(s.TLS[:i], m) {
-			return s, errTwice("⟨tls⟩", m)
-		}
-		if t.Scheme == "http" && m != "off" {
-			return s, errorf("⟨tls⟩ %s: %s is plain HTTP: use an https:// URL for TLS", m, t.Redacted)
-		}
-		if t.Scheme == "https" && m == "off" {
-			return s, errorf("⟨tls⟩ off: %s is an https:// URL: use an http:// URL for the plain variant", t.Redacted)
-		}
-		// A Redis server takes TLS and plaintext on different ports: one
-		// URL is one of them.
-		if t.Scheme == "redis" && t.Lab == "" && (m == "off") != (t.DefaultTLS[0] == "off") {
-			return s, errorf("⟨tls⟩ %s: %s serves one of plaintext (redis://) or TLS (rediss://): give the URL of the port you want, or use ⟨lab⟩ redis to compare", m, t.Redacted)
-		}
-	}
-	if len(s.Auth) > 0 && t.Lab == "" {
-		return s, errorf("⟨auth⟩ applies to lab servers only (⟨lab⟩ ENGINE): against a URL, the URL's user decides the method")
-	}
-	if err := twice("⟨auth⟩", s.Auth, func(a string) string { return a }); err != nil {
-		return s, err
-	}
-	if err := s.userWorkload(t); err != nil {
-		return s, err
-	}
-	if err := s.workload(ctx, t); err != nil {
-		return s, err
-	}
-	if len(s.Resume) == 0 {
-		s.Resume = []bool{false}
-	}
-	if err := twice("⟨resume⟩", s.Resume, func(r bool) string { return map[bool]string{false: "off", true: "on"}[r] }); err != nil {
-		return s, err
-	}
-	for _, c := range s.Ciphers {
-		if _, ok := CipherSuite(c); !ok {
-			if near, ok := nearestECDHE(c); ok {
-				return s, errorf("⟨ciphers⟩ %s: Go's TLS has no finite-field DHE suites: the nearest it has is %s", c, near)
-			}
-			return s, errorf("⟨ciphers⟩: unknown TLS 1.2 cipher suite %q: use an IANA name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", c)
-		}
-	}
-	suites := make([]string, len(s.Ciphers))
-	for i, c := range s.Ciphers {
-		cs, _ := CipherSuite(c)
-		suites[i] = cs.Name
-	}
-	if err := twice("⟨ciphers⟩", suites, func(c string) string { return c }); err != nil {
-		return s, err
-	}
-	for i, g := range s.Groups {
-		name, ok := GroupName(g)
-		if strings.EqualFold(g, GroupDefault) {
-			name, ok = GroupDefault, true
-		}
-		if !ok {
-			return s, errorf("⟨groups⟩: unknown key-exchange group %q: use %s or %s (Go's curve names work too)", g, strings.Join(Groups, ", "), GroupDefault)
-		}
-		s.Groups[i] = name
-	}
-	if err := twice("⟨groups⟩", s.Groups, func(g string) string { return g }); err != nil {
-		return s, err
-	}
-	if len(s.Groups) > 0 && !slices.ContainsFunc(s.TLS, func(m string) bool { return m != "off" }) {
-		return s, errorf("⟨groups⟩ applies to TLS variants: add 1.2, 1.3 or auto to ⟨tls⟩")
-	}
-	if slices.Equal(s.Groups, []string{GroupX25519MLKEM768}) && !slices.Contains(s.TLS, "1.3") && !slices.Contains(s.TLS, "auto") {
-		return s, errorf("⟨groups⟩ %s is a TLS 1.3 group: add 1.3 to ⟨tls⟩", GroupX25519MLKEM768)
-	}
-	if len(s.Ciphers) > 0 && !slices.Contains(s.TLS, "1.2") {
-		return s, errorf("⟨ciphers⟩ applies to TLS 1.2 only: add 1.2 to ⟨tls⟩")
-	}
-	if t.Builtin || t.Lab != "" {
-		if len(s.Keys) == 0 {
-			s.Keys = []string{"rsa2048"}
-		}
-		for _, k := range s.Keys {
-			if !slices.Contains(KeyTypes, k) {
-				return s, errorf("⟨keys⟩: unknown key type %q: use one of %s", k, strings.Join(KeyTypes, ", "))
-			}
-		}
-		if err := twice("⟨keys⟩", s.Keys, func(k string) string { return k }); err != nil {
+	for _, section := range sections {
+		if err := section(&s); err != nil {
 			return s, err
 		}
-		if s.CAFile != "" {
-			return s, errorf("⟨ca_file⟩ applies to URL targets: tlsbench verifies the servers it starts with the CA it made for them")
-		}
-	} else if len(s.Keys) > 0 {
-		return s, errorf("⟨keys⟩ applies to servers tlsbench starts (builtin, ⟨lab⟩ ENGINE) only: an external server presents its own key, which tlsbench records")
 	}
-	if err := s.clientCerts(t); err != nil {
-		return s, err
-	}
-	if s.CAFile == "" {
-		s.CAFile = t.CAFile // the URL's own (tlsCAFile=, sslrootcert=, ssl-ca=); --ca wins
-	}
-	if t.Insecure && s.CAFile == "" {
-		// The URL asked for encryption without verification (sslmode=require,
-		// tls=skip-verify), as its client library would.
-		s.Insecure = true
-	}
-	if s.Insecure && s.CAFile != "" {
-		return s, errorf("⟨ca_file⟩ and ⟨insecure⟩ exclude each other: keep ⟨ca_file⟩ to verify the server")
-	}
-	if err := s.checkVia(t); err != nil {
-		return s, err
-	}
-	if err := s.checkNegotiation(t); err != nil {
-		return s, err
-	}
-	if len(s.Concurrency) == 0 {
-		s.Concurrency = []int{1}
-	}
-	for _, c := range s.Concurrency {
-		if c < 1 || c > MaxConnections {
-			return s, errorf("⟨concurrency⟩: %d is out of range: use 1 to %d", c, MaxConnections)
-		}
-	}
-	if err := twice("⟨concurrency⟩", s.Concurrency, strconv.Itoa); err != nil {
-		return s, err
-	}
-	if err := ensureFiles("⟨concurrency⟩", slices.Max(s.Concurrency)); err != nil {
-		return s, err
-	}
-	for _, r := range s.RTT {
-		if r < 0 || r > MaxRTT {
-			return s, errorf("⟨rtt⟩: %v is out of range: use 0 to %v", r, MaxRTT)
-		}
-	}
-	if err := twice("⟨rtt⟩", s.RTT, time.Duration.String); err != nil {
-		return s, err
-	}
-	for _, r := range s.PredictRTT {
-		if r < time.Microsecond || r > MaxRTT {
-			return s, errorf("⟨predict_rtt⟩: %v is out of range: use 1µs to %v", r, MaxRTT)
-		}
-	}
-	if err := twice("⟨predict_rtt⟩", s.PredictRTT, time.Duration.String); err != nil {
-		return s, err
-	}
-	if len(s.PredictRTT) > 0 {
-		if !slices.Contains(s.Experiments, Connect) {
-			return s, errorf("⟨predict_rtt⟩ predicts connection setup: it needs the connect experiment")
-		}
-		if len(s.RTT) > 0 && !slices.Contains(s.RTT, 0) {
-			return s, errorf("⟨predict_rtt⟩ predicts from the bare link: add 0 to ⟨rtt⟩")
-		}
-	}
-	if s.Count < 0 {
-		return s, errorf("⟨count⟩: %d is negative: use a positive count of operations", s.Count)
-	}
-	if err := s.perConn(); err != nil {
-		return s, err
-	}
-	if err := s.storm(); err != nil {
-		return s, err
-	}
-	if err := s.clientCPUs(); err != nil {
-		return s, err
-	}
-	if err := s.shardSearch(); err != nil {
-		return s, err
-	}
-	if err := s.rate(); err != nil {
-		return s, err
-	}
-	if err := s.shard(t, raw.Duration, time.Now()); err != nil {
-		return s, err
-	}
-	if s.Warmup == nil {
-		warmup := DefaultWarmup
-		s.Warmup = &warmup
-	}
-	if s.Duration == 0 {
-		s.Duration = DefaultDuration
-		if s.Count > 0 {
-			s.Duration = MaxCountDuration
-		}
-	}
-	if s.Timeout == 0 {
-		s.Timeout = DefaultTimeout
-	}
-	if err := s.scriptTimeout(); err != nil {
-		return s, err
-	}
-	if len(s.RTT) > 0 {
-		if rtt := slices.Max(s.RTT); s.Timeout < TimeoutRTTs*rtt {
-			return s, errorf("⟨timeout⟩ %s is too short for ⟨rtt⟩ %s: a connection takes about 8 round trips: give ⟨timeout⟩ %s or more",
-				flagDuration(s.Timeout), flagDuration(rtt), flagDuration(TimeoutRTTs*rtt))
-		}
-	}
-	if s.Trials == 0 {
-		s.Trials = DefaultTrials
-	}
-	switch s.Source {
-	case "":
-		s.Source = SourceAuto
-	case SourceAuto, SourceSpread:
-	default:
-		a, err := netip.ParseAddr(s.Source)
-		if err != nil || a.Zone() != "" {
-			return s, errorf("⟨source⟩ %q: use auto, spread or an IP address of this machine (e.g. 127.0.0.1)", s.Source)
-		}
-		s.Source, s.sourceAddr = a.String(), a
-	}
-	if s.MaxErrorRate == nil {
-		rate := DefaultMaxErrorRate
-		s.MaxErrorRate = &rate
-	}
-	if r := *s.MaxErrorRate; !(r >= 0 && r <= 1) {
-		return s, errorf("⟨max_error_rate⟩: %v is out of range: use 0%% to 100%%", r)
-	}
-	if s.Trials < 1 || s.Trials > 1000 {
-		return s, errorf("⟨trials⟩: %d is out of range: use 1 to 1000", s.Trials)
-	}
-	if s.ResponseSize == 0 {
-		s.ResponseSize = DefaultSize
-	}
-	if s.ResponseSize < 0 || s.ResponseSize > 1<<30 {
-		return s, errorf("⟨response_size⟩: %d is out of range: use 0 to 1 GiB", s.ResponseSize)
-	}
-	if s.Path == "" {
-		s.Path = "/"
-		if t.Path != "" {
-			s.Path = t.Path
-		}
-	}
-	if len(s.Variants()) == 0 {
-		return s, errorf("no variant left: every ⟨ciphers⟩ excludes every ⟨keys⟩ (an RSA suite needs an RSA key, an ECDSA suite an ECDSA or Ed25519 key)")
-	}
-	s.Target = t.Redacted
+	s.Target = s.target.Redacted
 	s.secretPath, s.Path = s.Path, Redact(s.Path)
 	return s, nil
 }
@@ -680,7 +468,8 @@ const MaxDuration = 24 * time.Hour
 // checkGiven refuses what a Spec is given before any default is filled:
 // a list given empty (nil is the default; an empty one is an unset shell
 // variable, --tls "$MODES", and must not quietly become the default
-// matrix), and durations below zero or above MaxDuration.
+// matrix), a zero Given where zero is no value (⟨trials⟩ 0), and durations
+// below zero or above MaxDuration.
 func (s *Spec) checkGiven() error {
 	lists := []struct {
 		field, example string
@@ -705,6 +494,26 @@ func (s *Spec) checkGiven() error {
 		if l.empty {
 			return errorf("%s: the list is empty (an unset variable?): give values such as %s %s, or leave %s out for the default", l.field, l.field, l.example, l.field)
 		}
+	}
+	zeros := []struct {
+		field, def string
+		zero       bool
+	}{
+		{"trials", strconv.Itoa(DefaultTrials), s.Trials == 0},
+		{"timeout", DefaultTimeout.String(), s.Timeout == 0},
+		{"max_inflight", strconv.Itoa(DefaultMaxInflight), s.MaxInflight == 0},
+		{"slo", DefaultSLO.String(), s.SLO == 0},
+	}
+	for _, z := range zeros {
+		if z.zero && s.Given(z.field) {
+			return errorf("⟨%s⟩: 0 is out of range: give a positive value or leave ⟨%s⟩ out for the default (%s)", z.field, z.field, z.def)
+		}
+	}
+	if s.Given("duration") && s.Duration == 0 && s.Count == 0 {
+		return errorf("⟨duration⟩: 0 is no trial: give a positive duration or ⟨count⟩ COUNT")
+	}
+	if s.Given("client_cpus") && strings.TrimSpace(s.ClientCPUs) == "" {
+		return errorf("⟨client_cpus⟩: the CPU list is empty (an unset variable?): give CPUs as taskset does, e.g. ⟨client_cpus⟩ 0")
 	}
 	durations := []struct {
 		field, negative string

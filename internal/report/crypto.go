@@ -15,11 +15,16 @@ import (
 // measured, no trials.
 func isCrypto(r *result.Result) bool { return len(r.Crypto) > 0 && len(r.Trials) == 0 }
 
-// cryptoBounds says how long each figure of a crypto result was measured.
-func cryptoBounds(s plan.Spec) string {
-	d := fmt.Sprintf("Go %s per figure", s.Duration)
-	if s.Count > 0 {
-		d = fmt.Sprintf("Go %s or %d operations per figure", s.Duration, s.Count)
+// cryptoBounds says how long each figure of a crypto result was measured:
+// its plan's bounds, or, in a file from before CryptoPlan, its Spec's.
+func cryptoBounds(r *result.Result) string {
+	dur, count := r.Spec.Duration, r.Spec.Count
+	if c := r.CryptoPlan; c != nil {
+		dur, count = c.Duration, c.Count
+	}
+	d := fmt.Sprintf("Go %s per figure", dur)
+	if count > 0 {
+		d = fmt.Sprintf("Go %s or %d operations per figure", dur, count)
 	}
 	return d + " (OpenSSL: see the notes)"
 }

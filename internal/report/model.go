@@ -160,7 +160,7 @@ func (ix *index) header() Header {
 	case r.Capture != nil:
 		h.Fields = append(h.Fields, captureFields(r.Capture)...)
 	case isCrypto(r):
-		field("timing", cryptoBounds(r.Spec))
+		field("timing", cryptoBounds(r))
 	case r.Spec.Count > 0:
 		field("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
 	default:

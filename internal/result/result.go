@@ -59,8 +59,12 @@ type Result struct {
 	// the most new TLS connections per second the server's CPUs could sign
 	// for, measured once before the trials.
 	Ceilings []Ceiling `json:"ceilings,omitempty"`
-	// Crypto holds the primitives a `tlsbench crypto` run measured.
-	Crypto []Primitive `json:"crypto,omitempty"`
+	// Crypto holds the primitives a `tlsbench crypto` run measured, and
+	// CryptoPlan what it was asked to measure (nil in files written
+	// before it, whose Spec holds its duration and count; Spec still
+	// does, for readers from before it).
+	Crypto     []Primitive  `json:"crypto,omitempty"`
+	CryptoPlan *plan.Crypto `json:"crypto_plan,omitempty"`
 
 	// Capture is the packet capture a wire result was decoded from;
 	// WireChecks set tlsbench's phases beside the wire's (connect --wire).

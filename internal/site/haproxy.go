@@ -69,7 +69,7 @@ func (h haproxy) CPU() (time.Duration, error) { return h.HAProxy.CPU() }
 func (h haproxy) Results() []result.Tunnel {
 	info := h.Info()
 	var out []result.Tunnel
-	for _, k := range []string{"", "rsa1024", "rsa2048", "rsa4096", "ecdsa-p256", "ecdsa-p384", "ed25519"} {
+	for _, k := range append([]string{""}, plan.KeyTypes...) { // the plain frontend, then one per key
 		if addr, ok := info.Endpoints[k]; ok {
 			set := map[string]string{"frontend": "plain"}
 			if k != "" {
