@@ -192,7 +192,7 @@ func workloadUsage() string {
 		}
 		parts = append(parts, e.names+": "+strings.Join(ws, ", "))
 	}
-	return "what each operation does (the first of each is its default); " + strings.Join(parts, "; ") + "; read-only is the sysbench oltp_read_only transaction"
+	return "what each operation does (the first of each is its default, but connect on a URL target pings); " + strings.Join(parts, "; ") + "; read-only is the sysbench oltp_read_only transaction"
 }
 
 var options = []option{
