@@ -157,54 +157,26 @@ func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Var
 // TrialAt is TrialPerConn with arrivals at rate per second (connect and
 // pool, rate.go); 0 is the closed loop of c workers.
 func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant, c, n int, rate float64) (result.Trial, error) {
-	if e != plan.Connect || n < 1 {
+	x, ok := experiments[e]
+	if !ok {
+		return result.Trial{}, fmt.Errorf("unknown experiment %q", e)
+	}
+	if !x.perConn || n < 1 {
 		n = 1
 	}
 	where := fmt.Sprintf("%s %s c=%d", e, v.ID, c)
-	if n > 1 {
+	switch {
+	case x.alone:
+		where = fmt.Sprintf("%s %s", e, v.ID)
+	case n > 1:
 		where = fmt.Sprintf("%s %s c=%d per-conn=%d", e, v.ID, c, n)
 	}
 	if rate > 0 {
 		where += " rate=" + plan.RateLabel(rate)
 	}
-	var d driver.Driver
-	var run func() (result.Trial, error)
-	switch e {
-	case plan.NewClient, plan.ReusedClient:
-		// The seed's loops run one client at a time: no c= to name.
-		where = fmt.Sprintf("%s %s", e, v.ID)
-		s, err := r.clientLoops(v)
-		if err != nil {
-			return result.Trial{}, err
-		}
-		run = func() (result.Trial, error) {
-			if e == plan.NewClient {
-				return r.newClient(ctx, s)
-			}
-			return r.reusedClient(ctx, s)
-		}
-	default:
-		var err error
-		if d, err = r.driver(v, e != plan.Connect, n); err != nil {
-			return result.Trial{}, err
-		}
-		run = func() (result.Trial, error) {
-			switch {
-			case rate > 0 && e == plan.Connect:
-				return r.openConnect(ctx, d, n, rate, r.scheduleSeed(where))
-			case rate > 0 && e == plan.Pool:
-				return r.openPool(ctx, d, c, rate, r.scheduleSeed(where))
-			}
-			switch e {
-			case plan.Connect:
-				return r.connect(ctx, d, c, n)
-			case plan.Pool, plan.Stream:
-				return r.pool(ctx, d, c)
-			case plan.Storm:
-				return r.storm(ctx, d, c)
-			}
-			return result.Trial{}, fmt.Errorf("unknown experiment %q", e)
-		}
+	tr := &trial{v: v, c: c, n: n, rate: rate, where: where}
+	if err := x.open(r, tr); err != nil {
+		return result.Trial{}, err
 	}
 	if r.Before != nil {
 		if err := r.Before(ctx, v); err != nil {
@@ -212,7 +184,7 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 		}
 	}
 	undo := fitProcs(c)
-	t, err := run()
+	t, err := x.run(ctx, r, tr)
 	undo()
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
 	if n > 1 {
@@ -221,7 +193,7 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	if t.Negotiated != nil {
 		t.Negotiated.ClientCert = tlsx.ClientCertKey(r.Configs[v.ID].TLS)
 	}
-	if n, ok := d.(driver.MultiStatement); ok {
+	if n, ok := tr.d.(driver.MultiStatement); ok {
 		t.Queries = t.Ops * int64(n.Statements())
 	}
 	var gaveUp *GaveUp

@@ -13,6 +13,19 @@ import (
 	"github.com/tlsbench/tlsbench/internal/script"
 )
 
+func init() {
+	experiments[plan.Pool] = experiment{open: keptConns,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) {
+			if t.rate > 0 {
+				return r.openPool(ctx, t.d, t.c, t.rate, r.scheduleSeed(t.where))
+			}
+			return r.pool(ctx, t.d, t.c)
+		}}
+	// stream is pool's loop over an operation that reads one large result.
+	experiments[plan.Stream] = experiment{open: keptConns,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) { return r.pool(ctx, t.d, t.c) }}
+}
+
 // pool opens c persistent sessions, warms them up, then runs operations on
 // them for the trial's time or count; only the measured window is recorded.
 // A session that fails is counted, closed and opened again. The warm-up's

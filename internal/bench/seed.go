@@ -17,6 +17,19 @@ import (
 // has driver.ClientLoops: new-client and reused-client, one client at a
 // time, counted, timed and failed as the other experiments are.
 
+func init() {
+	open := func(r *Runner, t *trial) (err error) {
+		t.loops, err = r.clientLoops(t.v)
+		return err
+	}
+	experiments[plan.NewClient] = experiment{alone: true, open: open,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) { return r.newClient(ctx, t.loops) }}
+	experiments[plan.ReusedClient] = experiment{alone: true, open: open,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) {
+			return r.reusedClient(ctx, t.loops)
+		}}
+}
+
 // Phases of the seed's trials, named as the seed named its figures.
 const (
 	phaseOnlyConnection = "only-connection"

@@ -401,13 +401,8 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 	if err := s.preset(); err != nil {
 		return s, err
 	}
-	if len(s.Experiments) == 0 {
-		s.Experiments = []Experiment{Connect}
-	}
-	for _, e := range s.Experiments {
-		if e != Connect && e != Pool && e != Stream && e != Storm && (s.Preset != PresetMongoDBSeed || (e != NewClient && e != ReusedClient)) {
-			return s, errorf("unknown experiment %q: use connect, pool, stream or storm", e)
-		}
+	if err := s.experiments(); err != nil {
+		return s, err
 	}
 	if s.Lab != "" {
 		if s.Target != "" && s.Target != "lab:"+s.Lab {
