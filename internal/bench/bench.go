@@ -428,7 +428,7 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 		}
 		return fmt.Errorf("cannot connect to %s: %w%s", r.Configs[v.ID].Addr, err, hint)
 	}
-	if msg := err.Error(); strings.Contains(msg, "no pg_hba.conf entry for host") || strings.Contains(msg, "is not allowed to connect to this") {
+	if errors.Is(err, driver.ErrSourceRefused) {
 		fix := "give --source with an address the server allows (e.g. --source 127.0.0.1), or allow this one on the server (pg_hba.conf, the user's host)"
 		if from := r.Spec.Source; from != plan.SourceAuto {
 			if from == plan.SourceSpread {
@@ -438,8 +438,7 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 		}
 		return fmt.Errorf("%w: the server refuses connections from this source address: %s", err, fix)
 	}
-	var missing *driver.MissingData
-	if msg := err.Error(); errors.As(err, &missing) || strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
+	if errors.Is(err, driver.ErrMissingData) {
 		return fmt.Errorf("%w: the workload's tables are missing: run tlsbench prepare URL --tables %d --rows %d first", err, r.Spec.Tables, r.Spec.Rows)
 	}
 	return tlsx.ExplainClient(err, r.Configs[v.ID].Addr, r.Scheme, v, r.Configs[v.ID].TLS)
