@@ -45,6 +45,11 @@ type Runner struct {
 	// NewDriver makes the driver of a variant; nil is driver.New. Tests of
 	// the Runner's own logic give it a stand-in.
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
+	// Untuned leaves the Go runtime as it is (tune.go): no GOMAXPROCS
+	// fitted to a trial, no collector held off in its measured span, no
+	// probe of a pool's wait modes. Those settings are process-wide and
+	// serve the figures; tests of the Runner's logic turn them off.
+	Untuned bool
 
 	drivers map[driverKey]driver.Driver
 
@@ -183,7 +188,7 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 			return result.Trial{}, fmt.Errorf("%s: %w", v.ID, err)
 		}
 	}
-	undo := fitProcs(c)
+	undo := r.fitProcs(c)
 	t, err := x.run(ctx, r, tr)
 	undo()
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
@@ -517,16 +522,20 @@ func versionNumber(name string) string {
 }
 
 // spanCPU measures client (and server) CPU over a span of a trial.
-// The span runs with the garbage collector held off (holdGC).
+// The span runs with the garbage collector held off (holdGC), unless the
+// Runner is Untuned.
 type spanCPU struct {
 	serverCPU func() (time.Duration, error)
+	keepGC    bool // the collector runs as it would (Runner.Untuned)
 	client    time.Duration
 	server    time.Duration
 	releaseGC func()
 }
 
 func (s *spanCPU) start() {
-	s.releaseGC = holdGC()
+	if !s.keepGC {
+		s.releaseGC = holdGC()
+	}
 	s.client = host.ProcessCPU()
 	if s.serverCPU != nil {
 		s.server, _ = s.serverCPU()

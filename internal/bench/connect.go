@@ -73,7 +73,7 @@ func guard(t *workerTally, loop func()) {
 // and close it, until the trial's time or count is used up.
 func (r *Runner) connect(ctx context.Context, d driver.Driver, c, n int) (result.Trial, error) {
 	lim := &limits{ctx: ctx, count: r.Spec.Count}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	tallies := make([]*workerTally, c)
 	var wg sync.WaitGroup
 	start := time.Now()

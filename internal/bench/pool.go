@@ -42,7 +42,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 
 	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: warmEnd.Add(r.Spec.Duration)}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpuStarted := make(chan struct{})
 	go func() {
 		select {
@@ -54,7 +54,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 	}()
 	tallies, warms := make([]*workerTally, c), make([]*workerTally, c)
 	ends := make([]time.Time, c)
-	probe, undoProcs := newWaitProbe(ctx, waitModes(c), warmEnd)
+	probe, undoProcs := newWaitProbe(ctx, r.waitModes(c), warmEnd)
 	defer undoProcs()
 	for i := range sessions {
 		tl, warm := newTally(), newTally()

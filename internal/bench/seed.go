@@ -57,7 +57,7 @@ func (r *Runner) clientLoops(v plan.Variant) (driver.ClientLoops, error) {
 // client is two connections, the monitor's and the operation's.
 func (r *Runner) newClient(ctx context.Context, s driver.ClientLoops) (result.Trial, error) {
 	lim := &limits{ctx: ctx, count: r.Spec.Count}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	tl := newTally()
 	start := time.Now()
 	lim.deadline = start.Add(r.Spec.Duration)
@@ -95,7 +95,7 @@ func (t *workerTally) seedSample(smp driver.ClientSample) {
 // start and disconnect). A failed find_one() is counted and the client
 // replaced by a new one, as a pool replaces a failed session.
 func (r *Runner) reusedClient(ctx context.Context, s driver.ClientLoops) (result.Trial, error) {
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpu.start()
 	start := time.Now()
 	first, err := s.OpenReused(ctx)

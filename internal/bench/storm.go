@@ -70,7 +70,7 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 			r.stormClient(ctx, d, c)
 		})
 	}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpu.start()
 	start := time.Now()
 	close(release)
