@@ -1,7 +1,8 @@
 // Package bench is the one trial engine: every experiment (connect, pool,
-// stream, the MongoDB seed's loops), workers, trials and the interleaving
-// of variants, checks, and the run pipeline that turns a spec and a site
-// into a result.
+// stream, storm, the MongoDB seed's loops; each registers itself), closed
+// loops of workers and open loops of arrivals, trials and the interleaving
+// of variants, the Go runtime fitted to each trial (tune.go), checks, and
+// the run pipeline that turns a spec and a site into a result.
 package bench
 
 import (

@@ -1,5 +1,7 @@
-// Package plan holds the one configuration type of a run (Spec), its defaults,
-// its validation and the expansion of its variant matrix.
+// Package plan holds the configuration of a run (Spec) and of a crypto run
+// (Crypto), their defaults and validation, the grammars of what they are
+// given (target URLs, --via routes, workloads, rates), and the expansion of
+// the variant matrix.
 package plan
 
 import (
@@ -33,7 +35,7 @@ const (
 // Builtin is the Target that asks for the built-in HTTPS/HTTP server.
 const Builtin = "builtin"
 
-// Key types the built-in server (and later the lab) can present.
+// Key types the servers tlsbench starts (built-in, lab) can present.
 var KeyTypes = []string{"rsa1024", "rsa2048", "rsa4096", "ecdsa-p256", "ecdsa-p384", "ed25519"}
 
 // TLS modes a variant can ask for.
