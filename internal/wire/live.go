@@ -368,11 +368,12 @@ func startAFPacket(ctx context.Context, o LiveOptions) (func() (LiveStats, error
 		return nil, err
 	}
 	// The reader owns the ring: it alone reads, counts the drops and
-	// closes it (the ring is unmapped then), once told to stop and quiet.
+	// closes it (the ring is unmapped then), once asked to stop and quiet
+	// (or still busy stopWait later).
 	var (
-		stopping atomic.Bool
-		st       = LiveStats{Method: MethodAFPacket, SnapLen: o.SnapLen}
-		readErr  error
+		stopAt  atomic.Int64 // unix nanoseconds; 0 until asked to stop
+		st      = LiveStats{Method: MethodAFPacket, SnapLen: o.SnapLen}
+		readErr error
 	)
 	done := make(chan struct{})
 	go func() {
@@ -382,42 +383,38 @@ func startAFPacket(ctx context.Context, o LiveOptions) (func() (LiveStats, error
 		for {
 			data, ci, err := h.ZeroCopyReadPacketData()
 			switch {
-			case errors.Is(err, afpacket.ErrTimeout):
-				if stopping.Load() && time.Since(last) >= quiet {
-					if _, v3, err := h.SocketStats(); err == nil {
-						st.Dropped = int64(v3.Drops())
-					}
+			case err == nil:
+				last = time.Now()
+				if err := w.WritePacket(ci, data); err != nil {
+					readErr = err
 					return
 				}
-				continue
-			case err != nil:
+				st.Packets++
+			case !errors.Is(err, afpacket.ErrTimeout):
 				readErr = err
 				return
 			}
-			last = time.Now()
-			if err := w.WritePacket(ci, data); err != nil {
-				readErr = err
+			if at := stopAt.Load(); at != 0 && (time.Since(last) >= quiet || time.Since(time.Unix(0, at)) >= stopWait) {
+				if _, v3, err := h.SocketStats(); err == nil {
+					st.Dropped = int64(v3.Drops())
+				}
 				return
 			}
-			st.Packets++
 		}
 	}()
+	stop := func() { stopAt.CompareAndSwap(0, time.Now().UnixNano()) }
 	stopped := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
-			stopping.Store(true)
+			stop()
 		case <-stopped:
 		}
 	}()
 	return func() (LiveStats, error) {
 		close(stopped)
-		stopping.Store(true)
-		select {
-		case <-done:
-		case <-time.After(stopWait):
-			return LiveStats{}, fmt.Errorf("capturing on %s: the reader did not stop within %v", o.Interface, stopWait)
-		}
+		stop()
+		<-done // within stopWait and a poll
 		if err := errors.Join(bw.Flush(), f.Close()); err != nil && readErr == nil {
 			readErr = err
 		}
