@@ -19,6 +19,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/tlsbench/tlsbench/internal/drivertest"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 )
@@ -152,27 +153,6 @@ func TestLive(t *testing.T) {
 	}
 }
 
-// sink is a loopback listener that reads and drops what each connection
-// sends.
-func sink(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(io.Discard, c); c.Close() }()
-		}
-	}()
-	return ln
-}
-
 // TestLiveBeside captures connections on one port while a bulk transfer
 // fills loopback on another, as a run beside other work does: the packet
 // socket's filter keeps the transfer out in the kernel, and the file holds
@@ -184,8 +164,10 @@ func TestLiveBeside(t *testing.T) {
 		t.Skip("a packet socket needs root")
 	}
 	const conns = 400
-	ln, bulk := sink(t), sink(t)
-	port := ln.Addr().(*net.TCPAddr).Port
+	drop := func(c net.Conn) { io.Copy(io.Discard, c) }
+	addr, bulk := drivertest.Listen(t, drop), drivertest.Listen(t, drop)
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
 	file := filepath.Join(t.TempDir(), "c.pcap")
 	l, err := StartLive(context.Background(), LiveOptions{Interface: "lo", Ports: []int{port}, File: file, Method: MethodAFPacket})
 	if err != nil {
@@ -195,7 +177,7 @@ func TestLiveBeside(t *testing.T) {
 	stop, flowed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(flowed)
-		c, err := net.Dial("tcp", bulk.Addr().String())
+		c, err := net.Dial("tcp", bulk)
 		if err != nil {
 			return
 		}
@@ -213,7 +195,7 @@ func TestLiveBeside(t *testing.T) {
 		}
 	}()
 	for range conns {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
