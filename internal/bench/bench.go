@@ -1,7 +1,8 @@
 // Package bench is the one trial engine: every experiment (connect, pool,
-// stream, the MongoDB seed's loops), workers, trials and the interleaving
-// of variants, checks, and the run pipeline that turns a spec and a site
-// into a result.
+// stream, storm, the MongoDB seed's loops; each registers itself), closed
+// loops of workers and open loops of arrivals, trials and the interleaving
+// of variants, the Go runtime fitted to each trial (tune.go), checks, and
+// the run pipeline that turns a spec and a site into a result.
 package bench
 
 import (
@@ -50,6 +51,11 @@ type Runner struct {
 	// the server refused (driver.Refusal) where Spec.TLSByDefault, not
 	// asked for by name.
 	LeftOut []string
+	// Untuned leaves the Go runtime as it is (tune.go): no GOMAXPROCS
+	// fitted to a trial, no collector held off in its measured span, no
+	// probe of a pool's wait modes. Those settings are process-wide and
+	// serve the figures; tests of the Runner's logic turn them off.
+	Untuned bool
 
 	drivers map[driverKey]driver.Driver
 
@@ -162,62 +168,34 @@ func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Var
 // TrialAt is TrialPerConn with arrivals at rate per second (connect and
 // pool, rate.go); 0 is the closed loop of c workers.
 func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant, c, n int, rate float64) (result.Trial, error) {
-	if e != plan.Connect || n < 1 {
+	x, ok := experiments[e]
+	if !ok {
+		return result.Trial{}, fmt.Errorf("unknown experiment %q", e)
+	}
+	if !x.perConn || n < 1 {
 		n = 1
 	}
 	where := fmt.Sprintf("%s %s c=%d", e, v.ID, c)
-	if n > 1 {
+	switch {
+	case x.alone:
+		where = fmt.Sprintf("%s %s", e, v.ID)
+	case n > 1:
 		where = fmt.Sprintf("%s %s c=%d per-conn=%d", e, v.ID, c, n)
 	}
 	if rate > 0 {
 		where += " rate=" + plan.RateLabel(rate)
 	}
-	var d driver.Driver
-	var run func() (result.Trial, error)
-	switch e {
-	case plan.NewClient, plan.ReusedClient:
-		// The seed's loops run one client at a time: no c= to name.
-		where = fmt.Sprintf("%s %s", e, v.ID)
-		s, err := r.clientLoops(v)
-		if err != nil {
-			return result.Trial{}, err
-		}
-		run = func() (result.Trial, error) {
-			if e == plan.NewClient {
-				return r.newClient(ctx, s)
-			}
-			return r.reusedClient(ctx, s)
-		}
-	default:
-		var err error
-		if d, err = r.driver(v, e != plan.Connect, n); err != nil {
-			return result.Trial{}, err
-		}
-		run = func() (result.Trial, error) {
-			switch {
-			case rate > 0 && e == plan.Connect:
-				return r.openConnect(ctx, d, n, rate, r.scheduleSeed(where))
-			case rate > 0 && e == plan.Pool:
-				return r.openPool(ctx, d, c, rate, r.scheduleSeed(where))
-			}
-			switch e {
-			case plan.Connect:
-				return r.connect(ctx, d, c, n)
-			case plan.Pool, plan.Stream:
-				return r.pool(ctx, d, c)
-			case plan.Storm:
-				return r.storm(ctx, d, c)
-			}
-			return result.Trial{}, fmt.Errorf("unknown experiment %q", e)
-		}
+	tr := &trial{v: v, c: c, n: n, rate: rate, where: where}
+	if err := x.open(r, tr); err != nil {
+		return result.Trial{}, err
 	}
 	if r.Before != nil {
 		if err := r.Before(ctx, v); err != nil {
 			return result.Trial{}, fmt.Errorf("%s: %w", v.ID, err)
 		}
 	}
-	undo := fitProcs(c)
-	t, err := run()
+	undo := r.fitProcs(c)
+	t, err := x.run(ctx, r, tr)
 	undo()
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
 	if n > 1 {
@@ -226,7 +204,7 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	if t.Negotiated != nil {
 		t.Negotiated.ClientCert = tlsx.ClientCertKey(r.Configs[v.ID].TLS)
 	}
-	if n, ok := d.(driver.MultiStatement); ok {
+	if n, ok := tr.d.(driver.MultiStatement); ok {
 		t.Queries = t.Ops * int64(n.Statements())
 	}
 	var gaveUp *GaveUp
@@ -490,7 +468,7 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 		}
 		return fmt.Errorf("cannot connect to %s: %w%s", r.Configs[v.ID].Addr, err, hint)
 	}
-	if msg := err.Error(); strings.Contains(msg, "no pg_hba.conf entry for host") || strings.Contains(msg, "is not allowed to connect to this") {
+	if errors.Is(err, driver.ErrSourceRefused) {
 		fix := "give --source with an address the server allows (e.g. --source 127.0.0.1), or allow this one on the server (pg_hba.conf, the user's host)"
 		if from := r.Spec.Source; from != plan.SourceAuto {
 			if from == plan.SourceSpread {
@@ -500,8 +478,7 @@ func (r *Runner) explain(err error, v plan.Variant) error {
 		}
 		return fmt.Errorf("%w: the server refuses connections from this source address: %s", err, fix)
 	}
-	var missing *driver.MissingData
-	if msg := err.Error(); errors.As(err, &missing) || strings.Contains(msg, "sbtest") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "doesn't exist")) {
+	if errors.Is(err, driver.ErrMissingData) {
 		return fmt.Errorf("%w: the workload's tables are missing: run tlsbench prepare URL --tables %d --rows %d first", err, r.Spec.Tables, r.Spec.Rows)
 	}
 	return tlsx.ExplainClient(err, r.Configs[v.ID].Addr, r.Scheme, v, r.Configs[v.ID].TLS)
@@ -580,16 +557,20 @@ func versionNumber(name string) string {
 }
 
 // spanCPU measures client (and server) CPU over a span of a trial.
-// The span runs with the garbage collector held off (holdGC).
+// The span runs with the garbage collector held off (holdGC), unless the
+// Runner is Untuned.
 type spanCPU struct {
 	serverCPU func() (time.Duration, error)
+	keepGC    bool // the collector runs as it would (Runner.Untuned)
 	client    time.Duration
 	server    time.Duration
 	releaseGC func()
 }
 
 func (s *spanCPU) start() {
-	s.releaseGC = holdGC()
+	if !s.keepGC {
+		s.releaseGC = holdGC()
+	}
 	s.client = host.ProcessCPU()
 	if s.serverCPU != nil {
 		s.server, _ = s.serverCPU()

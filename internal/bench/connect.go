@@ -15,6 +15,16 @@ import (
 	"github.com/tlsbench/tlsbench/internal/script"
 )
 
+func init() {
+	experiments[plan.Connect] = experiment{perConn: true, open: newConns,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) {
+			if t.rate > 0 {
+				return r.openConnect(ctx, t.d, t.n, t.rate, r.scheduleSeed(t.where))
+			}
+			return r.connect(ctx, t.d, t.c, t.n)
+		}}
+}
+
 // GaveUp fails a trial in which a worker stopped before the trial's end
 // because its server kept failing: a connection that failed and could not
 // be reopened, or maxConsecutiveErrors operations failing in a row. The
@@ -63,7 +73,7 @@ func guard(t *workerTally, loop func()) {
 // and close it, until the trial's time or count is used up.
 func (r *Runner) connect(ctx context.Context, d driver.Driver, c, n int) (result.Trial, error) {
 	lim := &limits{ctx: ctx, count: r.Spec.Count}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	tallies := make([]*workerTally, c)
 	var wg sync.WaitGroup
 	start := time.Now()

@@ -13,6 +13,19 @@ import (
 	"github.com/tlsbench/tlsbench/internal/script"
 )
 
+func init() {
+	experiments[plan.Pool] = experiment{open: keptConns,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) {
+			if t.rate > 0 {
+				return r.openPool(ctx, t.d, t.c, t.rate, r.scheduleSeed(t.where))
+			}
+			return r.pool(ctx, t.d, t.c)
+		}}
+	// stream is pool's loop over an operation that reads one large result.
+	experiments[plan.Stream] = experiment{open: keptConns,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) { return r.pool(ctx, t.d, t.c) }}
+}
+
 // pool opens c persistent sessions, warms them up, then runs operations on
 // them for the trial's time or count; only the measured window is recorded.
 // A session that fails is counted, closed and opened again. The warm-up's
@@ -29,7 +42,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 
 	warmEnd := time.Now().Add(r.Spec.WarmupTime())
 	lim := &limits{ctx: ctx, count: r.Spec.Count, deadline: warmEnd.Add(r.Spec.Duration)}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpuStarted := make(chan struct{})
 	go func() {
 		select {
@@ -41,7 +54,7 @@ func (r *Runner) pool(ctx context.Context, d driver.Driver, c int) (result.Trial
 	}()
 	tallies, warms := make([]*workerTally, c), make([]*workerTally, c)
 	ends := make([]time.Time, c)
-	probe, undoProcs := newWaitProbe(ctx, waitModes(c), warmEnd)
+	probe, undoProcs := newWaitProbe(ctx, r.waitModes(c), warmEnd)
 	defer undoProcs()
 	for i := range sessions {
 		tl, warm := newTally(), newTally()

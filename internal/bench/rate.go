@@ -237,7 +237,7 @@ func (r *Runner) openConnect(ctx context.Context, d driver.Driver, n int, rate f
 		})
 		return true
 	}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpu.start()
 	window := disp.run(start)
 	wg.Wait()
@@ -279,7 +279,7 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 	// Arrivals still queued --timeout after the trial's end fail unserved.
 	late := lim.deadline.Add(r.Spec.Timeout)
 	queuedErr := &driver.OpError{Phase: "queue", Err: fmt.Errorf("the arrival was still queued --timeout %v after the trial's end: the server stopped answering in time (%w)", r.Spec.Timeout, os.ErrDeadlineExceeded)}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpu.start()
 	for i := range sessions {
 		if sessions[i] == nil {

@@ -120,7 +120,9 @@ func acceptor(t testing.TB) string {
 // standInRunner is a Runner for raw (a built-in target, so that plan.New
 // accepts it) whose variants all get d. A pool's warm-up is 1 ns unless raw
 // sets one: the default second per pool trial is for servers, and these
-// tests are about the Runner's logic, in milliseconds.
+// tests are about the Runner's logic, in milliseconds. The Runner is
+// Untuned: the runtime's knobs are the figures', and process-wide; tests of
+// them set Untuned false.
 func standInRunner(t testing.TB, raw plan.Spec, d *standIn) *bench.Runner {
 	t.Helper()
 	raw.Target = plan.Builtin
@@ -137,7 +139,7 @@ func standInRunner(t testing.TB, raw plan.Spec, d *standIn) *bench.Runner {
 		cfgs[v.ID] = driver.Config{Variant: v, Timeout: time.Second}
 	}
 	return &bench.Runner{Spec: spec, Variants: vs, Scheme: "stand-in", Configs: cfgs,
-		NewDriver: func(string, driver.Config) (driver.Driver, error) { return d, nil }}
+		NewDriver: func(string, driver.Config) (driver.Driver, error) { return d, nil }, Untuned: true}
 }
 
 var errScripted = errors.New("scripted failure")
@@ -409,6 +411,7 @@ func waitModeTrial(tb testing.TB, procs int) (result.Trial, int64) {
 	}}}
 	r := standInRunner(tb, plan.Spec{Experiments: []plan.Experiment{plan.Pool}, TLS: []string{"off"}, Concurrency: []int{c},
 		Count: waitModeOps, Warmup: new(800 * time.Millisecond)}, d)
+	r.Untuned = false // the wait probe is what is tested
 	before := runtime.GOMAXPROCS(0)
 	tr, err := r.Trial(context.Background(), plan.Pool, r.Variants[0], c)
 	if err != nil {
@@ -466,6 +469,7 @@ func TestPoolWarmupFailures(t *testing.T) {
 					raw.Rates = []float64{rate}
 				}
 				r := standInRunner(t, raw, d)
+				r.Untuned = false // with the wait probe's modes
 				var saved []result.Trial
 				r.Done = func(tr result.Trial, _, _ int) { saved = append(saved, tr) }
 				procs := runtime.GOMAXPROCS(0)

@@ -17,6 +17,19 @@ import (
 // has driver.ClientLoops: new-client and reused-client, one client at a
 // time, counted, timed and failed as the other experiments are.
 
+func init() {
+	open := func(r *Runner, t *trial) (err error) {
+		t.loops, err = r.clientLoops(t.v)
+		return err
+	}
+	experiments[plan.NewClient] = experiment{alone: true, open: open,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) { return r.newClient(ctx, t.loops) }}
+	experiments[plan.ReusedClient] = experiment{alone: true, open: open,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) {
+			return r.reusedClient(ctx, t.loops)
+		}}
+}
+
 // Phases of the seed's trials, named as the seed named its figures.
 const (
 	phaseOnlyConnection = "only-connection"
@@ -44,7 +57,7 @@ func (r *Runner) clientLoops(v plan.Variant) (driver.ClientLoops, error) {
 // client is two connections, the monitor's and the operation's.
 func (r *Runner) newClient(ctx context.Context, s driver.ClientLoops) (result.Trial, error) {
 	lim := &limits{ctx: ctx, count: r.Spec.Count}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	tl := newTally()
 	start := time.Now()
 	lim.deadline = start.Add(r.Spec.Duration)
@@ -82,7 +95,7 @@ func (t *workerTally) seedSample(smp driver.ClientSample) {
 // start and disconnect). A failed find_one() is counted and the client
 // replaced by a new one, as a pool replaces a failed session.
 func (r *Runner) reusedClient(ctx context.Context, s driver.ClientLoops) (result.Trial, error) {
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpu.start()
 	start := time.Now()
 	first, err := s.OpenReused(ctx)

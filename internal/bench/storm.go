@@ -16,9 +16,15 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
+
+func init() {
+	experiments[plan.Storm] = experiment{open: keptConns,
+		run: func(ctx context.Context, r *Runner, t *trial) (result.Trial, error) { return r.storm(ctx, t.d, t.c) }}
+}
 
 // stormClient is one client of a storm: its session, when it got there,
 // and how it failed.
@@ -64,7 +70,7 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 			r.stormClient(ctx, d, c)
 		})
 	}
-	cpu := spanCPU{serverCPU: r.ServerCPU}
+	cpu := r.span()
 	cpu.start()
 	start := time.Now()
 	close(release)

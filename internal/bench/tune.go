@@ -15,7 +15,31 @@ import (
 
 // The Go runtime is fitted to each trial so that the client's own CPU per
 // operation stays low (on a machine it shares with the server, that CPU is
-// taken from the server being measured).
+// taken from the server being measured): GOMAXPROCS (fitProcs, the wait
+// probe) and the collector (holdGC). Runner.Untuned turns them all off.
+
+// fitProcs is fitProcs, unless r is Untuned.
+func (r *Runner) fitProcs(c int) (undo func()) {
+	if r.Untuned {
+		return func() {}
+	}
+	return fitProcs(c)
+}
+
+// waitModes is waitModes, unless r is Untuned: then the one mode the
+// runtime is in, the poller with the Ps it has.
+func (r *Runner) waitModes(c int) []waitMode {
+	if r.Untuned {
+		return []waitMode{{procs: runtime.GOMAXPROCS(0)}}
+	}
+	return waitModes(c)
+}
+
+// span is a span's CPU meter, holding the collector off unless r is
+// Untuned.
+func (r *Runner) span() spanCPU {
+	return spanCPU{serverCPU: r.ServerCPU, keepGC: r.Untuned}
+}
 
 // fitProcs sets GOMAXPROCS to the trial's c workers, at most the CPUs the
 // process may run on, and returns the undo. With one ping-pong connection

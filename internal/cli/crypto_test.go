@@ -78,6 +78,7 @@ func TestCryptoBadInput(t *testing.T) {
 // measures a Go ceiling for exactly its TLS keys and shows it, and that a
 // run against a URL has none.
 func TestConnectCeilings(t *testing.T) {
+	labtest.Slow(t) // the built-in server
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runMain(t, "connect", "builtin", "--tls", "off,1.3", "--key", "ecdsa-p256,rsa2048", "-n", "10", "--trials", "1", "-o", out)
 	if code != 0 {

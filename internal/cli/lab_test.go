@@ -452,6 +452,7 @@ func TestSource(t *testing.T) {
 // HelloRetryRequest (2 round trips), --group p256 does not (1), and a lone
 // x25519 is refused with one line naming --group.
 func TestGroups(t *testing.T) {
+	labtest.Slow(t) // the built-in server, then a lab PostgreSQL
 	handshake := func(tr result.Trial) int {
 		for _, p := range tr.Phases {
 			if p.Name == "tls-handshake" {

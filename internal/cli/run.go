@@ -13,6 +13,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/site"
+	"github.com/tlsbench/tlsbench/internal/wire"
 )
 
 // runOutput is where a run's result goes, and whether the run checks its
@@ -60,7 +61,7 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	if site.StartsServers(spec) {
 		sweepStale(stderr)
 	}
-	if res.Env.CPUs, err = pinCPUs(spec); err != nil {
+	if res.Env.CPUs, err = site.PinCPUs(spec); err != nil {
 		return err
 	}
 	st, err := site.Open(ctx, spec)
@@ -75,12 +76,12 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 		fmt.Fprintln(stderr, "warning: "+w)
 		res.Warnings = append(res.Warnings, w)
 	}
-	var wc *wireCheck
+	var wc *wire.SelfCheck
 	if o.wire {
 		if wc, err = startWireCheck(ctx, spec, st); err != nil {
 			return err
 		}
-		defer wc.remove()
+		defer wc.Remove()
 	}
 	bars := &runProgress{w: stderr}
 	// A warning comes at the check, when no bar is drawn.
@@ -89,7 +90,9 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	bars.finish()
 	var wireErr error // reported once the result is saved
 	if wc != nil && len(res.Trials) > 0 {
-		wireErr = wc.finish(res)
+		if wireErr = wc.Finish(res); wireErr != nil {
+			wireErr = fmt.Errorf("--wire: %w", wireErr)
+		}
 	}
 	var where string
 	var pageErr, saveErr error

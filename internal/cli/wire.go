@@ -157,8 +157,8 @@ func wireRun(ctx context.Context, f wireFlags, file string, command []string, ar
 		if lc, err = captureCommand(ctx, f, bin, command, stdout, stderr); err != nil {
 			return err
 		}
-		defer lc.remove()
-		file = lc.file
+		defer lc.Remove()
+		file = lc.File
 	}
 	// A live capture is decoded even when a Ctrl-C ended its command: what
 	// was captured is kept, and a second Ctrl-C ends tlsbench at once.
@@ -183,7 +183,7 @@ func wireRun(ctx context.Context, f wireFlags, file string, command []string, ar
 	}
 	decoded.Tool, decoded.Env, decoded.Command, decoded.Started = res.Tool, res.Env, res.Command, res.Started
 	if lc != nil {
-		lc.describe(decoded)
+		lc.Describe(decoded)
 	}
 	decoded.End(ctx, nil)
 	where, pageErr, err := out.save(decoded, stdout, stderr)
@@ -258,115 +258,65 @@ func wireFileError(file string, lc *liveCapture, err error) error {
 	if lc == nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	return fmt.Errorf("the capture on %s: %w%s", lc.iface, err, lc.kept())
+	return fmt.Errorf("the capture on %s: %w%s", lc.Interface, err, lc.kept())
 }
 
-// liveCapture is a capture taken while a command ran.
+// liveCapture is a capture taken while a command ran, and whether a
+// Ctrl-C ended the command.
 type liveCapture struct {
-	iface, file string
-	keep        bool
-	command     []string // redacted
-	stats       wire.LiveStats
+	*wire.CommandCapture
 	runErr      error // how the command failed: exit status, signal
 	interrupted bool  // a Ctrl-C (SIGINT) ended the command
-	exit        int
-	elapsed     time.Duration
 }
 
-// captureCommand captures on f.capture while command runs, its output
-// passed through; a command that ends badly is recorded, not returned.
+// captureCommand captures on f.capture while command runs in a process
+// group of its own, its output passed through; a command that ends badly
+// is recorded, not returned.
 func captureCommand(ctx context.Context, f wireFlags, bin string, command []string, stdout, stderr io.Writer) (*liveCapture, error) {
-	lc := &liveCapture{iface: f.capture, file: f.keep, keep: f.keep != "", command: plan.RedactArgs(command)}
-	if !lc.keep {
-		tmp, err := os.CreateTemp("", "tlsbench-wire-*.pcap")
+	run := func(ctx context.Context) (wire.Outcome, error) {
+		cmd := exec.Command(bin, command[1:]...)
+		cmd.Args[0] = command[0]
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+		start := time.Now()
+		g, err := startGroup(cmd)
 		if err != nil {
-			return nil, err
+			return wire.Outcome{}, usageError{fmt.Errorf("wire: cannot start %s: %v", command[0], unwrapExec(err))}
 		}
-		tmp.Close()
-		lc.file = tmp.Name()
-	}
-	live, err := wire.StartLive(ctx, wire.LiveOptions{Interface: f.capture, Ports: f.ports, File: lc.file, SnapLen: f.snapLen, Method: f.method})
-	if err != nil {
-		lc.remove()
-		if ctx.Err() != nil {
-			return nil, errInterrupted
+		o := wire.Outcome{Err: g.wait(ctx)}
+		o.Elapsed, o.Exit = time.Since(start), cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			o.Signal = ws.Signal()
 		}
-		var pe *wire.PermissionError
-		if errors.As(err, &pe) {
-			return nil, err
-		}
-		return nil, usageError{fmt.Errorf("--capture %s: %w", f.capture, err)}
+		return o, nil
 	}
-	cmd := exec.Command(bin, command[1:]...)
-	cmd.Args[0] = command[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	start := time.Now()
-	g, err := startGroup(cmd)
-	if err != nil {
-		live.Stop()
-		lc.remove()
-		return nil, usageError{fmt.Errorf("wire: cannot start %s: %v", command[0], unwrapExec(err))}
+	c, err := wire.CaptureCommand(ctx, wire.LiveOptions{Interface: f.capture, Ports: f.ports, File: f.keep, SnapLen: f.snapLen, Method: f.method}, command, run)
+	var se *wire.StartError
+	var pe *wire.PermissionError
+	switch {
+	case err == nil:
+	case errors.As(err, &se) && ctx.Err() != nil:
+		return nil, errInterrupted
+	case errors.As(err, &se) && !errors.As(err, &pe):
+		return nil, usageError{fmt.Errorf("--capture %s: %w", f.capture, se.Err)}
+	default:
+		return nil, err
 	}
-	lc.runErr = g.wait(ctx)
-	lc.elapsed = time.Since(start)
-	lc.exit = cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
-		lc.interrupted = true
-	}
+	lc := &liveCapture{CommandCapture: c, runErr: c.Err, interrupted: c.Signal == syscall.SIGINT}
 	if ctx.Err() != nil || lc.interrupted {
 		lc.runErr = nil // interrupted: the run says so itself
 	}
-	var stopErr error
-	lc.stats, stopErr = live.Stop()
-	if stopErr != nil {
-		lc.remove()
-		return nil, stopErr
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		fmt.Fprintf(stderr, "command: %s ended by %v after %.2f s\n", filepath.Base(command[0]), ws.Signal(), lc.elapsed.Seconds())
+	if c.Signal != 0 {
+		fmt.Fprintf(stderr, "command: %s ended by %v after %.2f s\n", filepath.Base(command[0]), c.Signal, c.Elapsed.Seconds())
 	} else {
-		fmt.Fprintf(stderr, "command: %s exited with status %d after %.2f s\n", filepath.Base(command[0]), lc.exit, lc.elapsed.Seconds())
+		fmt.Fprintf(stderr, "command: %s exited with status %d after %.2f s\n", filepath.Base(command[0]), c.Exit, c.Elapsed.Seconds())
 	}
 	return lc, nil
 }
 
-// describe records in a decoded result where its packets came from.
-func (lc *liveCapture) describe(r *result.Result) {
-	if r.Capture == nil {
-		r.Capture = &result.Capture{}
-	}
-	r.Capture.Source = "live " + lc.iface
-	r.Spec.Target, r.Target.URL = r.Capture.Source, r.Capture.Source
-	r.Capture.Command = lc.command
-	r.Capture.SnapLen = lc.stats.SnapLen
-	if lc.stats.Dropped > 0 {
-		if r.Capture.Unseen == nil {
-			r.Capture.Unseen = map[string]int64{}
-		}
-		r.Capture.Unseen["dropped"] += lc.stats.Dropped
-	}
-	status := fmt.Sprintf("exited with status %d", lc.exit)
-	if lc.exit < 0 {
-		status = "was ended by a signal"
-	}
-	r.Notes = append(r.Notes, fmt.Sprintf("captured on %s with %s (%d packets, %d dropped by the kernel) while the command ran; it %s after %.2f s",
-		lc.iface, lc.stats.Method, lc.stats.Packets, lc.stats.Dropped, status, lc.elapsed.Seconds()))
-	if lc.keep {
-		r.Notes = append(r.Notes, "the capture is kept in "+lc.file)
-	}
-}
-
-// remove deletes a capture not asked to be kept.
-func (lc *liveCapture) remove() {
-	if !lc.keep && lc.file != "" {
-		os.Remove(lc.file)
-	}
-}
-
 // kept says where a live capture that failed to decode is, for its error.
 func (lc *liveCapture) kept() string {
-	if lc.keep {
-		return " (the capture is in " + lc.file + ")"
+	if lc.Keep {
+		return " (the capture is in " + lc.File + ")"
 	}
 	return " (keep the capture with --keep-capture FILE to look at it)"
 }

@@ -3,6 +3,7 @@ package drivertest
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -83,4 +84,23 @@ func TLSListener(t testing.TB) string {
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		tls.Server(c, cfg).Handshake()
 	})
+}
+
+// MissingTable runs operations on s, whose workload reads tables that
+// tlsbench prepare did not make beside some it did, until one fails: its
+// error must be of the kind driver.ErrMissingData, which the driver takes
+// from its server's error code.
+func MissingTable(t testing.TB, s driver.Session) {
+	t.Helper()
+	for range 500 {
+		err := s.Do(context.Background())
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, driver.ErrMissingData) || errors.Is(err, driver.ErrSourceRefused) {
+			t.Fatalf("%v: want the kind ErrMissingData alone", err)
+		}
+		return
+	}
+	t.Fatal("500 operations passed, none on a missing table")
 }

@@ -1,7 +1,9 @@
 // Package lab starts throw-away real servers for a run (PostgreSQL, MariaDB,
-// Redis, FerretDB for MongoDB, sshd, stunnel and the built-in server) with
-// keys made for them, says who signs for each, and always cleans them up,
-// also after a run that was killed (see SweepStale).
+// Redis, FerretDB for MongoDB, the built-in server) and what stands between
+// client and server (sshd, OpenSSH's client, stunnel, PgBouncer, HAProxy,
+// wireguard-go in network namespaces) with keys made for them, says who
+// signs for each, and always cleans them up, also after a run that was
+// killed (see SweepStale).
 package lab
 
 import (

@@ -1,8 +1,9 @@
 // Package netx is the dialer every driver uses: it times each connection's
-// phases, counts its round trips, sees TLS records, emulates latency and
+// phases, counts its round trips, sees TLS records, emulates latency,
 // spreads loopback source addresses so that connect loops do not run out
-// of ports; and the SSH tunnels it can dial through, with their login
-// from an ssh:// URL.
+// of ports, dials inside a network namespace, and lets a socket wait for
+// its answers in the calling thread (poll(2)) instead of Go's poller; and
+// the SSH tunnels it can dial through, with their login from an ssh:// URL.
 package netx
 
 import (

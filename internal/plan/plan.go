@@ -1,5 +1,7 @@
-// Package plan holds the one configuration type of a run (Spec), its defaults,
-// its validation and the expansion of its variant matrix.
+// Package plan holds the configuration of a run (Spec) and of a crypto run
+// (Crypto), their defaults and validation, the grammars of what they are
+// given (target URLs, --via routes, workloads, rates), and the expansion of
+// the variant matrix.
 package plan
 
 import (

@@ -16,6 +16,11 @@ const (
 	PresetMongoDBSeed = "mongodb-seed"
 )
 
+func init() {
+	experimentKinds[NewClient] = experimentKind{preset: PresetMongoDBSeed}
+	experimentKinds[ReusedClient] = experimentKind{preset: PresetMongoDBSeed}
+}
+
 // Presets lists the presets --preset takes.
 var Presets = []string{PresetDefault, PresetMongoDBSeed}
 

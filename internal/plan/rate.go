@@ -98,7 +98,7 @@ func (s Spec) OpenLoop() bool { return len(s.Rates) > 0 || s.Knee != nil }
 // RatesFor lists the fixed arrival rates of experiment e, one trial cell
 // each; [0] is the closed loop (no rate, or an experiment without one).
 func (s Spec) RatesFor(e Experiment) []float64 {
-	if len(s.Rates) == 0 || (e != Connect && e != Pool) {
+	if len(s.Rates) == 0 || !experimentKinds[e].openLoop {
 		return []float64{0}
 	}
 	return s.Rates
@@ -141,7 +141,7 @@ func (s *Spec) rate() error {
 		return errorf("⟨rates⟩ does not apply to ⟨preset⟩ %s: run connect or pool with ⟨rates⟩", s.Preset)
 	}
 	for _, e := range s.Experiments {
-		if e != Connect && e != Pool {
+		if !experimentKinds[e].openLoop {
 			return errorf("⟨rates⟩ applies to connect and pool: %s reads one large result at a time; run it without ⟨rates⟩", e)
 		}
 	}

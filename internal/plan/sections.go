@@ -12,22 +12,6 @@ import (
 // fields and validates them. The larger ones live beside their topic
 // (perConn, storm, rate, shard, checkVia, workload, clientCerts ...).
 
-// experiments fills a preset's values and the default experiment.
-func (s *Spec) experiments() error {
-	if err := s.preset(); err != nil {
-		return err
-	}
-	if len(s.Experiments) == 0 {
-		s.Experiments = []Experiment{Connect}
-	}
-	for _, e := range s.Experiments {
-		if e != Connect && e != Pool && e != Stream && e != Storm && (s.Preset != PresetMongoDBSeed || (e != NewClient && e != ReusedClient)) {
-			return errorf("unknown experiment %q: use connect, pool, stream or storm", e)
-		}
-	}
-	return nil
-}
-
 // parseTarget parses the target (or the lab) once, into s.target, which
 // the later sections read.
 func (s *Spec) parseTarget() error {

@@ -11,6 +11,8 @@ import (
 // once (Spec.FirstOp): how long until all are back.
 const Storm Experiment = "storm"
 
+func init() { experimentKinds[Storm] = experimentKind{} }
+
 // Bounds of Spec.Clients and Spec.Concurrency.
 const (
 	DefaultStormClients = 100

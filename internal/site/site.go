@@ -1,6 +1,7 @@
 // Package site is the run's topology: the built-in server, a lab server or
-// a URL, and the paths to it (SSH tunnels, stunnel); it starts and stops
-// the servers and tunnels tlsbench runs itself.
+// a URL, the paths to it (SSH tunnels, stunnel, poolers, proxies, a VPN:
+// one middle per --via kind), client certificates, and the CPUs the client
+// and the servers get; it starts and stops what tlsbench runs itself.
 package site
 
 import (

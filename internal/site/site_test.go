@@ -213,6 +213,7 @@ func TestOpenNeedsNew(t *testing.T) {
 // through the tunnel of the route it records: an SSH connection per --via
 // ssh entry through the lab's sshd, stunnel's service of its key.
 func TestTunnelRoutes(t *testing.T) {
+	labtest.Slow(t)
 	for _, exe := range []string{"sshd", "stunnel4"} {
 		if _, err := exec.LookPath(exe); err != nil {
 			if _, err := exec.LookPath("/usr/sbin/" + exe); err != nil {

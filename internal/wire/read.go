@@ -1,6 +1,7 @@
 // Package wire decodes packet captures into connections, phases and round
-// trips, for any client (libpq, OpenSSL, a proxy, tlsbench itself), and
-// captures them live while a command runs.
+// trips, for any client (libpq, OpenSSL, a proxy, tlsbench itself),
+// captures them live while a command runs, and sets a run's own phases
+// beside the wire's (connect --wire).
 package wire
 
 import (

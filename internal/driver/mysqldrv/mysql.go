@@ -273,7 +273,7 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 			why := fmt.Sprintf("the server at %s denied this user over plaintext: it demands TLS (require_secure_transport=ON, or the user's REQUIRE SSL)", d.cfg.Addr)
 			return nil, &driver.OpError{Phase: phase, Err: &driver.Refusal{Err: driver.Explain(err, d.cfg, o.conn, useTLS), Why: why}}
 		}
-		return nil, &driver.OpError{Phase: phase, Err: driver.Explain(err, d.cfg, o.conn, useTLS)}
+		return nil, &driver.OpError{Phase: phase, Err: driver.Mark(driver.Explain(err, d.cfg, o.conn, useTLS), kind(err))}
 	}
 	s := &session{d: d, conn: o.conn, dc: dc, o: o}
 	if d.cfg.TLS != nil {
@@ -293,6 +293,22 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 	return s, nil
 }
 
+// kind is the driver.Err kind of a server's error, from its number; nil
+// for the others.
+func kind(err error) error {
+	var me *mysql.MySQLError
+	switch {
+	case !errors.As(err, &me):
+		return nil
+	case me.Number == erHostNotPrivileged:
+		return driver.ErrSourceRefused
+	case me.Number == errNoSuchTable && strings.Contains(me.Message, "sbtest"):
+		// One of the tables tlsbench prepare makes.
+		return driver.ErrMissingData
+	}
+	return nil
+}
+
 // closedAtGreeting explains a server that closed the connection before its
 // greeting was whole, which the driver reports as "unexpected EOF": a
 // MySQL server does so at its connection limit or to a host it blocks
@@ -309,6 +325,8 @@ const (
 	// erAccessDenied (ER_ACCESS_DENIED_ERROR) answers a login, also a
 	// plaintext one where the server demands TLS.
 	erAccessDenied = 1045
+	// ER_HOST_NOT_PRIVILEGED: no user may log in from this host.
+	erHostNotPrivileged = 1130
 )
 
 // refusedAtGreeting explains a server's error packet in place of its
@@ -405,7 +423,7 @@ func (s *session) Do(ctx context.Context) error {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		} else {
-			err = driver.Explain(s.o.cause(err), s.d.cfg, s.conn, useTLS)
+			err = driver.Mark(driver.Explain(s.o.cause(err), s.d.cfg, s.conn, useTLS), kind(err))
 		}
 		return &driver.OpError{Phase: PhaseQuery, Err: err}
 	}

@@ -277,7 +277,26 @@ func (d *pgDriver) explain(err error, c *netx.Conn) error {
 	if errors.As(err, &big) {
 		return driver.Explained(err, "the server at %s sent a message of %d bytes, more than the %d MiB tlsbench reads: is it a PostgreSQL server?", d.cfg.Addr, big.ActualBodyLen, maxMessage>>20)
 	}
-	return driver.Explain(err, d.cfg, c, useTLS)
+	return driver.Mark(driver.Explain(err, d.cfg, c, useTLS), kind(err))
+}
+
+// kind is the driver.Err kind of a server's error, from its SQLSTATE; nil
+// for the others.
+func kind(err error) error {
+	var pe *pgconn.PgError
+	switch {
+	case !errors.As(err, &pe):
+		return nil
+	case pe.Code == "28000" && strings.Contains(pe.Message, "pg_hba.conf"):
+		// invalid_authorization_specification names more than the host
+		// (a role that does not exist): the pg_hba.conf lines are the
+		// host's refusal.
+		return driver.ErrSourceRefused
+	case pe.Code == "42P01" && strings.Contains(pe.Message, "sbtest"):
+		// undefined_table, one of those tlsbench prepare makes.
+		return driver.ErrMissingData
+	}
+	return nil
 }
 
 // Do runs one operation of the workload; the first marks the query phase.

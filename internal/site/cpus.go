@@ -1,20 +1,19 @@
-package cli
+package site
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
-	"github.com/tlsbench/tlsbench/internal/site"
 )
 
-// pinCPUs applies --client-cpus: tlsbench moves onto those CPUs and the
-// servers it starts go to the others. It returns the split for the
-// result: nil when tlsbench starts no server and is not pinned.
-func pinCPUs(spec plan.Spec) (*result.CPUs, error) {
-	starts := site.StartsServers(spec)
+// PinCPUs applies spec's client CPUs (--client-cpus): this process moves
+// onto them, and the servers it starts go to the other CPUs. It returns
+// the split for the result: nil when the run starts no server and is not
+// pinned.
+func PinCPUs(spec plan.Spec) (*result.CPUs, error) {
+	starts := StartsServers(spec)
 	avail := host.CPUs()
 	if spec.ClientCPUs == "" {
 		if !starts {
@@ -31,8 +30,8 @@ func pinCPUs(spec plan.Spec) (*result.CPUs, error) {
 		}
 	}
 	if starts && len(servers) == 0 {
-		return nil, usageError{fmt.Errorf("--client-cpus %s: that is every CPU (%s), none is left for the servers tlsbench starts: leave at least one out, e.g. --client-cpus %d",
-			spec.ClientCPUs, host.FormatCPUList(avail), avail[0])}
+		return nil, plan.Errorf("⟨client_cpus⟩ %s: that is every CPU (%s), none is left for the servers tlsbench starts: leave at least one out, e.g. ⟨client_cpus⟩ %d",
+			spec.ClientCPUs, host.FormatCPUList(avail), avail[0])
 	}
 	if !starts {
 		servers = nil
