@@ -336,7 +336,7 @@ func stormWords(f StormRecovery) string {
 	}
 	ratio := ""
 	if f.PlainMS > 0 {
-		ratio = fmt.Sprintf("; %.1f× as long", f.MS/f.PlainMS)
+		ratio = "; " + times(f.MS/f.PlainMS) + "× as long"
 	}
 	return fmt.Sprintf("%s, all were %s after %s with %s against %s with %s (%s%s): TLS with this key makes the recovery after a failover that much longer.",
 		storm, back, msWords(f.MS), f.Variant, msWords(f.PlainMS), f.Plain, ci, ratio)

@@ -148,11 +148,11 @@ func (ix *index) phrase(k Kind, f Fact) string {
 			parts = append(parts, fmt.Sprintf("%s %s", s.Name, num(s.PerCore, rate)))
 		}
 		fast, slow := f.Signs[0], f.Signs[len(f.Signs)-1]
-		return fmt.Sprintf("%s signs per second on one core: %s; a server with %s keys can complete %.0f× the full handshakes of one with %s keys.",
-			f.Library, strings.Join(parts, ", "), fast.Name, fast.PerCore/slow.PerCore, slow.Name)
+		return fmt.Sprintf("%s signs per second on one core: %s; a server with %s keys can complete %s× the full handshakes of one with %s keys.",
+			f.Library, strings.Join(parts, ", "), fast.Name, times(fast.PerCore/slow.PerCore), slow.Name)
 	case FastKey:
-		return fmt.Sprintf("Where clients accept them, give servers %s keys rather than %s: with %s one core signs %.0f× as many full handshakes per second.",
-			f.Fast.Name, f.Slow.Name, f.Library, f.Fast.PerCore/f.Slow.PerCore)
+		return fmt.Sprintf("Where clients accept them, give servers %s keys rather than %s: with %s one core signs %s× as many full handshakes per second.",
+			f.Fast.Name, f.Slow.Name, f.Library, times(f.Fast.PerCore/f.Slow.PerCore))
 	case CipherRates:
 		var parts []string
 		for _, c := range f.Ciphers {
@@ -400,7 +400,7 @@ func (ix *index) change(e plan.Experiment, d stats.Delta, of string, short bool)
 	var s string
 	switch {
 	case d.Pct >= 100:
-		s = fmt.Sprintf("%.1f×", 1+d.Pct/100)
+		s = times(1+d.Pct/100) + "×"
 		if !short {
 			s += " the " + noun
 			if of != "" {
@@ -446,12 +446,10 @@ func (ix *index) none(c Contrast, short bool) string {
 	return fmt.Sprintf("%s (%s)", s, strings.TrimSpace(delta(c.Delta)))
 }
 
-func pctWords(p float64) string {
-	if p >= 10 {
-		return fmt.Sprintf("%.0f%%", p)
-	}
-	return fmt.Sprintf("%.1f%%", p)
-}
+func pctWords(p float64) string { return num(p, pct) + "%" }
+
+// times renders a ratio: "2.41", "21.1", "227".
+func times(r float64) string { return num(r, sig3) }
 
 // msWords renders a duration in ms for a sentence.
 func msWords(ms float64) string { return num(ms, millis) + " ms" }
