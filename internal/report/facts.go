@@ -37,6 +37,12 @@ type NoPlain struct{}
 // that differ measurably from plain in none of Contrasts (plain to TLS).
 type NoDifference struct{ Contrasts []Contrast }
 
+// SingleTrial: new TLS connections at the lowest connect concurrency
+// that were compared with plain in one pair of trials each (Contrasts,
+// plain to TLS): figures without an interval, neither a cost nor its
+// absence.
+type SingleTrial struct{ Contrasts []Contrast }
+
 // ConnectCost is what a new TLS connection costs against a plain one:
 // the dearest full handshake measured, or (Cheapest) the cheapest.
 type ConnectCost struct {
@@ -173,12 +179,15 @@ type UseTunnel struct{ Versus Contrast }
 // every TLS or tunnelled variant (Variants, against plain at every
 // concurrency of Concurrencies) differs alike: not measurably, or
 // measurably in the same direction, by Lo to Hi percent. Tunnelled is
-// set when a variant is a tunnel (encryption rather than TLS).
+// set when a variant is a tunnel (encryption rather than TLS). Single is
+// set when every contrast rests on one pair of trials: Lo to Hi are then
+// figures without an interval.
 type PersistentSame struct {
 	Experiment    plan.Experiment
 	Variants      []string
 	Concurrencies []int
 	Measurable    bool
+	Single        bool
 	Lo, Hi        float64
 	Tunnelled     bool
 }
@@ -211,7 +220,8 @@ type RTTSetup struct {
 
 // Pool recommends pooling: Dearest is the dearest new TLS connection;
 // Persistent the largest cost TLS had on persistent connections (pool),
-// in percent: 0 when none was measurable, NaN without a pool experiment.
+// in percent: 0 when none was measurable, NaN without a pool experiment
+// or with one trial of it.
 type Pool struct {
 	Dearest    Contrast
 	Persistent float64
@@ -258,6 +268,7 @@ func (StoppedOnError) isFact()    {}
 func (OneVariant) isFact()        {}
 func (NoPlain) isFact()           {}
 func (NoDifference) isFact()      {}
+func (SingleTrial) isFact()       {}
 func (ConnectCost) isFact()       {}
 func (LargestPhase) isFact()      {}
 func (HelloRetry) isFact()        {}

@@ -76,17 +76,23 @@ func (r *rules) connect() {
 	if !ok {
 		return
 	}
-	var sig, none []Contrast
+	var sig, none, single []Contrast
 	for _, n := range ix.fullTLS(plan.Connect) {
 		p := ix.plainOf(n)
 		if ix.info[n].RTT != 0 || p == "" || !ix.has(plan.Connect, c, n, p) {
 			continue
 		}
-		if x := ix.contrast(plan.Connect, p, n, c); x.Measurable() {
+		switch x := ix.contrast(plan.Connect, p, n, c); {
+		case x.Measurable():
 			sig = append(sig, x)
-		} else {
+		case x.Single():
+			single = append(single, x)
+		default:
 			none = append(none, x)
 		}
+	}
+	if len(single) > 0 {
+		r.add(KindFinding, TopicConnect, SingleTrial{Contrasts: single})
 	}
 	if len(none) > 0 {
 		r.add(KindFinding, TopicConnect, NoDifference{Contrasts: none})
@@ -473,13 +479,13 @@ func (r *rules) persistent() {
 		}
 		// The same verdict everywhere reads as one sentence.
 		first := rows[0].Contrasts[0]
-		f := PersistentSame{Experiment: e, Concurrencies: ix.conc[e], Measurable: first.Measurable(),
+		f := PersistentSame{Experiment: e, Concurrencies: ix.conc[e], Measurable: first.Measurable(), Single: first.Single(),
 			Lo: math.Inf(1), Hi: math.Inf(-1), Tunnelled: tunnelled}
 		same := true
 		for _, row := range rows {
 			f.Variants = append(f.Variants, row.Variant)
 			for _, x := range row.Contrasts {
-				same = same && x.Measurable() == first.Measurable() && (!x.Measurable() || (x.Delta.Pct < 0) == (first.Delta.Pct < 0))
+				same = same && verdict(x) == verdict(first)
 				f.Lo, f.Hi = min(f.Lo, x.Delta.Pct), max(f.Hi, x.Delta.Pct)
 			}
 		}
@@ -491,6 +497,20 @@ func (r *rules) persistent() {
 			r.add(KindFinding, TopicPersistent, row)
 		}
 	}
+}
+
+// verdict is what a contrast shows: more, less, no measurable change, or
+// one trial each (no interval).
+func verdict(x Contrast) string {
+	switch {
+	case x.Single():
+		return "single"
+	case !x.Measurable():
+		return "none"
+	case x.Delta.Pct < 0:
+		return "less"
+	}
+	return "more"
 }
 
 // rtt: what TLS adds to connection setup at the emulated or predicted
@@ -540,16 +560,25 @@ func (r *rules) pooling() {
 	f := Pool{Dearest: *r.dearest, Persistent: math.NaN()}
 	if slices.Contains(ix.experiments, plan.Pool) {
 		f.Persistent = 0
+		paired := false
 		for _, n := range ix.measured(plan.Pool) {
 			p := ix.plainOf(n)
 			if info, ok := ix.info[n]; !ok || info.Plain() || p == "" {
 				continue // TLS only: tunnels have findings of their own
 			}
 			for _, c := range ix.conc[plan.Pool] {
-				if y := ix.contrast(plan.Pool, p, n, c); ix.has(plan.Pool, c, n, p) && y.Measurable() && y.Delta.Pct < 0 {
+				y := ix.contrast(plan.Pool, p, n, c)
+				if !ix.has(plan.Pool, c, n, p) || y.Delta.N < 2 {
+					continue // one trial shows no absence of a cost either
+				}
+				paired = true
+				if y.Measurable() && y.Delta.Pct < 0 {
 					f.Persistent = max(f.Persistent, -y.Delta.Pct)
 				}
 			}
+		}
+		if !paired {
+			f.Persistent = math.NaN()
 		}
 	}
 	r.add(KindRecommendation, TopicPooling, f)

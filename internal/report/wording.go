@@ -32,6 +32,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return "No plain variant was measured: what TLS itself costs cannot be told from this run; the variants are compared with each other."
 	case NoDifference:
 		return ix.noDifferenceWords(f)
+	case SingleTrial:
+		return ix.singleTrialWords(f)
 	case ConnectCost:
 		if f.Cheapest {
 			return fmt.Sprintf("The cheapest TLS variant measured, %s, %s.", f.To, strings.Replace(ix.costWords(f.Contrast), " with "+f.To, "", 1))
@@ -166,14 +168,27 @@ func (ix *index) phrase(k Kind, f Fact) string {
 func (ix *index) noDifferenceWords(f NoDifference) string {
 	x := f.Contrasts[0]
 	if len(f.Contrasts) == 1 {
-		return fmt.Sprintf("%sa new connection with %s and one with %s: %s.", capFirst(ix.concWords(plan.Connect, x.Concurrency)), x.To, x.From, ix.none(x, false))
+		return capFirst(fmt.Sprintf("%sa new connection with %s and one with %s: %s.", ix.concWords(plan.Connect, x.Concurrency), x.To, x.From, ix.none(x, false)))
 	}
-	var names []string
+	var names, cis []string
 	for _, y := range f.Contrasts {
 		names = append(names, y.To)
+		cis = append(cis, y.To+" "+pctCI(y.Delta))
 	}
 	noun, _ := ix.noun(plan.Connect)
-	return capFirst(fmt.Sprintf("%snew connections with %s: no measurable difference in %s from plain (no 95%% interval excludes 0).", ix.concWords(plan.Connect, x.Concurrency), listWords(names), noun))
+	return capFirst(fmt.Sprintf("%snew connections with %s: no measurable difference in %s from plain (%s: every 95%% interval includes 0).", ix.concWords(plan.Connect, x.Concurrency), listWords(names), noun, strings.Join(cis, ", ")))
+}
+
+// singleTrialWords says a SingleTrial: the figures and their ratio, and
+// that one trial each gives no interval.
+func (ix *index) singleTrialWords(f SingleTrial) string {
+	x := f.Contrasts[0]
+	unit := ix.metricName(plan.Connect)
+	var items []string
+	for _, y := range f.Contrasts {
+		items = append(items, fmt.Sprintf("%s %s against %s %s %s (%s)", y.To, num(y.ToMean, sig3), y.From, num(y.FromMean, sig3), unit, ix.change(plan.Connect, y.Delta, "", true)))
+	}
+	return capFirst(fmt.Sprintf("%snew connections, one trial each: %s. One trial gives no interval, so this run cannot tell these figures from noise: run --trials 3 or more before drawing a conclusion.", ix.concWords(plan.Connect, x.Concurrency), listWords(items)))
 }
 
 // costWords says what a new connection costs with x.To: "costs 2.45 ms
@@ -250,7 +265,7 @@ func (ix *index) tunnelWords(f TunnelCost) string {
 		if x.Measurable() {
 			parts = append(parts, fmt.Sprintf("a new connection costs %s more than plain (%s): %s", msWords(x.MS), rtWords(x.RoundTrips, "more", "fewer"), ix.change(plan.Connect, x.Delta, "", false)))
 		} else {
-			parts = append(parts, "against plain, "+ix.none(*x, false))
+			parts = append(parts, "against plain, "+ix.outcome(*x, "", false))
 		}
 	}
 	if y := f.Versus; y != nil {
@@ -279,6 +294,13 @@ func (ix *index) persistentSameWords(f PersistentSame) string {
 	}
 	noun, _ := ix.noun(f.Experiment)
 	where := fmt.Sprintf("%s against plain at %s", listWords(f.Variants), listWords(concLabels(f.Concurrencies)))
+	if f.Single {
+		rng := signed(f.Lo, pct) + "%"
+		if pctWords(f.Lo) != pctWords(f.Hi) {
+			rng += " to " + signed(f.Hi, pct) + "%"
+		}
+		return fmt.Sprintf("%s, one trial each, %s changed %s by %s (%s): one trial gives no interval, so this run cannot tell that from noise.", setting, protection, noun, rng, where)
+	}
 	if !f.Measurable {
 		return fmt.Sprintf("%s, %s made no measurable difference in %s (%s: no 95%% interval excludes 0).", setting, protection, noun, where)
 	}
@@ -296,21 +318,32 @@ func (ix *index) persistentSameWords(f PersistentSame) string {
 func (ix *index) persistentVariantWords(f PersistentVariant) string {
 	setting := persistentSetting(f.Experiment)
 	noun, _ := ix.noun(f.Experiment)
-	var parts, none []string
+	var parts, none, singles []string
 	for _, x := range f.Contrasts {
-		if x.Measurable() {
+		switch {
+		case x.Measurable():
 			parts = append(parts, ix.change(f.Experiment, x.Delta, "", len(parts) > 0)+" at "+plan.Label(x.Concurrency))
-		} else {
+		case x.Single():
+			singles = append(singles, ix.single(x, len(singles) > 0)+" at "+plan.Label(x.Concurrency))
+		default:
 			none = append(none, plan.Label(x.Concurrency))
 		}
 	}
+	var s string
 	switch {
+	case len(parts) == 0 && len(none) == 0:
+		return fmt.Sprintf("%s, %s against plain: %s.", setting, f.Variant, listWords(singles))
 	case len(parts) == 0:
-		return fmt.Sprintf("%s, %s and plain: no measurable difference in %s at %s.", setting, f.Variant, noun, listWords(none))
+		s = fmt.Sprintf("%s, %s and plain: no measurable difference in %s at %s", setting, f.Variant, noun, listWords(none))
 	case len(none) > 0:
-		return fmt.Sprintf("%s, %s made %s than plain, and no measurable difference at %s.", setting, f.Variant, listWords(parts), listWords(none))
+		s = fmt.Sprintf("%s, %s made %s than plain, and no measurable difference at %s", setting, f.Variant, listWords(parts), listWords(none))
+	default:
+		s = fmt.Sprintf("%s, %s made %s than plain", setting, f.Variant, listWords(parts))
 	}
-	return fmt.Sprintf("%s, %s made %s than plain.", setting, f.Variant, listWords(parts))
+	if len(singles) > 0 {
+		s += "; " + listWords(singles)
+	}
+	return s + "."
 }
 
 func rttWords(f RTTSetup) string {
@@ -422,28 +455,42 @@ func (ix *index) change(e plan.Experiment, d stats.Delta, of string, short bool)
 	return s
 }
 
-// outcome is a change in words whether or not it is measurable.
+// outcome is a change in words: measurable, seen in one trial each, or
+// not measurable.
 func (ix *index) outcome(c Contrast, of string, short bool) string {
-	if c.Measurable() {
+	switch {
+	case c.Measurable():
 		return ix.change(c.Experiment, c.Delta, of, short)
+	case c.Single():
+		return ix.single(c, short)
 	}
 	return ix.none(c, short)
 }
 
-// none says that a change is not measurable, and why.
+// single says a change seen in one pair of trials: both figures and their
+// ratio, never "no measurable difference", since one trial cannot show
+// that either: "90.8 against 1920 connections/s (95.3% fewer; one trial
+// each, no interval)".
+func (ix *index) single(c Contrast, short bool) string {
+	unit := ""
+	if !short {
+		unit = " " + ix.metricName(c.Experiment)
+	}
+	return fmt.Sprintf("%s against %s%s (%s; one trial each, no interval)", num(c.ToMean, sig3), num(c.FromMean, sig3), unit, ix.change(c.Experiment, c.Delta, "", true))
+}
+
+// none says that a change is not measurable, with its interval: several
+// pairs of trials whose 95% interval includes 0, or none to compare.
 func (ix *index) none(c Contrast, short bool) string {
 	s := "no measurable difference"
 	if !short {
 		noun, _ := ix.noun(c.Experiment)
 		s += " in " + noun
 	}
-	switch c.Delta.N {
-	case 0:
+	if c.Delta.N == 0 {
 		return s + " (no pair of trials to compare)"
-	case 1:
-		return s + " (one trial each: no interval)"
 	}
-	return fmt.Sprintf("%s (%s)", s, strings.TrimSpace(delta(c.Delta)))
+	return fmt.Sprintf("%s (%s)", s, pctCI(c.Delta))
 }
 
 func pctWords(p float64) string { return num(p, pct) + "%" }
