@@ -575,11 +575,45 @@ func TestFindings(t *testing.T) {
 				pair(t, only[UseTunnel](t, fs, KindRecommendation).Versus, "tls1.3 rsa2048", "ssh aes128-ctr", 364.38, true)
 				absent[MeasureTunnel](t, fs)
 				pr := only[PathRanking](t, fs, KindRecommendation)
-				if len(pr.Paths) != 2 || pr.Paths[0].Variant != "ssh aes128-ctr" || pr.Paths[1].Variant != "tls1.3 rsa2048" || math.IsNaN(pr.PlainMS) {
+				if len(pr.Tiers) != 2 || pr.Tiers[0][0].Variant != "ssh aes128-ctr" || pr.Tiers[1][0].Variant != "tls1.3 rsa2048" || math.IsNaN(pr.PlainMS) {
 					t.Errorf("paths ranked %+v", pr)
 				}
 			},
 			recs: 3,
+		},
+		{
+			name: "tunnels within the noise: no ranking, a legacy cipher never first",
+			r: func(*testing.T) *result.Result {
+				// OpenSSH with aes256-cbc a hair faster than the others, on
+				// average; nothing differs beyond the noise.
+				via := func(ms float64) figure {
+					return like(plain, phase{"tcp", 0.09, 1}, phase{"tunnel", ms, 1}, phase{"request", 0.15, 1}, phase{"response", 0.004, 0})
+				}
+				r := connectOf(plan.Spec{Lab: "postgres", TLS: []string{"off", "1.3"}, Keys: []string{"ecdsa-p256"},
+					Via: []string{"direct", "openssh:aes256-cbc", "openssh:aes128-gcm@openssh.com"}}, map[string]figure{
+					"plain":                          plain,
+					"tls1.3 ecdsa-p256":              like(plain, phase{"tcp", 0.09, 1}, phase{"tls-handshake", 0.301, 1}, phase{"request", 0.15, 1}, phase{"response", 0.004, 0}),
+					"openssh aes256-cbc":             via(0.298),
+					"openssh aes128-gcm@openssh.com": via(0.300),
+				})
+				return r
+			},
+			check: func(t *testing.T, fs []Finding) {
+				pr := only[PathRanking](t, fs, KindFinding)
+				if pr.Ranked() || len(pr.Tiers[0]) != 2 || len(pr.Legacy) != 1 || pr.Legacy[0].Variant != "openssh aes256-cbc" {
+					t.Errorf("paths %+v", pr)
+				}
+				absent[UseTunnel](t, fs)
+				if a := only[PreferAEAD](t, fs, KindRecommendation); len(a.Legacy) != 1 || a.Legacy[0] != "openssh aes256-cbc" {
+					t.Errorf("prefer AEAD %+v", a)
+				}
+				for _, f := range fs {
+					if f.Kind == KindRecommendation && strings.Contains(f.Text, "aes256-cbc") && !strings.HasPrefix(f.Text, "Prefer TLS 1.3 or an AEAD cipher") {
+						t.Errorf("a legacy cipher in a recommendation: %q", f.Text)
+					}
+				}
+			},
+			recs: 2, // pooling, and AEAD over CBC
 		},
 		{
 			name: "a plaintext pooler is no protection",

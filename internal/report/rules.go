@@ -425,7 +425,8 @@ func (r *rules) tunnels() {
 			f.Versus = &y
 			// Only a path that protects the connections is advice
 			// against TLS (not a plaintext pooler or proxy).
-			if y.Measurable() && y.Delta.Pct > 0 && ix.protected(n) {
+			// A legacy cipher is never advice, however fast.
+			if y.Measurable() && y.Delta.Pct > 0 && ix.protected(n) && legacy(info) == "" {
 				r.add(KindRecommendation, TopicTunnel, UseTunnel{Versus: y})
 			}
 		}

@@ -96,6 +96,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return ix.directWords(f)
 	case PathRanking:
 		return pathWords(f)
+	case PreferAEAD:
+		return aeadWords(f)
 	case ServerTLSCost:
 		return serverTLSWords(f)
 	case TunnelCost:
