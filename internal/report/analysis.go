@@ -40,9 +40,10 @@ func (c Contrast) Measurable() bool { return c.Delta.N >= 2 && c.Delta.Significa
 // it has no interval, so it is neither measurable nor shown to be absent.
 func (c Contrast) Single() bool { return c.Delta.N == 1 }
 
-// contrast is to against from in e at c.
+// contrast is to against from in e at c, without the rounds that hold an
+// outlier in either (outliers.go).
 func (ix *index) contrast(e plan.Experiment, from, to string, c int) Contrast {
-	a, b := ix.trials[cellKey{e, from, c}], ix.trials[cellKey{e, to, c}]
+	a, b := ix.pairedTrials(e, c, from, to)
 	out := Contrast{Experiment: e, From: from, To: to, Concurrency: c,
 		MS: math.NaN(), RoundTrips: math.NaN(), Local: math.NaN(), ClientCPU: math.NaN(), ServerCPU: math.NaN()}
 	metric := ix.metric(e)

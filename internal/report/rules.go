@@ -53,6 +53,7 @@ func (r *rules) caveats() {
 	if isWire(res) {
 		return // a capture is what it is: its variants are what the client did, not a comparison
 	}
+	r.outlierCaveat()
 	names := r.ix.measuredAny()
 	if len(names) == 1 {
 		r.add(KindCaveat, TopicRun, OneVariant{Variant: names[0]})

@@ -92,7 +92,7 @@ func (r *rules) groups() {
 			if g == ref || to == "" {
 				continue
 			}
-			a, b := ix.trials[cellKey{plan.Connect, from, c}], ix.trials[cellKey{plan.Connect, to, c}]
+			a, b := ix.pairedTrials(plan.Connect, c, from, to)
 			f := GroupChange{Group: g, Ref: ref, Contrast: ix.contrast(plan.Connect, from, to, c),
 				Handshake:  pairedPhase(a, b, "tls-handshake"),
 				HelloRef:   helloBytes(a),

@@ -119,7 +119,8 @@ func (ix *index) clientCertWords(f ClientCertCost) string {
 	default:
 		parts = append(parts, "it added "+pluralFloat(rt, "round trip"))
 	}
-	if !math.IsNaN(f.MS) {
+	// The time is the certificate's only where the rate says so too.
+	if !math.IsNaN(f.MS) && slices.ContainsFunc(f.Pairs, Contrast.Measurable) {
 		parts = append(parts, signed(f.MS, millis)+" ms per connection on average")
 	}
 	if len(f.Handshakes) > 0 {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -68,7 +69,7 @@ func (ix *index) directWords(f DirectTLS) string {
 	} else if !math.IsNaN(rt) {
 		parts = append(parts, "it saved no round trip")
 	}
-	if !math.IsNaN(f.MS) {
+	if !math.IsNaN(f.MS) && slices.ContainsFunc(f.Pairs, Contrast.Measurable) {
 		parts = append(parts, signed(f.MS, millis)+" ms per connection here")
 	}
 	if !math.IsNaN(f.ServerCPU) {

@@ -20,9 +20,10 @@ const TopicPaths Topic = "paths"
 // variants with full handshakes, and every path through an intermediary)
 // by their mean time per operation at concurrency C, cheapest first, with
 // plain's beside them (NaN if it was not measured). Tiers holds the paths
-// that use no legacy cipher, cheapest first, in tiers: each tier's
-// connections/s (or requests/s) differ measurably from those of the tier
-// before it, paired by round, and not within it. One tier is no ranking.
+// that use no legacy cipher, cheapest first, in tiers: a path starts a new
+// tier when its connections/s (or requests/s) differ measurably, paired by
+// round, from those of every path of the tier before; else it joins that
+// tier. One tier is no ranking.
 // Legacy are the paths through a legacy cipher (CBC, 3DES, RC4): named,
 // never ranked, however fast.
 type PathRanking struct {
@@ -96,11 +97,14 @@ func (r *rules) paths() {
 			continue
 		}
 		slices.SortStableFunc(paths, func(a, b PathCost) int { return cmp.Compare(a.MS, b.MS) })
+		apart := func(tier []PathCost, p PathCost) bool {
+			return !slices.ContainsFunc(tier, func(q PathCost) bool { return !ix.contrast(e, q.Variant, p.Variant, c).Measurable() })
+		}
 		for _, p := range paths {
 			switch k := len(f.Tiers) - 1; {
 			case legacy(ix.info[p.Variant]) != "":
 				f.Legacy = append(f.Legacy, p)
-			case k < 0 || ix.contrast(e, f.Tiers[k][0].Variant, p.Variant, c).Measurable():
+			case k < 0 || apart(f.Tiers[k], p):
 				f.Tiers = append(f.Tiers, []PathCost{p})
 			default:
 				f.Tiers[k] = append(f.Tiers[k], p)
@@ -152,9 +156,9 @@ func pathWords(f PathRanking) string {
 			}
 			tiers = append(tiers, s)
 		}
-		fmt.Fprintf(&b, "Where to protect connections, measured here %s at c=%d, cheapest first, each measurably cheaper than the next: %s", per, f.C, strings.Join(tiers, "; then "))
+		fmt.Fprintf(&b, "Where to protect connections, measured here %s at c=%d, cheapest first (\"then\" marks a measurable step): %s", per, f.C, strings.Join(tiers, "; then "))
 	} else {
-		fmt.Fprintf(&b, "No way to protect connections measured here was measurably cheaper than another %s at c=%d (%s), so this run ranks none", per, f.C, cost(f.Tiers[0]))
+		fmt.Fprintf(&b, "No way to protect connections measured here was measurably cheaper than another %s at c=%d, so this run ranks none: %s", per, f.C, cost(f.Tiers[0]))
 	}
 	if len(f.Legacy) > 0 {
 		fmt.Fprintf(&b, "; %s uses a legacy cipher and is not ranked, whatever its speed", cost(f.Legacy))

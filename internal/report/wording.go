@@ -30,6 +30,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return fmt.Sprintf("Only one variant was measured (%s): there is nothing to compare it with, so this run says nothing about what TLS costs and supports no recommendation.", f.Variant)
 	case NoPlain:
 		return "No plain variant was measured: what TLS itself costs cannot be told from this run; the variants are compared with each other."
+	case Outliers:
+		return outlierWords(f)
 	case NoDifference:
 		return ix.noDifferenceWords(f)
 	case SingleTrial:
