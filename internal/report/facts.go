@@ -87,9 +87,12 @@ type Reason string
 
 // The reasons to prefer TLS 1.3.
 const (
-	SavesRoundTrip  Reason = "saves a round trip" // and was not measurably slower
-	BeyondRTT       Reason = "beyond an RTT"      // the round trip outweighs the local time
-	MoreConnections Reason = "more connections/s" // it made measurably more
+	SavesRoundTrip Reason = "saves a round trip" // and was not measurably slower
+	// SavesRoundTripUntimed: it saves a round trip; one trial each cannot
+	// tell whether it is slower.
+	SavesRoundTripUntimed Reason = "saves a round trip, untimed"
+	BeyondRTT             Reason = "beyond an RTT"      // the round trip outweighs the local time
+	MoreConnections       Reason = "more connections/s" // it made measurably more
 )
 
 // PreferTLS13 recommends TLS 1.3 over 1.2.

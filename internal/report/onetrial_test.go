@@ -58,6 +58,10 @@ func TestOneTrialFindings(t *testing.T) {
 				return run(s, fourVariants, map[plan.Experiment]map[int]map[string]figure{plan.Pool: {1: poolFigures(1)}}, -1)
 			}(),
 			[]string{"On persistent connections (pool), one trial each, TLS changed requests per second by -16.2% to -12.5% (tls1.2 rsa2048, tls1.3 rsa2048 and tls1.3 ecdsa-p256 against plain at c=1): one trial gives no interval"}},
+		{"versions: a round trip saved, untimed",
+			connectOf(plan.Spec{TLS: []string{"off", "1.2", "1.3"}, Keys: []string{"rsa2048"}, Trials: 1},
+				map[string]figure{"plain": connectFigures["plain"], "tls1.2 rsa2048": connectFigures["tls1.2 rsa2048"], "tls1.3 rsa2048": connectFigures["tls1.3 rsa2048"]}),
+			[]string{"Prefer TLS 1.3 to TLS 1.2: it saves 1 round trip per new connection; with one trial each, this run cannot tell whether it costs more local time."}},
 		{"at 170ms RTT: 1.2 against 0.8 connections per second",
 			connectOf(plan.Spec{TLS: []string{"1.2", "1.3"}, Keys: []string{"ecdsa-p256"}, RTT: []time.Duration{170 * time.Millisecond}, Trials: 1},
 				map[string]figure{"tls1.2 ecdsa-p256 rtt170ms": at170(connectFigures["tls1.3 ecdsa-p256"], 0.8), "tls1.3 ecdsa-p256 rtt170ms": at170(connectFigures["tls1.3 ecdsa-p256"], 1.2)}),
@@ -75,7 +79,7 @@ func TestOneTrialFindings(t *testing.T) {
 				if strings.Contains(f.Text, "no measurable") {
 					t.Errorf("one trial said %q", f.Text)
 				}
-				if f.Kind == KindRecommendation && f.Topic != TopicHelloRetry {
+				if f.Kind == KindRecommendation && f.Topic != TopicHelloRetry && !strings.Contains(f.Text, "with one trial each, this run cannot tell") {
 					t.Errorf("recommended on one trial: %q", f.Text)
 				}
 			}

@@ -180,6 +180,7 @@ func (r *rules) versions() {
 	}
 	saved := math.Inf(1)
 	worse, better := false, false
+	single := !slices.ContainsFunc(ps, func(p Contrast) bool { return !p.Single() })
 	f := VersionChange{Pairs: ps}
 	for _, p := range ps {
 		if math.IsNaN(p.RoundTrips) {
@@ -203,6 +204,8 @@ func (r *rules) versions() {
 	}
 	r.add(KindFinding, TopicVersion, f)
 	switch {
+	case f.Saved >= 1 && single:
+		r.add(KindRecommendation, TopicVersion, PreferTLS13{Because: SavesRoundTripUntimed, RoundTrips: f.Saved})
 	case f.Saved >= 1 && !worse:
 		r.add(KindRecommendation, TopicVersion, PreferTLS13{Because: SavesRoundTrip, RoundTrips: f.Saved})
 	case f.Saved >= 1 && f.EvenAt > 0:

@@ -56,6 +56,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		switch f.Because {
 		case SavesRoundTrip:
 			return fmt.Sprintf("Prefer TLS 1.3 to TLS 1.2: it saves %s per new connection and was not measurably slower here.", pluralFloat(f.RoundTrips, "round trip"))
+		case SavesRoundTripUntimed:
+			return fmt.Sprintf("Prefer TLS 1.3 to TLS 1.2: it saves %s per new connection; with one trial each, this run cannot tell whether it costs more local time.", pluralFloat(f.RoundTrips, "round trip"))
 		case BeyondRTT:
 			return fmt.Sprintf("Prefer TLS 1.3 to TLS 1.2 wherever the round trip between client and server exceeds %s: the round trip it saves outweighs the local time it costs beyond that.", msWords(f.BeyondMS))
 		}
