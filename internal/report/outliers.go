@@ -13,8 +13,9 @@ import (
 // Outliers: a trial, or one connection in it, so far from the rest that
 // a mean over it says more about a stall on a loaded machine (a fork, a
 // page-in, a scheduler hiccup) than about the variant. The findings leave
-// such trials out of every comparison, with the round paired to them, and
-// name them in a caveat; the tables keep every trial.
+// such trials out of the comparisons of variants (contrasts, the paired
+// phase of the group rule, the ranking of paths), with the round paired to
+// them, and name them in a caveat; the tables keep every trial.
 //
 // The rules, both robust to the outlier itself:
 //   - a trial is an outlier when its main figure (connections/s, requests/s,
@@ -115,12 +116,16 @@ func (ix *index) outlierRounds(e plan.Experiment, c int, names ...string) map[in
 // pairedTrials are the trials of from and to at c in e, without the
 // rounds that hold an outlier in either.
 func (ix *index) pairedTrials(e plan.Experiment, c int, from, to string) (a, b []result.Trial) {
-	a, b = ix.trials[cellKey{e, from, c}], ix.trials[cellKey{e, to, c}]
-	if out := ix.outlierRounds(e, c, from, to); len(out) > 0 {
-		drop := func(t result.Trial) bool { return out[t.Round] }
-		a, b = slices.DeleteFunc(slices.Clone(a), drop), slices.DeleteFunc(slices.Clone(b), drop)
+	out := ix.outlierRounds(e, c, from, to)
+	return dropRounds(ix.trials[cellKey{e, from, c}], out), dropRounds(ix.trials[cellKey{e, to, c}], out)
+}
+
+// dropRounds is ts without the trials of rounds.
+func dropRounds(ts []result.Trial, rounds map[int]bool) []result.Trial {
+	if len(rounds) == 0 {
+		return ts
 	}
-	return a, b
+	return slices.DeleteFunc(slices.Clone(ts), func(t result.Trial) bool { return rounds[t.Round] })
 }
 
 // outlierCaveat names every outlier the findings leave out.
@@ -148,5 +153,5 @@ func outlierWords(f Outliers) string {
 			parts = append(parts, fmt.Sprintf("%s, at %s %s against a median of %s over its trials", where, num(o.Value, sig3), o.Unit, num(o.Typical, sig3)))
 		}
 	}
-	return fmt.Sprintf("Outliers, left out of every comparison below with the rounds paired to them (the tables keep them): %s. A stall on a loaded machine (a fork, a page-in, the scheduler) looks like this; it is not what the variant costs.", listWords(parts))
+	return fmt.Sprintf("Outliers, left out of the comparisons below with the rounds paired to them (the tables keep them): %s. A stall on a loaded machine (a fork, a page-in, the scheduler) looks like this; it is not what the variant costs.", listWords(parts))
 }

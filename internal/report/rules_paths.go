@@ -81,7 +81,7 @@ func (r *rules) paths() {
 		var paths []PathCost
 		for _, n := range ix.measured(e) {
 			info := ix.info[n]
-			ts := ix.trials[cellKey{e, n, c}]
+			ts := dropRounds(ix.trials[cellKey{e, n, c}], ix.outlierRounds(e, c, n))
 			if info.RTT != 0 || len(ts) == 0 {
 				continue
 			}
