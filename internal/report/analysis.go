@@ -23,6 +23,9 @@ type Contrast struct {
 	// Delta is the change of the experiment's main figure (connections/s,
 	// queries/s, MB/s), To against From, with its 95% interval.
 	Delta stats.Delta
+	// FromMean and ToMean are the means of that figure over the paired
+	// trials (NaN without a pair): with one pair, all there is to say.
+	FromMean, ToMean float64
 	// MS is the change of the mean operation latency; RoundTrips and Local
 	// that of the setup round trips and setup time (connect); ClientCPU
 	// and ServerCPU that of the CPU per operation, ms. NaN where unknown.
@@ -33,9 +36,14 @@ type Contrast struct {
 // Measurable reports whether the change's 95% interval excludes 0.
 func (c Contrast) Measurable() bool { return c.Delta.N >= 2 && c.Delta.Significant }
 
-// contrast is to against from in e at c.
+// Single reports whether one pair of trials is all the change rests on:
+// it has no interval, so it is neither measurable nor shown to be absent.
+func (c Contrast) Single() bool { return c.Delta.N == 1 }
+
+// contrast is to against from in e at c, without the rounds that hold an
+// outlier in either (outliers.go).
 func (ix *index) contrast(e plan.Experiment, from, to string, c int) Contrast {
-	a, b := ix.trials[cellKey{e, from, c}], ix.trials[cellKey{e, to, c}]
+	a, b := ix.pairedTrials(e, c, from, to)
 	out := Contrast{Experiment: e, From: from, To: to, Concurrency: c,
 		MS: math.NaN(), RoundTrips: math.NaN(), Local: math.NaN(), ClientCPU: math.NaN(), ServerCPU: math.NaN()}
 	metric := ix.metric(e)
@@ -50,6 +58,7 @@ func (ix *index) contrast(e plan.Experiment, from, to string, c int) Contrast {
 		}
 	}
 	out.Delta = stats.Paired(xs, ys)
+	out.FromMean, out.ToMean = stats.Summarize(xs).Mean, stats.Summarize(ys).Mean
 	meanLat := func(ts []result.Trial) float64 {
 		return stats.Summarize(collect(withLatency(ts), func(t result.Trial) float64 { return t.Latency.Mean })).Mean
 	}

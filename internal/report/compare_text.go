@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,7 +85,7 @@ func meanCI(s stats.Summary, f precision) string {
 	if math.IsNaN(s.CI95) {
 		return num(s.Mean, f)
 	}
-	return num(s.Mean, f) + " ±" + strconv.FormatFloat(s.CI95, 'f', f(s.Mean), 64)
+	return num(s.Mean, f) + " ±" + fixed(s.CI95, f(s.Mean))
 }
 
 // change is the last three cells of a row: the delta, * or ~, and the
@@ -99,10 +98,7 @@ func change(r Row) []string {
 	if d.N == 0 {
 		return []string{"-", "", ""}
 	}
-	s := fmt.Sprintf("%+.1f%%", d.Pct)
-	if !math.IsNaN(d.CI95) {
-		s += fmt.Sprintf(" ±%.1f", d.CI95)
-	}
+	s := pctCI(d)
 	mark := "~"
 	if d.Significant {
 		mark = "*"

@@ -43,6 +43,12 @@ type NoPlain struct{}
 // that differ measurably from plain in none of Contrasts (plain to TLS).
 type NoDifference struct{ Contrasts []Contrast }
 
+// SingleTrial: new TLS connections at the lowest connect concurrency
+// that were compared with plain in one pair of trials each (Contrasts,
+// plain to TLS): figures without an interval, neither a cost nor its
+// absence.
+type SingleTrial struct{ Contrasts []Contrast }
+
 // ConnectCost is what a new TLS connection costs against a plain one:
 // the dearest full handshake measured, or (Cheapest) the cheapest.
 type ConnectCost struct {
@@ -87,9 +93,12 @@ type Reason string
 
 // The reasons to prefer TLS 1.3.
 const (
-	SavesRoundTrip  Reason = "saves a round trip" // and was not measurably slower
-	BeyondRTT       Reason = "beyond an RTT"      // the round trip outweighs the local time
-	MoreConnections Reason = "more connections/s" // it made measurably more
+	SavesRoundTrip Reason = "saves a round trip" // and was not measurably slower
+	// SavesRoundTripUntimed: it saves a round trip; one trial each cannot
+	// tell whether it is slower.
+	SavesRoundTripUntimed Reason = "saves a round trip, untimed"
+	BeyondRTT             Reason = "beyond an RTT"      // the round trip outweighs the local time
+	MoreConnections       Reason = "more connections/s" // it made measurably more
 )
 
 // PreferTLS13 recommends TLS 1.3 over 1.2.
@@ -179,12 +188,15 @@ type UseTunnel struct{ Versus Contrast }
 // every TLS or tunnelled variant (Variants, against plain at every
 // concurrency of Concurrencies) differs alike: not measurably, or
 // measurably in the same direction, by Lo to Hi percent. Tunnelled is
-// set when a variant is a tunnel (encryption rather than TLS).
+// set when a variant is a tunnel (encryption rather than TLS). Single is
+// set when every contrast rests on one pair of trials: Lo to Hi are then
+// figures without an interval.
 type PersistentSame struct {
 	Experiment    plan.Experiment
 	Variants      []string
 	Concurrencies []int
 	Measurable    bool
+	Single        bool
 	Lo, Hi        float64
 	Tunnelled     bool
 }
@@ -217,7 +229,8 @@ type RTTSetup struct {
 
 // Pool recommends pooling: Dearest is the dearest new TLS connection;
 // Persistent the largest cost TLS had on persistent connections (pool),
-// in percent: 0 when none was measurable, NaN without a pool experiment.
+// in percent: 0 when none was measurable, NaN without a pool experiment
+// or with one trial of it.
 type Pool struct {
 	Dearest    Contrast
 	Persistent float64
@@ -264,6 +277,7 @@ func (StoppedOnError) isFact()    {}
 func (OneVariant) isFact()        {}
 func (NoPlain) isFact()           {}
 func (NoDifference) isFact()      {}
+func (SingleTrial) isFact()       {}
 func (ConnectCost) isFact()       {}
 func (LargestPhase) isFact()      {}
 func (HelloRetry) isFact()        {}

@@ -4,40 +4,62 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
-// precision is how many decimals a number of a given size deserves (num,
-// meanStd): rate for throughput, millis for times.
+// precision is how many decimals a figure of a given size deserves (num,
+// meanStd); a negative count rounds to tens, hundreds and so on.
 type precision func(v float64) int
 
-// rate is for throughput: one decimal below 1000, none above.
-func rate(v float64) int {
-	if math.Abs(v) < 1000 {
-		return 1
+// sig3 is the precision of every figure the report prints: three
+// significant digits (0.0523, 1.23, 45.6, 312, 1360), so that a figure
+// never claims more than a benchmark on a shared machine can tell.
+func sig3(v float64) int {
+	v = math.Abs(v)
+	if v == 0 || !finite(v) {
+		return 0
 	}
-	return 0
+	d := 2 - int(math.Floor(math.Log10(v)))
+	if roundTo(v, d) >= math.Pow(10, float64(3-d)) {
+		d-- // 9.996 rounds to 10.0, not 10.00
+	}
+	return d
 }
 
-// millis keeps about three significant digits: 0.052, 1.23, 45.6, 312.
-func millis(v float64) int {
-	switch v = math.Abs(v); {
-	case v < 1:
-		return 3
-	case v < 10:
-		return 2
-	case v < 100:
-		return 1
-	}
-	return 0
+// pct is the precision of percentages: three significant digits, at most
+// one decimal (-41.7%, +141%, +0.5%).
+func pct(v float64) int { return min(sig3(v), 1) }
+
+// rate and millis name what a figure is where it is printed (throughput,
+// times in ms); both are sig3.
+var rate, millis precision = sig3, sig3
+
+// roundTo rounds v to d decimals (d < 0: to tens, hundreds...).
+func roundTo(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
 }
 
+// fixed renders v with d decimals, or rounded to tens, hundreds... for d < 0.
+func fixed(v float64, d int) string {
+	if d < 0 {
+		v, d = roundTo(v, d), 0
+	}
+	s := strconv.FormatFloat(v, 'f', d, 64)
+	if strings.TrimLeft(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-") // no "-0.00"
+	}
+	return s
+}
+
+// num renders v at precision f, "-" when it is unknown.
 func num(v float64, f precision) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
 	}
-	return strconv.FormatFloat(v, 'f', f(v), 64)
+	return fixed(v, f(v))
 }
 
 // meanStd renders "mean (stddev)", both at the precision of the mean; with a
@@ -53,7 +75,7 @@ func meanCell(xs []float64, f precision, unit string) Cell {
 	s := stats.Summarize(xs)
 	c := Cell{Text: num(s.Mean, f), Unit: unit, Value: s.Mean, StdDev: math.NaN(), CI: s.CI95}
 	if s.N >= 2 {
-		c.Text = fmt.Sprintf("%s (%s)", num(s.Mean, f), strconv.FormatFloat(s.StdDev, 'f', f(s.Mean), 64))
+		c.Text = fmt.Sprintf("%s (%s)", num(s.Mean, f), fixed(s.StdDev, f(s.Mean)))
 		c.StdDev = s.StdDev
 	}
 	return c
@@ -66,14 +88,29 @@ func delta(d stats.Delta) string {
 	if d.N == 0 {
 		return "-"
 	}
-	s := fmt.Sprintf("%+.1f%%", d.Pct)
-	if !math.IsNaN(d.CI95) {
-		s += fmt.Sprintf(" ±%.1f", d.CI95)
-	}
 	if d.Significant {
-		return s + " *"
+		return pctCI(d) + " *"
 	}
-	return s + "  "
+	return pctCI(d) + "  "
+}
+
+// pctCI renders a change in percent with the half-width of its 95%
+// interval, "-45.2% ±3.1", the change alone without an interval.
+func pctCI(d stats.Delta) string {
+	s := signed(d.Pct, pct) + "%"
+	if !math.IsNaN(d.CI95) {
+		s += " ±" + num(d.CI95, pct)
+	}
+	return s
+}
+
+// signed renders v at precision f with its sign, "+1.23", "-0.5".
+func signed(v float64, f precision) string {
+	s := num(v, f)
+	if v > 0 && strings.Trim(s, "0.") != "" {
+		return "+" + s
+	}
+	return s
 }
 
 // deltaCell is a change as a figure in percent, its text as delta writes
@@ -90,7 +127,7 @@ func percent(part, whole int64) string {
 	if whole <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f%%", float64(part)/float64(whole)*100)
+	return num(float64(part)/float64(whole)*100, pct) + "%"
 }
 
 // roundTrips renders a phase's round trips over trials: "1", or "1-2" when

@@ -294,9 +294,14 @@ func (r *rules) perConn() {
 // perConnWords says a PerConnBreakEven.
 func perConnWords(f PerConnBreakEven) string {
 	var parts []string
+	single := true
 	for _, p := range f.At {
-		d := strings.TrimSuffix(strings.TrimSpace(delta(p.Delta)), " *")
-		parts = append(parts, fmt.Sprintf("%s at %d", d, p.N))
+		parts = append(parts, fmt.Sprintf("%s at %d", pctCI(p.Delta), p.N))
+		single = single && p.Delta.N == 1
+	}
+	if single {
+		return fmt.Sprintf("With %s, one trial each, TLS changed the time per operation against %s by %s operations per connection: one trial gives no interval, so this run cannot tell from how many operations per connection on TLS's setup stops mattering.",
+			f.Variant, f.Plain, strings.Join(parts, ", "))
 	}
 	figures := fmt.Sprintf("time per operation against %s, 95%% CI: %s", f.Plain, strings.Join(parts, ", "))
 	last := f.At[len(f.At)-1]

@@ -83,7 +83,7 @@ func TestOdd(t *testing.T) {
 				{Experiment: plan.Connect, Variant: "plain", Concurrency: 1, Elapsed: time.Second, Errors: map[string]int64{"refused": 9}},
 				{Experiment: plan.Connect, Variant: "plain", Concurrency: 1, Round: 1, Elapsed: time.Second, Errors: map[string]int64{"refused": 1}},
 			},
-		}, []string{"0.0 (0.0)", "warning: connect plain c=1: 10 refused errors"}},
+		}, []string{"0 (0)", "warning: connect plain c=1: 10 refused errors"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

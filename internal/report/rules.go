@@ -53,6 +53,7 @@ func (r *rules) caveats() {
 	if isWire(res) {
 		return // a capture is what it is: its variants are what the client did, not a comparison
 	}
+	r.outlierCaveat()
 	names := r.ix.measuredAny()
 	if len(names) == 1 {
 		r.add(KindCaveat, TopicRun, OneVariant{Variant: names[0], ByDefault: res.Spec.TLSByDefault})
@@ -76,17 +77,23 @@ func (r *rules) connect() {
 	if !ok {
 		return
 	}
-	var sig, none []Contrast
+	var sig, none, single []Contrast
 	for _, n := range ix.fullTLS(plan.Connect) {
 		p := ix.plainOf(n)
 		if ix.info[n].RTT != 0 || p == "" || !ix.has(plan.Connect, c, n, p) {
 			continue
 		}
-		if x := ix.contrast(plan.Connect, p, n, c); x.Measurable() {
+		switch x := ix.contrast(plan.Connect, p, n, c); {
+		case x.Measurable():
 			sig = append(sig, x)
-		} else {
+		case x.Single():
+			single = append(single, x)
+		default:
 			none = append(none, x)
 		}
+	}
+	if len(single) > 0 {
+		r.add(KindFinding, TopicConnect, SingleTrial{Contrasts: single})
 	}
 	if len(none) > 0 {
 		r.add(KindFinding, TopicConnect, NoDifference{Contrasts: none})
@@ -173,6 +180,7 @@ func (r *rules) versions() {
 	}
 	saved := math.Inf(1)
 	worse, better := false, false
+	single := !slices.ContainsFunc(ps, func(p Contrast) bool { return !p.Single() })
 	f := VersionChange{Pairs: ps}
 	for _, p := range ps {
 		if math.IsNaN(p.RoundTrips) {
@@ -196,6 +204,8 @@ func (r *rules) versions() {
 	}
 	r.add(KindFinding, TopicVersion, f)
 	switch {
+	case f.Saved >= 1 && single:
+		r.add(KindRecommendation, TopicVersion, PreferTLS13{Because: SavesRoundTripUntimed, RoundTrips: f.Saved})
 	case f.Saved >= 1 && !worse:
 		r.add(KindRecommendation, TopicVersion, PreferTLS13{Because: SavesRoundTrip, RoundTrips: f.Saved})
 	case f.Saved >= 1 && f.EvenAt > 0:
@@ -419,7 +429,8 @@ func (r *rules) tunnels() {
 			f.Versus = &y
 			// Only a path that protects the connections is advice
 			// against TLS (not a plaintext pooler or proxy).
-			if y.Measurable() && y.Delta.Pct > 0 && ix.protected(n) {
+			// A legacy cipher is never advice, however fast.
+			if y.Measurable() && y.Delta.Pct > 0 && ix.protected(n) && legacy(info) == "" {
 				r.add(KindRecommendation, TopicTunnel, UseTunnel{Versus: y})
 			}
 		}
@@ -473,13 +484,13 @@ func (r *rules) persistent() {
 		}
 		// The same verdict everywhere reads as one sentence.
 		first := rows[0].Contrasts[0]
-		f := PersistentSame{Experiment: e, Concurrencies: ix.conc[e], Measurable: first.Measurable(),
+		f := PersistentSame{Experiment: e, Concurrencies: ix.conc[e], Measurable: first.Measurable(), Single: first.Single(),
 			Lo: math.Inf(1), Hi: math.Inf(-1), Tunnelled: tunnelled}
 		same := true
 		for _, row := range rows {
 			f.Variants = append(f.Variants, row.Variant)
 			for _, x := range row.Contrasts {
-				same = same && x.Measurable() == first.Measurable() && (!x.Measurable() || (x.Delta.Pct < 0) == (first.Delta.Pct < 0))
+				same = same && verdict(x) == verdict(first)
 				f.Lo, f.Hi = min(f.Lo, x.Delta.Pct), max(f.Hi, x.Delta.Pct)
 			}
 		}
@@ -491,6 +502,20 @@ func (r *rules) persistent() {
 			r.add(KindFinding, TopicPersistent, row)
 		}
 	}
+}
+
+// verdict is what a contrast shows: more, less, no measurable change, or
+// one trial each (no interval).
+func verdict(x Contrast) string {
+	switch {
+	case x.Single():
+		return "single"
+	case !x.Measurable():
+		return "none"
+	case x.Delta.Pct < 0:
+		return "less"
+	}
+	return "more"
 }
 
 // rtt: what TLS adds to connection setup at the emulated or predicted
@@ -540,16 +565,25 @@ func (r *rules) pooling() {
 	f := Pool{Dearest: *r.dearest, Persistent: math.NaN()}
 	if slices.Contains(ix.experiments, plan.Pool) {
 		f.Persistent = 0
+		paired := false
 		for _, n := range ix.measured(plan.Pool) {
 			p := ix.plainOf(n)
 			if info, ok := ix.info[n]; !ok || info.Plain() || p == "" {
 				continue // TLS only: tunnels have findings of their own
 			}
 			for _, c := range ix.conc[plan.Pool] {
-				if y := ix.contrast(plan.Pool, p, n, c); ix.has(plan.Pool, c, n, p) && y.Measurable() && y.Delta.Pct < 0 {
+				y := ix.contrast(plan.Pool, p, n, c)
+				if !ix.has(plan.Pool, c, n, p) || y.Delta.N < 2 {
+					continue // one trial shows no absence of a cost either
+				}
+				paired = true
+				if y.Measurable() && y.Delta.Pct < 0 {
 					f.Persistent = max(f.Persistent, -y.Delta.Pct)
 				}
 			}
+		}
+		if !paired {
+			f.Persistent = math.NaN()
 		}
 	}
 	r.add(KindRecommendation, TopicPooling, f)

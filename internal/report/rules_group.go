@@ -92,7 +92,7 @@ func (r *rules) groups() {
 			if g == ref || to == "" {
 				continue
 			}
-			a, b := ix.trials[cellKey{plan.Connect, from, c}], ix.trials[cellKey{plan.Connect, to, c}]
+			a, b := ix.pairedTrials(plan.Connect, c, from, to)
 			f := GroupChange{Group: g, Ref: ref, Contrast: ix.contrast(plan.Connect, from, to, c),
 				Handshake:  pairedPhase(a, b, "tls-handshake"),
 				HelloRef:   helloBytes(a),
@@ -224,8 +224,8 @@ func diffWords(s stats.Summary) string {
 
 func hybridKexWords(f HybridKex) string {
 	us := func(v float64) string { return num(v, rate) + " µs" }
-	return fmt.Sprintf("%s computes its side of a TLS 1.3 key exchange with %s in %s on the client and %s on the server (one core), against %s and %s with %s (%.1f× and %.1f×); its key shares are %d bytes from the client and %d from the server, against %d and %d.",
+	return fmt.Sprintf("%s computes its side of a TLS 1.3 key exchange with %s in %s on the client and %s on the server (one core), against %s and %s with %s (%s× and %s×); its key shares are %d bytes from the client and %d from the server, against %d and %d.",
 		f.Library, f.Hybrid, us(f.ClientUS[0]), us(f.ServerUS[0]), us(f.ClientUS[1]), us(f.ServerUS[1]), f.Classic,
-		f.ClientUS[0]/f.ClientUS[1], f.ServerUS[0]/f.ServerUS[1],
+		times(f.ClientUS[0]/f.ClientUS[1]), times(f.ServerUS[0]/f.ServerUS[1]),
 		f.ClientShare[0], f.ServerShare[0], f.ClientShare[1], f.ServerShare[1])
 }

@@ -119,8 +119,9 @@ func (ix *index) clientCertWords(f ClientCertCost) string {
 	default:
 		parts = append(parts, "it added "+pluralFloat(rt, "round trip"))
 	}
-	if !math.IsNaN(f.MS) {
-		parts = append(parts, fmt.Sprintf("%+.3f ms per connection on average", f.MS))
+	// The time is the certificate's only where the rate says so too.
+	if !math.IsNaN(f.MS) && slices.ContainsFunc(f.Pairs, Contrast.Measurable) {
+		parts = append(parts, signed(f.MS, millis)+" ms per connection on average")
 	}
 	if len(f.Handshakes) > 0 {
 		var hs []string
@@ -130,10 +131,10 @@ func (ix *index) clientCertWords(f ClientCertCost) string {
 		parts = append(parts, "handshake round trips with it: "+strings.Join(hs, ", "))
 	}
 	if !math.IsNaN(f.ClientCPU) {
-		parts = append(parts, fmt.Sprintf("client CPU %+.3f ms per connection (signing its CertificateVerify)", f.ClientCPU))
+		parts = append(parts, "client CPU "+signed(f.ClientCPU, millis)+" ms per connection (signing its CertificateVerify)")
 	}
 	if !math.IsNaN(f.ServerCPU) {
-		parts = append(parts, fmt.Sprintf("server CPU %+.3f ms (verifying the certificate and the signature)", f.ServerCPU))
+		parts = append(parts, "server CPU "+signed(f.ServerCPU, millis)+" ms (verifying the certificate and the signature)")
 	}
 	if len(parts) > 0 {
 		b.WriteString("; " + strings.Join(parts, "; "))

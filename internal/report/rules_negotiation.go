@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -62,17 +63,17 @@ func (ix *index) directWords(f DirectTLS) string {
 		saved := -roundRT(rt)
 		var worth []string
 		for _, rtt := range worthRTTs {
-			worth = append(worth, fmt.Sprintf("%g ms at a %g ms RTT", saved*rtt, rtt))
+			worth = append(worth, fmt.Sprintf("%s at a %s RTT", msWords(saved*rtt), msWords(rtt)))
 		}
 		parts = append(parts, fmt.Sprintf("it saved %s per new connection, worth %s", pluralFloat(saved, "round trip"), strings.Join(worth, " and ")))
 	} else if !math.IsNaN(rt) {
 		parts = append(parts, "it saved no round trip")
 	}
-	if !math.IsNaN(f.MS) {
-		parts = append(parts, fmt.Sprintf("%+.3f ms per connection here", f.MS))
+	if !math.IsNaN(f.MS) && slices.ContainsFunc(f.Pairs, Contrast.Measurable) {
+		parts = append(parts, signed(f.MS, millis)+" ms per connection here")
 	}
 	if !math.IsNaN(f.ServerCPU) {
-		parts = append(parts, fmt.Sprintf("server CPU %+.3f ms per connection", f.ServerCPU))
+		parts = append(parts, "server CPU "+signed(f.ServerCPU, millis)+" ms per connection")
 	}
 	if len(parts) > 0 {
 		b.WriteString("; " + strings.Join(parts, "; "))

@@ -321,6 +321,10 @@ func stormWords(f StormRecovery) string {
 	}
 	ci := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(delta(f.Delta)), "*")) + ", 95% CI"
 	storm := fmt.Sprintf("With %d clients connecting at once", f.Clients)
+	if f.Delta.N == 1 {
+		return fmt.Sprintf("%s, all were %s after %s with %s against %s with %s (%s%%; %s× as long) in one trial each: one trial gives no interval, so this run cannot tell that from noise.",
+			storm, back, msWords(f.MS), f.Variant, msWords(f.PlainMS), f.Plain, signed(f.Delta.Pct, pct), times(f.MS/f.PlainMS))
+	}
 	if !f.Delta.Significant {
 		return fmt.Sprintf("%s, %s made no measurable difference to the time until all were %s (%s against %s with %s; %s).",
 			storm, f.Variant, back, msWords(f.MS), msWords(f.PlainMS), f.Plain, ci)
@@ -330,7 +334,7 @@ func stormWords(f StormRecovery) string {
 	}
 	ratio := ""
 	if f.PlainMS > 0 {
-		ratio = fmt.Sprintf("; %.1f× as long", f.MS/f.PlainMS)
+		ratio = "; " + times(f.MS/f.PlainMS) + "× as long"
 	}
 	return fmt.Sprintf("%s, all were %s after %s with %s against %s with %s (%s%s): TLS with this key makes the recovery after a failover that much longer.",
 		storm, back, msWords(f.MS), f.Variant, msWords(f.PlainMS), f.Plain, ci, ratio)

@@ -56,15 +56,15 @@ func TestStormFindings(t *testing.T) {
 		t.Fatalf("%d storm findings, want one per TLS variant: %q", len(got), got)
 	}
 	for i, want := range []string{
-		"With 500 clients connecting at once, all were connected after 401 ms with tls1.3 rsa2048 against 100 ms with plain (+300.",
+		"With 500 clients connecting at once, all were connected after 401 ms with tls1.3 rsa2048 against 100 ms with plain (+300%",
 		"With 500 clients connecting at once, tls1.3 ecdsa-p256 made no measurable difference to the time until all were connected",
 	} {
 		if !strings.HasPrefix(got[i], want) {
 			t.Errorf("finding %d: %q\nwant it to begin with %q", i, got[i], want)
 		}
 	}
-	if !strings.Contains(got[0], "; 4.0× as long)") {
-		t.Errorf("finding %q: want the ratio, 4.0× as long", got[0])
+	if !strings.Contains(got[0], "; 4.00× as long)") {
+		t.Errorf("finding %q: want the ratio, 4.00× as long", got[0])
 	}
 	var b strings.Builder
 	if err := Build(r).Text(&b); err != nil {

@@ -36,8 +36,12 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return fmt.Sprintf("Only one variant was measured (%s): there is nothing to compare it with, so this run says nothing about what TLS costs and supports no recommendation.", f.Variant)
 	case NoPlain:
 		return "No plain variant was measured: what TLS itself costs cannot be told from this run; the variants are compared with each other."
+	case Outliers:
+		return outlierWords(f)
 	case NoDifference:
 		return ix.noDifferenceWords(f)
+	case SingleTrial:
+		return ix.singleTrialWords(f)
 	case ConnectCost:
 		if f.Cheapest {
 			return fmt.Sprintf("The cheapest TLS variant measured, %s, %s.", f.To, strings.Replace(ix.costWords(f.Contrast), " with "+f.To, "", 1))
@@ -58,6 +62,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		switch f.Because {
 		case SavesRoundTrip:
 			return fmt.Sprintf("Prefer TLS 1.3 to TLS 1.2: it saves %s per new connection and was not measurably slower here.", pluralFloat(f.RoundTrips, "round trip"))
+		case SavesRoundTripUntimed:
+			return fmt.Sprintf("Prefer TLS 1.3 to TLS 1.2: it saves %s per new connection; with one trial each, this run cannot tell whether it costs more local time.", pluralFloat(f.RoundTrips, "round trip"))
 		case BeyondRTT:
 			return fmt.Sprintf("Prefer TLS 1.3 to TLS 1.2 wherever the round trip between client and server exceeds %s: the round trip it saves outweighs the local time it costs beyond that.", msWords(f.BeyondMS))
 		}
@@ -100,6 +106,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return ix.directWords(f)
 	case PathRanking:
 		return pathWords(f)
+	case PreferAEAD:
+		return aeadWords(f)
 	case ServerTLSCost:
 		return serverTLSWords(f)
 	case TunnelCost:
@@ -154,11 +162,11 @@ func (ix *index) phrase(k Kind, f Fact) string {
 			parts = append(parts, fmt.Sprintf("%s %s", s.Name, num(s.PerCore, rate)))
 		}
 		fast, slow := f.Signs[0], f.Signs[len(f.Signs)-1]
-		return fmt.Sprintf("%s signs per second on one core: %s; a server with %s keys can complete %.0f× the full handshakes of one with %s keys.",
-			f.Library, strings.Join(parts, ", "), fast.Name, fast.PerCore/slow.PerCore, slow.Name)
+		return fmt.Sprintf("%s signs per second on one core: %s; a server with %s keys can complete %s× the full handshakes of one with %s keys.",
+			f.Library, strings.Join(parts, ", "), fast.Name, times(fast.PerCore/slow.PerCore), slow.Name)
 	case FastKey:
-		return fmt.Sprintf("Where clients accept them, give servers %s keys rather than %s: with %s one core signs %.0f× as many full handshakes per second.",
-			f.Fast.Name, f.Slow.Name, f.Library, f.Fast.PerCore/f.Slow.PerCore)
+		return fmt.Sprintf("Where clients accept them, give servers %s keys rather than %s: with %s one core signs %s× as many full handshakes per second.",
+			f.Fast.Name, f.Slow.Name, f.Library, times(f.Fast.PerCore/f.Slow.PerCore))
 	case CipherRates:
 		var parts []string
 		for _, c := range f.Ciphers {
@@ -172,14 +180,27 @@ func (ix *index) phrase(k Kind, f Fact) string {
 func (ix *index) noDifferenceWords(f NoDifference) string {
 	x := f.Contrasts[0]
 	if len(f.Contrasts) == 1 {
-		return fmt.Sprintf("%sa new connection with %s and one with %s: %s.", capFirst(ix.concWords(plan.Connect, x.Concurrency)), x.To, x.From, ix.none(x, false))
+		return capFirst(fmt.Sprintf("%sa new connection with %s and one with %s: %s.", ix.concWords(plan.Connect, x.Concurrency), x.To, x.From, ix.none(x, false)))
 	}
-	var names []string
+	var names, cis []string
 	for _, y := range f.Contrasts {
 		names = append(names, y.To)
+		cis = append(cis, y.To+" "+pctCI(y.Delta))
 	}
 	noun, _ := ix.noun(plan.Connect)
-	return capFirst(fmt.Sprintf("%snew connections with %s: no measurable difference in %s from plain (no 95%% interval excludes 0).", ix.concWords(plan.Connect, x.Concurrency), listWords(names), noun))
+	return capFirst(fmt.Sprintf("%snew connections with %s: no measurable difference in %s from plain (%s: every 95%% interval includes 0).", ix.concWords(plan.Connect, x.Concurrency), listWords(names), noun, strings.Join(cis, ", ")))
+}
+
+// singleTrialWords says a SingleTrial: the figures and their ratio, and
+// that one trial each gives no interval.
+func (ix *index) singleTrialWords(f SingleTrial) string {
+	x := f.Contrasts[0]
+	unit := ix.metricName(plan.Connect)
+	var items []string
+	for _, y := range f.Contrasts {
+		items = append(items, fmt.Sprintf("%s %s against %s %s %s (%s)", y.To, num(y.ToMean, sig3), y.From, num(y.FromMean, sig3), unit, ix.change(plan.Connect, y.Delta, "", true)))
+	}
+	return capFirst(fmt.Sprintf("%snew connections, one trial each: %s. One trial gives no interval, so this run cannot tell these figures from noise: run --trials 3 or more before drawing a conclusion.", ix.concWords(plan.Connect, x.Concurrency), listWords(items)))
 }
 
 // costWords says what a new connection costs with x.To: "costs 2.45 ms
@@ -256,7 +277,7 @@ func (ix *index) tunnelWords(f TunnelCost) string {
 		if x.Measurable() {
 			parts = append(parts, fmt.Sprintf("a new connection costs %s more than plain (%s): %s", msWords(x.MS), rtWords(x.RoundTrips, "more", "fewer"), ix.change(plan.Connect, x.Delta, "", false)))
 		} else {
-			parts = append(parts, "against plain, "+ix.none(*x, false))
+			parts = append(parts, "against plain, "+ix.outcome(*x, "", false))
 		}
 	}
 	if y := f.Versus; y != nil {
@@ -285,6 +306,13 @@ func (ix *index) persistentSameWords(f PersistentSame) string {
 	}
 	noun, _ := ix.noun(f.Experiment)
 	where := fmt.Sprintf("%s against plain at %s", listWords(f.Variants), listWords(concLabels(f.Concurrencies)))
+	if f.Single {
+		rng := signed(f.Lo, pct) + "%"
+		if pctWords(f.Lo) != pctWords(f.Hi) {
+			rng += " to " + signed(f.Hi, pct) + "%"
+		}
+		return fmt.Sprintf("%s, one trial each, %s changed %s by %s (%s): one trial gives no interval, so this run cannot tell that from noise.", setting, protection, noun, rng, where)
+	}
 	if !f.Measurable {
 		return fmt.Sprintf("%s, %s made no measurable difference in %s (%s: no 95%% interval excludes 0).", setting, protection, noun, where)
 	}
@@ -302,21 +330,32 @@ func (ix *index) persistentSameWords(f PersistentSame) string {
 func (ix *index) persistentVariantWords(f PersistentVariant) string {
 	setting := persistentSetting(f.Experiment)
 	noun, _ := ix.noun(f.Experiment)
-	var parts, none []string
+	var parts, none, singles []string
 	for _, x := range f.Contrasts {
-		if x.Measurable() {
+		switch {
+		case x.Measurable():
 			parts = append(parts, ix.change(f.Experiment, x.Delta, "", len(parts) > 0)+" at "+plan.Label(x.Concurrency))
-		} else {
+		case x.Single():
+			singles = append(singles, ix.single(x, len(singles) > 0)+" at "+plan.Label(x.Concurrency))
+		default:
 			none = append(none, plan.Label(x.Concurrency))
 		}
 	}
+	var s string
 	switch {
+	case len(parts) == 0 && len(none) == 0:
+		return fmt.Sprintf("%s, %s against plain: %s.", setting, f.Variant, listWords(singles))
 	case len(parts) == 0:
-		return fmt.Sprintf("%s, %s and plain: no measurable difference in %s at %s.", setting, f.Variant, noun, listWords(none))
+		s = fmt.Sprintf("%s, %s and plain: no measurable difference in %s at %s", setting, f.Variant, noun, listWords(none))
 	case len(none) > 0:
-		return fmt.Sprintf("%s, %s made %s than plain, and no measurable difference at %s.", setting, f.Variant, listWords(parts), listWords(none))
+		s = fmt.Sprintf("%s, %s made %s than plain, and no measurable difference at %s", setting, f.Variant, listWords(parts), listWords(none))
+	default:
+		s = fmt.Sprintf("%s, %s made %s than plain", setting, f.Variant, listWords(parts))
 	}
-	return fmt.Sprintf("%s, %s made %s than plain.", setting, f.Variant, listWords(parts))
+	if len(singles) > 0 {
+		s += "; " + listWords(singles)
+	}
+	return s + "."
 }
 
 func rttWords(f RTTSetup) string {
@@ -406,7 +445,7 @@ func (ix *index) change(e plan.Experiment, d stats.Delta, of string, short bool)
 	var s string
 	switch {
 	case d.Pct >= 100:
-		s = fmt.Sprintf("%.1f×", 1+d.Pct/100)
+		s = times(1+d.Pct/100) + "×"
 		if !short {
 			s += " the " + noun
 			if of != "" {
@@ -428,36 +467,48 @@ func (ix *index) change(e plan.Experiment, d stats.Delta, of string, short bool)
 	return s
 }
 
-// outcome is a change in words whether or not it is measurable.
+// outcome is a change in words: measurable, seen in one trial each, or
+// not measurable.
 func (ix *index) outcome(c Contrast, of string, short bool) string {
-	if c.Measurable() {
+	switch {
+	case c.Measurable():
 		return ix.change(c.Experiment, c.Delta, of, short)
+	case c.Single():
+		return ix.single(c, short)
 	}
 	return ix.none(c, short)
 }
 
-// none says that a change is not measurable, and why.
+// single says a change seen in one pair of trials: both figures and their
+// ratio, never "no measurable difference", since one trial cannot show
+// that either: "90.8 against 1920 connections/s (95.3% fewer; one trial
+// each, no interval)".
+func (ix *index) single(c Contrast, short bool) string {
+	unit := ""
+	if !short {
+		unit = " " + ix.metricName(c.Experiment)
+	}
+	return fmt.Sprintf("%s against %s%s (%s; one trial each, no interval)", num(c.ToMean, sig3), num(c.FromMean, sig3), unit, ix.change(c.Experiment, c.Delta, "", true))
+}
+
+// none says that a change is not measurable, with its interval: several
+// pairs of trials whose 95% interval includes 0, or none to compare.
 func (ix *index) none(c Contrast, short bool) string {
 	s := "no measurable difference"
 	if !short {
 		noun, _ := ix.noun(c.Experiment)
 		s += " in " + noun
 	}
-	switch c.Delta.N {
-	case 0:
+	if c.Delta.N == 0 {
 		return s + " (no pair of trials to compare)"
-	case 1:
-		return s + " (one trial each: no interval)"
 	}
-	return fmt.Sprintf("%s (%s)", s, strings.TrimSpace(delta(c.Delta)))
+	return fmt.Sprintf("%s (%s)", s, pctCI(c.Delta))
 }
 
-func pctWords(p float64) string {
-	if p >= 10 {
-		return fmt.Sprintf("%.0f%%", p)
-	}
-	return fmt.Sprintf("%.1f%%", p)
-}
+func pctWords(p float64) string { return num(p, pct) + "%" }
+
+// times renders a ratio: "2.41", "21.1", "227".
+func times(r float64) string { return num(r, sig3) }
 
 // msWords renders a duration in ms for a sentence.
 func msWords(ms float64) string { return num(ms, millis) + " ms" }
