@@ -146,7 +146,7 @@ ecdsa-p256, connect and pool experiments, 3 trials each.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet}, argv, stdout, stderr)
 		},
 	}
 	root.SuggestionsMinimumDistance = 2 // SuggestionsFor's own default is 0
@@ -216,7 +216,7 @@ MongoDB seed study.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet}, argv, stdout, stderr)
 		},
 	}
 	f.register(cmd, false)

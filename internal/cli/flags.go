@@ -62,6 +62,8 @@ type runFlags struct {
 	shard, startAt string
 	// wire: connect --wire, the self-check against a capture (wirecheck.go).
 	wire bool
+	// quiet: no progress lines on stderr (progress.go).
+	quiet bool
 }
 
 // Flags left out stay zero and plan.New fills their defaults (the root
@@ -95,6 +97,7 @@ func (f *runFlags) register(cmd *cobra.Command, matrix bool) {
 	fs.IntVar(&f.trials, "trials", 0, "timed repetitions of every variant, interleaved")
 	fs.IntVar(&f.size, "size", 0, "response body size of the built-in server, bytes")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (warnings and errors still show); off a terminal progress is a line per phase")
 	fs.StringVar(&f.lab, "lab", "", "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET); postgres:18 is PostgreSQL 18, postgres:15,postgres:18 compares both")
 	fs.StringSliceVar(&f.auth, "auth", nil, "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)")
 	fs.DurationSliceVar(&f.rtt, "rtt", nil, "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2)")

@@ -191,7 +191,7 @@ func TestMongoDBBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runMain(t, tt.args...)
-			if code != tt.code || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			if code != tt.code || !strings.Contains(stderr, tt.want) || len(errorLines(stderr)) != 1 {
 				t.Errorf("exit %d, stderr %q: want exit %d and one line with %q", code, stderr, tt.code, tt.want)
 			}
 			if strings.Contains(stderr, "secret") {

@@ -17,7 +17,7 @@ import (
 func newPrepareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var tables, rows, records int
 	var ca, cert, certKey string
-	var insecure bool
+	var insecure, quiet bool
 	cmd := &cobra.Command{
 		Use:   "prepare URL",
 		Short: "Create the sysbench-compatible sbtest tables (or Redis keys, or MongoDB's YCSB usertable) the workloads read",
@@ -65,16 +65,11 @@ load cut short is continued.`,
 			for _, w := range st.Warnings() {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
-			var bar *progress
+			bars := newRunProgress(stderr, quiet, fillUnit(spec))
 			err = bench.Prepare(cmd.Context(), spec, st, func(done, total int64) {
-				if bar == nil {
-					bar = newCountBar(stderr, "preparing")
-				}
-				bar.set(done, total)
+				bars.update(bench.Progress{Stage: bench.StagePrepare, Done: done, Total: total})
 			})
-			if bar != nil {
-				bar.finish()
-			}
+			bars.finish()
 			switch {
 			case errors.Is(err, bench.ErrNothingToPrepare):
 				return fmt.Errorf("%s: %w", spec.Target, err)
@@ -99,5 +94,6 @@ load cut short is continued.`,
 	fs.BoolVar(&insecure, "insecure", false, "do not verify the server's certificate")
 	fs.StringVar(&cert, "cert", "", "client certificate (PEM) for a server that requires one")
 	fs.StringVar(&certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (warnings and errors still show)")
 	return cmd
 }
