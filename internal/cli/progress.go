@@ -121,10 +121,10 @@ type progressLines struct {
 	now   func() time.Time
 	start time.Time
 	// The fill under way: when it began, the last line's time and count.
-	filling        bool
-	fillAt, lineAt time.Time
-	fillDone       int64
-	next           string // the trial under way
+	filling           bool
+	fillAt, lineAt    time.Time
+	fillDone, fillTot int64
+	next              string // the trial under way
 }
 
 func newProgressLines(w io.Writer, unit string) *progressLines {
@@ -180,7 +180,7 @@ func (l *progressLines) fill(done, total int64) {
 		l.filling, l.fillAt, l.lineAt = true, now, now
 		l.printf("filling the server with the workload's data")
 	}
-	l.fillDone = done
+	l.fillDone, l.fillTot = done, total
 	if now.Sub(l.lineAt) < fillEvery {
 		return
 	}
@@ -201,6 +201,10 @@ func (l *progressLines) endFill() {
 	per := ""
 	if took > 0 {
 		per = fmt.Sprintf(", %s %s/s", rate(float64(l.fillDone)/took.Seconds()), l.unit)
+	}
+	if l.fillTot > 0 && l.fillDone < l.fillTot {
+		l.printf("filling stopped: %d of %d %s in %.1f s%s", l.fillDone, l.fillTot, l.unit, took.Seconds(), per)
+		return
 	}
 	l.printf("filled: %d %s in %.1f s%s", l.fillDone, l.unit, took.Seconds(), per)
 }

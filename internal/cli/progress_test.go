@@ -43,6 +43,12 @@ func TestProgressLines(t *testing.T) {
 		p.update(step.ev)
 	}
 	p.finish()
+	// A fill cut short (interrupted, failed) says so.
+	at(30)
+	p.update(bench.Progress{Stage: bench.StagePrepare, Done: 0, Total: -1})
+	at(32)
+	p.update(bench.Progress{Stage: bench.StagePrepare, Done: 500, Total: 1000})
+	p.finish()
 	want := `[   1.0s] filling the server with the workload's data
 [  11.5s] filling: 50000 of 100000 rows (50%), 4762 rows/s
 [  21.0s] filled: 100000 rows in 20.0 s, 5000 rows/s
@@ -52,6 +58,8 @@ func TestProgressLines(t *testing.T) {
 [  23.0s] trial 1/2 ended: connect plain c=4: 1500 ops in 1.00 s, 1500/s
 [  23.0s] trial 2/2 begins: connect tls1.3 c=4
 [  24.0s] trial 2/2 ended: connect tls1.3 c=4: 90 ops in 1.00 s, 90/s, 3 failed
+[  30.0s] filling the server with the workload's data
+[  32.0s] filling stopped: 500 of 1000 rows in 2.0 s, 250 rows/s
 `
 	if got := b.String(); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
