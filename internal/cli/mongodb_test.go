@@ -185,6 +185,7 @@ func TestMongoDBBadInput(t *testing.T) {
 		{"bad URI option", append([]string{"connect", "mongodb://u:secret@127.0.0.1" + port(u.Host) + "/?authMechanism=NOPE"}, short...), 1, "NOPE"},
 		{"preset elsewhere", []string{"connect", "--preset", "mongodb-seed", "--lab", "redis"}, 2, "replays a MongoDB study"},
 		{"records elsewhere", []string{"prepare", "redis://127.0.0.1:1/0", "--records", "5"}, 2, "--records is MongoDB's"},
+		{"records and rows", []string{"prepare", "mongodb://127.0.0.1:1/", "--records", "5", "--rows", "6"}, 2, "--records is an alias of --rows, give one"},
 		{"refused", append([]string{"connect", "mongodb://127.0.0.1:1/"}, short...), 1, "cannot connect to 127.0.0.1:1: connection refused"},
 		{"TLS refused", append([]string{"connect", tlsToPlain}, short...), 1, "is it a plaintext port?"},
 	}
