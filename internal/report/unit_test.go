@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -33,6 +35,27 @@ func TestUnits(t *testing.T) {
 		}
 		if got := ix.unit(plan.Pool); got[:len(tt.want)] != tt.want {
 			t.Errorf("%s %s: unit %q, want it to start %q", tt.target, tt.workload, got, tt.want)
+		}
+	}
+}
+
+// TestNegativeMemory: a trial whose server shrank while it held its
+// connections (measured: the built-in server's start-up garbage returned
+// to the system during the first trial) gets a footnote saying why its
+// figure is below 0; a run without one gets none.
+func TestNegativeMemory(t *testing.T) {
+	for _, shrank := range []bool{false, true} {
+		r := read(t, "measured-postgres-storm.json")
+		if shrank {
+			m := r.Trials[0].ServerMemory
+			m.HeldBytes = m.IdleBytes - 180<<10*m.Conns
+		}
+		var b bytes.Buffer
+		if err := Build(r).Text(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "below 0: the server held less with the connections open than idle just before"); got != shrank {
+			t.Errorf("shrank %v: footnote %v:\n%s", shrank, got, b.String())
 		}
 	}
 }
