@@ -149,7 +149,7 @@ func (l *progressLines) update(ev bench.Progress) {
 	case bench.StageCheck:
 		l.printf("checking the variants (%d): one connection each", ev.Total)
 	case bench.StageCeilings:
-		l.printf("measuring the signing ceilings of the server keys")
+		l.printf("signing ceilings of the server keys, where they apply (connect on servers tlsbench starts)")
 	case bench.StageTrials:
 		switch {
 		case ev.Next != "":

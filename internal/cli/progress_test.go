@@ -87,7 +87,7 @@ func TestProgressOffTerminal(t *testing.T) {
 		`starting the built-in server \(keys ecdsa-p256\)`,
 		`started in [0-9.]+ s: .+`,
 		`checking the variants \(2\): one connection each`,
-		`measuring the signing ceilings of the server keys`,
+		`signing ceilings of the server keys, where they apply \(connect on servers tlsbench starts\)`,
 		`trials: 4 planned, the variants interleaved`,
 		`trial 1/4 begins: connect plain c=1`,
 		`trial 1/4 ended: connect plain c=1: 20 ops in [0-9.]+ s, [0-9.]+/s`,
