@@ -10,6 +10,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -109,5 +110,27 @@ func TestProgressOffTerminal(t *testing.T) {
 	code, _, stderr = runMain(t, append(args, "-q", "-o", filepath.Join(t.TempDir(), "r.json"))...)
 	if code != 0 || strings.Contains(stderr, progressPrefix) || !strings.Contains(stderr, "result: ") {
 		t.Errorf("-q: exit %d, stderr:\n%s\nwant no progress line, the result named", code, stderr)
+	}
+}
+
+// TestStartsWhat: the first progress line names the servers a run starts.
+func TestStartsWhat(t *testing.T) {
+	for _, tt := range []struct {
+		spec plan.Spec
+		want string
+	}{
+		{plan.Spec{Target: "builtin", Keys: []string{"rsa2048"}}, "the built-in server (keys rsa2048)"},
+		{plan.Spec{Lab: "postgres", Keys: []string{"ecdsa-p256"}}, "the lab postgres server (keys ecdsa-p256)"},
+		{plan.Spec{Lab: "postgres:15,postgres:18", Keys: []string{"ecdsa-p256"}}, "the lab postgres:15 and postgres:18 servers (keys ecdsa-p256)"},
+		{plan.Spec{Lab: "mariadb", Keys: []string{"rsa2048"}, TLS: []string{"off"}, Via: []string{"direct", "ssh"}}, "the lab mariadb server (keys rsa2048) and the ssh path"},
+		{plan.Spec{Target: "postgres://u@127.0.0.1/db"}, ""},
+	} {
+		spec, err := plan.New(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := startsWhat(spec); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.spec, got, tt.want)
+		}
 	}
 }

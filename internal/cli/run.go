@@ -165,8 +165,10 @@ func startsWhat(spec plan.Spec) string {
 	switch {
 	case t.Builtin:
 		what = append(what, "the built-in server"+keys)
+	case len(t.Labs()) > 1:
+		what = append(what, "the lab "+strings.Join(t.Labs(), " and ")+" servers"+keys)
 	case t.Lab != "":
-		what = append(what, "the lab "+strings.Join(t.Labs(), " and ")+" server"+keys)
+		what = append(what, "the lab "+t.Lab+" server"+keys)
 	}
 	for _, r := range spec.Routes() {
 		if r.StartsServer() {
