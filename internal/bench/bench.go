@@ -42,8 +42,11 @@ type Runner struct {
 	// Before, when set, readies the server for a variant before its check
 	// and each of its trials (a lab server switches its certificate).
 	Before func(ctx context.Context, v plan.Variant) error
-	// Done is called after every finished trial, with the progress so far.
-	Done func(t result.Trial, done, total int)
+	// Begin, when set, is called as a trial begins, with its TrialLabel
+	// and the trials finished so far; Done after every finished trial,
+	// with the progress so far.
+	Begin func(label string, done, total int)
+	Done  func(t result.Trial, done, total int)
 	// NewDriver makes the driver of a variant; nil is driver.New. Tests of
 	// the Runner's own logic give it a stand-in.
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
@@ -103,6 +106,7 @@ func (r *Runner) Run(ctx context.Context) error {
 							if err := r.slots.wait(ctx, e); err != nil {
 								return err
 							}
+							r.begin(e, v, c, n, rate, done, total)
 							t, err := r.TrialAt(ctx, e, v, c, n, rate)
 							r.slots.end()
 							if err != nil && !Kept(err) {
@@ -123,6 +127,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// begin tells Begin, if set, that a trial begins.
+func (r *Runner) begin(e plan.Experiment, v plan.Variant, c, n int, rate float64, done, total int) {
+	if r.Begin != nil {
+		r.Begin(TrialLabel(e, v, c, n, rate), done, total)
+	}
 }
 
 func (r *Runner) driver(v plan.Variant, reuse bool, perConn int) (driver.Driver, error) {
@@ -165,6 +176,23 @@ func (r *Runner) TrialPerConn(ctx context.Context, e plan.Experiment, v plan.Var
 	return r.TrialAt(ctx, e, v, c, n, 0)
 }
 
+// TrialLabel names a trial as its errors and the progress display do:
+// "connect tls1.3 c=4", with per-conn= and rate= where they apply.
+func TrialLabel(e plan.Experiment, v plan.Variant, c, n int, rate float64) string {
+	where := fmt.Sprintf("%s %s c=%d", e, v.ID, c)
+	switch {
+	case experiments[e].alone:
+		// The seed's loops run one client at a time: no c= to name.
+		where = fmt.Sprintf("%s %s", e, v.ID)
+	case n > 1:
+		where += fmt.Sprintf(" per-conn=%d", n)
+	}
+	if rate > 0 {
+		where += " rate=" + plan.RateLabel(rate)
+	}
+	return where
+}
+
 // TrialAt is TrialPerConn with arrivals at rate per second (connect and
 // pool, rate.go); 0 is the closed loop of c workers.
 func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant, c, n int, rate float64) (result.Trial, error) {
@@ -175,16 +203,7 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	if !x.perConn || n < 1 {
 		n = 1
 	}
-	where := fmt.Sprintf("%s %s c=%d", e, v.ID, c)
-	switch {
-	case x.alone:
-		where = fmt.Sprintf("%s %s", e, v.ID)
-	case n > 1:
-		where = fmt.Sprintf("%s %s c=%d per-conn=%d", e, v.ID, c, n)
-	}
-	if rate > 0 {
-		where += " rate=" + plan.RateLabel(rate)
-	}
+	where := TrialLabel(e, v, c, n, rate)
 	tr := &trial{v: v, c: c, n: n, rate: rate, where: where}
 	if err := x.open(r, tr); err != nil {
 		return result.Trial{}, err

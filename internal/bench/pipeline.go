@@ -92,11 +92,13 @@ const (
 
 // Progress is how far a run is: the stage it is in, with what is done of
 // its total (rows prepared, Total -1 while unknown; trials finished), and
-// in StageTrials the trial just finished (nil as the stage begins).
+// in StageTrials the trial just finished (nil as the stage begins and as
+// a trial begins) or the TrialLabel of the one beginning (Next).
 type Progress struct {
 	Stage       Stage
 	Done, Total int64
 	Trial       *result.Trial
+	Next        string
 }
 
 // Options are what a run takes besides its spec and site.
@@ -195,6 +197,9 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 
 	res.PlannedTrials = r.Total()
 	progress(Progress{Stage: StageTrials, Total: int64(res.PlannedTrials)})
+	r.Begin = func(label string, done, total int) {
+		progress(Progress{Stage: StageTrials, Done: int64(done), Total: int64(total), Next: label})
+	}
 	r.Done = func(t result.Trial, done, total int) {
 		res.Trials = append(res.Trials, t)
 		progress(Progress{Stage: StageTrials, Done: int64(done), Total: int64(total), Trial: &t})

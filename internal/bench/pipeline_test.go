@@ -7,6 +7,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -105,6 +106,21 @@ func TestExecute(t *testing.T) {
 	}
 	if last := progress[len(progress)-1]; last.Done != 4 || last.Total != 4 || last.Trial == nil {
 		t.Errorf("last progress %+v", last)
+	}
+	// Each trial begins (named as its errors name it) before it ends.
+	var trials []string
+	for _, p := range progress {
+		switch {
+		case p.Next != "":
+			trials = append(trials, fmt.Sprintf("begin %d %s", p.Done, p.Next))
+		case p.Trial != nil:
+			trials = append(trials, fmt.Sprintf("end %d c=%d", p.Done, p.Trial.Concurrency))
+		}
+	}
+	want := []string{"begin 0 connect plain c=1", "end 1 c=1", "begin 1 connect plain c=2", "end 2 c=2",
+		"begin 2 connect plain c=1", "end 3 c=1", "begin 3 connect plain c=2", "end 4 c=2"}
+	if !slices.Equal(trials, want) {
+		t.Errorf("trials' progress %q, want %q", trials, want)
 	}
 }
 

@@ -374,6 +374,7 @@ func (r *Runner) knee(ctx context.Context) error {
 					var next, again []plan.Variant
 					for try := range 2 {
 						for _, v := range going {
+							r.begin(e, v, c, n, rate, done, total)
 							t, err := r.TrialAt(ctx, e, v, c, n, rate)
 							if err != nil && (!Kept(err) || t.Open == nil) {
 								return err

@@ -107,7 +107,7 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 		return t, err
 	}
 	tl := newTally()
-	hold := stats.NewRecorder()
+	hold, toDial := stats.NewRecorder(), stats.NewRecorder()
 	var first, lastDial time.Time
 	for _, c := range clients {
 		switch {
@@ -124,6 +124,7 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 				first = c.trace.Start
 			}
 			lastDial = latest(lastDial, c.trace.Start)
+			toDial.Record(max(c.trace.Start.Sub(start), 0))
 		}
 		if c.s != nil {
 			tl.recordSession(c.s)
@@ -133,6 +134,10 @@ func (r *Runner) storm(ctx context.Context, d driver.Driver, n int) (result.Tria
 		}
 	}
 	st.DialSpread = lastDial.Sub(first)
+	if !first.IsZero() {
+		h := result.Hist(toDial.Hist())
+		st.ToDial = &h
+	}
 	if held > 0 {
 		h := result.Hist(hold.Hist())
 		st.Hold = &h

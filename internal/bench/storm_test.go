@@ -118,6 +118,11 @@ func TestStormServerCounts(t *testing.T) {
 				if s.Hold == nil || s.Hold.Count != n || s.DialSpread <= 0 || s.DialSpread > s.AllConnected {
 					t.Errorf("%s: hold %+v, dial spread %v: want every client's hold, a spread within all connected (%v)", v.ID, s.Hold, s.DialSpread, s.AllConnected)
 				}
+				// Each client's wait to dial ends before it connected; the
+				// last dial began one spread after the first.
+				if s.ToDial == nil || s.ToDial.Count != n || s.ToDial.Max*1e6 > float64(s.AllConnected)*1.01+1e6 || s.ToDial.Max*1e6 < float64(s.DialSpread)*0.99 {
+					t.Errorf("%s: to dial %+v: want every client's, at most all connected (%v), its max at least the dial spread (%v)", v.ID, s.ToDial, s.AllConnected, s.DialSpread)
+				}
 				for _, p := range want {
 					i := slices.IndexFunc(tr.Phases, func(ph result.Phase) bool { return ph.Name == p })
 					if i < 0 || tr.Phases[i].Latency.Count != n {

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -54,13 +55,8 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitFailed
 		}
 	}()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext()
 	defer stop()
-	go func() {
-		// A second Ctrl-C is not caught: it ends the process at once.
-		<-ctx.Done()
-		stop()
-	}()
 	root := newRootCmd(args, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -83,6 +79,48 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// signalWindow is how long after the first SIGINT or SIGTERM more of them
+// count as the same request to stop: `timeout -s INT` (and CI runners)
+// signal tlsbench and then its process group, so one stop arrives twice.
+// Once it has passed, a second Ctrl-C ends tlsbench at once (the servers
+// it started die with it; the next run removes their directories).
+const signalWindow = 2 * time.Second
+
+// notifyContext is a context cancelled by the first SIGINT or SIGTERM,
+// which saves what finished and stops the servers; stop ends the
+// catching.
+func notifyContext() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		cancel()
+		window := time.NewTimer(signalWindow)
+		defer window.Stop()
+		for {
+			select {
+			case <-sigs: // the same stop, delivered again
+			case <-window.C:
+				signal.Stop(sigs) // the next one takes its default action
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 // flagName spells a plan.Spec field (as plan.Error names it) as the flag
@@ -124,7 +162,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet}, argv, stdout, stderr)
 		},
 	}
 	root.SuggestionsMinimumDistance = 2 // SuggestionsFor's own default is 0
@@ -209,7 +247,7 @@ MongoDB seed study.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet}, argv, stdout, stderr)
 		},
 	}
 	f.register(cmd, commandSet(e), []plan.Experiment{e})

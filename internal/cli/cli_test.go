@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 			if !strings.Contains(stderr, tt.want) {
 				t.Errorf("stderr %q, want it to say %q", stderr, tt.want)
 			}
-			if n := strings.Count(stderr, "\n"); n != 1 || strings.Contains(stderr, "goroutine") {
+			if len(errorLines(stderr)) != 1 || strings.Contains(stderr, "goroutine") {
 				t.Errorf("want one line on stderr, got %q", stderr)
 			}
 			if stdout != "" {

@@ -23,6 +23,7 @@ func newCryptoCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		sizes    []int
 		openssl  string
 		output   string
+		quiet    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "crypto [PRIMITIVE...]",
@@ -48,7 +49,7 @@ speed spends at least a second on each figure.`,
 			if err != nil {
 				return err
 			}
-			return cryptoRun(cmd.Context(), o, openssl, output, argv, stdout, stderr)
+			return cryptoRun(cmd.Context(), o, openssl, output, quiet, argv, stdout, stderr)
 		},
 	}
 	fs := cmd.Flags()
@@ -57,12 +58,13 @@ speed spends at least a second on each figure.`,
 	fs.IntSliceVar(&sizes, "sizes", plan.RecordSizes, "cipher record sizes in bytes")
 	fs.StringVar(&openssl, "openssl", "auto", "openssl binary to measure too: auto (the one on the PATH, if any), off, or a path")
 	fs.StringVarP(&output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (warnings and errors still show)")
 	return cmd
 }
 
 // cryptoRun measures Go's primitives and OpenSSL's, saves the result (also
 // the part that finished when interrupted) and prints the tables.
-func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, argv []string, stdout, stderr io.Writer) error {
+func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, quiet bool, argv []string, stdout, stderr io.Writer) error {
 	var ossl *speed.OpenSSL
 	var notes []string
 	switch openssl {
@@ -95,11 +97,16 @@ func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, argv 
 	res.Trials = []result.Trial{}
 
 	var bar *progress
+	lines := newRunProgress(stderr, quiet, "")
 	ps, more, err := speed.Run(ctx, o, ossl, func(stage string) func(done, total int) {
 		if bar != nil {
 			bar.finish()
 		}
-		bar = newCountBar(stderr, stage)
+		lines.printf("measuring %s", stage)
+		bar = &progress{}
+		if !quiet {
+			bar = newCountBar(stderr, stage)
+		}
 		return func(done, total int) { bar.set(int64(done), int64(total)) }
 	})
 	if bar != nil {

@@ -65,6 +65,8 @@ type runFlags struct {
 	shard, startAt string
 	// wire: connect --wire, the self-check against a capture (wirecheck.go).
 	wire bool
+	// quiet: no progress lines on stderr (progress.go).
+	quiet bool
 }
 
 // The run flags are one table (options): each names the plan.Spec field
@@ -311,9 +313,11 @@ var options = []option{
 		usage: "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address",
 		def:   func(s plan.Spec) string { return s.Source }},
 
-	// Output (--quiet, the progress lines' switch, belongs here too).
+	// Output.
 	{flag: "output", short: "o", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.output },
 		usage: "result file (default tlsbench-YYYYMMDD-HHMMSS.json)"},
+	{flag: "quiet", short: "q", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.quiet },
+		usage: "no progress on stderr (warnings and errors still show); off a terminal progress is a line per phase"},
 	{flag: "wire", section: secOutput, on: onConnect, ptr: func(f *runFlags) any { return &f.wire },
 		usage: "capture the run's own connections on loopback (tcpdump, else a packet socket: root or CAP_NET_RAW) and set tlsbench's mean phase times and round trips beside the wire's, per variant and phase (servers on this machine only)"},
 	{flag: "shard", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.shard },

@@ -205,11 +205,12 @@ func killMidRun(t *testing.T, tmp string, find func() []int, settle time.Duratio
 	return r
 }
 
-// errorLines drops from a run's stderr the lines naming the files it wrote.
+// errorLines drops from a run's stderr the lines naming the files it wrote
+// and its progress lines.
 func errorLines(stderr string) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if !strings.HasPrefix(l, "result: ") && !strings.HasPrefix(l, "report: ") {
+		if !strings.HasPrefix(l, "result: ") && !strings.HasPrefix(l, "report: ") && !strings.HasPrefix(l, progressPrefix) {
 			out = append(out, l)
 		}
 	}

@@ -17,14 +17,15 @@ import (
 func newPrepareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var tables, rows, records int
 	var ca, cert, certKey string
-	var insecure bool
+	var insecure, quiet bool
 	cmd := &cobra.Command{
 		Use:   "prepare URL",
 		Short: "Create the sysbench-compatible sbtest tables (or Redis keys, or MongoDB's YCSB usertable) the workloads read",
 		Long: `Create the data the database workloads read: sysbench-compatible sbtest
 tables (id, k, c, pad, with the k index) in PostgreSQL and MySQL/MariaDB, keys
-in Redis, and in MongoDB a YCSB-shaped ycsb.usertable of --records documents
-(_id "user..." as YCSB names them, field0..field9 of 100 random bytes).
+in Redis, and in MongoDB a YCSB-shaped ycsb.usertable of --rows documents
+(_id "user..." as YCSB names them, field0..field9 of 100 random bytes), as the
+runs' --rows reads them.
 Idempotent: tables that already hold exactly --rows rows are kept; a MongoDB
 load cut short is continued.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -43,10 +44,16 @@ load cut short is continued.`,
 				return usageError{fmt.Errorf("prepare takes a postgres://, mysql://, redis:// or mongodb:// URL (a --lab server is prepared by the run itself)")}
 			}
 			if cmd.Flags().Changed("records") {
-				if t.Scheme != "mongodb" {
+				// --rows is the one spelling (the runs read --rows documents);
+				// --records, YCSB's word, is kept as an alias.
+				switch {
+				case t.Scheme != "mongodb":
 					return usageError{fmt.Errorf("--records is MongoDB's: for %s use --rows", t.Redacted)}
+				case cmd.Flags().Changed("rows") && rows != records:
+					return usageError{fmt.Errorf("--records %d and --rows %d: --records is an alias of --rows, give one", records, rows)}
 				}
 				rows = records
+				fmt.Fprintln(stderr, "note: --records is an alias of --rows, the spelling the runs use too (pool --lab mongodb --rows N)")
 			}
 			mode := []string{t.OwnTLS}
 			if (cert != "" || t.CertFile != "") && slices.Contains(t.DefaultTLS, "auto") {
@@ -67,16 +74,11 @@ load cut short is continued.`,
 			for _, w := range st.Warnings() {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
-			var bar *progress
+			bars := newRunProgress(stderr, quiet, fillUnit(spec))
 			err = bench.Prepare(cmd.Context(), spec, st, func(done, total int64) {
-				if bar == nil {
-					bar = newCountBar(stderr, "preparing")
-				}
-				bar.set(done, total)
+				bars.update(bench.Progress{Stage: bench.StagePrepare, Done: done, Total: total})
 			})
-			if bar != nil {
-				bar.finish()
-			}
+			bars.finish()
 			switch {
 			case errors.Is(err, bench.ErrNothingToPrepare):
 				return fmt.Errorf("%s: %w", spec.Target, err)
@@ -96,10 +98,12 @@ load cut short is continued.`,
 	fs := cmd.Flags()
 	fs.IntVar(&tables, "tables", plan.DefaultTables, "sbtest tables")
 	fs.IntVar(&rows, "rows", plan.DefaultRows, "rows per table (Redis: keys; MongoDB: documents)")
-	fs.IntVar(&records, "records", plan.DefaultRows, "MongoDB: documents in ycsb.usertable (YCSB's recordcount)")
+	fs.IntVar(&records, "records", plan.DefaultRows, "MongoDB: an alias of --rows (YCSB's recordcount)")
+	fs.MarkHidden("records")
 	fs.StringVar(&ca, "ca", "", "PEM file of the CA that signed the server's certificate")
 	fs.BoolVar(&insecure, "insecure", false, "do not verify the server's certificate")
 	fs.StringVar(&cert, "cert", "", "client certificate (PEM) for a server that requires one")
 	fs.StringVar(&certKey, "cert-key", "", "the client certificate's private key (PEM, not encrypted; default: the --cert file)")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (warnings and errors still show)")
 	return cmd
 }

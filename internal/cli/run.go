@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
@@ -16,11 +17,13 @@ import (
 	"github.com/tlsbench/tlsbench/internal/wire"
 )
 
-// runOutput is where a run's result goes, and whether the run checks its
-// phases against a capture of its own connections (connect --wire).
+// runOutput is where a run's result goes, whether the run checks its
+// phases against a capture of its own connections (connect --wire), and
+// whether it keeps its progress to itself (--quiet).
 type runOutput struct {
-	path string
-	wire bool
+	path  string
+	wire  bool
+	quiet bool
 }
 
 // run measures raw against its target, saves the result (also the part that
@@ -64,6 +67,12 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	if res.Env.CPUs, err = site.PinCPUs(spec); err != nil {
 		return err
 	}
+	bars := newRunProgress(stderr, o.quiet, fillUnit(spec))
+	starts := startsWhat(spec)
+	if starts != "" {
+		bars.printf("starting %s", starts)
+	}
+	opened := time.Now()
 	st, err := site.Open(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -72,6 +81,9 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 		return err
 	}
 	defer st.Stop()
+	if starts != "" {
+		bars.printf("started in %.1f s%s", time.Since(opened).Seconds(), serversOf(st.Target()))
+	}
 	for _, w := range st.Warnings() {
 		fmt.Fprintln(stderr, "warning: "+w)
 		res.Warnings = append(res.Warnings, w)
@@ -83,7 +95,6 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 		}
 		defer wc.Remove()
 	}
-	bars := &runProgress{w: stderr}
 	// A warning comes at the check, when no bar is drawn.
 	warn := func(w string) { fmt.Fprintln(stderr, "warning: "+w) }
 	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: bars.update, Warn: warn})
@@ -145,4 +156,57 @@ func sweepStale(stderr io.Writer) {
 	if err != nil {
 		fmt.Fprintln(stderr, "note: looking for lab directories left behind: "+oneLine(err.Error()))
 	}
+}
+
+// startsWhat says what servers a run of spec starts ("the lab postgres
+// server (key rsa2048) and the ssh tunnel"), "" for none.
+func startsWhat(spec plan.Spec) string {
+	t := spec.ParsedTarget()
+	var what []string
+	keys := ""
+	if len(spec.Keys) > 0 {
+		keys = " (keys " + strings.Join(spec.Keys, ", ") + ")"
+	}
+	switch {
+	case t.Builtin:
+		what = append(what, "the built-in server"+keys)
+	case len(t.Labs()) > 1:
+		what = append(what, "the lab "+strings.Join(t.Labs(), " and ")+" servers"+keys)
+	case t.Lab != "":
+		what = append(what, "the lab "+t.Lab+" server"+keys)
+	}
+	for _, r := range spec.Routes() {
+		if r.StartsServer() {
+			what = append(what, "the "+r.Label()+" path")
+		}
+	}
+	return strings.Join(what, " and ")
+}
+
+// serversOf names the servers a run started, as the result records them:
+// ": PostgreSQL 15.18 ...".
+func serversOf(t result.Target) string {
+	servers := t.Servers
+	if len(servers) == 0 && t.Server != nil {
+		servers = []result.Server{*t.Server}
+	}
+	var names []string
+	for _, s := range servers {
+		names = append(names, strings.TrimSpace(s.Software+" "+s.Version))
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(names, ", ")
+}
+
+// fillUnit is what a fill of spec's engine counts.
+func fillUnit(spec plan.Spec) string {
+	switch spec.ParsedTarget().Engine() {
+	case "redis":
+		return "keys"
+	case "mongodb":
+		return "documents"
+	}
+	return "rows"
 }

@@ -364,7 +364,7 @@ func TestWireBadInput(t *testing.T) {
 			if !strings.Contains(stderr, tt.want) {
 				t.Errorf("stderr %q, want it to say %q", stderr, tt.want)
 			}
-			if n := strings.Count(stderr, "\n"); n != 1 {
+			if len(errorLines(stderr)) != 1 {
 				t.Errorf("want one line on stderr, got %q", stderr)
 			}
 			if stdout != "" {

@@ -266,3 +266,25 @@ func TestConnectPings(t *testing.T) {
 		t.Errorf("ping with a query mode: %v", err)
 	}
 }
+
+// TestStreamTables: stream reads sbtest1 alone, so its data is one table
+// unless --tables says otherwise; the other workloads keep sysbench's 8.
+func TestStreamTables(t *testing.T) {
+	for _, tt := range []struct {
+		e      Experiment
+		tables int
+		want   int
+	}{
+		{Stream, 0, 1},
+		{Stream, 3, 3},
+		{Pool, 0, DefaultTables},
+	} {
+		s, err := New(Spec{Lab: "postgres", Experiments: []Experiment{tt.e}, Tables: tt.tables})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Tables != tt.want {
+			t.Errorf("%s --tables %d: %d tables, want %d", tt.e, tt.tables, s.Tables, tt.want)
+		}
+	}
+}

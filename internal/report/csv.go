@@ -65,6 +65,14 @@ func (ix *index) stormSummaries(k cellKey, ts []result.Trial) []CellSummary {
 	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.DialSpread > 0 }) {
 		add("dial spread ms", ms(func(s *result.Storm) time.Duration { return s.DialSpread }))
 	}
+	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.ToDial != nil }) {
+		add("to dial p50 ms", func(t result.Trial) float64 {
+			if t.Storm == nil || t.Storm.ToDial == nil {
+				return math.NaN()
+			}
+			return t.Storm.ToDial.P50
+		})
+	}
 	if slices.ContainsFunc(ts, func(t result.Trial) bool { return t.Storm != nil && t.Storm.Hold != nil }) {
 		add("hold p50 ms", func(t result.Trial) float64 {
 			if t.Storm == nil || t.Storm.Hold == nil {

@@ -118,7 +118,25 @@ func (ix *index) unit(e plan.Experiment) string {
 	case ix.r.Spec.Workload == "point-select":
 		return "queries/s"
 	}
-	return "requests/s" // HTTP and Redis GETs
+	return ix.opsUnit()
+}
+
+// opsUnit names a trial's operations per second where they are not SQL
+// queries, as the docs name them: passes through a pgbench script,
+// operations on Redis (a GET, or the --command pipeline) and MongoDB (a
+// find), requests on HTTP.
+func (ix *index) opsUnit() string {
+	s := ix.r.Spec
+	switch s.Workload {
+	case "script":
+		return "passes/s"
+	case plan.WorkloadCommand, plan.WorkloadFilter, "find-one-id", "find-one":
+		return "operations/s"
+	}
+	if t, err := plan.ParseTarget(s.Target); err == nil && t.Engine() == "redis" {
+		return "operations/s"
+	}
+	return "requests/s"
 }
 
 func (ix *index) metric(e plan.Experiment) func(result.Trial) float64 {

@@ -161,6 +161,9 @@ func (ix *index) header() Header {
 		h.Fields = append(h.Fields, captureFields(r.Capture)...)
 	case isCrypto(r):
 		field("timing", cryptoBounds(r))
+	case len(r.Spec.Experiments) == 1 && r.Spec.Experiments[0] == plan.Storm:
+		// -d does not apply: a storm lasts until its last client is back.
+		field("trials", fmt.Sprintf("%d × one storm, until the last client is back (each step bounded by --timeout %s)", r.Spec.Trials, r.Spec.Timeout))
 	case r.Spec.Count > 0:
 		field("trials", fmt.Sprintf("%d × %d operations (at most %s)", r.Spec.Trials, r.Spec.Count, r.Spec.Duration))
 	default:

@@ -139,11 +139,12 @@ func (ix *index) stormTables(b *body) {
 // hold (in none of them): p50, p99 and max, means over trials.
 func (ix *index) stormPhases(b *body, n int) {
 	var names []string
-	hold := false
+	hold, toDial := false, false
 	for _, name := range ix.variants {
 		for _, t := range ix.trials[cellKey{plan.Storm, name, n}] {
 			names = mergeOrder(names, t.Phases)
 			hold = hold || t.Storm != nil && t.Storm.Hold != nil
+			toDial = toDial || t.Storm != nil && t.Storm.ToDial != nil
 		}
 	}
 	if len(names) == 0 {
@@ -152,11 +153,29 @@ func (ix *index) stormPhases(b *body, n int) {
 	t := Table{
 		Title:  fmt.Sprintf("storm: %s, phases of a connection, ms p50 / p99 / max, means over trials", plan.StormLabel(n)),
 		Left:   1,
-		Header: append([]string{"variant"}, names...),
+		Header: []string{"variant"},
 	}
+	if toDial {
+		t.Header = append(t.Header, "(to dial)")
+	}
+	t.Header = append(t.Header, names...)
 	if hold {
 		t.Header = append(t.Header, "(hold)")
 		t.Foot = []string{"each phase ends where its answer arrived; close: from the client's close until it was done; (hold): from the client's last answer (--first-op: its operation done) until its close began, while the others came back, in no phase"}
+	}
+	if toDial {
+		t.Foot = append(t.Foot, "(to dial): from the release until the client's dial began, in no phase: its goroutine's wait for a CPU while the other clients started (a client waits for one again after each step, which (hold) and client p50/p99/max include)")
+	}
+	// storm keeps a storm trial's own figures (ToDial, Hold) apart from
+	// its phases.
+	storm := func(ts []result.Trial, of func(*result.Storm) *result.Hist) []result.Hist {
+		var hs []result.Hist
+		for _, tr := range ts {
+			if tr.Storm != nil && of(tr.Storm) != nil {
+				hs = append(hs, *of(tr.Storm))
+			}
+		}
+		return hs
 	}
 	cell := func(hs []result.Hist) Cell {
 		var p50, p99, most []float64
@@ -178,6 +197,9 @@ func (ix *index) stormPhases(b *body, n int) {
 			continue
 		}
 		row := []Cell{textCell(name)}
+		if toDial {
+			row = append(row, cell(storm(ts, func(s *result.Storm) *result.Hist { return s.ToDial })))
+		}
 		for _, p := range names {
 			var hs []result.Hist
 			for _, tr := range ts {
@@ -190,13 +212,7 @@ func (ix *index) stormPhases(b *body, n int) {
 			row = append(row, cell(hs))
 		}
 		if hold {
-			var hs []result.Hist
-			for _, tr := range ts {
-				if tr.Storm != nil && tr.Storm.Hold != nil {
-					hs = append(hs, *tr.Storm.Hold)
-				}
-			}
-			row = append(row, cell(hs))
+			row = append(row, cell(storm(ts, func(s *result.Storm) *result.Hist { return s.Hold })))
 		}
 		t.addCells(row...)
 	}
@@ -214,6 +230,7 @@ func (ix *index) memoryTable(b *body) {
 	// The idle readings over the run, in the order taken: a server that
 	// keeps freed memory shows it growing.
 	var idles []result.Trial
+	negative := false // a trial whose server shrank while it held connections
 	for _, tr := range ix.r.Trials {
 		if tr.ServerMemory != nil {
 			idles = append(idles, tr)
@@ -240,6 +257,7 @@ func (ix *index) memoryTable(b *body) {
 			per := make([]float64, len(ms))
 			for i, m := range ms {
 				per[i] = m.PerConn() / 1024
+				negative = negative || per[i] < 0
 			}
 			first := textCell("-")
 			if ts := ix.trials[k]; len(ts) > 0 && ts[0].Round == 0 && ts[0].ServerMemory != nil {
@@ -256,6 +274,12 @@ func (ix *index) memoryTable(b *body) {
 	t.Foot = []string{
 		"the server's whole process tree (PostgreSQL: a backend per connection), idle before the trial opened its connections and with them open: (held - idle) / conns; round 1: the first round's trial alone",
 		"of: PSS sums each shared page once; RSS (where PSS cannot be read) counts shared pages in every process",
+	}
+	if negative {
+		// Measured on the built-in server: -180 KiB around one connection
+		// in the first trial, its start-up garbage collected and returned
+		// to the system by Go's scavenger between the two readings.
+		t.Foot = append(t.Foot, "below 0: the server held less with the connections open than idle just before, because it returned memory to the system between the two readings (a garbage collector or an allocator releasing what earlier work left, earlier connections' processes exiting) more than the connections took; with few connections, a figure near 0 is within that noise")
 	}
 	if len(idles) > 1 {
 		// Growth that matters is against what the connections take, not

@@ -147,7 +147,7 @@ func (ix *index) summary(e, variant string, c int, ts []result.Trial, metric str
 }
 
 // metricName is unit's short form, for machines: connections/s, queries/s,
-// requests/s or MB/s.
+// MB/s, or opsUnit's.
 func (ix *index) metricName(e plan.Experiment) string {
 	switch {
 	case e == plan.Connect || e == plan.Wire:
@@ -159,7 +159,7 @@ func (ix *index) metricName(e plan.Experiment) string {
 	case ix.r.Spec.Workload == "read-only" || ix.r.Spec.Workload == "point-select":
 		return "queries/s"
 	}
-	return "requests/s"
+	return ix.opsUnit()
 }
 
 // usPerOp is perOp's figure.

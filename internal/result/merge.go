@@ -415,11 +415,14 @@ func mergeStorm(ts []Trial) (*Storm, error) {
 		return nil, nil
 	}
 	var s Storm
-	var holds []Hist
+	var holds, toDials []Hist
 	for _, t := range ts {
 		p := t.Storm
 		if p == nil {
 			continue
+		}
+		if p.ToDial != nil {
+			toDials = append(toDials, *p.ToDial)
 		}
 		s.Clients += p.Clients
 		s.Connected += p.Connected
@@ -440,6 +443,13 @@ func mergeStorm(ts []Trial) (*Storm, error) {
 			return nil, fmt.Errorf("storm hold: %w", err)
 		}
 		s.Hold = &h
+	}
+	if len(toDials) > 0 {
+		h, err := mergeHists(toDials...)
+		if err != nil {
+			return nil, fmt.Errorf("storm to dial: %w", err)
+		}
+		s.ToDial = &h
 	}
 	return &s, nil
 }

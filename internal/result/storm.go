@@ -25,6 +25,11 @@ type Storm struct {
 	// last's, over the clients that connected: how close to one instant
 	// the storm really was (its goroutines start one after another).
 	DialSpread time.Duration `json:"dial_spread_ns,omitempty"`
+	// ToDial is each connected client's time from the release until its
+	// dial began: where a large storm's time goes before any phase (its
+	// goroutines waiting for a CPU). Nil in results from before it was
+	// measured.
+	ToDial *Hist `json:"to_dial,omitempty"`
 	// Hold is each held client's time from its last answer (with
 	// --first-op: its operation done) until its close began, while the
 	// others came back and the server's memory was read: the storm's
