@@ -611,7 +611,9 @@ func TestDocCommands(t *testing.T) {
 			if sub != "lab" && sub != "serve" {
 				args = shorten(args, flags)
 			}
-			key := strings.Join(args, "\x00")
+			// Sorted: -d 2s in the middle or 200ms added at the end
+			// is the same command once shortened.
+			key := strings.Join(slices.Sorted(slices.Values(args)), "\x00")
 			if slices.Contains(args, "-o") {
 				key = dir + "\x00" + key // its file may be read by the doc's next command
 			}
@@ -673,6 +675,9 @@ func runDocCmd(t *testing.T, exe, dir string, c docCmd, sub string, args []strin
 		t.Fatal(err)
 	}
 	t.Logf("ran %q in %v: exit %d", args, time.Since(start).Round(time.Millisecond), code)
+	if code != want && strings.Contains(out.String(), lab.ErrNotInstalled.Error()) && os.Getenv("CI") == "" {
+		t.Skipf("%s: a server it starts is not installed (scripts/install.sh installs it): %s", c, tail(out.String(), 300))
+	}
 	if code != want {
 		t.Errorf("%s\nran: tlsbench %s\nexit %d, want %d; output:\n%s", c, strings.Join(args, " "), code, want, tail(out.String(), 3000))
 	}
