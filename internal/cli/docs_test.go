@@ -425,39 +425,32 @@ var shortenings = []struct {
 	{"tables", "", fixed("1"), true},
 	{"rows", "", fixed("1000"), true},
 	{"records", "", fixed("1000"), true},
-	{"count", "n", capList(5), false},
-	{"rtt", "", capDurations(10 * time.Millisecond), false},
-	{"concurrency", "c", capList(4), false},
-	{"clients", "", capList(50), false},
-	{"timeout", "", fixed("10s"), false},
+	{"count", "n", capEach("5"), false},
+	{"rtt", "", capEach("10ms"), false},
+	{"concurrency", "c", capEach("4"), false},
+	{"clients", "", capEach("50"), false},
+	{"timeout", "", capEach("10s"), false},
 }
 
 func fixed(v string) func(string) string { return func(string) string { return v } }
 
-// capList caps every number of a comma list at n, dropping repeats.
-func capList(n int) func(string) string {
-	return func(v string) string {
-		var out []string
-		for _, f := range strings.Split(v, ",") {
-			if x, err := strconv.Atoi(f); err == nil && x > n {
-				f = strconv.Itoa(n)
-			}
-			if !slices.Contains(out, f) {
-				out = append(out, f)
-			}
+// capEach caps every item of a comma list at limit (a number or a
+// duration), dropping repeats: -c 1,8,32 is 1,4; an emulated 170 ms RTT
+// costs a connection a second, 10 ms does not.
+func capEach(limit string) func(string) string {
+	size := func(v string) (float64, bool) {
+		if n, err := strconv.Atoi(v); err == nil {
+			return float64(n), true
 		}
-		return strings.Join(out, ",")
+		d, err := time.ParseDuration(v)
+		return float64(d), err == nil
 	}
-}
-
-// capDurations caps every duration of a comma list at d, dropping
-// repeats: an emulated 170 ms RTT costs a connection a second.
-func capDurations(d time.Duration) func(string) string {
+	max, _ := size(limit)
 	return func(v string) string {
 		var out []string
 		for _, f := range strings.Split(v, ",") {
-			if x, err := time.ParseDuration(f); err == nil && x > d {
-				f = d.String()
+			if x, ok := size(f); ok && x > max {
+				f = limit
 			}
 			if !slices.Contains(out, f) {
 				out = append(out, f)
@@ -511,7 +504,7 @@ func shorten(args []string, flags *pflag.FlagSet) []string {
 		}
 	}
 	if flags.Lookup("preset") != nil && slices.Contains(out, "--preset") && !given["count"] {
-		out = append(out, "-n", "20") // a preset's 1000 iterations
+		out = append(out, "-n", "5") // not a preset's 1000 iterations
 	}
 	return out
 }
@@ -565,8 +558,9 @@ func TestDocCommands(t *testing.T) {
 			s.Stop()
 		}
 	})
-	// One working directory per doc: a doc's commands may read what its
-	// earlier ones wrote (shards, then merge, then report).
+	// One working directory per doc, for the whole test: a doc's commands
+	// may read what its earlier ones wrote (shards, then merge, then report).
+	top := t.TempDir()
 	dirs := map[string]string{}
 	// A command the docs repeat (the studies rerun the README's) runs
 	// once: the test's time goes to commands that differ.
@@ -579,11 +573,8 @@ func TestDocCommands(t *testing.T) {
 			}
 			dir, ok := dirs[c.file]
 			if !ok {
-				// Not t.TempDir: that goes with this subtest, and the
-				// doc's later commands read what its earlier ones wrote.
-				var err error
-				dir, err = os.MkdirTemp("", "tlsbench-doctest-")
-				if err != nil {
+				dir = filepath.Join(top, strings.ReplaceAll(c.file, "/", "-"))
+				if err := os.Mkdir(dir, 0o700); err != nil {
 					t.Fatal(err)
 				}
 				dirs[c.file] = dir
@@ -623,9 +614,6 @@ func TestDocCommands(t *testing.T) {
 			ran[key] = fmt.Sprintf("%s:%d", c.file, c.line)
 			runDocCmd(t, exe, dir, c, sub, args)
 		})
-	}
-	for _, d := range dirs {
-		os.RemoveAll(d)
 	}
 }
 
