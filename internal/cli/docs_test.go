@@ -509,6 +509,22 @@ func shorten(args []string, flags *pflag.FlagSet) []string {
 	return out
 }
 
+// needsRoot says whether a command needs root, as README's "Install"
+// lists: --via wireguard and wire --capture.
+func needsRoot(args []string) bool {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--capture" || strings.HasPrefix(a, "--capture=") ||
+			(a == "--via" && i+1 < len(args) && strings.Contains(args[i+1], "wireguard")) ||
+			strings.HasPrefix(a, "--via=") && strings.Contains(a, "wireguard") {
+			return true
+		}
+	}
+	return false
+}
+
 // flagsOf is the flag set of the subcommand args name.
 func flagsOf(args []string) (*pflag.FlagSet, string) {
 	root := newRootCmd(args, &bytes.Buffer{}, &bytes.Buffer{})
@@ -570,6 +586,9 @@ func TestDocCommands(t *testing.T) {
 		t.Run(fmt.Sprintf("%s:%d", strings.ReplaceAll(c.file, "/", "-"), c.line), func(t *testing.T) {
 			if c.skip != "" {
 				t.Skipf("%s: %s", c, c.skip)
+			}
+			if needsRoot(c.args) && os.Geteuid() != 0 {
+				t.Skipf("%s: needs root (WireGuard's network namespaces, a packet capture), as the docs say", c)
 			}
 			dir, ok := dirs[c.file]
 			if !ok {
@@ -799,6 +818,16 @@ func TestDocShorten(t *testing.T) {
 			if slices.Contains(got, n) {
 				t.Errorf("%q: got %q, still holds %s", tc.args, got, n)
 			}
+		}
+	}
+	for args, want := range map[string]bool{
+		"connect --lab postgres --via direct,wireguard":    true,
+		"wire --capture lo --port 5432 -- pgbench":         true,
+		"connect --lab postgres --via direct,ssh":          false,
+		"wire db.pcap -- tlsbench connect --via wireguard": false,
+	} {
+		if got := needsRoot(strings.Fields(args)); got != want {
+			t.Errorf("needsRoot(%s) = %v, want %v", args, got, want)
 		}
 	}
 }
