@@ -84,6 +84,9 @@ const (
 	onPool
 	onStream
 	onStorm
+	// onKube is a command's manifests for a sharded run (kube.go): the
+	// pods' run takes the command's flags, bar those it refuses.
+	onKube
 
 	onClosed = onRoot | onConnect | onPool | onStream // -c, -d, -n: a closed loop's
 	onRate   = onConnect | onPool                     // --rate's open loop
@@ -115,26 +118,35 @@ const (
 	secOther = "Other"
 )
 
-// refusals say why a command refuses a flag it registers hidden
-// (option.refuse).
-var refusals = map[cmdSet]string{onStorm: "every client connects once; give --clients N"}
+// refusal is commands that take a flag hidden and refuse it, and why.
+type refusal struct {
+	on  cmdSet
+	why string
+}
+
+// inStorm refuses a closed loop's flags in storm.
+var inStorm = refusal{onStorm, "every client connects once; give --clients N"}
+
+// inKube is a run flag the pods of a sharded run cannot take, and why.
+func inKube(why string) refusal { return refusal{onKube, why} }
 
 // option is one run flag.
 type option struct {
 	flag, short string
 	// field is the plan.Spec field as plan.Error names it; "" is the
-	// flag's name with _ for -.
+	// flag's name with _ for -, "-" none (the flag is the command's own).
 	field   string
 	section string
 	usage   string
 	// on lists the commands whose help lists the flag; hide those that
 	// take it unlisted, because plan explains why it does not apply
-	// there (pool --per-conn); refuse those that take it unlisted and
-	// refuse it (refusals). Elsewhere it is unknown, and flagHint names
-	// the command it belongs to.
-	on, hide, refuse cmdSet
-	ptr              func(*runFlags) any
-	array            bool // repeatable, each value whole (StringArray)
+	// there (pool --per-conn); refuse the commands that take it unlisted
+	// and refuse it, saying why. Elsewhere it is unknown, and flagHint
+	// names the command it belongs to.
+	on, hide cmdSet
+	refuse   []refusal
+	ptr      func(*runFlags) any
+	array    bool // repeatable, each value whole (StringArray)
 	// def reads plan's default for the flag from a Spec that New filled
 	// with the flag left out, in context when (see contexts), as the flag
 	// takes it; nil: no default to show.
@@ -148,6 +160,16 @@ var contexts = map[string]func(*plan.Spec){
 	"db":     func(s *plan.Spec) { s.Target, s.Lab = "", "postgres" },
 	"rate":   func(s *plan.Spec) { s.Rates = []float64{100} },
 	"search": func(s *plan.Spec) { _, s.Knee, _ = plan.ParseRates("auto") },
+}
+
+// refusedIn says why command c refuses the flag, if it does.
+func (o option) refusedIn(c cmdSet) (why string, refused bool) {
+	for _, r := range o.refuse {
+		if r.on&c != 0 {
+			return r.why, true
+		}
+	}
+	return "", false
 }
 
 func (o option) fieldName() string {
@@ -202,9 +224,9 @@ var options = []option{
 	{flag: "tls", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.tls },
 		usage: "TLS modes to compare: off, 1.2, 1.3, auto; a URL target's default follows its scheme, the one shown is the built-in server's",
 		def:   func(s plan.Spec) string { return strs(s.TLS) }},
-	{flag: "lab", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.lab },
+	{flag: "lab", section: secTarget, on: onRuns, refuse: []refusal{inKube("the lab's servers run on this machine: a sharded run measures one server by its URL")}, ptr: func(f *runFlags) any { return &f.lab },
 		usage: "start a throw-away server and measure it: postgres, mariadb, redis or mongodb (instead of a TARGET); postgres:18 is PostgreSQL 18, postgres:15,postgres:18 compares both"},
-	{flag: "key", field: "keys", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.keys },
+	{flag: "key", field: "keys", section: secTarget, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.keys },
 		usage: "server key types (servers tlsbench starts: builtin, --lab): " + strings.Join(plan.KeyTypes, ", "),
 		def:   func(s plan.Spec) string { return strs(s.Keys) }},
 	{flag: "cipher", field: "ciphers", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.ciphers },
@@ -220,13 +242,13 @@ var options = []option{
 		usage: "PEM file of the CA that signed the server's certificate (default: system roots)"},
 	{flag: "insecure", section: secTarget, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.insecure },
 		usage: "do not verify the server's certificate"},
-	{flag: "cert", field: "cert_file", section: secTarget, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.cert },
+	{flag: "cert", field: "cert_file", section: secTarget, on: onURL, hide: onRoot, refuse: []refusal{inKube("a client certificate's key would go into the manifests: kube does not pass client certificates")}, ptr: func(f *runFlags) any { return &f.cert },
 		usage: "client certificate (PEM) every TLS variant presents when the server asks, as curl and redis-cli spell it (URL targets; or the URL's sslcert=, ssl-cert=, tlsCertificateKeyFile=)"},
-	{flag: "cert-key", field: "cert_key_file", section: secTarget, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.certKey },
+	{flag: "cert-key", field: "cert_key_file", section: secTarget, on: onURL, hide: onRoot, refuse: []refusal{inKube("a private key would go into the manifests: kube does not pass client certificates")}, ptr: func(f *runFlags) any { return &f.certKey },
 		usage: "the client certificate's private key (PEM, not encrypted; default: the --cert file)"},
-	{flag: "client-cert", field: "client_certs", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.clientCerts },
+	{flag: "client-cert", field: "client_certs", section: secTarget, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.clientCerts },
 		usage: "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants"},
-	{flag: "auth", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.auth },
+	{flag: "auth", section: secTarget, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.auth },
 		usage: "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)"},
 
 	// Workload.
@@ -256,25 +278,25 @@ var options = []option{
 		usage: "http: the request body, or @FILE (sent as it is; stored as its size and sha256 only)"},
 	{flag: "paths", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.paths },
 		usage: "http: a file of request paths, one a line ('#' comments); each request takes one at random"},
-	{flag: "size", field: "response_size", section: secWorkload, on: onRuns, ptr: func(f *runFlags) any { return &f.size },
+	{flag: "size", field: "response_size", section: secWorkload, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.size },
 		usage: "response body size of the built-in server, bytes", def: func(s plan.Spec) string { return strconv.Itoa(s.ResponseSize) }},
 	{flag: "preset", section: secWorkload, on: onRoot | onConnect, hide: onPool | onStream | onStorm, ptr: func(f *runFlags) any { return &f.preset },
 		usage: "replay a seed study as it was done: mongodb-seed (new client + first find_one, reused client's find_one; with and without TLS; -n iterations per trial, 1000 in 5 trials unless given)",
 		def:   func(s plan.Spec) string { return s.Preset }},
 
 	// Load shape.
-	{flag: "concurrency", short: "c", section: secLoad, on: onClosed, refuse: onStorm, ptr: func(f *runFlags) any { return &f.concurrency },
+	{flag: "concurrency", short: "c", section: secLoad, on: onClosed, refuse: []refusal{inStorm}, ptr: func(f *runFlags) any { return &f.concurrency },
 		usage: "workers (connect) or connections (pool); a list sweeps, e.g. 1,2,4,8,16,32", def: func(s plan.Spec) string { return ints(s.Concurrency) }},
 	{flag: "clients", section: secLoad, on: onStorm, ptr: func(f *runFlags) any { return &f.clients },
 		usage: "clients that connect at the same instant, a list sweeps, e.g. 100,1000 (1 to " + strconv.Itoa(plan.MaxStormClients) + "; the open-file limit is raised as far as the hard limit allows)",
 		def:   func(s plan.Spec) string { return ints(s.Clients) }},
 	{flag: "first-op", section: secLoad, on: onStorm, ptr: func(f *runFlags) any { return &f.firstOp },
 		usage: "each client runs the workload once when connected (the first query after a reconnect)"},
-	{flag: "duration", short: "d", section: secLoad, on: onClosed, refuse: onStorm, ptr: func(f *runFlags) any { return &f.duration },
+	{flag: "duration", short: "d", section: secLoad, on: onClosed, refuse: []refusal{inStorm}, ptr: func(f *runFlags) any { return &f.duration },
 		usage: "length of each trial", def: func(s plan.Spec) string { return s.Duration.String() }},
-	{flag: "count", short: "n", section: secLoad, on: onClosed, refuse: onStorm, ptr: func(f *runFlags) any { return &f.count },
+	{flag: "count", short: "n", section: secLoad, on: onClosed, refuse: []refusal{inStorm}, ptr: func(f *runFlags) any { return &f.count },
 		usage: "operations per trial (then -d only bounds it, by " + strconv.Itoa(int(plan.MaxCountDuration.Minutes())) + "m unless given)"},
-	{flag: "per-conn", section: secLoad, on: onRoot | onConnect, hide: onPool | onStream, refuse: onStorm, ptr: func(f *runFlags) any { return &f.perConn },
+	{flag: "per-conn", section: secLoad, on: onRoot | onConnect, hide: onPool | onStream, refuse: []refusal{inStorm}, ptr: func(f *runFlags) any { return &f.perConn },
 		usage: "connect: operations each new connection runs before it closes, a list sweeps, e.g. 1,3,10,100 (HTTP keeps it alive until the last request); the report gives the break-even against plain",
 		def:   func(s plan.Spec) string { return ints(s.PerConnections(plan.Connect)) }},
 	{flag: "warmup", section: secLoad, on: onRoot | onPool | onStream, hide: onConnect | onStorm, ptr: func(f *runFlags) any { return &f.warmup },
@@ -301,7 +323,7 @@ var options = []option{
 		usage: "with --rate auto or FROM..TO: the p99 latency (from the intended start) a rate must keep under", def: func(s plan.Spec) string { return s.SLO.String() }, when: "search"},
 
 	// Paths.
-	{flag: "via", section: secPaths, on: onRuns, ptr: func(f *runFlags) any { return &f.via },
+	{flag: "via", section: secPaths, on: onRuns, refuse: []refusal{inKube("tunnels need key files and servers on this machine: a sharded run connects directly")}, ptr: func(f *runFlags) any { return &f.via },
 		usage: "how connections reach the server, a list to compare: direct, ssh (a throw-away sshd), ssh:CIPHER, ssh://user@host:port?cipher=C&identity=FILE&known_hosts=FILE, stunnel (lab: a throw-away stunnel pair), haproxy (lab: TLS terminated at HAProxy), openssh[:CIPHER] (lab: OpenSSH's ssh -L), wireguard (lab: a VPN in a network namespace), pgbouncer[:local][?pool_mode=...&server_tls_sslmode=...&default_pool_size=N] (lab postgres); tunnels carry plain connections",
 		def:   func(s plan.Spec) string { return or(strs(s.Via), "direct") }},
 	{flag: "rtt", section: secPaths, on: onRuns, ptr: func(f *runFlags) any { return &f.rtt },
@@ -309,21 +331,25 @@ var options = []option{
 		def:   func(s plan.Spec) string { return or(durs(s.RTT), "0s") }},
 	{flag: "predict-rtt", section: secPaths, on: onRoot | onConnect, hide: onPool | onStream | onStorm, ptr: func(f *runFlags) any { return &f.predictRTT },
 		usage: "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given"},
-	{flag: "source", section: secPaths, on: onRuns, ptr: func(f *runFlags) any { return &f.source },
+	{flag: "source", section: secPaths, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.source },
 		usage: "client source address: auto (spread over 127.0.1.1-64 for servers tlsbench starts, the kernel's choice for a URL), spread (also for a URL's loopback server: long connect runs do not exhaust ports), or one IP address",
 		def:   func(s plan.Spec) string { return s.Source }},
 
 	// Output.
-	{flag: "output", short: "o", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.output },
+	{flag: "output", short: "o", section: secOutput, on: onRuns, refuse: []refusal{inKube("each pod writes its result to its log (-o -): collect them with kubectl logs and tlsbench merge -o FILE")}, ptr: func(f *runFlags) any { return &f.output },
 		usage: "result file (default tlsbench-YYYYMMDD-HHMMSS.json)"},
 	{flag: "quiet", short: "q", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.quiet },
 		usage: "no progress on stderr (warnings and errors still show); off a terminal progress is a line per phase"},
 	{flag: "wire", section: secOutput, on: onConnect, ptr: func(f *runFlags) any { return &f.wire },
 		usage: "capture the run's own connections on loopback (tcpdump, else a packet socket: root or CAP_NET_RAW) and set tlsbench's mean phase times and round trips beside the wire's, per variant and phase (servers on this machine only)"},
-	{flag: "shard", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.shard },
+	{flag: "shard", section: secOutput, on: onURL, hide: onRoot, refuse: []refusal{inKube("the Job gives each pod its shard, $(JOB_COMPLETION_INDEX)/N: give --shards N")}, ptr: func(f *runFlags) any { return &f.shard },
 		usage: "run shard INDEX/COUNT of a run split over COUNT client machines (INDEX from 0, as JOB_COMPLETION_INDEX): its share of -c, -n, --rate and --clients, in the trial slots every shard keeps from --start-at; a URL target only; tlsbench merge joins the results"},
 	{flag: "start-at", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.startAt },
 		usage: "with --shard: when every shard starts its first trial, RFC 3339 (2025-06-01T12:00:00Z; the same on every shard) or +DURATION from now (+30s, rounded up to the second, for processes started together)"},
+
+	// A CPU profile of tlsbench itself, for its developers (profile.go).
+	{flag: "cpuprofile", field: "-", section: secOther, hide: onRuns, refuse: []refusal{inKube("a profile written in a pod is lost with it")}, ptr: func(f *runFlags) any { return &f.cpuProfile },
+		usage: "write a CPU profile of tlsbench itself to FILE (go tool pprof)"},
 }
 
 func or(s, alt string) string {
@@ -337,7 +363,10 @@ func or(s, alt string) string {
 var optionByFlag, optionByField = func() (map[string]option, map[string]option) {
 	byFlag, byField := map[string]option{}, map[string]option{}
 	for _, o := range options {
-		byFlag[o.flag], byField[o.fieldName()] = o, o
+		byFlag[o.flag] = o
+		if o.field != "-" {
+			byField[o.fieldName()] = o
+		}
 	}
 	return byFlag, byField
 }()
@@ -348,17 +377,17 @@ func (f *runFlags) register(cmd *cobra.Command, c cmdSet, exps []plan.Experiment
 	fs := cmd.Flags()
 	defaults := planDefaults(c, exps)
 	for _, o := range options {
-		if (o.on|o.hide|o.refuse)&c == 0 {
+		_, refused := o.refusedIn(c)
+		if (o.on|o.hide)&c == 0 && !refused {
 			continue
 		}
 		o.add(fs, f)
 		fl := fs.Lookup(o.flag)
 		fl.DefValue = defaults[o.flag]
-		if (o.hide|o.refuse)&c != 0 {
+		if o.hide&c != 0 || refused {
 			_ = fs.MarkHidden(o.flag)
 		}
 	}
-	registerProfile(fs, &f.cpuProfile)
 	f.cmd, f.exps = c, exps
 }
 
@@ -431,6 +460,22 @@ func planDefaults(c cmdSet, exps []plan.Experiment) map[string]string {
 	return out
 }
 
+// refused is the error of the first flag given that the command refuses
+// (option.refuse).
+func (f *runFlags) refused(cmd *cobra.Command) error {
+	name := cmd.Name()
+	if f.cmd&onKube != 0 {
+		name = "kube"
+	}
+	var err error
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if why, ok := optionByFlag[fl.Name].refusedIn(f.cmd); ok && err == nil {
+			err = usageError{fmt.Errorf("%s: --%s does not apply: %s", name, fl.Name, why)}
+		}
+	})
+	return err
+}
+
 // spec turns the flags into a raw plan.Spec for plan.New.
 func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experiment) (plan.Spec, error) {
 	s := plan.Spec{
@@ -479,20 +524,14 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		Negotiation:  f.negotiation,
 		ClientCPUs:   f.clientCPUs,
 	}
-	var refused error
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		o, ok := optionByFlag[fl.Name]
-		if !ok {
-			return
-		}
-		if o.refuse&f.cmd != 0 && refused == nil {
-			refused = usageError{fmt.Errorf("%s: --%s does not apply: %s", cmd.Name(), o.flag, refusals[o.refuse&f.cmd])}
-		}
-		s.Give(o.fieldName())
-	})
-	if refused != nil {
-		return s, refused
+	if err := f.refused(cmd); err != nil {
+		return s, err
 	}
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if o, ok := optionByFlag[fl.Name]; ok && o.field != "-" {
+			s.Give(o.fieldName())
+		}
+	})
 	if err := f.shardSpec(&s); err != nil {
 		return s, err
 	}

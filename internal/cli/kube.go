@@ -90,7 +90,7 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return k.run(cmd, args[0]) },
 	}
-	k.runFlags.register(cmd, commandSet(e), []plan.Experiment{e})
+	k.runFlags.register(cmd, commandSet(e)|onKube, []plan.Experiment{e})
 	cmd.SetUsageFunc(runUsage)
 	fs := cmd.Flags()
 	fs.IntVar(&k.shards, "shards", 0, "pods, each running one shard on (preferably) its own node")
@@ -101,18 +101,7 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 	fs.DurationVar(&k.startIn, "start-in", defaultStartIn, "the shards start this long after the manifests are printed (time to apply them and pull the image)")
 	fs.StringVar(&k.cpu, "cpu", defaultCPU, "each pod's CPU request (no limit: throttling would be measured as TLS cost)")
 	fs.StringVar(&k.memory, "memory", defaultMemory, "each pod's memory request and limit")
-	// The run flags a pod does not take are refused (refusedInKube), so
-	// not shown; --start-at is the pods' common start.
-	for name := range refusedInKube {
-		if fs.Lookup(name) != nil {
-			_ = fs.MarkHidden(name)
-		}
-	}
-	// A pod measures a URL: what only servers tlsbench starts take is
-	// not shown (plan refuses it), nor the built-in server's --tls.
-	for _, name := range []string{"key", "client-cert", "auth", "size", "source"} {
-		_ = fs.MarkHidden(name)
-	}
+	// A pod measures a URL: the built-in server's --tls is not its default.
 	fs.Lookup("tls").DefValue = ""
 	fs.Lookup("start-at").Usage = "the time every pod starts its first trial, RFC 3339 or +DURATION from now (instead of --start-in)"
 	k.own = map[string]bool{}
@@ -125,15 +114,10 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
-// refusedInKube are the run flags a pod cannot take, and why.
-var refusedInKube = map[string]string{
-	"shard":      "the Job gives each pod its shard, $(JOB_COMPLETION_INDEX)/N: give --shards N",
-	"output":     "each pod writes its result to its log (-o -): collect them with kubectl logs and tlsbench merge -o FILE",
-	"lab":        "the lab's servers run on this machine: a sharded run measures one server by its URL",
-	"cpuprofile": "a profile written in a pod is lost with it",
-	"cert":       "a client certificate's key would go into the manifests: kube does not pass client certificates",
-	"cert-key":   "a private key would go into the manifests: kube does not pass client certificates",
-	"via":        "tunnels need key files and servers on this machine: a sharded run connects directly",
+// kubeRefuses says why the pods do not take the run flag (options).
+func kubeRefuses(flag string) string {
+	why, _ := optionByFlag[flag].refusedIn(onKube)
+	return why
 }
 
 // filesInKube are the run flags that name local files, shipped in the
@@ -145,13 +129,7 @@ func (k *kubeFlags) run(cmd *cobra.Command, target string) error {
 		return usageError{fmt.Errorf("kube %s: the TARGET given is empty (an unset variable?): give the URL every shard measures", k.experiment)}
 	}
 	fs := cmd.Flags()
-	var err error
-	fs.Visit(func(fl *pflag.Flag) {
-		if why, ok := refusedInKube[fl.Name]; ok && err == nil {
-			err = usageError{fmt.Errorf("kube: --%s does not apply: %s", fl.Name, why)}
-		}
-	})
-	if err != nil {
+	if err := k.runFlags.refused(cmd); err != nil {
 		return err
 	}
 	if !fs.Changed("shards") {
@@ -200,7 +178,7 @@ func (k *kubeFlags) run(cmd *cobra.Command, target string) error {
 		return usageError{fmt.Errorf("kube: the TARGET names a CA file (%s) the pods do not have: give it with --ca FILE instead, which kube puts in a ConfigMap", spec.CAFile)}
 	}
 	if spec.CertFile != "" {
-		return usageError{fmt.Errorf("kube: the TARGET names a client certificate (%s): %s", spec.CertFile, refusedInKube["cert"])}
+		return usageError{fmt.Errorf("kube: the TARGET names a client certificate (%s): %s", spec.CertFile, kubeRefuses("cert"))}
 	}
 
 	if name, file, ok := localFileParam(target); ok {
@@ -372,5 +350,5 @@ func localFileFix(name string) string {
 	if name == "passfile" {
 		return fmt.Sprintf("put the password in the URL of a Secret instead (kubectl create secret generic NAME --from-literal=%s='URL') and give --target-secret NAME", kube.SecretKey)
 	}
-	return "give the CA with --ca FILE (kube puts it in a ConfigMap); client certificates: " + refusedInKube["cert"]
+	return "give the CA with --ca FILE (kube puts it in a ConfigMap); client certificates: " + kubeRefuses("cert")
 }
