@@ -6,7 +6,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -51,7 +50,7 @@ type Runner struct {
 	// the Runner's own logic give it a stand-in.
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
 	// LeftOut says, one line each, which variants Check left out: those
-	// the server refused (driver.Refusal) where Spec.TLSByDefault, not
+	// the server refused (driver.ErrRefused) where Spec.TLSByDefault, not
 	// asked for by name.
 	LeftOut []string
 	// Untuned leaves the Go runtime as it is (tune.go): no GOMAXPROCS
@@ -335,7 +334,7 @@ func panicSite(stack []byte) string {
 // the engine can tell, as the server sees it (TLS version, server key), so
 // that a misconfiguration is one clear error before any figure is taken.
 // Where the variants are the target's default comparison
-// (Spec.TLSByDefault), one the server refuses as such (driver.Refusal:
+// (Spec.TLSByDefault), one the server refuses as such (driver.ErrRefused:
 // plaintext where it demands TLS, say) is left out of r.Variants, with a
 // line in r.LeftOut, unless it is the last.
 func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
@@ -347,12 +346,9 @@ func (r *Runner) Check(ctx context.Context) ([]result.Check, error) {
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return checks, ctx.Err()
-		case err != nil && r.Spec.TLSByDefault && driver.IsRefusal(err):
+		case err != nil && r.Spec.TLSByDefault && errors.Is(err, driver.ErrRefused):
 			refused = append(refused, fmt.Errorf("%s: %w", v.ID, err))
-			var rf *driver.Refusal
-			errors.As(err, &rf)
-			why := cmp.Or(rf.Why, err.Error())
-			r.LeftOut = append(r.LeftOut, v.ID+" not measured, "+why)
+			r.LeftOut = append(r.LeftOut, v.ID+" not measured, "+driver.Why(err))
 			continue
 		case err != nil:
 			return checks, fmt.Errorf("%s: %w", v.ID, err)

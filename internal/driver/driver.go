@@ -255,31 +255,6 @@ func Explained(err error, format string, args ...any) error {
 	return tlsx.Explained(err, format, args...)
 }
 
-// Refusal is the server refusing the kind of connection a variant makes,
-// as configured to: plaintext where it demands TLS (a TLS-only port,
-// PostgreSQL's hostssl, MariaDB's require_secure_transport), TLS where it
-// has none, a TLS version it does not speak. A run leaves out a variant it
-// compares by default that meets one, with a warning (bench's check);
-// asked for by name, it is an error like any other, Err. Why, if set, is
-// the one line that says what was refused, where Err's own line says more
-// than the refusal (a pg_hba.conf line may be missing for the address).
-type Refusal struct {
-	Err error
-	Why string
-}
-
-func (e *Refusal) Error() string { return e.Err.Error() }
-func (e *Refusal) Unwrap() error { return e.Err }
-
-// Refused is err as a Refusal, with the line format and args make of it
-// in place of its own message (see Explained).
-func Refused(err error, format string, args ...any) error {
-	return &Refusal{Err: Explained(err, format, args...)}
-}
-
-// IsRefusal reports whether err is a Refusal.
-func IsRefusal(err error) bool { return errors.As(err, new(*Refusal)) }
-
 // Explain turns err, a failed step of a session with cfg over c (nil if no
 // TCP connection was made), into one line that names the cause and the fix,
 // from what the connection saw: a server that closed it before a word (a
@@ -291,17 +266,17 @@ func IsRefusal(err error) bool { return errors.As(err, new(*Refusal)) }
 // cancelled step, and errors not recognized, are returned as they are.
 // Before any session of cfg was answered, a server that closed the
 // connection at its first word, or a TLS handshake that met plaintext or
-// an unspoken version, is a Refusal.
+// an unspoken version, is of the kind ErrRefused.
 func Explain(err error, cfg Config, c *netx.Conn, useTLS string) error {
 	out := explain(err, cfg, c, useTLS)
-	if out != nil && !IsRefusal(out) && refusal(err, cfg, c) {
-		return &Refusal{Err: out}
+	if out != nil && !errors.Is(out, ErrRefused) && refusal(err, cfg, c) {
+		return Mark(out, ErrRefused)
 	}
 	return out
 }
 
 // refusal reports whether err, before any session of cfg was answered,
-// is the server refusing the variant's kind of connection (see Refusal).
+// is the server refusing the variant's kind of connection (ErrRefused).
 func refusal(err error, cfg Config, c *netx.Conn) bool {
 	if cfg.answered() || errors.Is(err, context.Canceled) {
 		return false

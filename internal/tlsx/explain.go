@@ -123,7 +123,7 @@ func Explain(err error, addr string, v plan.Variant) error {
 // WrongProtocol reports whether err is a TLS handshake that met a port
 // without TLS (a plaintext answer) or a server that does not speak the TLS
 // version asked for: the server refusing the variant's kind of connection,
-// not failing (see driver.Refusal).
+// not failing (see driver.ErrRefused).
 func WrongProtocol(err error) bool {
 	var record tls.RecordHeaderError
 	return errors.As(err, &record) || remoteAlert(err) == "tls: protocol version not supported" ||

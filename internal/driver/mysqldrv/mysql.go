@@ -271,7 +271,7 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 			// REQUIRE SSL) denies a plaintext login as a wrong password
 			// would: a refusal if TLS logs in (bench's check tells).
 			why := fmt.Sprintf("the server at %s denied this user over plaintext: it demands TLS (require_secure_transport=ON, or the user's REQUIRE SSL)", d.cfg.Addr)
-			return nil, &driver.OpError{Phase: phase, Err: &driver.Refusal{Err: driver.Explain(err, d.cfg, o.conn, useTLS), Why: why}}
+			return nil, &driver.OpError{Phase: phase, Err: driver.Mark(driver.Explain(err, d.cfg, o.conn, useTLS), driver.Refusal{Why: why})}
 		}
 		return nil, &driver.OpError{Phase: phase, Err: driver.Mark(driver.Explain(err, d.cfg, o.conn, useTLS), kind(err))}
 	}

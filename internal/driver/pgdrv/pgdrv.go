@@ -238,9 +238,6 @@ func (s *session) openError(ctx context.Context, err error) error {
 		// The 'N' answered the SSLRequest: startup's answer.
 		return &driver.OpError{Phase: PhaseStartup, Err: driver.Refused(err, "the server at %s does not accept TLS: it answered the SSLRequest with 'N' (ssl = off): use the plain variant (--tls off)", s.d.cfg.Addr)}
 	}
-	if why := s.d.hbaRefusal(err); why != "" {
-		return &driver.OpError{Phase: phase, Err: &driver.Refusal{Err: s.explain(ctx, err), Why: why}}
-	}
 	return &driver.OpError{Phase: phase, Err: s.explain(ctx, err)}
 }
 
@@ -251,38 +248,23 @@ func (s *session) explain(ctx context.Context, err error) error {
 	return s.d.explain(err, s.Net)
 }
 
-// hbaRefusal says what pg_hba.conf refused when err is its refusal, a
-// driver.Refusal's Why: no line for this address, user and database
-// matches the connection's encryption (PostgreSQL names it in the
-// message's last words), as on a server with hostssl lines only; "" for
-// other errors. The line may be missing for the address instead, which
-// err's own explanation says.
-func (d *pgDriver) hbaRefusal(err error) string {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "28000" || !strings.HasPrefix(pe.Message, "no pg_hba.conf entry") {
-		return ""
-	}
-	switch {
-	case d.cfg.TLS == nil && strings.HasSuffix(pe.Message, "no encryption"):
-		return fmt.Sprintf("the server at %s refuses plaintext connections of this user and database from this address (pg_hba.conf: hostssl lines only, or none for the address)", d.cfg.Addr)
-	case d.cfg.TLS != nil && strings.HasSuffix(pe.Message, "SSL encryption"):
-		return fmt.Sprintf("the server at %s refuses TLS connections of this user and database from this address (pg_hba.conf: hostnossl lines only, or none for the address)", d.cfg.Addr)
-	}
-	return ""
-}
-
 // explain is driver.Explain, and a message over maxMessage said so.
 func (d *pgDriver) explain(err error, c *netx.Conn) error {
 	var big *pgproto3.ExceededMaxBodyLenErr
 	if errors.As(err, &big) {
 		return driver.Explained(err, "the server at %s sent a message of %d bytes, more than the %d MiB tlsbench reads: is it a PostgreSQL server?", d.cfg.Addr, big.ActualBodyLen, maxMessage>>20)
 	}
-	return driver.Mark(driver.Explain(err, d.cfg, c, useTLS), kind(err))
+	return driver.Mark(driver.Explain(err, d.cfg, c, useTLS), d.kinds(err)...)
 }
 
-// kind is the driver.Err kind of a server's error, from its SQLSTATE; nil
-// for the others.
-func kind(err error) error {
+// kinds are the driver.Err kinds of a server's error, from its SQLSTATE
+// and words; none for the others. A pg_hba.conf refusal is the source's
+// (ErrSourceRefused); where no line matches the connection's encryption
+// (PostgreSQL names it in the message's last words, as on a server with
+// hostssl lines only) it is the variant's too (a Refusal that says so):
+// the line may be missing for the address instead, which err's own
+// explanation says.
+func (d *pgDriver) kinds(err error) []error {
 	var pe *pgconn.PgError
 	switch {
 	case !errors.As(err, &pe):
@@ -291,10 +273,17 @@ func kind(err error) error {
 		// invalid_authorization_specification names more than the host
 		// (a role that does not exist): the pg_hba.conf lines are the
 		// host's refusal.
-		return driver.ErrSourceRefused
+		switch {
+		case !strings.HasPrefix(pe.Message, "no pg_hba.conf entry"):
+		case d.cfg.TLS == nil && strings.HasSuffix(pe.Message, "no encryption"):
+			return []error{driver.ErrSourceRefused, driver.Refusal{Why: fmt.Sprintf("the server at %s refuses plaintext connections of this user and database from this address (pg_hba.conf: hostssl lines only, or none for the address)", d.cfg.Addr)}}
+		case d.cfg.TLS != nil && strings.HasSuffix(pe.Message, "SSL encryption"):
+			return []error{driver.ErrSourceRefused, driver.Refusal{Why: fmt.Sprintf("the server at %s refuses TLS connections of this user and database from this address (pg_hba.conf: hostnossl lines only, or none for the address)", d.cfg.Addr)}}
+		}
+		return []error{driver.ErrSourceRefused}
 	case pe.Code == "42P01" && strings.Contains(pe.Message, "sbtest"):
 		// undefined_table, one of those tlsbench prepare makes.
-		return driver.ErrMissingData
+		return []error{driver.ErrMissingData}
 	}
 	return nil
 }
