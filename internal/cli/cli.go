@@ -124,12 +124,12 @@ func notifyContext() (ctx context.Context, stop func()) {
 }
 
 // flagName spells a plan.Spec field (as plan.Error names it) as the flag
-// that sets it (options).
+// that sets it (fieldFlags, from every command's options).
 func flagName(field string) string {
-	if o, ok := optionByField[field]; ok {
-		return o.spelled()
+	if f, ok := fieldFlags[field]; ok {
+		return f
 	}
-	return "--" + strings.ReplaceAll(field, "_", "-") // another command's: serve's tls_max
+	return "--" + strings.ReplaceAll(field, "_", "-")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,14 +16,7 @@ import (
 )
 
 func newCryptoCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
-	var (
-		duration time.Duration
-		count    int64
-		sizes    []int
-		openssl  string
-		output   string
-		quiet    bool
-	)
+	var f cryptoFlags
 	cmd := &cobra.Command{
 		Use:   "crypto [PRIMITIVE...]",
 		Short: "Measure the local crypto primitives, Go's and OpenSSL's, like openssl speed",
@@ -45,21 +37,46 @@ PRIMITIVE is any of ` + strings.Join(plan.Primitives(), ", ") + ` (default all).
 With all of them and openssl, a run takes about a minute on two cores: openssl
 speed spends at least a second on each figure.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := plan.NewCrypto(plan.Crypto{Duration: duration, Count: count, Only: args, Sizes: sizes})
+			raw := f.Crypto
+			raw.Only = args
+			giveTable(cmd.Flags(), cryptoOptions, raw.Give)
+			o, err := plan.NewCrypto(raw)
 			if err != nil {
 				return err
 			}
-			return cryptoRun(cmd.Context(), o, openssl, output, quiet, argv, stdout, stderr)
+			return cryptoRun(cmd.Context(), o, f.openssl, f.output, f.quiet, argv, stdout, stderr)
 		},
 	}
-	fs := cmd.Flags()
-	fs.DurationVarP(&duration, "duration", "d", plan.DefaultCryptoDuration, "time of each Go figure (one operation, one size, on one core or all); openssl speed takes whole seconds, at least one")
-	fs.Int64VarP(&count, "count", "n", 0, "operations per Go figure at most (then -d only bounds it)")
-	fs.IntSliceVar(&sizes, "sizes", plan.RecordSizes, "cipher record sizes in bytes")
-	fs.StringVar(&openssl, "openssl", "auto", "openssl binary to measure too: auto (the one on the PATH, if any), off, or a path")
-	fs.StringVarP(&output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
-	fs.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr (warnings and errors still show)")
+	registerTable(cmd.Flags(), cryptoOptions, onCrypto, &f, tableDefaults(cryptoOptions, onCrypto, func(string) (plan.Crypto, error) {
+		return plan.NewCrypto(plan.Crypto{})
+	}))
 	return cmd
+}
+
+// cryptoFlags are crypto's flags: plan.Crypto's, which defaults and
+// validates them, and where the figures go.
+type cryptoFlags struct {
+	plan.Crypto
+	openssl, output string
+	quiet           bool
+}
+
+// cryptoOptions are crypto's flags.
+var cryptoOptions = []option[cryptoFlags, plan.Crypto]{
+	{flag: "duration", short: "d", section: secLoad, on: onCrypto, ptr: func(f *cryptoFlags) any { return &f.Duration },
+		usage: "time of each Go figure (one operation, one size, on one core or all); openssl speed takes whole seconds, at least one",
+		def:   func(c plan.Crypto) string { return c.Duration.String() }},
+	{flag: "count", short: "n", section: secLoad, on: onCrypto, ptr: func(f *cryptoFlags) any { return &f.Count },
+		usage: "operations per Go figure at most (then -d only bounds it)"},
+	{flag: "output", short: "o", field: "-", section: secOutput, on: onCrypto, ptr: func(f *cryptoFlags) any { return &f.output },
+		usage: "result file (default tlsbench-YYYYMMDD-HHMMSS.json)"},
+	{flag: "quiet", short: "q", field: "-", section: secOutput, on: onCrypto, ptr: func(f *cryptoFlags) any { return &f.quiet },
+		usage: "no progress on stderr (warnings and errors still show)"},
+	{flag: "openssl", field: "-", section: secOther, on: onCrypto, ptr: func(f *cryptoFlags) any { return &f.openssl },
+		usage: "openssl binary to measure too: auto (the one on the PATH, if any), off, or a path",
+		def:   func(plan.Crypto) string { return "auto" }}, // cryptoRun's, not plan's: "" is auto
+	{flag: "sizes", section: secOther, on: onCrypto, ptr: func(f *cryptoFlags) any { return &f.Sizes },
+		usage: "cipher record sizes in bytes", def: func(c plan.Crypto) string { return ints(c.Sizes) }},
 }
 
 // cryptoRun measures Go's primitives and OpenSSL's, saves the result (also

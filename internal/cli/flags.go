@@ -69,14 +69,16 @@ type runFlags struct {
 	quiet bool
 }
 
-// The run flags are one table (options): each names the plan.Spec field
-// it sets (as plan.Error names it), its help section, the commands that
-// list it, and how plan's default for it reads. Registration, the
-// defaults --help shows (asked of plan.New, never written here) and the
-// spelling of plan's errors (flagName) all come from it.
+// The run flags are one table (options), and serve's, lab's and crypto's
+// tables of the same type: each row names the plan field it sets (as
+// plan.Error names it), its help section, the commands that list it,
+// and how plan's default for it reads. Registration, the defaults --help
+// shows (asked of plan, never written here) and the spelling of plan's
+// errors (flagName) all come from them.
 
-// cmdSet is a set of the measuring commands.
-type cmdSet uint8
+// cmdSet is a set of commands: the measuring ones, and those that take
+// options of their own plan type (serve, lab, crypto).
+type cmdSet uint16
 
 const (
 	onRoot cmdSet = 1 << iota // tlsbench with no command: the default matrix
@@ -87,6 +89,9 @@ const (
 	// onKube is a command's manifests for a sharded run (kube.go): the
 	// pods' run takes the command's flags, bar those it refuses.
 	onKube
+	onServe
+	onLab
+	onCrypto
 
 	onClosed = onRoot | onConnect | onPool | onStream // -c, -d, -n: a closed loop's
 	onRate   = onConnect | onPool                     // --rate's open loop
@@ -130,10 +135,13 @@ var inStorm = refusal{onStorm, "every client connects once; give --clients N"}
 // inKube is a run flag the pods of a sharded run cannot take, and why.
 func inKube(why string) refusal { return refusal{onKube, why} }
 
-// option is one run flag.
-type option struct {
+// option is one flag of a command whose flags are the fields of F and
+// whose plan type, which defaults and validates them, is P: runFlags and
+// plan.Spec for the measuring commands (options), serve's, lab's and
+// crypto's their own (serve.go, labcmd.go, crypto.go).
+type option[F, P any] struct {
 	flag, short string
-	// field is the plan.Spec field as plan.Error names it; "" is the
+	// field is the P field as plan.Error names it; "" is the
 	// flag's name with _ for -, "-" none (the flag is the command's own).
 	field   string
 	section string
@@ -145,14 +153,17 @@ type option struct {
 	// names the command it belongs to.
 	on, hide cmdSet
 	refuse   []refusal
-	ptr      func(*runFlags) any
+	ptr      func(*F) any
 	array    bool // repeatable, each value whole (StringArray)
-	// def reads plan's default for the flag from a Spec that New filled
+	// def reads plan's default for the flag from a P that plan filled
 	// with the flag left out, in context when (see contexts), as the flag
 	// takes it; nil: no default to show.
-	def  func(plan.Spec) string
+	def  func(P) string
 	when string
 }
+
+// runOption is one flag of the measuring commands.
+type runOption = option[runFlags, plan.Spec]
 
 // contexts are where a flag's default applies, beyond the command's
 // built-in server target: a database's workload, an open loop, a search.
@@ -163,7 +174,7 @@ var contexts = map[string]func(*plan.Spec){
 }
 
 // refusedIn says why command c refuses the flag, if it does.
-func (o option) refusedIn(c cmdSet) (why string, refused bool) {
+func (o option[F, P]) refusedIn(c cmdSet) (why string, refused bool) {
 	for _, r := range o.refuse {
 		if r.on&c != 0 {
 			return r.why, true
@@ -172,7 +183,7 @@ func (o option) refusedIn(c cmdSet) (why string, refused bool) {
 	return "", false
 }
 
-func (o option) fieldName() string {
+func (o option[F, P]) fieldName() string {
 	if o.field != "" {
 		return o.field
 	}
@@ -180,7 +191,7 @@ func (o option) fieldName() string {
 }
 
 // spelled is the flag as errors name it: "-c/--concurrency".
-func (o option) spelled() string {
+func (o option[F, P]) spelled() string {
 	if o.short != "" {
 		return "-" + o.short + "/--" + o.flag
 	}
@@ -219,7 +230,7 @@ func workloadUsage() string {
 	return "what each operation does (the first of each is its default, but connect on a URL target pings); " + strings.Join(parts, "; ") + "; read-only is the sysbench oltp_read_only transaction"
 }
 
-var options = []option{
+var options = []runOption{
 	// Target and TLS.
 	{flag: "tls", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.tls },
 		usage: "TLS modes to compare: off, 1.2, 1.3, auto; a URL target's default follows its scheme, the one shown is the built-in server's",
@@ -359,40 +370,102 @@ func or(s, alt string) string {
 	return s
 }
 
-// optionByFlag and optionByField index options.
-var optionByFlag, optionByField = func() (map[string]option, map[string]option) {
-	byFlag, byField := map[string]option{}, map[string]option{}
+// optionByFlag indexes options.
+var optionByFlag = func() map[string]runOption {
+	byFlag := map[string]runOption{}
 	for _, o := range options {
 		byFlag[o.flag] = o
-		if o.field != "-" {
-			byField[o.fieldName()] = o
-		}
 	}
-	return byFlag, byField
+	return byFlag
 }()
 
-// register adds the flags of command c (root: the default matrix; exps
-// are its experiments) to cmd, each with plan's default for c.
-func (f *runFlags) register(cmd *cobra.Command, c cmdSet, exps []plan.Experiment) {
-	fs := cmd.Flags()
-	defaults := planDefaults(c, exps)
-	for _, o := range options {
+// fieldFlags spells the fields plan's errors name (as plan.Error names
+// them) as the flags that set them, in every command's table: a field
+// two tables share is one flag.
+var fieldFlags = func() map[string]string {
+	m := map[string]string{}
+	spellings(m, options)
+	spellings(m, serveOptions)
+	spellings(m, labOptions)
+	spellings(m, cryptoOptions)
+	return m
+}()
+
+func spellings[F, P any](m map[string]string, table []option[F, P]) {
+	for _, o := range table {
+		if o.field == "-" {
+			continue
+		}
+		if s, ok := m[o.fieldName()]; ok && s != o.spelled() {
+			panic(fmt.Sprintf("field %s is %s and %s", o.fieldName(), s, o.spelled()))
+		}
+		m[o.fieldName()] = o.spelled()
+	}
+}
+
+// orderKey is the flag annotation that keeps a table's order in --help.
+const orderKey = "tlsbench-order"
+
+// registerTable adds the options of table that command c takes to fs,
+// for f's fields, each with its default (defaults, by flag) and its
+// section and place in --help.
+func registerTable[F, P any](fs *pflag.FlagSet, table []option[F, P], c cmdSet, f *F, defaults map[string]string) {
+	for i, o := range table {
 		_, refused := o.refusedIn(c)
 		if (o.on|o.hide)&c == 0 && !refused {
 			continue
 		}
 		o.add(fs, f)
-		fl := fs.Lookup(o.flag)
-		fl.DefValue = defaults[o.flag]
+		fs.Lookup(o.flag).DefValue = defaults[o.flag]
+		_ = fs.SetAnnotation(o.flag, sectionKey, []string{o.section})
+		_ = fs.SetAnnotation(o.flag, orderKey, []string{strconv.Itoa(i)})
 		if o.hide&c != 0 || refused {
 			_ = fs.MarkHidden(o.flag)
 		}
 	}
+}
+
+// tableDefaults asks plan for the default of every option of table that
+// command c lists, as the flag takes it: made is plan's value with every
+// flag left out, in context when; an error is no default.
+func tableDefaults[F, P any](table []option[F, P], c cmdSet, made func(when string) (P, error)) map[string]string {
+	vals := map[string]*P{}
+	out := map[string]string{}
+	for _, o := range table {
+		if o.def == nil || o.on&c == 0 {
+			continue
+		}
+		if _, ok := vals[o.when]; !ok {
+			vals[o.when] = nil
+			if v, err := made(o.when); err == nil {
+				vals[o.when] = &v
+			}
+		}
+		if v := vals[o.when]; v != nil {
+			out[o.flag] = o.def(*v)
+		}
+	}
+	return out
+}
+
+// giveTable marks, through give, the plan fields of the flags given.
+func giveTable[F, P any](fs *pflag.FlagSet, table []option[F, P], give func(...string)) {
+	for _, o := range table {
+		if o.field != "-" && fs.Changed(o.flag) {
+			give(o.fieldName())
+		}
+	}
+}
+
+// register adds the flags of command c (root: the default matrix; exps
+// are its experiments) to cmd, each with plan's default for c.
+func (f *runFlags) register(cmd *cobra.Command, c cmdSet, exps []plan.Experiment) {
+	registerTable(cmd.Flags(), options, c, f, planDefaults(c, exps))
 	f.cmd, f.exps = c, exps
 }
 
 // add registers the option's flag for f's field.
-func (o option) add(fs *pflag.FlagSet, f *runFlags) {
+func (o option[F, P]) add(fs *pflag.FlagSet, f *F) {
 	switch p := o.ptr(f).(type) {
 	case *[]string:
 		if o.array {
@@ -436,28 +509,13 @@ func defaultSpec(c cmdSet, exps []plan.Experiment) plan.Spec {
 // planDefaults asks plan.New for the default of every flag of command c,
 // each in its context, as the flag takes it.
 func planDefaults(c cmdSet, exps []plan.Experiment) map[string]string {
-	specs := map[string]*plan.Spec{}
-	out := map[string]string{}
-	for _, o := range options {
-		if o.def == nil || o.on&c == 0 {
-			continue
+	return tableDefaults(options, c, func(when string) (plan.Spec, error) {
+		raw := defaultSpec(c, exps)
+		if ctx := contexts[when]; ctx != nil {
+			ctx(&raw)
 		}
-		if _, ok := specs[o.when]; !ok {
-			raw := defaultSpec(c, exps)
-			if ctx := contexts[o.when]; ctx != nil {
-				ctx(&raw)
-			}
-			if s, err := plan.New(raw); err == nil {
-				specs[o.when] = &s
-			} else {
-				specs[o.when] = nil
-			}
-		}
-		if s := specs[o.when]; s != nil {
-			out[o.flag] = o.def(*s)
-		}
-	}
-	return out
+		return plan.New(raw)
+	})
 }
 
 // refused is the error of the first flag given that the command refuses
@@ -527,11 +585,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 	if err := f.refused(cmd); err != nil {
 		return s, err
 	}
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if o, ok := optionByFlag[fl.Name]; ok && o.field != "-" {
-			s.Give(o.fieldName())
-		}
-	})
+	giveTable(cmd.Flags(), options, s.Give)
 	if err := f.shardSpec(&s); err != nil {
 		return s, err
 	}

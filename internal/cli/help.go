@@ -3,15 +3,17 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// sectionKey is the flag annotation that puts a flag that is not a run
-// option (kube's own) under a help section.
+// sectionKey is the flag annotation that puts a flag under a help
+// section (registerTable; kube's own flags).
 const sectionKey = "tlsbench-section"
 
 // helpWidth is where --help wraps a flag's text.
@@ -43,7 +45,7 @@ func runUsage(c *cobra.Command) error {
 		sec := secOther
 		if a := f.Annotations[sectionKey]; len(a) > 0 {
 			sec = a[0]
-		} else if o, ok := optionByFlag[f.Name]; ok {
+		} else if o, ok := borrowed(f); ok {
 			sec = o.section
 		}
 		bySection[sec] = append(bySection[sec], f)
@@ -53,8 +55,11 @@ func runUsage(c *cobra.Command) error {
 		if len(bySection[sec]) == 0 {
 			continue
 		}
-		// In options' order (the most used first); the others, alphabetical.
-		slices.SortStableFunc(bySection[sec], func(a, b *pflag.Flag) int { return optionIndex(a) - optionIndex(b) })
+		// In the table's order (the most used first); the others, and
+		// the section Other, alphabetical.
+		if sec != secOther {
+			slices.SortStableFunc(bySection[sec], func(a, b *pflag.Flag) int { return optionIndex(a) - optionIndex(b) })
+		}
 		fmt.Fprintf(&b, "\n%s:\n", sec)
 		for _, f := range bySection[sec] {
 			left := flagLeft(f)
@@ -73,12 +78,27 @@ func runUsage(c *cobra.Command) error {
 	return err
 }
 
-// optionIndex is f's place in options, after them if it is not one.
+// optionIndex is f's place in its options table (registerTable), after
+// them if it is not one.
 func optionIndex(f *pflag.Flag) int {
-	if i := slices.IndexFunc(options, func(o option) bool { return o.flag == f.Name }); i >= 0 && len(f.Annotations[sectionKey]) == 0 {
+	if a := f.Annotations[orderKey]; len(a) > 0 {
+		i, _ := strconv.Atoi(a[0])
 		return i
 	}
-	return len(options)
+	if _, ok := borrowed(f); ok {
+		return slices.IndexFunc(options, func(o runOption) bool { return o.flag == f.Name })
+	}
+	return math.MaxInt16
+}
+
+// borrowed is the run option whose name f, a flag of a command with no
+// table (prepare, wire, merge), takes: it is shown as that option is.
+func borrowed(f *pflag.Flag) (runOption, bool) {
+	if len(f.Annotations[sectionKey]) > 0 {
+		return runOption{}, false
+	}
+	o, ok := optionByFlag[f.Name]
+	return o, ok
 }
 
 // flagLeft is the flag's spelling and the kind of value it takes.
@@ -97,13 +117,16 @@ func flagLeft(f *pflag.Flag) string {
 	return left
 }
 
-// shownDefault is the default --help shows: plan's for a run option (see
-// planDefaults), else the flag's own unless it is its type's zero.
+// shownDefault is the default --help shows: plan's for an option of a
+// table (see tableDefaults), else the flag's own unless it is its type's
+// zero.
 func shownDefault(f *pflag.Flag) string {
-	if o, ok := optionByFlag[f.Name]; ok && len(f.Annotations[sectionKey]) == 0 {
-		if o.def == nil {
-			return ""
-		}
+	if len(f.Annotations[orderKey]) > 0 {
+		return f.DefValue
+	}
+	if o, ok := borrowed(f); ok && o.def == nil {
+		return ""
+	} else if ok {
 		return f.DefValue
 	}
 	switch f.DefValue {

@@ -121,7 +121,7 @@ func TestHelpDefaultIsPlans(t *testing.T) {
 
 // specFor is the spec command set makes of args in o's context, through
 // the flags as Main parses them.
-func specFor(t *testing.T, set cmdSet, exps []plan.Experiment, o option, args []string) plan.Spec {
+func specFor(t *testing.T, set cmdSet, exps []plan.Experiment, o runOption, args []string) plan.Spec {
 	t.Helper()
 	var f runFlags
 	cmd := &cobra.Command{Use: "x"}
@@ -152,6 +152,7 @@ func TestOptionsSpellEveryField(t *testing.T) {
 		{"concurrency", "-c/--concurrency"}, {"method", "-X/--request"}, {"headers", "-H/--header"},
 		{"keys", "--key"}, {"ca_file", "--ca"}, {"response_size", "--size"}, {"rates", "--rate"},
 		{"start_at", "--start-at"}, {"client_certs", "--client-cert"}, {"per_conn", "--per-conn"},
+		{"tls_max", "--tls-max"}, {"client_ca", "--client-ca"}, {"sizes", "--sizes"}, // serve's, crypto's
 	} {
 		if got := flagName(tt.field); got != tt.want {
 			t.Errorf("flagName(%q) = %q, want %q", tt.field, got, tt.want)

@@ -110,6 +110,7 @@ func newKubeExperimentCmd(e plan.Experiment, stdout io.Writer) *cobra.Command {
 	for _, n := range []string{"shards", "image", "namespace", "name", "target-secret", "start-in", "start-at", "cpu", "memory"} {
 		k.own[n] = true
 		_ = fs.SetAnnotation(n, sectionKey, []string{secKube})
+		delete(fs.Lookup(n).Annotations, orderKey) // alphabetical among kube's
 	}
 	return cmd
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func newLabCmd(stdout io.Writer) *cobra.Command {
-	var keys []string
+	var f plan.Lab
 	cmd := &cobra.Command{
 		Use:   "lab ENGINE...",
 		Short: "Start throw-away postgres, mariadb, redis, mongodb or sshd servers, print their URLs, stop them on Ctrl-C",
@@ -33,7 +33,7 @@ Ctrl-C stops the servers and removes their keys.`,
 			ctx := cmd.Context()
 			// Every engine and key is checked before any server starts:
 			// a mistyped last engine must not leave the first running.
-			l, err := plan.NewLab(plan.Lab{Engines: args, Keys: keys})
+			l, err := plan.NewLab(plan.Lab{Engines: args, Keys: f.Keys})
 			if err != nil {
 				return err
 			}
@@ -90,8 +90,16 @@ Ctrl-C stops the servers and removes their keys.`,
 			return errInterrupted
 		},
 	}
-	cmd.Flags().StringSliceVar(&keys, "key", []string{plan.DefaultKey}, "server key types, the first presented: "+strings.Join(plan.KeyTypes, ", "))
+	registerTable(cmd.Flags(), labOptions, onLab, &f, tableDefaults(labOptions, onLab, func(string) (plan.Lab, error) {
+		return plan.NewLab(plan.Lab{})
+	}))
 	return cmd
+}
+
+// labOptions are lab's flags, fields of plan.Lab.
+var labOptions = []option[plan.Lab, plan.Lab]{
+	{flag: "key", field: "keys", section: secTarget, on: onLab, ptr: func(l *plan.Lab) any { return &l.Keys },
+		usage: "server key types, the first presented: " + strings.Join(plan.KeyTypes, ", "), def: func(l plan.Lab) string { return strs(l.Keys) }},
 }
 
 // printableURL replaces a URL's password by a passfile= parameter.

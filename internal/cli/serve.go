@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/server"
@@ -42,7 +42,7 @@ certificates for 127.0.0.1, ::1 and localhost, and deletes them when it stops.`,
 				ctx = context.Background()
 			}
 			raw := f.Serve
-			cmd.Flags().Visit(func(fl *pflag.Flag) { raw.Give(serveFields[fl.Name]) })
+			giveTable(cmd.Flags(), serveOptions, raw.Give)
 			s, err := plan.NewServe(raw)
 			if err != nil {
 				return usageError{err}
@@ -50,23 +50,31 @@ certificates for 127.0.0.1, ::1 and localhost, and deletes them when it stops.`,
 			return serve(ctx, s, f.jsonReady, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	fs := cmd.Flags()
-	// The defaults shown are plan.NewServe's.
-	fs.StringSliceVar(&f.Keys, "key", []string{plan.DefaultKey}, "server key types, one HTTPS listener each: "+strings.Join(plan.KeyTypes, ", "))
-	fs.StringVar(&f.HTTP, "http", plan.DefaultServeHTTP, `plain HTTP listen address ("" for none)`)
-	fs.StringVar(&f.HTTPS, "https", plan.DefaultServeHTTPS, `HTTPS listen address of the first key ("" for none)`)
-	fs.IntVar(&f.Size, "size", plan.DefaultSize, "response body size in bytes")
-	fs.StringVar(&f.TLSMax, "tls-max", plan.DefaultServeTLS, "highest TLS version served: 1.2 or 1.3")
-	fs.StringVar(&f.CertDir, "cert-dir", "", "load DIR/<key>.crt and DIR/<key>.key instead of generating certificates")
-	fs.StringVar(&f.ClientCA, "client-ca", "", "also serve, for each key, an HTTPS listener that demands a client certificate signed by a CA of this PEM file")
-	fs.BoolVar(&f.jsonReady, "json", false, "print only one JSON line with the listen addresses once ready")
+	registerTable(cmd.Flags(), serveOptions, onServe, &f, tableDefaults(serveOptions, onServe, func(string) (plan.Serve, error) {
+		return plan.NewServe(plan.Serve{})
+	}))
 	return cmd
 }
 
-// serveFields names the plan.Serve field each serve flag sets, as
-// plan.Error names it (and flagName spells it back).
-var serveFields = map[string]string{"key": "keys", "http": "http", "https": "https", "size": "response_size",
-	"tls-max": "tls_max", "cert-dir": "cert_dir", "client-ca": "client_ca"}
+// serveOptions are serve's flags, fields of plan.Serve bar --json.
+var serveOptions = []option[serveFlags, plan.Serve]{
+	{flag: "key", field: "keys", section: secTarget, on: onServe, ptr: func(f *serveFlags) any { return &f.Keys },
+		usage: "server key types, one HTTPS listener each: " + strings.Join(plan.KeyTypes, ", "), def: func(s plan.Serve) string { return strs(s.Keys) }},
+	{flag: "tls-max", section: secTarget, on: onServe, ptr: func(f *serveFlags) any { return &f.TLSMax },
+		usage: "highest TLS version served: 1.2 or 1.3", def: func(s plan.Serve) string { return s.TLSMax }},
+	{flag: "cert-dir", section: secTarget, on: onServe, ptr: func(f *serveFlags) any { return &f.CertDir },
+		usage: "load DIR/<key>.crt and DIR/<key>.key instead of generating certificates"},
+	{flag: "client-ca", section: secTarget, on: onServe, ptr: func(f *serveFlags) any { return &f.ClientCA },
+		usage: "also serve, for each key, an HTTPS listener that demands a client certificate signed by a CA of this PEM file"},
+	{flag: "size", field: "response_size", section: secWorkload, on: onServe, ptr: func(f *serveFlags) any { return &f.Size },
+		usage: "response body size in bytes", def: func(s plan.Serve) string { return strconv.Itoa(s.Size) }},
+	{flag: "http", section: secOther, on: onServe, ptr: func(f *serveFlags) any { return &f.HTTP },
+		usage: `plain HTTP listen address ("" for none)`, def: func(s plan.Serve) string { return s.HTTP }},
+	{flag: "https", section: secOther, on: onServe, ptr: func(f *serveFlags) any { return &f.HTTPS },
+		usage: `HTTPS listen address of the first key ("" for none)`, def: func(s plan.Serve) string { return s.HTTPS }},
+	{flag: "json", field: "-", section: secOther, on: onServe, ptr: func(f *serveFlags) any { return &f.jsonReady },
+		usage: "print only one JSON line with the listen addresses once ready"},
+}
 
 func serve(ctx context.Context, f plan.Serve, jsonReady bool, stdout, stderr io.Writer) error {
 	cfg := server.Config{HTTPAddr: f.HTTP, HTTPSAddr: f.HTTPS, ResponseSize: f.Size, Log: stderr, MaxTLS: tls.VersionTLS13}

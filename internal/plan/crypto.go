@@ -39,9 +39,9 @@ const (
 // Crypto is what a crypto run measures and for how long. Build it with
 // NewCrypto, which applies defaults and validates.
 type Crypto struct {
-	// Duration is the time each figure is measured for; it has no zero
-	// default (-d 0 is an error): give DefaultCryptoDuration. Count, if
-	// set, bounds a figure's operations too (whichever comes first).
+	// Duration is the time each figure is measured for; 0 not given is
+	// DefaultCryptoDuration (given, it is an error). Count, if set,
+	// bounds a figure's operations too (whichever comes first).
 	Duration time.Duration `json:"duration_ns"`
 	Count    int64         `json:"count,omitempty"`
 	// Only names the primitives to measure (see Primitives); nil is all.
@@ -51,6 +51,8 @@ type Crypto struct {
 	// Cores is how many goroutines (or processes) the all-cores figures
 	// use; 0 is runtime.NumCPU().
 	Cores int `json:"cores"`
+	// givenFields are the fields the user gave (Give), never stored.
+	givenFields
 }
 
 // NewCrypto fills defaults into raw and validates it.
@@ -60,6 +62,9 @@ func NewCrypto(raw Crypto) (Crypto, error) {
 		if !slices.Contains(Primitives(), name) {
 			return c, errorf("unknown primitive %q: use %s", name, strings.Join(Primitives(), ", "))
 		}
+	}
+	if c.Duration == 0 && !c.Given("duration") {
+		c.Duration = DefaultCryptoDuration
 	}
 	if c.Duration <= 0 {
 		return c, errorf("⟨duration⟩: %v is no measurement: give a positive duration", c.Duration)

@@ -17,7 +17,8 @@ func TestNewCrypto(t *testing.T) {
 	}{
 		{"unknown primitive", Crypto{Duration: time.Second, Only: []string{"rsa512"}}, `unknown primitive "rsa512": use rsa1024, rsa2048`},
 		{"primitive before duration", Crypto{Only: []string{"rsa512"}}, `unknown primitive "rsa512"`},
-		{"zero duration", Crypto{}, "duration: 0s is no measurement: give a positive duration"},
+		{"zero duration", Crypto{givenFields: givenFields{"duration"}}, "duration: 0s is no measurement: give a positive duration"},
+		{"no duration", Crypto{}, ""}, // DefaultCryptoDuration
 		{"negative duration", Crypto{Duration: -time.Second}, "duration: -1s is no measurement"},
 		{"long duration", Crypto{Duration: time.Hour}, "duration: 1h0m0s is out of range: use 1ns to 10m0s"},
 		{"negative count", Crypto{Duration: time.Second, Count: -1}, "count: -1 is negative"},
