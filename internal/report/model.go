@@ -59,6 +59,7 @@ type Model struct {
 // Tool, Command and Settings are shown on the page only.
 type Header struct {
 	Title    string // "tlsbench 0.1.0 — builtin (builtin)"
+	Target   string // the title's target: "builtin (builtin)"
 	Fields   []Field
 	Tool     string   // "tlsbench 0.1.0"
 	Command  []string // with secrets removed, as the result has it
@@ -184,6 +185,7 @@ func (ix *index) header() Header {
 		target += " (" + r.Target.Kind + ")"
 	}
 	h.Title += " — " + target
+	h.Target = target
 	field := func(key, val string) { h.Fields = append(h.Fields, Field{key, val}) }
 	if !r.Started.IsZero() {
 		field("date", r.Started.UTC().Format(time.RFC3339))
