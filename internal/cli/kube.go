@@ -325,11 +325,6 @@ func quoteArgs(args []string) []string {
 	return out
 }
 
-// localFileParams are the URL parameters (libpq's, MySQL's, MongoDB's,
-// tlsbench's) that name a file on the machine that reads the URL.
-var localFileParams = []string{"passfile", "sslkey", "sslcert", "sslrootcert", "sslcrl", "sslcrldir",
-	"ssl-ca", "ssl-cert", "ssl-key", "tlsCAFile", "tlsCertificateKeyFile"}
-
 // localFileParam finds the first parameter of target that names a local
 // file.
 func localFileParam(target string) (name, file string, ok bool) {
@@ -338,7 +333,7 @@ func localFileParam(target string) (name, file string, ok bool) {
 		return "", "", false
 	}
 	q := u.Query()
-	for _, name := range localFileParams {
+	for _, name := range plan.LocalFileParams {
 		if v := q.Get(name); v != "" {
 			return name, v, true
 		}

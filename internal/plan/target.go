@@ -74,6 +74,12 @@ func (t Target) Engine() string {
 }
 
 // labEngines maps lab engine names to the schemes their URLs have.
+// LocalFileParams are the URL parameters (libpq's, MySQL's, MongoDB's,
+// tlsbench's) that name a file on the machine that reads the URL: they
+// say where a secret or a CA is, not what is measured.
+var LocalFileParams = []string{"passfile", "sslkey", "sslcert", "sslrootcert", "sslcrl", "sslcrldir",
+	"ssl-ca", "ssl-cert", "ssl-key", "tlsCAFile", "tlsCertificateKeyFile"}
+
 var labEngines = map[string]string{"postgres": "postgres", "mariadb": "mysql", "redis": "redis", "mongodb": "mongodb"}
 
 // ParseTarget parses "builtin", "lab:ENGINE" or a URL: http(s)://,

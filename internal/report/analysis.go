@@ -97,13 +97,71 @@ func (ix *index) meanRate(e plan.Experiment, name string, c int) float64 {
 func phaseMean(ts []result.Trial, name string) float64 {
 	var ms []float64
 	for _, t := range ts {
-		for _, p := range t.Phases {
-			if p.Name == name && p.Latency.Count > 0 {
-				ms = append(ms, p.Latency.Mean)
-			}
+		if x, ok := phaseMS(t, name); ok {
+			ms = append(ms, x)
 		}
 	}
 	return stats.Summarize(ms).Mean
+}
+
+// phaseMS is a phase's mean latency in one trial, ms.
+func phaseMS(t result.Trial, name string) (float64, bool) {
+	for _, p := range t.Phases {
+		if p.Name == name && p.Latency.Count > 0 {
+			return p.Latency.Mean, true
+		}
+	}
+	return 0, false
+}
+
+// margin is how one figure compares with another: measurably more,
+// measurably less, or about the same.
+type margin int
+
+const (
+	about margin = iota
+	more
+	less
+)
+
+// compareRounds compares two figures round by round, as the trials of a
+// contrast are paired: f is x−y from the trials of one round, one per
+// cell of cells (false where a trial lacks a figure), for each round every
+// cell has a trial with latency in. It is more (less) when the 95%
+// interval of those differences lies above (below) 0, and about the same
+// otherwise: with one round, which has no interval, too. d summarizes
+// the differences.
+func compareRounds(f func(ts []result.Trial) (float64, bool), cells ...[]result.Trial) (m margin, d stats.Summary) {
+	byRound := make([]map[int]result.Trial, len(cells))
+	for i, ts := range cells {
+		byRound[i] = map[int]result.Trial{}
+		for _, t := range withLatency(ts) {
+			byRound[i][t.Round] = t
+		}
+	}
+	var ds []float64
+	for _, t := range withLatency(cells[0]) {
+		ts := []result.Trial{t}
+		for _, other := range byRound[1:] {
+			if o, ok := other[t.Round]; ok {
+				ts = append(ts, o)
+			}
+		}
+		if len(ts) < len(cells) {
+			continue
+		}
+		if x, ok := f(ts); ok {
+			ds = append(ds, x)
+		}
+	}
+	d = stats.Summarize(ds)
+	switch {
+	case d.N >= 2 && d.Mean-d.CI95 > 0:
+		return more, d
+	case d.N >= 2 && d.Mean+d.CI95 < 0:
+		return less, d
+	}
+	return about, d
 }
 
 // resumed counts the connections of a cell and those that resumed a session.

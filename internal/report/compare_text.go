@@ -56,7 +56,7 @@ func CompareText(w io.Writer, c *Comparison) error {
 // side is the header line of one run: "old: A.json — builtin, 2026-..., 3 × 1s".
 func side(b *strings.Builder, label string, r Run) {
 	res := r.Result
-	parts := []string{res.Target.URL}
+	parts := []string{shownTarget(res.Target.URL)}
 	if res.Spec.Workload != "" {
 		parts = append(parts, res.Spec.Workload)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
 // The facts of the findings: each type holds the figures one kind of
@@ -56,13 +57,17 @@ type ConnectCost struct {
 	Cheapest bool
 }
 
-// LargestPhase: a phase other than TLS takes Phase ms of a Plain
-// connection's Total, more than TLS adds in the cheapest contrast TLS.
+// LargestPhase: a phase other than TLS takes MS of a Plain connection's
+// Total, more on average than TLS adds in the cheapest contrast TLS: More
+// when measurably so, else about as much. Diff is the phase minus what
+// TLS adds, round by round (its interval decides More).
 type LargestPhase struct {
 	Plain     string
 	Phase     string
 	MS, Total float64
 	TLS       Contrast
+	More      bool
+	Diff      stats.Summary
 }
 
 // HelloRetry: the server answered the TLS 1.3 hello of Variants with a
@@ -161,11 +166,15 @@ type AuthPair struct {
 }
 
 // AuthChange is auth Method against Ref (Pairs, Ref to Method). TLS is the
-// headline TLS cost when Method's extra auth time exceeds it, else nil.
+// headline TLS cost when Method's extra auth time exceeds it on average,
+// else nil; More says it does measurably, else it is about as much. Diff
+// is the extra auth time minus what TLS adds, round by round.
 type AuthChange struct {
 	Method, Ref string
 	Pairs       []AuthPair
 	TLS         *Contrast
+	More        bool
+	Diff        stats.Summary
 }
 
 // TunnelCost is what a new connection costs through the tunnel Variant

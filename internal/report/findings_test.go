@@ -203,6 +203,9 @@ func TestFindings(t *testing.T) {
 				}
 				near(t, "auth ms", l.MS, 4.4943, 0.0001)
 				near(t, "plain connection ms", l.Total, 6.4229, 0.0001)
+				if !l.More || l.Diff.N != 10 {
+					t.Errorf("auth 4.49 ms against TLS's 2.85 ms, 10 rounds: measurably more, got %+v", l.Diff)
+				}
 
 				h := only[HelloRetry](t, fs, KindFinding)
 				if !h.Every || len(h.Variants) != 3 || len(h.Groups) != 1 || h.Groups[0] != "P-256" {
@@ -382,6 +385,29 @@ func TestFindings(t *testing.T) {
 				if len(h.Variants) != 1 || h.Variants[0] != "tls1.3 ecdsa-p256" {
 					t.Errorf("hello retry %+v", h)
 				}
+				// Twice the mean, but TLS's cost swings from -5.8 to +11 ms
+				// round by round: not measurably more.
+				l := only[LargestPhase](t, fs, KindFinding)
+				if l.Phase != "auth" || l.More {
+					t.Errorf("largest phase %+v", l)
+				}
+				near(t, "auth against TLS, by round", l.Diff.Mean, 4.9324, 0.0001)
+			},
+			recs: 2,
+		},
+		{
+			name: "README's PostgreSQL run: authentication about as much as TLS, not more",
+			r:    file("readme-postgres.json"),
+			check: func(t *testing.T, fs []Finding) {
+				c := only[ConnectCost](t, fs, KindFinding)
+				pair(t, c.Contrast, "plain", "tls-auto", -34.12, true)
+				l := only[LargestPhase](t, fs, KindFinding)
+				if l.Phase != "auth" || l.More || l.Diff.N != 3 {
+					t.Errorf("largest phase %+v", l)
+				}
+				near(t, "auth ms", l.MS, 1.9025, 0.0001)
+				near(t, "auth against TLS, by round", l.Diff.Mean, 0.0303, 0.0001)
+				only[HelloRetry](t, fs, KindFinding)
 			},
 			recs: 2,
 		},
@@ -550,6 +576,9 @@ func TestFindings(t *testing.T) {
 					t.Fatalf("auth against TLS: %+v", a.TLS)
 				}
 				near(t, "TLS cost", a.TLS.MS, 2.0999, 0.0001)
+				if !a.More {
+					t.Errorf("scram's extra 3.8 ms against TLS's 2.1 ms: measurably more, got %+v", a.Diff)
+				}
 				pair(t, factsOf[ConnectCost](fs, KindFinding)[0].Contrast, "plain md5", "tls1.3 rsa2048 md5", -67.89, true)
 			},
 			recs: 1,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tlsbench/tlsbench/internal/report/chart"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -20,7 +21,8 @@ var pageTemplate = template.Must(template.New("page").Parse(pageSource))
 
 // page is what html.tmpl renders.
 type page struct {
-	Title string
+	// Title is the window's; the heading shows Target under Tool.
+	Title, Target string
 	// Facts are the header's (date, trials, client, ...); Status its
 	// interrupted and error lines.
 	Facts  []Field
@@ -64,7 +66,13 @@ type pageCell struct {
 	Text         string
 	Num          bool
 	Value, Title string
+	// Wrap lets a long text (a list of suites, what the server says)
+	// break over lines, so that its table fits the page.
+	Wrap bool
 }
+
+// wrapAt is the length of a text cell beyond which it may wrap.
+const wrapAt = 28
 
 // HTML writes the model as one self-contained page: findings in plain
 // words at the top, then every chart (inline SVG), the tables (a preset's
@@ -78,6 +86,7 @@ func (m *Model) HTML(w io.Writer) error {
 	}
 	p := page{
 		Title:      m.Header.Title,
+		Target:     m.Header.Target,
 		Comparable: m.Comparable,
 		Basis:      m.Basis,
 		Warnings:   m.Warnings,
@@ -156,6 +165,7 @@ func tableOf(t *Table) pageTable {
 		cells := make([]pageCell, len(row))
 		for i, c := range row {
 			cells[i] = pageCell{Text: c.Text, Num: i < len(num) && num[i]}
+			cells[i].Wrap = !cells[i].Num && i > 0 && utf8.RuneCountInString(c.Text) > wrapAt && strings.Contains(c.Text, " ")
 			if c.Figure() {
 				cells[i].Value, cells[i].Title = number(c.Value).String(), c.words()
 			}

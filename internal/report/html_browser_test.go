@@ -102,8 +102,11 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 
 	// Every page of the golden test: every kind of chart, and pages with
-	// little on them.
+	// little on them; among them the page of the README's PostgreSQL run.
 	names := slices.Sorted(maps.Keys(cases))
+	if !slices.Contains(names, "readme-postgres") {
+		t.Fatal("no testdata/readme-postgres.json: the README's page is not checked")
+	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			r := cases[name]
@@ -150,6 +153,17 @@ func TestHTMLInChromium(t *testing.T) {
 			tls := slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return !direct(newIndex(r).info[t.Variant]) })
 			if len(charts) > 0 && tls && !hasColour(img, chart.VariantStyle(0, false).Color) {
 				t.Errorf("the first variant colour %s is nowhere in the screenshot", chart.Hex(chart.VariantStyle(0, false).Color))
+			}
+			// The README's page, the one a newcomer sees first, needs no
+			// sideways scrolling (others may: their tables scroll in their
+			// boxes); the target in a heading takes at most two lines.
+			if name == "readme-postgres" {
+				for _, o := range v.scrolled {
+					t.Errorf("a table to scroll sideways: %s", o)
+				}
+			}
+			if v.heading > 2 {
+				t.Errorf("the heading takes %.0f lines", v.heading)
 			}
 			for _, o := range v.overflows {
 				t.Errorf("wider than the page outside its scroll box: %s", o)
@@ -252,7 +266,11 @@ type visited struct {
 	shot                []byte
 	console, requests   []string
 	overflows, overlaps []string
-	url                 string
+	// scrolled names the tables wider than the page, which scroll in
+	// their box; heading is how many lines the h1's target takes.
+	scrolled []string
+	heading  float64
+	url      string
 }
 
 // overflowJS lists what is wider than the page's column without a scroll
@@ -279,6 +297,20 @@ const overflowJS = `(() => {
 	}
 	return out;
 })()`
+
+// headingLinesJS is how many lines the page's heading takes below the
+// tool's name: its height over its line height.
+const headingLinesJS = `(() => {
+	const h = document.querySelector('h1');
+	if (!h) return 0;
+	const tool = h.querySelector('.tool'), lh = parseFloat(getComputedStyle(h).lineHeight);
+	return Math.round((h.getBoundingClientRect().height - (tool ? tool.getBoundingClientRect().height : 0)) / lh);
+})()`
+
+// scrolledJS lists the tables wider than their box, which a reader must
+// scroll sideways to read whole.
+const scrolledJS = `Array.from(document.querySelectorAll('.tbl .scroll')).filter(s => s.scrollWidth > s.clientWidth + 1)
+	.map(s => s.closest('.tbl').querySelector('h3').textContent + ': ' + s.scrollWidth + ' px in ' + s.clientWidth)`
 
 // overlapJS lists the texts of each chart that overlap another text of
 // it by more than a sliver: 2 px across and 40% of the lower one's height
@@ -332,6 +364,14 @@ func (b *tab) visit(t *testing.T, path string) visited {
 	if err != nil {
 		t.Fatalf("measuring the charts of %s (deadline %v a page): %v", url, pageTimeout, err)
 	}
+	heading, err := chromedp.Run(ctx, chromedp.Evaluate[float64](headingLinesJS))
+	if err != nil {
+		t.Fatalf("measuring the heading of %s: %v", url, err)
+	}
+	scrolled, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](scrolledJS))
+	if err != nil {
+		t.Fatalf("measuring the tables of %s: %v", url, err)
+	}
 	overflows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflowJS))
 	if err != nil {
 		t.Fatalf("measuring the width of %s: %v", url, err)
@@ -347,7 +387,7 @@ func (b *tab) visit(t *testing.T, path string) visited {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return visited{figures: figs, shot: shot, console: slices.Clone(b.console), requests: slices.Clone(b.requests),
-		overflows: overflows, overlaps: overlaps, url: url}
+		overflows: overflows, overlaps: overlaps, scrolled: scrolled, heading: heading, url: url}
 }
 
 // pixels measures an image: the share of pixels that are not white, and

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -58,6 +59,7 @@ type Model struct {
 // Tool, Command and Settings are shown on the page only.
 type Header struct {
 	Title    string // "tlsbench 0.1.0 — builtin (builtin)"
+	Target   string // the title's target: "builtin (builtin)"
 	Fields   []Field
 	Tool     string   // "tlsbench 0.1.0"
 	Command  []string // with secrets removed, as the result has it
@@ -139,6 +141,37 @@ func basis(r *result.Result) string {
 	return "Computed from the figures of this run. A difference counts only when its 95% confidence interval (trials paired by round) excludes zero; otherwise it is reported as no measurable difference."
 }
 
+// shownTarget is a target URL the way a person reads it: scheme, user,
+// host, database and the parameters that change what is measured
+// (sslmode, tls, authMechanism ...), in the order given, without those
+// that name a local file (plan.LocalFileParams: passfile=, sslrootcert=
+// ...). The result's spec keeps the whole URL.
+func shownTarget(raw string) string {
+	rest, frag, hasFrag := strings.Cut(raw, "#")
+	base, query, ok := strings.Cut(rest, "?")
+	if !ok {
+		return raw
+	}
+	var kept []string
+	for p := range strings.SplitSeq(query, "&") {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if !slices.ContainsFunc(plan.LocalFileParams, func(f string) bool { return strings.EqualFold(f, name) }) {
+			kept = append(kept, p)
+		}
+	}
+	shown := base
+	if len(kept) > 0 {
+		shown += "?" + strings.Join(kept, "&")
+	}
+	if hasFrag {
+		shown += "#" + frag
+	}
+	return shown
+}
+
 // header is the title and facts of r.
 func (ix *index) header() Header {
 	r := ix.r
@@ -147,11 +180,12 @@ func (ix *index) header() Header {
 	if r.Tool.Version != "" {
 		h.Title += " " + r.Tool.Version
 	}
-	target := r.Target.URL
+	target := shownTarget(r.Target.URL)
 	if r.Target.Kind != "" && r.Target.Kind != r.Target.URL {
 		target += " (" + r.Target.Kind + ")"
 	}
 	h.Title += " — " + target
+	h.Target = target
 	field := func(key, val string) { h.Fields = append(h.Fields, Field{key, val}) }
 	if !r.Started.IsZero() {
 		field("date", r.Started.UTC().Format(time.RFC3339))

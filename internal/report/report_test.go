@@ -126,20 +126,30 @@ func TestTable(t *testing.T) {
 	}
 }
 
-// TestGoldenMeasured renders result files of real runs on the built-in
-// server, stored as measured (never regenerated), and the wire results
+// TestGoldenMeasured renders result files of real runs, stored as
+// measured (never regenerated), and the wire results
 // built from issue 13's figures (wire-*.json, written by hand as the
 // decoder writes them): -update rewrites only their goldens.
 func TestGoldenMeasured(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "measured-*.json"))
-	wire, _ := filepath.Glob(filepath.Join("testdata", "wire-*.json"))
-	files = append(files, wire...)
+	for _, jsonPath := range storedFiles(t) {
+		checkGolden(t, jsonPath, strings.TrimSuffix(jsonPath, ".json")+".golden")
+	}
+}
+
+// storedFiles are the result files stored as measured or as a decoder
+// writes them: real runs (measured-*.json; readme-*.json, the runs the
+// README shows) and the wire results (wire-*.json).
+func storedFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, glob := range []string{"measured-*.json", "readme-*.json", "wire-*.json"} {
+		fs, _ := filepath.Glob(filepath.Join("testdata", glob))
+		files = append(files, fs...)
+	}
 	if len(files) == 0 {
 		t.Fatal("no testdata/measured-*.json")
 	}
-	for _, jsonPath := range files {
-		checkGolden(t, jsonPath, strings.TrimSuffix(jsonPath, ".json")+".golden")
-	}
+	return files
 }
 
 // checkGolden renders the result file jsonPath and compares it with

@@ -14,7 +14,10 @@ import (
 
 // The rules decide which facts of a result become findings, one rule per
 // topic: a difference is a finding only when its 95% interval excludes 0,
-// and only such a difference leads to a recommendation.
+// and only such a difference leads to a recommendation. One figure is
+// said to be more than another (a phase against what TLS adds) only when
+// the 95% interval of their difference, round by round, lies above 0
+// (compareRounds); else it is about as much.
 
 // rules collects findings, and what later rules refer to.
 type rules struct {
@@ -124,9 +127,19 @@ func (r *rules) connect() {
 			best, bestMS = p, ms
 		}
 	}
-	if best != "" && bestMS > cheap.MS {
+	if best == "" {
+		return
+	}
+	// The phase against what TLS adds, round by round as the contrast
+	// pairs its trials: "more than" only where the interval says so.
+	a, b := ix.pairedTrials(plan.Connect, c, cheap.From, cheap.To)
+	m, d := compareRounds(func(ts []result.Trial) (float64, bool) {
+		ms, ok := phaseMS(ts[0], best)
+		return ms - (ts[1].Latency.Mean - ts[0].Latency.Mean), ok
+	}, a, b)
+	if d.Mean > 0 {
 		total := stats.Summarize(collect(ts, func(t result.Trial) float64 { return t.Latency.Mean })).Mean
-		r.add(KindFinding, TopicConnect, LargestPhase{Plain: plain, Phase: best, MS: bestMS, Total: total, TLS: cheap})
+		r.add(KindFinding, TopicConnect, LargestPhase{Plain: plain, Phase: best, MS: bestMS, Total: total, TLS: cheap, More: m == more, Diff: d})
 	}
 }
 
@@ -372,17 +385,24 @@ func (r *rules) auth() {
 			continue
 		}
 		f := AuthChange{Method: method, Ref: ref}
-		var extra float64
 		for _, p := range ps {
 			a := phaseMean(ix.trials[cellKey{plan.Connect, p.From, c}], "auth")
 			b := phaseMean(ix.trials[cellKey{plan.Connect, p.To, c}], "auth")
 			f.Pairs = append(f.Pairs, AuthPair{Contrast: p, FromMS: a, ToMS: b})
-			if !math.IsNaN(a) && !math.IsNaN(b) {
-				extra = max(extra, b-a)
+			if r.cost == nil {
+				continue
 			}
-		}
-		if r.cost != nil && extra > r.cost.MS {
-			f.TLS = r.cost
+			// The extra auth time against what TLS adds, round by round.
+			from, to := ix.pairedTrials(plan.Connect, c, p.From, p.To)
+			plain, tls := ix.pairedTrials(plan.Connect, c, r.cost.From, r.cost.To)
+			m, d := compareRounds(func(ts []result.Trial) (float64, bool) {
+				a, okA := phaseMS(ts[0], "auth")
+				b, okB := phaseMS(ts[1], "auth")
+				return (b - a) - (ts[3].Latency.Mean - ts[2].Latency.Mean), okA && okB
+			}, from, to, plain, tls)
+			if d.Mean > 0 && (f.TLS == nil || m == more && !f.More) {
+				f.TLS, f.More, f.Diff = r.cost, m == more, d
+			}
 		}
 		r.add(KindFinding, TopicAuth, f)
 	}

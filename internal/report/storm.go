@@ -371,6 +371,16 @@ func (b *figurer) stormChart() {
 	if len(ns) == 0 {
 		return
 	}
+	if len(ns) == 1 {
+		// One storm size: a bar per variant, not a line of one point each.
+		n := ns[0]
+		b.bars(plan.Storm, b.ix.measured(plan.Storm), n, "storm", fmt.Sprintf("storm: %d clients at once, time until every client was back", n),
+			fmt.Sprintf("ms until the last was back (%s)", b.trialsPhrase(plan.Storm)),
+			func(t result.Trial) (float64, bool) { return recovery(t), t.Storm != nil },
+			func(x float64) string { return num(x, millis) + " ms" },
+			"Bars: the time from the release until the last client was connected (with --first-op: done with its first operation), mean over trials; whiskers: ±1 standard deviation.")
+		return
+	}
 	var series []chart.Series
 	lo, hi, top := math.Inf(1), 0.0, 0.0
 	for _, name := range b.ix.variants {

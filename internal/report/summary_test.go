@@ -15,9 +15,7 @@ import (
 )
 
 func TestSummaryGolden(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "measured-*.json"))
-	wire, _ := filepath.Glob(filepath.Join("testdata", "wire-*.json"))
-	files = append(files, wire...)
+	files := storedFiles(t)
 	formats := map[string]func(*Model, io.Writer) error{"csv": (*Model).CSV, "json": (*Model).JSON}
 	for _, jsonPath := range files {
 		r, err := result.Read(jsonPath)

@@ -28,9 +28,7 @@ func TestTablesTyped(t *testing.T) {
 		}
 		for _, bl := range blocks {
 			tb := bl.Table
-			// The tunnels' tables are built in tunnels.go (findings'
-			// file this round): left as words for now.
-			if tb == nil || strings.HasPrefix(tb.Title, "tunnels") || strings.HasPrefix(tb.Title, "intermediaries") {
+			if tb == nil {
 				continue
 			}
 			for i, row := range tb.Rows {
@@ -46,6 +44,41 @@ func TestTablesTyped(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTunnelSetupTyped: a tunnel's setup ("tcp 4.86 [1], ssh-kex 7.83
+// [3], ssh-auth 68.3 [5]: 81.0") is a figure, its sum in ms, as the
+// json tables carry it; a tunnel that set up nothing is "-", words.
+func TestTunnelSetupTyped(t *testing.T) {
+	r, err := result.Read(filepath.Join("testdata", "measured-tunnels.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, bl := range Build(r).Body {
+		tb := bl.Table
+		if tb == nil || !strings.HasPrefix(tb.Title, "tunnels") && !strings.HasPrefix(tb.Title, "intermediaries") {
+			continue
+		}
+		col := len(tb.Header) - 1
+		for _, row := range tb.Rows {
+			c := row[col]
+			seen++
+			if c.Text == "-" {
+				if c.Figure() {
+					t.Errorf("%q: \"-\" is a figure", tb.Title)
+				}
+				continue
+			}
+			_, total, _ := strings.Cut(c.Text, ": ")
+			if !c.Figure() || c.Unit != "ms" || num(c.Value, millis) != total {
+				t.Errorf("%q: setup %q is %+v, want the figure %s ms", tb.Title, c.Text, c, total)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("measured-tunnels shows no tunnel's setup")
 	}
 }
 

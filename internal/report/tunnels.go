@@ -32,12 +32,12 @@ func (ix *index) tunnels(b *body) {
 		if tu.RTT > 0 {
 			rtt = plan.RTTLabel(tu.RTT)
 		}
-		cell := setupCell(tu)
 		cipher := dash(tu.Cipher)
 		if tu.MAC != "" {
 			cipher += "+" + tu.MAC
 		}
-		t.add(tu.Label, rtt, tu.Server, dash(tu.KeyExchange), dash(tu.HostKey), cipher, cell)
+		t.addCells(textCell(tu.Label), textCell(rtt), textCell(tu.Server), textCell(dash(tu.KeyExchange)),
+			textCell(dash(tu.HostKey)), textCell(cipher), setupCell(tu))
 	}
 	if len(t.Rows) > 0 {
 		b.table(t)
@@ -56,15 +56,16 @@ func (ix *index) intermediaries(b *body) {
 		for _, k := range slices.Sorted(maps.Keys(tu.Settings)) {
 			set = append(set, k+"="+tu.Settings[k])
 		}
-		t.add(tu.Label, tu.Server, tu.Addr, strings.Join(set, " "), setupCell(tu))
+		t.addCells(textCell(tu.Label), textCell(tu.Server), textCell(tu.Addr), textCell(strings.Join(set, " ")), setupCell(tu))
 	}
 	if len(t.Rows) > 0 {
 		b.table(t)
 	}
 }
 
-// setupCell is what a tunnel set up once: each step, and the sum.
-func setupCell(tu result.Tunnel) string {
+// setupCell is what a tunnel set up once: each step, and the sum, which
+// is the cell's figure (ms); "-" when it set up nothing.
+func setupCell(tu result.Tunnel) Cell {
 	var setup []string
 	var total time.Duration
 	for _, p := range tu.Setup {
@@ -72,9 +73,9 @@ func setupCell(tu result.Tunnel) string {
 		total += p.Duration
 	}
 	if len(setup) == 0 {
-		return "-"
+		return textCell("-")
 	}
-	return strings.Join(setup, ", ") + ": " + num(ms(total), millis)
+	return numCell(ms(total), millis, "ms").shown(strings.Join(setup, ", ") + ": " + num(ms(total), millis))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -59,3 +59,27 @@ func TestNegativeMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestShownTarget: the title shows what is measured (scheme, user, host,
+// database, sslmode, tls, authMechanism ...) and leaves out the
+// parameters that name a local file, wherever they are in the query.
+func TestShownTarget(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"builtin", "builtin"},
+		{"lab:postgres", "lab:postgres"},
+		{"postgres://bench_scram@127.0.0.1:36999/bench?passfile=%2Ftmp%2Fx%2Fpassfile&sslmode=require",
+			"postgres://bench_scram@127.0.0.1:36999/bench?sslmode=require"},
+		{"postgres://u@h:5432/db?sslmode=verify-full&sslrootcert=/etc/ca.pem&sslcert=c.pem&sslkey=k.pem&sslnegotiation=direct",
+			"postgres://u@h:5432/db?sslmode=verify-full&sslnegotiation=direct"},
+		{"mysql://u:xxxxx@h:3306/db?tls=true&ssl-ca=/ca.pem", "mysql://u:xxxxx@h:3306/db?tls=true"},
+		{"mongodb://u@h/?tls=true&tlsCAFile=%2Fca.pem&tlsCertificateKeyFile=/k.pem&authMechanism=MONGODB-X509",
+			"mongodb://u@h/?tls=true&authMechanism=MONGODB-X509"},
+		{"mongodb://u@h/?tlscafile=/ca.pem", "mongodb://u@h/"},
+		{"rediss://h:6380/0?passfile=/p", "rediss://h:6380/0"},
+		{"https://h/p?q=1&passfile=/p#xxxxx", "https://h/p?q=1#xxxxx"},
+	} {
+		if got := shownTarget(tt.url); got != tt.want {
+			t.Errorf("shownTarget(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}

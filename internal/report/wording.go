@@ -48,6 +48,10 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		}
 		return capFirst(ix.concWords(plan.Connect, f.Concurrency)+"a new connection "+ix.costWords(f.Contrast)) + "."
 	case LargestPhase:
+		if !f.More {
+			return fmt.Sprintf("%s takes %s of a %s connection's %s, about as much as TLS adds with %s (%s%s): TLS is not the only large cost of a new connection here.",
+				capFirst(phaseWords(f.Phase)), msWords(f.MS), f.Plain, msWords(f.Total), f.TLS.To, msWords(f.TLS.MS), withinWords(f.Diff))
+		}
 		return fmt.Sprintf("%s takes %s of a %s connection's %s, more than TLS adds with %s (%s): TLS is not the largest cost of a new connection here.",
 			capFirst(phaseWords(f.Phase)), msWords(f.MS), f.Plain, msWords(f.Total), f.TLS.To, msWords(f.TLS.MS))
 	case HelloRetry:
@@ -266,7 +270,15 @@ func (ix *index) authWords(f AuthChange) string {
 	}
 	text := fmt.Sprintf("Authentication with %s instead of %s: %s", f.Method, f.Ref, strings.Join(parts, "; "))
 	if f.TLS != nil {
-		text += fmt.Sprintf(": it costs a new connection more than TLS does (%s with %s)", msWords(f.TLS.MS), f.TLS.To)
+		than := "about as much as"
+		if f.More {
+			than = "more than"
+		}
+		within := ""
+		if !f.More {
+			within = withinWords(f.Diff)
+		}
+		text += fmt.Sprintf(": it costs a new connection %s TLS does (%s with %s%s)", than, msWords(f.TLS.MS), f.TLS.To, within)
 	}
 	return capFirst(text) + "."
 }
@@ -511,6 +523,15 @@ func pctWords(p float64) string { return num(p, pct) + "%" }
 func times(r float64) string { return num(r, sig3) }
 
 // msWords renders a duration in ms for a sentence.
+// withinWords says why two times are "about as much": their difference
+// round by round, with its interval where there is one.
+func withinWords(d stats.Summary) string {
+	if d.N < 2 {
+		return "; one round: no interval"
+	}
+	return fmt.Sprintf("; round by round they differ by %s ±%s ms, a 95%% interval that holds 0", num(d.Mean, millis), num(d.CI95, millis))
+}
+
 func msWords(ms float64) string { return num(ms, millis) + " ms" }
 
 // rtWords says a change of round trips: "1 more round trip", "no extra round trip".
