@@ -424,7 +424,6 @@ var shortenings = []struct {
 	// everywhere, so that every command reads what the one before wrote.
 	{"tables", "", fixed("1"), true},
 	{"rows", "", fixed("1000"), true},
-	{"records", "", fixed("1000"), true},
 	{"count", "n", capEach("5"), false},
 	{"rtt", "", capEach("10ms"), false},
 	{"concurrency", "c", capEach("4"), false},
@@ -491,15 +490,13 @@ func shorten(args []string, flags *pflag.FlagSet) []string {
 			}
 		}
 	}
-	mongo := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "mongodb://") })
 	for _, s := range shortenings {
-		if s.name == "records" && !mongo {
-			continue // prepare refuses --records for other engines
-		}
 		if s.name == "duration" && (given["count"] || slices.Contains(out, "--preset")) {
 			continue // -n bounds the trial; a -d would cut it short
 		}
-		if s.add && !given[s.name] && flags.Lookup(s.name) != nil {
+		// A hidden flag is one the command takes only to refuse it (storm's
+		// -d) or an old spelling: add only what it lists.
+		if f := flags.Lookup(s.name); s.add && !given[s.name] && f != nil && !f.Hidden {
 			out = append(out, "--"+s.name, s.value(""))
 		}
 	}
@@ -802,7 +799,8 @@ func TestDocShorten(t *testing.T) {
 		{[]string{"storm", "builtin", "--clients", "100,10000"}, [][2]string{{"--clients", "50"}}, []string{"100,10000"}},
 		{[]string{"pool", "--lab", "mariadb", "-c", "1,2,4,8,16,32", "--rows=1000000"}, [][2]string{{"-c", "1,2,4"}}, []string{"--rows=1000000"}},
 		{[]string{"prepare", "postgres://h/db", "--rows", "100000"}, [][2]string{{"--rows", "1000"}}, []string{"--records"}},
-		{[]string{"prepare", "mongodb://h/", "--records", "1000000"}, [][2]string{{"--records", "1000"}}, nil},
+		{[]string{"prepare", "mongodb://h/", "--rows", "1000000"}, [][2]string{{"--rows", "1000"}}, nil},
+		{[]string{"storm", "--lab", "redis", "--clients", "2000"}, [][2]string{{"--clients", "50"}}, []string{"--duration", "--warmup"}},
 		{[]string{"connect", "--lab", "mariadb", "--rtt", "0,44ms,170ms", "-n", "100"}, [][2]string{{"-n", "5"}, {"--rtt", "0,10ms"}}, []string{"--duration"}},
 		{[]string{"wire", "--capture", "lo", "--", "tlsbench", "connect", "-d", "3s"}, [][2]string{{"-d", "3s"}}, nil},
 	} {

@@ -80,7 +80,7 @@ func TestPoolSaysPrepare(t *testing.T) {
 			}
 			for _, exp := range []string{"pool", "stream"} {
 				code, _, stderr := urlRun(t, exp, raw, "-c", "1", "-d", "1s")
-				if code != 1 || !strings.Contains(stderr, "tlsbench prepare") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				if lines := errorLines(stderr); code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "tlsbench prepare") {
 					t.Errorf("%s: exit %d, stderr %q: want exit 1 and one line that says tlsbench prepare", exp, code, stderr)
 				}
 			}

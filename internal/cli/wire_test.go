@@ -568,7 +568,10 @@ func TestWirePostgresNegotiation(t *testing.T) {
 		var phases []string
 		for _, p := range tr.Phases {
 			phases = append(phases, p.Name)
-			trips[tr.Variant] += p.RoundTrips.Max
+			// Min: the protocol's count. A connection the capture saw
+			// only in part (packets the kernel dropped on a loaded
+			// machine) can only add turns.
+			trips[tr.Variant] += p.RoundTrips.Min
 			if p.Latency.Count != tr.Conns {
 				t.Errorf("%s: phase %s over %d connections of %d", tr.Variant, p.Name, p.Latency.Count, tr.Conns)
 			}

@@ -354,23 +354,24 @@ func engine(cfg Config) string {
 const gaveUp = time.Second
 
 // ClosedOnPlaintext says that the server at cfg.Addr closed the
-// connection on a plaintext client before answering, as a TLS port does;
-// useTLS is how to ask the engine for TLS.
+// connection on a plaintext client before answering, as a TLS port does
+// (ErrRefused, before any session was answered); useTLS is how to ask the
+// engine for TLS.
 func ClosedOnPlaintext(err error, cfg Config, useTLS string) error {
 	if cfg.answered() {
 		return dropped(err, cfg, "before answering")
 	}
-	return Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", cfg.Addr, useTLS)
+	return Mark(Explained(err, "the server at %s closed the connection on the plaintext request: is it a TLS port? %s", cfg.Addr, useTLS), ErrRefused)
 }
 
 // ClosedOnTLS says that the server at cfg.Addr closed the connection on
 // the TLS ClientHello without a word, as a plaintext port of some engines
-// (MongoDB) does.
+// (MongoDB) does (ErrRefused, before any session was answered).
 func ClosedOnTLS(err error, cfg Config) error {
 	if cfg.answered() {
 		return dropped(err, cfg, "before answering")
 	}
-	return Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", cfg.Addr)
+	return Mark(Explained(err, "the server at %s closed the connection at the TLS handshake: is it a plaintext port? use the plain variant (--tls off)", cfg.Addr), ErrRefused)
 }
 
 // dropped says that a server that answered on cfg.Addr before closed a

@@ -21,6 +21,10 @@ func TestKinds(t *testing.T) {
 		{"refused", Refused(base, "no TLS here"), []error{ErrRefused, base}, []error{ErrSourceRefused}, "no TLS here"},
 		{"refused kind alone", Mark(base, ErrRefused), []error{ErrRefused}, nil, base.Error()},
 		{"no kind", Mark(base, nil), []error{base}, []error{ErrRefused, ErrSourceRefused, ErrMissingData}, ""},
+		// A TLS port closing on plaintext (FerretDB's) and a plaintext port
+		// closing on a ClientHello refuse the variant's kind of connection.
+		{"closed on plaintext", ClosedOnPlaintext(base, Config{Addr: "127.0.0.1:1"}, "use tls=true"), []error{ErrRefused, base}, nil, ""},
+		{"closed on TLS", ClosedOnTLS(base, Config{Addr: "127.0.0.1:1"}), []error{ErrRefused, base}, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

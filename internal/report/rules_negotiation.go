@@ -63,7 +63,9 @@ func (ix *index) directWords(f DirectTLS) string {
 		saved := -roundRT(rt)
 		var worth []string
 		for _, rtt := range worthRTTs {
-			worth = append(worth, fmt.Sprintf("%s at a %s RTT", msWords(saved*rtt), msWords(rtt)))
+			// Round trips times a set RTT: exact, not a measured figure
+			// to round to three digits.
+			worth = append(worth, fmt.Sprintf("%g ms at a %g ms RTT", saved*rtt, rtt))
 		}
 		parts = append(parts, fmt.Sprintf("it saved %s per new connection, worth %s", pluralFloat(saved, "round trip"), strings.Join(worth, " and ")))
 	} else if !math.IsNaN(rt) {
