@@ -208,7 +208,9 @@ func (c *client) poolEvent(e *event.PoolEvent) {
 			}
 			op := c.op
 			c.mu.Unlock()
-			c.fail(&driver.OpError{Phase: phase, Err: c.explainAlert(op, c.d.clean(e.Error))})
+			// The pool's connection may meet a TLS-only port before the
+			// monitor's heartbeat does: the same refusal either way.
+			c.fail(&driver.OpError{Phase: phase, Err: c.explainAlert(op, c.d.closedAtHello(e.Error))})
 		}
 	}
 }
