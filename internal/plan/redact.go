@@ -377,11 +377,45 @@ func redactArgs(args []string, depth int) []string {
 			copy(out[i:], RedactCommand(out[i:]))
 			break
 		}
+		if n := spacedValue(out[i:]); n > 0 {
+			// libpq's "password = VALUE" split into words: the
+			// value is the nth word after the key. A program it
+			// names still brings its options ("PGPASSWORD= curl -u").
+			if p, ok := credOptions[programName(out[i+n])]; ok {
+				addOptions(opts, p)
+				redis = redis || redisPrograms[programName(out[i+n])]
+			}
+			out[i+n] = hidden
+			i += n
+			continue
+		}
 		// The argument after -c is a shell's (or psql's) script.
 		script := i > 0 && args[i-1] == "-c"
 		out[i] = redactWord(a, depth, script)
 	}
 	return out
+}
+
+// spacedValue finds a credential key whose value libpq would read from a
+// later word, white space around '=' being allowed: "password = PW" (2),
+// "password =PW" (1), "password= PW" (1).
+// It returns how many words after the key hold the value, or 0.
+func spacedValue(words []string) int {
+	if len(words) < 2 {
+		return 0
+	}
+	key, next := words[0], words[1]
+	switch {
+	case strings.HasSuffix(key, "=") && secretParam(strings.TrimSuffix(key, "=")) && !strings.Contains(strings.TrimSuffix(key, "="), "="):
+		return 1
+	case !secretParam(key) || strings.Contains(key, "="):
+		return 0
+	case next == "=" && len(words) > 2:
+		return 2
+	case len(next) > 1 && next[0] == '=':
+		return 1
+	}
+	return 0
 }
 
 // addOptions adds a program's credential options to opts; one taking a
@@ -431,7 +465,7 @@ func redactWord(a string, depth int, script bool) string {
 		}
 	}
 	b.WriteString(a[last:])
-	return Redact(b.String())
+	return b.String()
 }
 
 var (
