@@ -320,7 +320,23 @@ func maskCiphers(s string) string {
 // looked for. RedactArgs leans to hiding too much: an unknown option's
 // value is taken as a plain argument.
 // RedactArgs(RedactArgs(a)) equals RedactArgs(a).
-func RedactArgs(args []string) []string { return redactArgs(args, 0) }
+func RedactArgs(args []string) []string {
+	// Passes until nothing changes: a pass may take apart what the one
+	// before rewrote (re-quoted a word, hid a value with the white space
+	// after it) and hide a little more, never less.
+	out := slices.Clone(args)
+	for range 8 {
+		next := redactArgs(out, 0)
+		if slices.Equal(next, out) {
+			return out
+		}
+		out = next
+	}
+	for i := range out {
+		out[i] = hidden // no fixed point: hide everything rather than guess
+	}
+	return out
+}
 
 // maxNesting bounds how deep command lines inside arguments are followed;
 // a deeper one is hidden whole if it looks like it holds a credential.
