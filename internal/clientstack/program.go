@@ -40,6 +40,19 @@ type Report struct {
 	Elapsed time.Duration
 	// TLS is what the stack said it negotiated; nil if it said nothing.
 	TLS *Negotiated
+	// Totals replaces Ops for a C tool that prints only aggregates
+	// (redis-benchmark, openssl s_time); nil for the programs.
+	Totals *Totals
+}
+
+// Totals is a run as a tool that reports no single operation sums it up.
+type Totals struct {
+	Ops, Errors int64
+	// ErrorSample is the tool's message for a failure, if it printed one.
+	ErrorSample string
+	// The latency of an operation as the tool prints it; zero where it
+	// prints none (openssl s_time prints only a count).
+	Mean, P50, P95, P99, Max time.Duration
 }
 
 // Client is a running client stack.
