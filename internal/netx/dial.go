@@ -79,10 +79,29 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		// no word.
 		return openedConn(raw, Phase{Name: PhaseTunnel, Start: start, RoundTrips: turns}, time.Now(), false), nil
 	}
+	raw, start, connected, err := d.dialTCP(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if d.RTT > 0 {
+		// The delay layer sits below the counting Conn, which sees what a
+		// real link would hand it.
+		raw, connected, err = holdConnect(ctx, raw, d.RTT, connected)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return newConn(raw, start, connected), nil
+}
+
+// dialTCP opens a TCP connection to addr from d's source address, in d's
+// network namespace, and says when the connect began (the SYN left) and
+// when the kernel's connect ended (the SYN-ACK arrived): no RTT yet.
+func (d *Dialer) dialTCP(ctx context.Context, addr string) (raw net.Conn, start, connected time.Time, err error) {
 	nd := net.Dialer{}
 	if src, ok := d.source(addr); ok {
 		if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Unmap().Is4() != src.Unmap().Is4() {
-			return nil, &SourceFamilyError{Source: src, Addr: addr}
+			return nil, time.Time{}, time.Time{}, &SourceFamilyError{Source: src, Addr: addr}
 		}
 		nd.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
 		if src.Is4() {
@@ -92,7 +111,7 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 	// The tcp phase starts where the SYN leaves, at connect(2), as a
 	// capture sees it: making and binding the socket before it is the
 	// client's own setup, not the handshake's.
-	start := time.Now()
+	start = time.Now()
 	bind := nd.Control
 	nd.Control = func(network, address string, rc syscall.RawConn) error {
 		if bind != nil {
@@ -103,8 +122,6 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		start = time.Now()
 		return nil
 	}
-	var raw net.Conn
-	var err error
 	if d.Netns != "" {
 		err = inNetns(d.Netns, func() (err error) {
 			raw, err = nd.DialContext(ctx, "tcp", addr)
@@ -114,22 +131,9 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		raw, err = nd.DialContext(ctx, "tcp", addr)
 	}
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, time.Time{}, err
 	}
-	connected := synAcked(raw, start, time.Now())
-	if d.RTT > 0 {
-		// The kernel's connect took the loopback's round trip; the
-		// emulated link's SYN-ACK comes one RTT later. The delay layer
-		// sits below the counting Conn, which sees what a real link would
-		// hand it.
-		if !clock.Sleep(connected.Add(d.RTT), ctx.Done()) {
-			raw.Close()
-			return nil, ctx.Err()
-		}
-		connected = time.Now()
-		raw = newDelayConn(raw, d.RTT, connected)
-	}
-	return newConn(raw, start, connected), nil
+	return raw, start, synAcked(raw, start, time.Now()), nil
 }
 
 // SourceFamilyError is a source address to bind that cannot reach the

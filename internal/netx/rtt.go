@@ -1,6 +1,9 @@
 package netx
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"net"
 	"os"
 	"sync"
@@ -14,11 +17,23 @@ import (
 const maxInFlight = 4 << 20
 
 // chunk is what one Write (outbound) or one socket read (inbound) moved,
-// with the time it reaches the other end of the emulated link.
+// with the time it reaches the other end of the emulated link. An
+// outbound chunk without data may end the writer's side instead (end).
 type chunk struct {
 	data []byte
 	due  time.Time
+	end  linkEnd
 }
+
+// linkEnd is how the writer's side of the link ends: a FIN (CloseWrite) or
+// a RST (reset), sent after the bytes written before it, at their pace.
+type linkEnd int
+
+const (
+	endNone linkEnd = iota
+	endFIN
+	endRST
+)
 
 // delayConn emulates a link with a round-trip time in user space, below the
 // counting Conn: what the client writes is queued with a due time RTT/2
@@ -46,6 +61,9 @@ type delayConn struct {
 	out      []chunk
 	outBytes int // queued or being written
 	outErr   error
+	ended    linkEnd // the last end queued (CloseWrite, reset)
+
+	running sync.WaitGroup // receive and forward
 }
 
 // newDelayConn wraps a socket whose emulated connect ends at connected. The
@@ -53,9 +71,23 @@ type delayConn struct {
 // that speaks first is heard one RTT after connected at the earliest.
 func newDelayConn(raw net.Conn, rtt time.Duration, connected time.Time) *delayConn {
 	c := &delayConn{Conn: raw, half: rtt / 2, changed: make(chan struct{}), floor: connected.Add(rtt)}
+	c.running.Add(2)
 	go c.receive()
 	go c.forward()
 	return c
+}
+
+// holdConnect ends the emulated connect of a socket whose kernel connect
+// ended at connected: the link's SYN-ACK comes one RTT later, so the
+// caller waits until then (or until ctx ends, which closes raw), and the
+// link delivers from there.
+func holdConnect(ctx context.Context, raw net.Conn, rtt time.Duration, connected time.Time) (*delayConn, time.Time, error) {
+	if !clock.Sleep(connected.Add(rtt), ctx.Done()) {
+		raw.Close()
+		return nil, time.Time{}, ctx.Err()
+	}
+	connected = time.Now()
+	return newDelayConn(raw, rtt, connected), connected, nil
 }
 
 // signal wakes everyone waiting for a change; c.mu is held.
@@ -135,6 +167,7 @@ func (c *delayConn) Read(p []byte) (int, error) {
 
 // receive reads the socket as soon as bytes arrive and stamps them.
 func (c *delayConn) receive() {
+	defer c.running.Done()
 	buf := make([]byte, 64<<10)
 	for {
 		c.mu.Lock()
@@ -176,6 +209,8 @@ func (c *delayConn) Write(p []byte) (int, error) {
 		switch {
 		case c.closed:
 			return 0, net.ErrClosed
+		case c.ended != endNone:
+			return 0, errWriteEnded
 		case c.outErr != nil:
 			return 0, c.outErr
 		case passed(c.wdl, time.Now()):
@@ -195,8 +230,39 @@ func (c *delayConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// forward hands queued bytes to the socket at their due time.
+// errWriteEnded is a Write after CloseWrite or reset, as the socket's
+// would fail.
+var errWriteEnded = errors.New("write after the link's end was sent")
+
+// CloseWrite sends a FIN after the bytes written so far, RTT/2 from now
+// as they go; reads go on. For a relay passing a peer's half-close on.
+func (c *delayConn) CloseWrite() error { return c.end(endFIN) }
+
+// reset sends a RST after the bytes written so far, RTT/2 from now (it may
+// follow a FIN, as a socket closed with unread bytes sends one): the
+// socket is closed with SO_LINGER 0 then. For a relay passing a peer's
+// reset on.
+func (c *delayConn) reset() error { return c.end(endRST) }
+
+func (c *delayConn) end(e linkEnd) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return net.ErrClosed
+	case c.ended >= e:
+		return errWriteEnded
+	}
+	c.ended = e
+	c.out = append(c.out, chunk{due: time.Now().Add(c.half), end: e})
+	c.signal()
+	return nil
+}
+
+// forward hands queued bytes to the socket at their due time, and the
+// FIN or RST that ends them.
 func (c *delayConn) forward() {
+	defer c.running.Done()
 	var bufs net.Buffers
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -218,8 +284,21 @@ func (c *delayConn) forward() {
 			c.mu.Lock()
 		}
 		now := time.Now()
+		if e := c.out[0].end; e != endNone {
+			c.out = c.out[1:]
+			c.mu.Unlock()
+			err := sendEnd(c.Conn, e)
+			c.mu.Lock()
+			if e == endRST || err != nil {
+				// The socket is closed (or broken): nothing more leaves.
+				c.outErr = cmp.Or(err, net.ErrClosed)
+				c.out = nil
+			}
+			c.signal()
+			continue
+		}
 		bufs, n := bufs[:0], 0
-		for len(c.out) > 0 && !now.Before(c.out[0].due) {
+		for len(c.out) > 0 && !now.Before(c.out[0].due) && c.out[0].end == endNone {
 			bufs = append(bufs, c.out[0].data)
 			n += len(c.out[0].data)
 			c.out[0] = chunk{}
@@ -254,7 +333,7 @@ func (c *delayConn) Close() error {
 		return net.ErrClosed
 	}
 	c.closed = true
-	c.linger = c.outBytes > 0
+	c.linger = c.outBytes > 0 || len(c.out) > 0 // bytes, or a FIN or RST
 	c.signal()
 	linger := c.linger
 	c.mu.Unlock()
@@ -269,6 +348,20 @@ func (c *delayConn) Close() error {
 
 // SetDeadline bounds Read and Write of the emulated link (not the socket's,
 // which the link's goroutines use).
+// sendEnd half-closes (FIN) or resets (RST) the socket raw.
+func sendEnd(raw net.Conn, e linkEnd) error {
+	if e == endRST {
+		if l, ok := raw.(interface{ SetLinger(int) error }); ok {
+			l.SetLinger(0)
+		}
+		return raw.Close()
+	}
+	if h, ok := raw.(interface{ CloseWrite() error }); ok {
+		return h.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
 func (c *delayConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
