@@ -84,12 +84,16 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		return nil, err
 	}
 	if d.RTT > 0 {
-		// The delay layer sits below the counting Conn, which sees what a
-		// real link would hand it.
-		raw, connected, err = holdConnect(ctx, raw, d.RTT, connected)
-		if err != nil {
-			return nil, err
+		// The kernel's connect took the loopback's round trip; the
+		// emulated link's SYN-ACK comes one RTT later. The delay layer
+		// sits below the counting Conn, which sees what a real link would
+		// hand it.
+		if !clock.Sleep(connected.Add(d.RTT), ctx.Done()) {
+			raw.Close()
+			return nil, ctx.Err()
 		}
+		connected = time.Now()
+		raw = newDelayConn(raw, d.RTT, connected)
 	}
 	return newConn(raw, start, connected), nil
 }

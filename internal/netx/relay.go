@@ -20,14 +20,18 @@ import (
 // The link, as the client sees it:
 //   - the connect: the kernel completes the client's connect to the relay
 //     at once, so the one RTT of the emulated connect cannot be spent
-//     there; the relay spends it after its accept instead. It dials the
-//     target and holds the connection one RTT before it passes anything
-//     (as the Dialer holds its connect), and the server's bytes are
-//     delivered no earlier than one RTT after that (delayConn's floor). So
-//     the client's first exchange ends at the same time after its connect
-//     began as through the Dialer (connect + first exchange: 2 RTT plus the
-//     server's time, whoever speaks first), but its tcp phase is the
-//     loopback's and the connect's RTT shows in the first exchange.
+//     there; the relay spends it on the first bytes each way instead. It
+//     dials the target at its accept (the server sees the connection when
+//     it would through the Dialer); the server's bytes reach the client no
+//     earlier than two RTTs after the relay's connect (delayConn's floor:
+//     the connect's and their own), and what the client writes before it
+//     has heard from the server leaves one RTT after it was written, then
+//     takes RTT/2 (delayConn's early): the client did that work one RTT
+//     early, its connect having returned at once. So a client's first
+//     exchange ends when it does through the Dialer (connect + first
+//     exchange: 2 RTT plus both sides' time, whoever speaks first), but its
+//     tcp phase is the loopback's and the connect's RTT shows in the first
+//     exchange.
 //   - each direction delivers RTT/2 after the bytes were sent, in order,
 //     with at most maxInFlight bytes in flight each way.
 //   - a FIN (half-close) and a RST pass on RTT/2 after the bytes before
@@ -102,8 +106,8 @@ func (r *Relay) fail(err error) {
 }
 
 // Close stops the listener, resets every relayed connection both ways and
-// waits for all the relay's goroutines (at most RTT/2 for a delivery
-// already due).
+// waits for the relay's goroutines (up to 1.5 RTT: a delivery on its way
+// ends first).
 func (r *Relay) Close() error {
 	r.cancel()
 	r.wg.Wait()
@@ -149,12 +153,12 @@ func (r *Relay) serve(client *net.TCPConn) {
 	var server net.Conn = raw
 	var dc *delayConn
 	if rtt := r.rtt; rtt > 0 {
-		// Nothing passes until the emulated connect is over: the client's
-		// first bytes wait in its socket meanwhile.
-		if dc, _, err = holdConnect(r.ctx, raw, rtt, connected); err != nil {
-			resetTCP(client)
-			return
-		}
+		// The emulated SYN-ACK comes one RTT after the kernel's: the
+		// server's first bytes are heard no earlier than one RTT after
+		// it (delayConn's floor), and what the client wrote before them
+		// leaves one RTT after it was written (early).
+		dc = newDelayConn(raw, rtt, connected.Add(rtt))
+		dc.early = rtt
 		server = dc
 	}
 	stopServer := context.AfterFunc(r.ctx, func() {

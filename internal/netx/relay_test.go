@@ -92,23 +92,49 @@ func TestRelayTLS(t *testing.T) {
 	}
 }
 
-// TestRelayServerFirst checks that a server that speaks first is heard two
-// RTTs after the client's connect began, as through the Dialer: the
-// connect's RTT and the greeting's.
-func TestRelayServerFirst(t *testing.T) {
-	addr := listen(t, func(c net.Conn) {
-		c.Write([]byte("hello"))
-		io.Copy(io.Discard, c)
-	})
+// TestRelayFirstBytes checks the emulated connect's RTT as the client's
+// first exchange carries it, as the Dialer's connect would: a
+// server that speaks first is heard two RTTs after the client's connect
+// began (the connect's and the greeting's); a client that speaks first is
+// heard by the server one RTT and a half after it (the connect's and
+// RTT/2), and answered two RTTs after it.
+func TestRelayFirstBytes(t *testing.T) {
 	rtt := 20 * time.Millisecond
-	c, start := relayed(t, addr, &Dialer{RTT: rtt})
-	b := make([]byte, 5)
-	if _, err := io.ReadFull(c, b); err != nil || string(b) != "hello" {
-		t.Fatalf("greeting %q, %v", b, err)
-	}
-	if e := time.Since(start); e < 2*rtt {
-		t.Errorf("greeting after %v, under 2 RTT (%v)", e, 2*rtt)
-	}
+	t.Run("server first", func(t *testing.T) {
+		addr := listen(t, func(c net.Conn) {
+			c.Write([]byte("hello"))
+			io.Copy(io.Discard, c)
+		})
+		c, start := relayed(t, addr, &Dialer{RTT: rtt})
+		b := make([]byte, 5)
+		if _, err := io.ReadFull(c, b); err != nil || string(b) != "hello" {
+			t.Fatalf("greeting %q, %v", b, err)
+		}
+		if e := time.Since(start); e < 2*rtt {
+			t.Errorf("greeting after %v, under 2 RTT (%v)", e, 2*rtt)
+		}
+	})
+	t.Run("client first", func(t *testing.T) {
+		heard := make(chan time.Time, 1)
+		addr := listen(t, func(c net.Conn) {
+			b := make([]byte, 5)
+			io.ReadFull(c, b)
+			heard <- time.Now()
+			c.Write(b)
+		})
+		c, start := relayed(t, addr, &Dialer{RTT: rtt})
+		c.Write([]byte("hello"))
+		b := make([]byte, 5)
+		if _, err := io.ReadFull(c, b); err != nil || string(b) != "hello" {
+			t.Fatalf("answer %q, %v", b, err)
+		}
+		if e := time.Since(start); e < 2*rtt {
+			t.Errorf("answer after %v, under 2 RTT (%v)", e, 2*rtt)
+		}
+		if e := (<-heard).Sub(start); e < 3*rtt/2 {
+			t.Errorf("the server heard the client after %v, under 1.5 RTT (%v)", e, 3*rtt/2)
+		}
+	})
 }
 
 // TestRelayHalfClose checks that a FIN passes each way and the other

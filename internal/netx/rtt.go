@@ -2,7 +2,6 @@ package netx
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"net"
 	"os"
@@ -57,6 +56,13 @@ type delayConn struct {
 	inErr   error // the socket's read error, released like data
 	inErrAt time.Time
 	floor   time.Time // nothing arrives before this (see newDelayConn)
+	heard   bool      // Read has returned bytes
+
+	// early delays what is written before the first bytes are read, on
+	// top of RTT/2: the relay's client, whose connect the kernel ended at
+	// once rather than one RTT later, wrote them that much early (see
+	// Relay).
+	early time.Duration
 
 	out      []chunk
 	outBytes int // queued or being written
@@ -75,19 +81,6 @@ func newDelayConn(raw net.Conn, rtt time.Duration, connected time.Time) *delayCo
 	go c.receive()
 	go c.forward()
 	return c
-}
-
-// holdConnect ends the emulated connect of a socket whose kernel connect
-// ended at connected: the link's SYN-ACK comes one RTT later, so the
-// caller waits until then (or until ctx ends, which closes raw), and the
-// link delivers from there.
-func holdConnect(ctx context.Context, raw net.Conn, rtt time.Duration, connected time.Time) (*delayConn, time.Time, error) {
-	if !clock.Sleep(connected.Add(rtt), ctx.Done()) {
-		raw.Close()
-		return nil, time.Time{}, ctx.Err()
-	}
-	connected = time.Now()
-	return newDelayConn(raw, rtt, connected), connected, nil
 }
 
 // signal wakes everyone waiting for a change; c.mu is held.
@@ -148,6 +141,7 @@ func (c *delayConn) Read(p []byte) (int, error) {
 					c.in[0].data = c.in[0].data[k:]
 				}
 			}
+			c.heard = true
 			c.signal() // room for the receiver
 			return n, nil
 		case len(c.in) > 0:
@@ -224,10 +218,18 @@ func (c *delayConn) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.out = append(c.out, chunk{data: append([]byte(nil), p...), due: time.Now().Add(c.half)})
+	c.out = append(c.out, chunk{data: append([]byte(nil), p...), due: c.outDue()})
 	c.outBytes += len(p)
 	c.signal()
 	return len(p), nil
+}
+
+// outDue is when what is written now reaches the other end; c.mu is held.
+func (c *delayConn) outDue() time.Time {
+	if c.heard {
+		return time.Now().Add(c.half)
+	}
+	return time.Now().Add(c.half + c.early)
 }
 
 // errWriteEnded is a Write after CloseWrite or reset, as the socket's
@@ -254,7 +256,7 @@ func (c *delayConn) end(e linkEnd) error {
 		return errWriteEnded
 	}
 	c.ended = e
-	c.out = append(c.out, chunk{due: time.Now().Add(c.half), end: e})
+	c.out = append(c.out, chunk{due: c.outDue(), end: e})
 	c.signal()
 	return nil
 }
