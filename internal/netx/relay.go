@@ -43,6 +43,20 @@ import (
 //
 // A target the relay cannot dial resets the client's connection (the
 // client saw its connect succeed); Err says why.
+//
+// Use: one relay per target and RTT, given the dialer Go's connections of
+// the variant use, and the client given Addr in place of the target's
+// host:port (its TLS must still verify the target's name: libpq's
+// hostaddr=, a client's SNI setting):
+//
+//	r, err := netx.StartRelay(ctx, "127.0.0.1:5432", dialer.WithRTT(44*time.Millisecond))
+//	if err != nil { ... }
+//	defer r.Close()
+//	... the client connects to r.Addr() ...
+//	if err := r.Err(); err != nil { ... the relay could not reach the target ... }
+//
+// Each relayed connection holds four goroutines (two at RTT 0) and up to
+// maxInFlight bytes each way.
 type Relay struct {
 	ln     net.Listener
 	target string
