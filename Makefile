@@ -24,12 +24,13 @@ fuzz:
 	bash scripts/fuzz.sh
 
 # Figures, not pass/fail: tlsbench beside its peers, and the accuracy of
-# its emulated RTT, its round-trip model, its open loop's schedule, its
+# its emulated RTT (the dialer's, and the relay's beside it:
+# RelayRTTAccuracy), its round-trip model, its open loop's schedule, its
 # knee search and its wait-mode choice, which the tests leave to these
 # (a loaded machine misses any bound on them). Run on an idle machine.
 bench:
 	bash scripts/install.sh bench
-	go test -run '^$$' -bench 'RTTAccuracy|PredictRTT|ConnectWire|PhaseTimes|RateArrivals|Knee|PoolChoosesWaitMode' -benchtime 1x ./internal/netx ./internal/cli ./internal/driver/pgdrv ./internal/driver/mysqldrv ./internal/bench
+	go test -run '^$$' -bench 'RTTAccuracy|RelayRTTAccuracy|PredictRTT|ConnectWire|PhaseTimes|RateArrivals|Knee|PoolChoosesWaitMode' -benchtime 1x ./internal/netx ./internal/cli ./internal/driver/pgdrv ./internal/driver/mysqldrv ./internal/bench
 	bash bench/peers.sh
 	bash bench/peers-db.sh
 

@@ -2,8 +2,10 @@
 // phases, counts its round trips, sees TLS records, emulates latency,
 // spreads loopback source addresses so that connect loops do not run out
 // of ports, dials inside a network namespace, and lets a socket wait for
-// its answers in the calling thread (poll(2)) instead of Go's poller; and
-// the SSH tunnels it can dial through, with their login from an ssh:// URL.
+// its answers in the calling thread (poll(2)) instead of Go's poller; the
+// SSH tunnels it can dial through, with their login from an ssh:// URL;
+// and a relay on loopback that emulates the same latency for clients
+// outside Go.
 package netx
 
 import (

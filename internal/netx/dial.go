@@ -79,44 +79,10 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		// no word.
 		return openedConn(raw, Phase{Name: PhaseTunnel, Start: start, RoundTrips: turns}, time.Now(), false), nil
 	}
-	nd := net.Dialer{}
-	if src, ok := d.source(addr); ok {
-		if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Unmap().Is4() != src.Unmap().Is4() {
-			return nil, &SourceFamilyError{Source: src, Addr: addr}
-		}
-		nd.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
-		if src.Is4() {
-			nd.Control = bindNoPort
-		}
-	}
-	// The tcp phase starts where the SYN leaves, at connect(2), as a
-	// capture sees it: making and binding the socket before it is the
-	// client's own setup, not the handshake's.
-	start := time.Now()
-	bind := nd.Control
-	nd.Control = func(network, address string, rc syscall.RawConn) error {
-		if bind != nil {
-			if err := bind(network, address, rc); err != nil {
-				return err
-			}
-		}
-		start = time.Now()
-		return nil
-	}
-	var raw net.Conn
-	var err error
-	if d.Netns != "" {
-		err = inNetns(d.Netns, func() (err error) {
-			raw, err = nd.DialContext(ctx, "tcp", addr)
-			return err
-		})
-	} else {
-		raw, err = nd.DialContext(ctx, "tcp", addr)
-	}
+	raw, start, connected, err := d.dialTCP(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	connected := synAcked(raw, start, time.Now())
 	if d.RTT > 0 {
 		// The kernel's connect took the loopback's round trip; the
 		// emulated link's SYN-ACK comes one RTT later. The delay layer
@@ -130,6 +96,48 @@ func (d *Dialer) Dial(ctx context.Context, addr string) (*Conn, error) {
 		raw = newDelayConn(raw, d.RTT, connected)
 	}
 	return newConn(raw, start, connected), nil
+}
+
+// dialTCP opens a TCP connection to addr from d's source address, in d's
+// network namespace, and says when the connect began (the SYN left) and
+// when the kernel's connect ended (the SYN-ACK arrived): no RTT yet.
+func (d *Dialer) dialTCP(ctx context.Context, addr string) (raw net.Conn, start, connected time.Time, err error) {
+	nd := net.Dialer{}
+	if src, ok := d.source(addr); ok {
+		if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Unmap().Is4() != src.Unmap().Is4() {
+			return nil, time.Time{}, time.Time{}, &SourceFamilyError{Source: src, Addr: addr}
+		}
+		nd.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+		if src.Is4() {
+			nd.Control = bindNoPort
+		}
+	}
+	// The tcp phase starts where the SYN leaves, at connect(2), as a
+	// capture sees it: making and binding the socket before it is the
+	// client's own setup, not the handshake's.
+	start = time.Now()
+	bind := nd.Control
+	nd.Control = func(network, address string, rc syscall.RawConn) error {
+		if bind != nil {
+			if err := bind(network, address, rc); err != nil {
+				return err
+			}
+		}
+		start = time.Now()
+		return nil
+	}
+	if d.Netns != "" {
+		err = inNetns(d.Netns, func() (err error) {
+			raw, err = nd.DialContext(ctx, "tcp", addr)
+			return err
+		})
+	} else {
+		raw, err = nd.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	return raw, start, synAcked(raw, start, time.Now()), nil
 }
 
 // SourceFamilyError is a source address to bind that cannot reach the

@@ -14,7 +14,7 @@ import (
 )
 
 // tlsListener runs a real crypto/tls server that answers each line with a line.
-func tlsListener(t *testing.T, maxVersion uint16, preamble bool) (addr string, roots *tls.Config) {
+func tlsListener(t testing.TB, maxVersion uint16, preamble bool) (addr string, roots *tls.Config) {
 	t.Helper()
 	ca, err := tlsx.NewCA()
 	if err != nil {

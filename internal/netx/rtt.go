@@ -1,6 +1,8 @@
 package netx
 
 import (
+	"cmp"
+	"errors"
 	"net"
 	"os"
 	"sync"
@@ -14,11 +16,23 @@ import (
 const maxInFlight = 4 << 20
 
 // chunk is what one Write (outbound) or one socket read (inbound) moved,
-// with the time it reaches the other end of the emulated link.
+// with the time it reaches the other end of the emulated link. An
+// outbound chunk without data may end the writer's side instead (end).
 type chunk struct {
 	data []byte
 	due  time.Time
+	end  linkEnd
 }
+
+// linkEnd is how the writer's side of the link ends: a FIN (CloseWrite) or
+// a RST (reset), sent after the bytes written before it, at their pace.
+type linkEnd int
+
+const (
+	endNone linkEnd = iota
+	endFIN
+	endRST
+)
 
 // delayConn emulates a link with a round-trip time in user space, below the
 // counting Conn: what the client writes is queued with a due time RTT/2
@@ -42,10 +56,20 @@ type delayConn struct {
 	inErr   error // the socket's read error, released like data
 	inErrAt time.Time
 	floor   time.Time // nothing arrives before this (see newDelayConn)
+	heard   bool      // Read has returned bytes
+
+	// early delays what is written before the first bytes are read, on
+	// top of RTT/2: the relay's client, whose connect the kernel ended at
+	// once rather than one RTT later, wrote them that much early (see
+	// Relay).
+	early time.Duration
 
 	out      []chunk
 	outBytes int // queued or being written
 	outErr   error
+	ended    linkEnd // the last end queued (CloseWrite, reset)
+
+	running sync.WaitGroup // receive and forward
 }
 
 // newDelayConn wraps a socket whose emulated connect ends at connected. The
@@ -53,6 +77,7 @@ type delayConn struct {
 // that speaks first is heard one RTT after connected at the earliest.
 func newDelayConn(raw net.Conn, rtt time.Duration, connected time.Time) *delayConn {
 	c := &delayConn{Conn: raw, half: rtt / 2, changed: make(chan struct{}), floor: connected.Add(rtt)}
+	c.running.Add(2)
 	go c.receive()
 	go c.forward()
 	return c
@@ -116,6 +141,7 @@ func (c *delayConn) Read(p []byte) (int, error) {
 					c.in[0].data = c.in[0].data[k:]
 				}
 			}
+			c.heard = true
 			c.signal() // room for the receiver
 			return n, nil
 		case len(c.in) > 0:
@@ -135,6 +161,7 @@ func (c *delayConn) Read(p []byte) (int, error) {
 
 // receive reads the socket as soon as bytes arrive and stamps them.
 func (c *delayConn) receive() {
+	defer c.running.Done()
 	buf := make([]byte, 64<<10)
 	for {
 		c.mu.Lock()
@@ -176,6 +203,8 @@ func (c *delayConn) Write(p []byte) (int, error) {
 		switch {
 		case c.closed:
 			return 0, net.ErrClosed
+		case c.ended != endNone:
+			return 0, errWriteEnded
 		case c.outErr != nil:
 			return 0, c.outErr
 		case passed(c.wdl, time.Now()):
@@ -189,14 +218,53 @@ func (c *delayConn) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.out = append(c.out, chunk{data: append([]byte(nil), p...), due: time.Now().Add(c.half)})
+	c.out = append(c.out, chunk{data: append([]byte(nil), p...), due: c.outDue()})
 	c.outBytes += len(p)
 	c.signal()
 	return len(p), nil
 }
 
-// forward hands queued bytes to the socket at their due time.
+// outDue is when what is written now reaches the other end; c.mu is held.
+func (c *delayConn) outDue() time.Time {
+	if c.heard {
+		return time.Now().Add(c.half)
+	}
+	return time.Now().Add(c.half + c.early)
+}
+
+// errWriteEnded is a Write after CloseWrite or reset, as the socket's
+// would fail.
+var errWriteEnded = errors.New("write after the link's end was sent")
+
+// CloseWrite sends a FIN after the bytes written so far, RTT/2 from now
+// as they go; reads go on. For a relay passing a peer's half-close on.
+func (c *delayConn) CloseWrite() error { return c.end(endFIN) }
+
+// reset sends a RST after the bytes written so far, RTT/2 from now (it may
+// follow a FIN, as a socket closed with unread bytes sends one): the
+// socket is closed with SO_LINGER 0 then. For a relay passing a peer's
+// reset on.
+func (c *delayConn) reset() error { return c.end(endRST) }
+
+func (c *delayConn) end(e linkEnd) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return net.ErrClosed
+	case c.ended >= e:
+		return errWriteEnded
+	}
+	c.ended = e
+	c.out = append(c.out, chunk{due: c.outDue(), end: e})
+	c.signal()
+	return nil
+}
+
+// forward hands queued bytes to the socket at their due time, and the
+// FIN or RST that ends them.
 func (c *delayConn) forward() {
+	defer c.running.Done()
 	var bufs net.Buffers
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -218,8 +286,21 @@ func (c *delayConn) forward() {
 			c.mu.Lock()
 		}
 		now := time.Now()
+		if e := c.out[0].end; e != endNone {
+			c.out = c.out[1:]
+			c.mu.Unlock()
+			err := sendEnd(c.Conn, e)
+			c.mu.Lock()
+			if e == endRST || err != nil {
+				// The socket is closed (or broken): nothing more leaves.
+				c.outErr = cmp.Or(err, net.ErrClosed)
+				c.out = nil
+			}
+			c.signal()
+			continue
+		}
 		bufs, n := bufs[:0], 0
-		for len(c.out) > 0 && !now.Before(c.out[0].due) {
+		for len(c.out) > 0 && !now.Before(c.out[0].due) && c.out[0].end == endNone {
 			bufs = append(bufs, c.out[0].data)
 			n += len(c.out[0].data)
 			c.out[0] = chunk{}
@@ -254,7 +335,7 @@ func (c *delayConn) Close() error {
 		return net.ErrClosed
 	}
 	c.closed = true
-	c.linger = c.outBytes > 0
+	c.linger = c.outBytes > 0 || len(c.out) > 0 // bytes, or a FIN or RST
 	c.signal()
 	linger := c.linger
 	c.mu.Unlock()
@@ -269,6 +350,20 @@ func (c *delayConn) Close() error {
 
 // SetDeadline bounds Read and Write of the emulated link (not the socket's,
 // which the link's goroutines use).
+// sendEnd half-closes (FIN) or resets (RST) the socket raw.
+func sendEnd(raw net.Conn, e linkEnd) error {
+	if e == endRST {
+		if l, ok := raw.(interface{ SetLinger(int) error }); ok {
+			l.SetLinger(0)
+		}
+		return raw.Close()
+	}
+	if h, ok := raw.(interface{ CloseWrite() error }); ok {
+		return h.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
 func (c *delayConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

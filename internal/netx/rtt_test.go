@@ -94,6 +94,72 @@ func BenchmarkRTTAccuracy(b *testing.B) {
 	}
 }
 
+// BenchmarkRelayRTTAccuracy prints, side by side in one run, what a TLS
+// 1.3 client sees through the relay and through the Dialer at the same
+// emulated RTT on the same server: the connect and TLS handshake together
+// (2 RTT each way: the relay spends the connect's RTT after its accept),
+// then a one-byte exchange, in ms (medians of 20, the two interleaved), and
+// the relay's over the Dialer's as ratios. make bench.
+func BenchmarkRelayRTTAccuracy(b *testing.B) {
+	addr, cfg := tlsListener(b, tls.VersionTLS13, false)
+	for _, rtt := range []time.Duration{time.Millisecond, 44 * time.Millisecond} {
+		b.Run(rtt.String(), func(b *testing.B) {
+			r := startRelay(b, addr, &Dialer{RTT: rtt})
+			d := &Dialer{RTT: rtt}
+			ways := []func() (net.Conn, error){
+				func() (net.Conn, error) { return d.Dial(context.Background(), addr) },
+				func() (net.Conn, error) { return net.Dial("tcp", r.Addr()) },
+			}
+			var setup, exchange [2]time.Duration
+			for range b.N {
+				var setups, exchanges [2][]time.Duration
+				for range 20 {
+					for i, dial := range ways {
+						s, e := tlsTimes(b, dial, cfg)
+						setups[i] = append(setups[i], s)
+						exchanges[i] = append(exchanges[i], e)
+					}
+				}
+				for i := range ways {
+					setup[i], exchange[i] = median(setups[i]), median(exchanges[i])
+				}
+			}
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			b.ReportMetric(ms(setup[0]), "ms-setup-dialer")
+			b.ReportMetric(ms(setup[1]), "ms-setup-relay")
+			b.ReportMetric(float64(setup[1])/float64(setup[0]), "setup-relay/dialer")
+			b.ReportMetric(ms(exchange[0]), "ms-exchange-dialer")
+			b.ReportMetric(ms(exchange[1]), "ms-exchange-relay")
+			b.ReportMetric(float64(exchange[1])/float64(exchange[0]), "exchange-relay/dialer")
+		})
+	}
+}
+
+// tlsTimes dials, runs a TLS handshake and exchanges one byte with a line
+// echo: how long the dial and handshake took together, and the exchange.
+func tlsTimes(tb testing.TB, dial func() (net.Conn, error), cfg *tls.Config) (setup, exchange time.Duration) {
+	start := time.Now()
+	raw, err := dial()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer raw.Close()
+	tc := tls.Client(raw, cfg)
+	if err := tc.Handshake(); err != nil {
+		tb.Fatal(err)
+	}
+	setup = time.Since(start)
+	start = time.Now()
+	var line [1]byte
+	if _, err := tc.Write([]byte{'\n'}); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := io.ReadFull(tc, line[:]); err != nil {
+		tb.Fatal(err)
+	}
+	return setup, time.Since(start)
+}
+
 // TestRTTRoundTrips checks that the emulated link leaves the round-trip
 // counts as they are without it.
 func TestRTTRoundTrips(t *testing.T) {
