@@ -10,6 +10,7 @@ import (
 )
 
 //go:embed PROTOCOL.md
+//go:embed node/client.js
 var files embed.FS
 
 // Program returns the source of a client program by its path under

@@ -595,7 +595,7 @@ async function run(stack, cfg, args) {
     } catch (e) {
       // A pool that cannot open is the run's one failed operation.
       report(0, t0, e, 'connect');
-      emit(`done ${id} ${state.ops} ${state.errs}`, true);
+      emit(`done ${id} ${state.ops + state.errs} ${state.errs}`, true);
       return;
     }
     if (tlsOn) state.tls = tlsLine(stack.poolSocket(pool)) || 'tls - - - -';
@@ -623,7 +623,7 @@ async function run(stack, cfg, args) {
       await stack.closePool(pool);
     } catch {}
   }
-  emit(`done ${id} ${state.ops} ${state.errs}`, true);
+  emit(`done ${id} ${state.ops + state.errs} ${state.errs}`, true);
 }
 
 // ---- Main: config, hello or refuse, then commands until quit or EOF.
