@@ -406,7 +406,14 @@ function httpsStack(cfg) {
     },
     async close(c) {
       if (c.agent) c.agent.destroy();
-      else if (c.sock && !c.sock.destroyed) await new Promise((resolve) => c.sock.once('close', resolve));
+      else if (c.sock && !c.sock.destroyed) {
+        // The server closes after Connection: close; one that does not is
+        // closed here when the operation's time is up.
+        await new Promise((resolve) => {
+          const timer = setTimeout(() => c.sock.destroy(), cfg.timeout);
+          c.sock.once('close', () => resolve(clearTimeout(timer)));
+        });
+      }
     },
     destroy: (c) => c.agent && c.agent.destroy(),
     socket: (c) => c.sock,
