@@ -3,6 +3,7 @@ package clientstack
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net"
 	"net/url"
 	"os"
@@ -34,16 +35,20 @@ type sessionCount func() (sessions, secure int64)
 type nodeCase struct {
 	lab, engine string
 	workload    string
+	// resumes is what a resume=1 connection after another gets: "1" where
+	// the server resumes, "0" where it never does (PostgreSQL), "refused"
+	// where the stack has no way to (the MongoDB driver).
+	resumes string
 	// start starts the server and returns its count (nil: it keeps none).
 	start func(t *testing.T) (lab.Server, sessionCount)
 }
 
 var nodeCases = []nodeCase{
-	{"postgres", "postgres", "ping", startPGCounted},
-	{"mariadb", "mysql", "ping", startMariaDBCounted},
-	{"redis", "redis", "get", startRedisCounted},
-	{"mongodb", "mongodb", "ping", startMongoCounted},
-	{"builtin", "http", "request", startBuiltin},
+	{"postgres", "postgres", "ping", "0", startPGCounted},
+	{"mariadb", "mysql", "ping", "1", startMariaDBCounted},
+	{"redis", "redis", "get", "1", startRedisCounted},
+	{"mongodb", "mongodb", "ping", "refused", startMongoCounted},
+	{"builtin", "http", "request", "1", startBuiltin},
 }
 
 // TestNodeStacks runs clients/node/client.js through Start against real
@@ -51,7 +56,8 @@ var nodeCases = []nodeCase{
 // whose operations equal the sessions the server counted (and its TLS
 // sessions, where it counts them), the version the program says it
 // negotiated, and a pool run; then a wrong password, a closed port and a
-// CA that signed nothing the server has, each failing in its phase.
+// CA that signed nothing the server has, each failing in its phase; then
+// resumption: none with resume=0, and with resume=1 what the server allows.
 func TestNodeStacks(t *testing.T) {
 	labtest.Slow(t)
 	nodeInstalled(t)
@@ -101,6 +107,33 @@ func TestNodeStacks(t *testing.T) {
 				}
 				if n, failed := tally(rep); n == 0 || failed != "" || rep.CPU <= 0 {
 					t.Errorf("tls %s pool: %d operations, CPU %v; failed: %s", cfg.TLS, n, rep.CPU, failed)
+				}
+			}
+			for _, resume := range []bool{false, true} {
+				cfg := labConfig(t, srv, nc.engine, nc.workload, true)
+				cfg.Resume = resume
+				want := map[bool]string{false: "0", true: nc.resumes}[resume]
+				c, err := Start(context.Background(), cfg)
+				var refused *Refused
+				if errors.As(err, &refused) && want == "refused" {
+					continue
+				}
+				if err != nil || want == "refused" {
+					t.Fatalf("resume %v: %v, want %s", resume, err, want)
+				}
+				defer c.Close()
+				// A run's tls line is its first connection's: the second
+				// run's first offers the session the first run got.
+				var got []string
+				for range 2 {
+					rep, err := c.Run(context.Background(), Run{Experiment: "connect", Concurrency: 1, PerConn: 1, MaxOps: 1, Duration: time.Minute})
+					if err != nil || rep.TLS == nil {
+						t.Fatalf("resume %v: %v, negotiated %v", resume, err, rep.TLS)
+					}
+					got = append(got, rep.TLS.Resumed)
+				}
+				if got[0] != "0" || got[1] != want {
+					t.Errorf("resume %v: resumed %v, want [0 %s]", resume, got, want)
 				}
 			}
 			for _, tc := range nodeFailures(t) {
