@@ -660,7 +660,7 @@ function main() {
   try {
     stack = stacks[cfg.stack].make(cfg);
   } catch (e) {
-    fatal(`${cfg.stack}: ${e.code === 'MODULE_NOT_FOUND' ? `${e.message.split('\n')[0]}: install it with bash scripts/install.sh clients (NODE_PATH=${process.env.NODE_PATH || ''})` : e.message}`);
+    fatal(`${cfg.stack}: ${e.code === 'MODULE_NOT_FOUND' ? `${e.message.split('\n')[0]}: install it with bash scripts/install-clients.sh (NODE_PATH=${process.env.NODE_PATH || ''})` : e.message}`);
   }
   const model = cfg.stack === 'ioredis' ? 'event-loop-pipelined' : 'event-loop';
   emit(`hello protocol=1 stack=${cfg.stack} driver=${stack.driver} tls=OpenSSL/${process.versions.openssl} runtime=Node.js/${process.versions.node} model=${model}`, true);
