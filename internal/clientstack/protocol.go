@@ -13,8 +13,8 @@ type Hello struct {
 	TLS    string // the TLS library and its version, "OpenSSL/3.0.15"
 	// Runtime is the language runtime, "CPython/3.11.7".
 	Runtime string
-	// Model is how it runs concurrent connections: threads, event-loop
-	// or processes.
+	// Model is how it runs concurrent connections: threads, event-loop,
+	// processes or event-loop-pipelined (one connection, N in flight).
 	Model string
 }
 
