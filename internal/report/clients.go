@@ -93,10 +93,10 @@ func goDriver(target string) string {
 
 // stackShare is how many cores a stack's way of running connections can
 // keep busy at concurrency c: one for an event loop, else one per
-// connection up to the machine's cores.
+// connection up to the machine's cores; CPython's threads one.
 func (ix *index) stackShare(name string, c int) int {
-	if ix.stackInfo(ix.stackOf(name)).Model == "event-loop" {
-		return 1
+	if in := ix.stackInfo(ix.stackOf(name)); in.Model == "event-loop" || in.Model == "threads" && strings.HasPrefix(in.Runtime, "CPython") {
+		return 1 // one loop; CPython's threads take turns holding one interpreter lock
 	}
 	if n := ix.r.Env.Cores; n > 0 {
 		return min(c, n)
@@ -263,7 +263,7 @@ func addedCell(m margin, d stats.Summary, scale float64, unit string) Cell {
 	c := Cell{Text: signed(mean, millis), Unit: unit, Value: mean, StdDev: math.NaN(), CI: math.NaN()}
 	if d.N >= 2 && finite(d.CI95) {
 		c.CI, c.StdDev = d.CI95*scale, d.StdDev*scale
-		c.Text += " ±" + num(c.CI, millis)
+		c.Text += " ±" + ciWords(mean, c.CI)
 		if m != about {
 			c.Text += " *"
 		} else {
@@ -327,6 +327,9 @@ func (ix *index) addedRoundTrips(e plan.Experiment, c int, from, to string) Cell
 		}
 	}
 	text := signed(d, sig3)
+	if d == math.Round(d) {
+		text = fmt.Sprintf("%+d", int(d))
+	}
 	if len(parts) > 0 {
 		text += " (" + strings.Join(parts, ", ") + ")"
 	}
@@ -346,8 +349,8 @@ func (ix *index) threads(b *body) {
 		Left:   3,
 		Header: []string{"client", "variant", "figure"},
 		Foot: []string{
-			"client CPU: the stack's own process per connection, ms; client cores: its CPU over the trial's time, the most of any trial, against the cores its concurrency model can use (an event loop one)",
-			"a TLS library that contends for locks across threads spends more CPU per connection as concurrency grows, and makes fewer connections per second than the cores allow",
+			"client CPU: the stack's own process per connection, ms; client cores: its CPU over the trial's time, the most of any trial, against the cores its concurrency model can use (an event loop or CPython's threads one)",
+			"more client CPU per connection as concurrency grows is what contention inside a stack looks like (locks in its TLS library, an interpreter lock)",
 		},
 	}
 	for _, c := range cs {
@@ -456,16 +459,16 @@ type StackLoss struct {
 	Diff    stats.Summary
 }
 
-// ClientBound: the client of Variant kept Used of its Share of cores busy
-// in Experiment at Concurrency: its figures are the stack's limit, not
-// the server's.
+// ClientBound: the client of Stack kept Lo to Hi of its Share of cores
+// busy in Cells ("connect psycopg plain c=4"): their figures are the
+// stack's limit, not the server's. Model is how it runs connections,
+// Runtime its language's.
 type ClientBound struct {
-	Stack, Variant string
-	Experiment     plan.Experiment
-	Concurrency    int
-	Used           float64
+	Stack          string
+	Cells          []string
+	Lo, Hi         float64
 	Share          int
-	Model          string
+	Model, Runtime string
 }
 
 // StackScaling is the threads study of one stack's variant: from
@@ -593,26 +596,30 @@ func (r *rules) stackLoss(setting string, c int, items []StackItem) {
 		}
 		return 100*(metric(ts[3])/q-1) - 100*(metric(ts[1])/p-1), true
 	}, a, b, x, y)
-	r.add(KindFinding, TopicClients, StackLoss{Setting: setting, Items: items, Apart: m == more, Diff: d})
+	apart := m == more && first.Contrast.Measurable() && first.Contrast.Delta.Pct < 0
+	r.add(KindFinding, TopicClients, StackLoss{Setting: setting, Items: items, Apart: apart, Diff: d})
 }
 
-// clientBound states the cells where a stack's client kept nearly all its
-// share of cores busy, the first per variant.
+// clientBound states, per stack, the cells where its client kept nearly
+// all its share of cores busy.
 func (r *rules) clientBound() {
 	ix := r.ix
-	for _, e := range ix.experiments {
-		for _, n := range ix.variants {
-			for _, c := range ix.conc[e] {
-				k := cellKey{e, n, c}
-				if len(ix.trials[k]) == 0 {
+	for _, s := range ix.stacks {
+		in := ix.stackInfo(s)
+		f := ClientBound{Stack: s, Lo: math.Inf(1), Model: in.Model, Runtime: in.Runtime}
+		for _, e := range ix.experiments {
+			for _, k := range ix.cells(e) {
+				if ix.stackOf(k.variant) != s {
 					continue
 				}
 				if used, share := ix.clientLoad(k); used > clientBound*float64(share) {
-					r.add(KindFinding, TopicClients, ClientBound{Stack: ix.stackOf(n), Variant: n, Experiment: e, Concurrency: c,
-						Used: used, Share: share, Model: ix.stackInfo(ix.stackOf(n)).Model})
-					break
+					f.Cells = append(f.Cells, fmt.Sprintf("%s %s %s", e, k.variant, plan.Label(k.c)))
+					f.Lo, f.Hi, f.Share = min(f.Lo, used), max(f.Hi, used), max(f.Share, share)
 				}
 			}
+		}
+		if len(f.Cells) > 0 {
+			r.add(KindFinding, TopicClients, f)
 		}
 	}
 }
@@ -659,7 +666,7 @@ func stackCPUWords(f StackCPU) string {
 	for i, it := range f.Items {
 		s := msWords(it.Added.Mean)
 		if it.Added.N >= 2 {
-			s += " ±" + num(it.Added.CI95, millis)
+			s += " ±" + ciWords(it.Added.Mean, it.Added.CI95)
 		}
 		if i == 0 {
 			s += " of client CPU to each " + it.Stack + " connection"
@@ -680,42 +687,55 @@ func stackCPUWords(f StackCPU) string {
 		return fmt.Sprintf("%s: %s's TLS costs its client measurably more than %s's.", head, dear.Stack, cheap.Stack)
 	}
 	return fmt.Sprintf("%s: %s's and %s's differ by %s ms ±%s round by round, an interval that holds 0: no stack measurably dearer here.",
-		head, dear.Stack, cheap.Stack, num(f.Diff.Mean, millis), num(f.Diff.CI95, millis))
+		head, dear.Stack, cheap.Stack, num(f.Diff.Mean, millis), ciWords(f.Diff.Mean, f.Diff.CI95))
 }
 
+// ciWords is the half-width of an interval at the precision of its mean.
+func ciWords(mean, ci float64) string { return fixed(ci, millis(mean)) }
+
 // stackLossWords: "With TLS 1.3, psycopg loses the most connections per
-// second to TLS: 41.2% fewer than its plain, against 30.5% fewer for
-// pgjdbc and 22.1% fewer for go."
+// second to TLS against its own plain: 41.2% fewer (±3.1), against 30.5%
+// fewer (±2.0) for pgjdbc and 22.1% fewer (±1.8) for go."
 func (ix *index) stackLossWords(f StackLoss) string {
-	first := f.Items[0]
+	item := func(it StackItem) string {
+		s := ix.outcome(it.Contrast, "", true)
+		if it.Contrast.Measurable() && finite(it.Contrast.Delta.CI95) {
+			s += " (±" + num(it.Contrast.Delta.CI95, pct) + ")"
+		}
+		return s
+	}
+	noun, _ := ix.noun(plan.Connect)
+	first, second := f.Items[0], f.Items[1]
 	var rest []string
 	for _, it := range f.Items[1:] {
-		rest = append(rest, ix.outcome(it.Contrast, "", true)+" for "+it.Stack)
+		rest = append(rest, item(it)+" for "+it.Stack)
 	}
-	lead := fmt.Sprintf("With %s, %s loses the most %s to TLS", f.Setting, first.Stack, func() string { n, _ := ix.noun(plan.Connect); return n }())
-	if !f.Apart {
-		lead = fmt.Sprintf("With %s, no stack measurably loses more to TLS than %s and %s", f.Setting, first.Stack, f.Items[1].Stack)
+	if f.Apart {
+		return fmt.Sprintf("With %s, %s loses the most %s to TLS against its own plain: %s, against %s.", f.Setting, first.Stack, noun, item(first), listWords(rest))
 	}
-	s := fmt.Sprintf("%s: %s (%s) against its own plain, against %s", lead, ix.outcome(first.Contrast, "", true), pctCI(first.Contrast.Delta), listWords(rest))
-	if !f.Apart && f.Diff.N >= 2 {
-		s += fmt.Sprintf("; round by round the first two differ by %s ±%s points, an interval that holds 0", num(f.Diff.Mean, pct), num(f.Diff.CI95, pct))
+	s := fmt.Sprintf("With %s, against each stack's own plain: %s for %s, %s", f.Setting, item(first), first.Stack, listWords(rest))
+	if f.Diff.N >= 2 {
+		return s + fmt.Sprintf("; no stack measurably loses more %s to TLS than the next (%s and %s differ by %s ±%s points round by round, an interval that holds 0).",
+			noun, first.Stack, second.Stack, num(f.Diff.Mean, pct), num(f.Diff.CI95, pct))
 	}
-	return s + "."
+	return s + "; one round cannot tell which loses more."
 }
 
 // clientBoundWords says a stack set the pace.
 func clientBoundWords(f ClientBound) string {
-	how := ""
+	used := fmt.Sprintf("%.2f", f.Lo)
+	if f.Hi-f.Lo >= 0.005 {
+		used += fmt.Sprintf("-%.2f", f.Hi)
+	}
+	why := ""
 	switch {
 	case f.Model == "event-loop":
-		how = " (an event loop runs on one core)"
-	case f.Stack == goStack:
-		how = ""
-	case f.Model != "":
-		how = " (" + f.Model + ")"
+		why = " (one event loop runs on one core)"
+	case f.Share == 1 && strings.HasPrefix(f.Runtime, "CPython") && f.Model == "threads":
+		why = " (CPython's threads take turns on one interpreter lock)"
 	}
-	return fmt.Sprintf("In %s %s %s the %s client kept %.2f of its %s busy%s: those figures are %s's own limit, not the server's; compare the stacks' CPU per connection rather than their rates there.",
-		f.Experiment, f.Variant, plan.Label(f.Concurrency), f.Stack, f.Used, plural(f.Share, "core"), how, f.Stack)
+	return fmt.Sprintf("The %s client kept %s of its %s busy%s in %s: there the figures are %s's own limit, not the server's; compare the stacks by their CPU per operation rather than their rates.",
+		f.Stack, used, plural(f.Share, "core"), why, listWords(f.Cells), f.Stack)
 }
 
 // stackThreadsWords says the threads study, a clause per variant.
@@ -729,9 +749,9 @@ func stackThreadsWords(f StackThreads) string {
 		var cpu string
 		switch it.CPU {
 		case more:
-			cpu = fmt.Sprintf("its client CPU per connection rose from %s to %s", msWords(it.CPULo), msWords(it.CPUHi))
+			cpu = fmt.Sprintf("its client CPU per connection rose %s, from %s to %s", pctWords(100*(it.CPUHi/it.CPULo-1)), msWords(it.CPULo), msWords(it.CPUHi))
 		case less:
-			cpu = fmt.Sprintf("its client CPU per connection fell from %s to %s", msWords(it.CPULo), msWords(it.CPUHi))
+			cpu = fmt.Sprintf("its client CPU per connection fell %s, from %s to %s", pctWords(100*(1-it.CPUHi/it.CPULo)), msWords(it.CPULo), msWords(it.CPUHi))
 		default:
 			cpu = fmt.Sprintf("its client CPU per connection stayed about the same (%s, %s)", msWords(it.CPULo), msWords(it.CPUHi))
 		}

@@ -182,9 +182,15 @@ func (ix *index) baselineOf(name string) string {
 
 // paired is that change as figures.
 func (ix *index) paired(e plan.Experiment, name string, c int) stats.Delta {
+	return ix.pairedWith(e, ix.baselineOf(name), name, c)
+}
+
+// pairedWith is name's main figure against from's in e at c, trials
+// paired by round.
+func (ix *index) pairedWith(e plan.Experiment, from, name string, c int) stats.Delta {
 	metric := ix.metric(e)
 	base := map[int]float64{}
-	for _, t := range ix.trials[cellKey{e, ix.baselineOf(name), c}] {
+	for _, t := range ix.trials[cellKey{e, from, c}] {
 		base[t.Round] = metric(t)
 	}
 	var bs, vs []float64
