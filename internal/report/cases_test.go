@@ -75,6 +75,14 @@ func run(raw plan.Spec, variants []string, figs map[plan.Experiment]map[int]map[
 		Version:   "go1.26.8",
 		Endpoints: map[string]string{"": "127.0.0.1:40001", "rsa2048": "127.0.0.1:40002", "ecdsa-p256": "127.0.0.1:40003"},
 	}}
+	return interleave(r, func(e plan.Experiment, v string, c int) figure { return figs[e][c][v] }, limit)
+}
+
+// interleave adds the trials of r's spec and variants, interleaved as
+// tlsbench runs them (round by round, concurrency by concurrency, variant
+// by variant) from each cell's figure, the first limit of them (-1: all).
+func interleave(r *result.Result, fig func(e plan.Experiment, variant string, c int) figure, limit int) *result.Result {
+	spec := r.Spec
 	now := started.Add(2 * time.Second)
 	for round := range spec.Trials {
 		for _, e := range spec.Experiments {
@@ -84,7 +92,7 @@ func run(raw plan.Spec, variants []string, figs map[plan.Experiment]map[int]map[
 						r.Ended = now
 						return r
 					}
-					t := trial(e, v.ID, c, round, figs[e][c][v.ID], jitter(vi, ci, round))
+					t := trial(e, v.ID, c, round, fig(e, v.ID, c), jitter(vi, ci, round))
 					t.Start = now
 					now = now.Add(t.Elapsed + spec.WarmupTime() + 150*time.Millisecond)
 					r.Trials = append(r.Trials, t)

@@ -121,8 +121,8 @@ func (ix *index) perConnSummaries() []CellSummary {
 				} {
 					s := ix.summary(string(plan.Connect), name, c, ts, m.metric, meanCell(collect(ts, m.value), rate, m.metric), trialLatency)
 					s.PerConn = number(n)
-					if m.metric == "ms/op" && name != ix.baseline {
-						if d := ix.perConnDelta(ix.baseline, name, c, n); d.N > 0 {
+					if base := ix.baselineOf(name); m.metric == "ms/op" && base != name {
+						if d := ix.perConnDelta(base, name, c, n); d.N > 0 {
 							s.DeltaPct, s.DeltaCI95 = number(d.Pct), number(d.CI95)
 						}
 					}

@@ -114,7 +114,13 @@ func (b *figurer) rates(e plan.Experiment) {
 	cs := v.conc[e]
 	for _, g := range b.rttGroups(e) {
 		id, at := g.suffixes()
-		if len(cs) > 1 {
+		switch {
+		case len(cs) > 1 && v.stacks != nil:
+			b.perStack(e, g.names, string(e)+"-rate"+id, fmt.Sprintf("%s: %s by concurrency%s", e, unit, at), unit, value)
+			if e == plan.Connect {
+				b.perStack(e, g.names, "connect-client-cpu"+id, "connect: client CPU per connection by concurrency"+at, "client CPU, ms per connection", clientMS)
+			}
+		case len(cs) > 1:
 			b.lines(e, g.names, string(e)+"-rate"+id, fmt.Sprintf("%s: %s by concurrency%s", e, unit, at), unit, value)
 		}
 		shown := cs
@@ -175,10 +181,18 @@ func (b *figurer) bars(e plan.Experiment, names []string, c int, id, title, xlab
 // Variants are nudged apart sideways so that their error bars do not hide
 // each other.
 func (b *figurer) lines(e plan.Experiment, names []string, id, title, ylabel string, value func(result.Trial) (float64, bool)) {
+	series, ys, top := b.lineSeries(e, names, value)
+	if len(series) == 0 {
+		return
+	}
+	b.add(b.lineFigure(e, id, title, ylabel, series, ys, top))
+}
+
+// lineSeries are the series of lines, the values of their points and the
+// top of their error bars.
+func (b *figurer) lineSeries(e plan.Experiment, names []string, value func(result.Trial) (float64, bool)) (series []chart.Series, ys []float64, top float64) {
 	v := b.ix
 	cs := v.conc[e]
-	var series []chart.Series
-	top := 0.0
 	for i, name := range names {
 		nudge := math.Pow(1.02, float64(i)-float64(len(names)-1)/2)
 		var pts []chart.Point
@@ -192,25 +206,26 @@ func (b *figurer) lines(e plan.Experiment, names []string, id, title, ylabel str
 				continue // gonum's plotters refuse it
 			}
 			pts = append(pts, chart.Point{X: float64(c) * nudge, Y: s.Mean, Err: s.StdDev})
+			ys = append(ys, s.Mean)
 			top = max(top, s.Mean+s.StdDev)
 		}
 		series = b.addSeries(series, name, pts)
 	}
-	if len(series) == 0 {
-		return
-	}
+	return series, ys, top
+}
+
+// lineFigure is a lines figure over e's concurrencies whose value axis
+// fits ys and top: logarithmic where the largest of ys dwarfs the
+// smallest (chart.Dwarfs). Small multiples pass the values of all their
+// figures, so that they share one axis.
+func (b *figurer) lineFigure(e plan.Experiment, id, title, ylabel string, series []chart.Series, ys []float64, top float64) chart.Figure {
+	cs := b.ix.conc[e]
 	var ticks []chart.Tick
 	for _, c := range cs {
 		ticks = append(ticks, chart.Tick{Value: float64(c), Label: fmt.Sprint(c)})
 	}
 	caption := "Points: " + b.trialsPhrase(e) + " at each concurrency; error bars: ±1 standard deviation over trials."
 	y := chart.Axis{Label: ylabel + " (" + b.trialsPhrase(e) + ")", Min: chart.At(0), Max: chart.At(top * 1.08)}
-	var ys []float64
-	for _, s := range series {
-		for _, p := range s.Points {
-			ys = append(ys, p.Y)
-		}
-	}
 	if chart.Dwarfs(ys) {
 		lo := math.Inf(1)
 		for _, v := range ys {
@@ -221,7 +236,7 @@ func (b *figurer) lines(e plan.Experiment, names []string, id, title, ylabel str
 		y = chart.Axis{Label: ylabel + ", log scale (" + b.trialsPhrase(e) + ")", Log: true, Min: chart.At(lo / 1.6), Max: chart.At(top * 1.6)}
 		caption += logNote
 	}
-	b.add(chart.Figure{
+	return chart.Figure{
 		ID:      id,
 		Title:   title,
 		Caption: caption,
@@ -229,7 +244,33 @@ func (b *figurer) lines(e plan.Experiment, names []string, id, title, ylabel str
 		X:       chart.Axis{Label: "concurrency (connections in use at once)", Log: true, Ticks: ticks, Min: chart.At(float64(cs[0]) / 1.25), Max: chart.At(float64(cs[len(cs)-1]) * 1.25)},
 		Y:       y,
 		Series:  series,
-	})
+	}
+}
+
+// perStack draws a figure over concurrency as small multiples, one chart
+// per client stack with its variants, all on one value axis so that the
+// stacks compare by eye: the threads study.
+func (b *figurer) perStack(e plan.Experiment, names []string, id, title, ylabel string, value func(result.Trial) (float64, bool)) {
+	type multiple struct {
+		stack  string
+		series []chart.Series
+	}
+	var ms []multiple
+	var ys []float64
+	top := 0.0
+	for _, s := range b.ix.stacks {
+		mine := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return b.ix.stackOf(n) != s })
+		series, y, t := b.lineSeries(e, mine, value)
+		if len(series) == 0 {
+			continue
+		}
+		ms, ys, top = append(ms, multiple{s, series}), append(ys, y...), max(top, t)
+	}
+	for _, m := range ms {
+		f := b.lineFigure(e, id+"-"+m.stack, title+", "+m.stack, ylabel, m.series, ys, top)
+		f.Caption += fmt.Sprintf(" One chart per client stack (%d), on the same axes.", len(ms))
+		b.add(f)
+	}
 }
 
 // addSeries appends a variant's series in its style, unless it has no

@@ -37,6 +37,7 @@ const (
 	TopicPooling    Topic = "pooling"     // keeping connections open
 	TopicPerConn    Topic = "per-conn"    // operations per connection (perconn.go)
 	TopicCapacity   Topic = "capacity"    // the knee of a rate search (rate.go)
+	TopicClients    Topic = "clients"     // client stacks (--client, clients.go)
 	TopicCeiling    Topic = "ceiling"     // signing ceilings per key
 	TopicCrypto     Topic = "crypto"      // primitives
 )
@@ -79,6 +80,7 @@ func (ix *index) findings() []Finding {
 		r.pooling()
 		r.perConn()
 		r.storm()
+		r.clients()
 	}
 	r.wire()
 	r.wireChecks()

@@ -31,6 +31,7 @@ type index struct {
 	trials      map[cellKey][]result.Trial // by round
 	pc          perConnIndex               // connect --per-conn N > 1 (perconn.go)
 	rt          rateIndex                  // trials at an arrival rate (rate.go)
+	stacks      []string                   // client stacks compared (clients.go), nil for Go's alone
 }
 
 func newIndex(r *result.Result) *index {
@@ -67,6 +68,7 @@ func newIndex(r *result.Result) *index {
 		slices.Sort(cs)
 	}
 	slices.SortFunc(v.experiments, expOrder)
+	v.stacks = v.clientStacks()
 	return v
 }
 
@@ -159,11 +161,36 @@ func (ix *index) metric(e plan.Experiment) func(result.Trial) float64 {
 	return result.Trial.Throughput
 }
 
+// baselineOf is the variant name's changes are measured against: the
+// run's baseline, or for a variant of another client stack (--client) the
+// plain variant of that stack measured like the baseline (the same server
+// and RTT), which the run marks as a baseline too; "" when the run
+// measured none, so that no stack is set against another's plain.
+func (ix *index) baselineOf(name string) string {
+	info, ok := ix.info[name]
+	base, bok := ix.info[ix.baseline]
+	if !ok || !bok || info.Client == base.Client {
+		return ix.baseline
+	}
+	for _, n := range ix.variants {
+		if o, ok := ix.info[n]; ok && o.Baseline && o.Client == info.Client {
+			return n
+		}
+	}
+	return ix.sibling(ix.baseline, func(p *plan.Variant) { p.Client = info.Client })
+}
+
 // paired is that change as figures.
 func (ix *index) paired(e plan.Experiment, name string, c int) stats.Delta {
+	return ix.pairedWith(e, ix.baselineOf(name), name, c)
+}
+
+// pairedWith is name's main figure against from's in e at c, trials
+// paired by round.
+func (ix *index) pairedWith(e plan.Experiment, from, name string, c int) stats.Delta {
 	metric := ix.metric(e)
 	base := map[int]float64{}
-	for _, t := range ix.trials[cellKey{e, ix.baseline, c}] {
+	for _, t := range ix.trials[cellKey{e, from, c}] {
 		base[t.Round] = metric(t)
 	}
 	var bs, vs []float64

@@ -345,6 +345,7 @@ func (ix *index) body() []Block {
 			ix.p95(&b, e)
 		}
 	}
+	ix.stackTables(&b)
 	ix.perConnTables(&b)
 	ix.memoryTable(&b)
 	ix.rateTables(&b)

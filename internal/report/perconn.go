@@ -148,8 +148,8 @@ func (ix *index) perConnTables(b *body) {
 					continue
 				}
 				vs := textCell("baseline")
-				if name != ix.baseline {
-					vs = deltaCell(ix.perConnDelta(ix.baseline, name, c, n))
+				if base := ix.baselineOf(name); base != name {
+					vs = deltaCell(ix.perConnDelta(base, name, c, n))
 				}
 				var ops, conns int64
 				var client, srv time.Duration

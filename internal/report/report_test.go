@@ -24,6 +24,9 @@ var cases = map[string]func() *result.Result{
 	"pool":        poolRun,
 	"interrupted": interruptedRun,
 	"failed":      failedRun,
+	// Client stacks (clients_test.go): their csv is golden too.
+	"clients-connect": stackConnectRun,
+	"clients-pool":    stackPoolRun,
 }
 
 func TestGolden(t *testing.T) {

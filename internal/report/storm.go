@@ -96,8 +96,8 @@ func (ix *index) stormTables(b *body) {
 				return meanCell(collect(ts, func(t result.Trial) float64 { return float64(d(t)) / float64(time.Millisecond) }), millis, "ms")
 			}
 			vs := textCell("baseline")
-			if name != ix.baseline {
-				vs = deltaCell(ix.stormDelta(ix.baseline, name, n))
+			if base := ix.baselineOf(name); base != name {
+				vs = deltaCell(ix.stormDelta(base, name, n))
 			}
 			row := []Cell{textCell(name), countCell(back, "clients").shown(fmt.Sprintf("%d/%d", back, clients)), ms(func(t result.Trial) time.Duration { return t.Storm.AllConnected })}
 			if firstOp {

@@ -86,6 +86,7 @@ func (ix *index) cellSummaries() []CellSummary {
 			}
 		}
 	}
+	out = append(out, ix.stackSummaries()...)
 	out = append(out, ix.perConnSummaries()...)
 	return append(out, ix.rateSummaries()...)
 }

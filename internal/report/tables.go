@@ -33,7 +33,7 @@ func (ix *index) throughput(b *body, e plan.Experiment) {
 	inline := compare && len(cs) == 1
 	if inline {
 		t.Header = append(slices.Clip(head), "vs baseline")
-		t.Foot = []string{deltaLegend}
+		t.Foot = []string{ix.deltaLegend()}
 	}
 	for _, name := range ix.variants {
 		row, drow := []Cell{textCell(name)}, []Cell{textCell(name)}
@@ -50,7 +50,7 @@ func (ix *index) throughput(b *body, e plan.Experiment) {
 	}
 	b.table(t)
 	if compare && !inline {
-		d.Foot = []string{deltaLegend}
+		d.Foot = []string{ix.deltaLegend()}
 		b.table(d)
 	}
 }
@@ -65,8 +65,11 @@ func (ix *index) rateCell(k cellKey) Cell {
 // baseline's in the same experiment and concurrency, trials paired by
 // round: the figure of the change table and of the cell's summary.
 func (ix *index) deltaCell(k cellKey) Cell {
-	if k.variant == ix.baseline {
+	switch ix.baselineOf(k.variant) {
+	case k.variant:
 		return textCell("baseline")
+	case "":
+		return textCell("-")
 	}
 	return deltaCell(ix.paired(k.exp, k.variant, k.c))
 }

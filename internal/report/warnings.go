@@ -20,19 +20,14 @@ func (ix *index) warnings() []string {
 		for _, name := range ix.variants {
 			for _, c := range ix.conc[e] {
 				// A client near its CPU limit measures itself, not the server.
-				limit := c
-				if r.Env.Cores > 0 {
-					limit = min(c, r.Env.Cores)
-				}
-				used := 0.0
-				for _, t := range ix.trials[cellKey{e, name, c}] {
-					if t.Elapsed > 0 {
-						used = max(used, t.ClientCPU.Seconds()/t.Elapsed.Seconds())
+				used, limit := ix.clientLoad(cellKey{e, name, c})
+				if used > clientBound*float64(limit) {
+					who := "tlsbench"
+					if s := ix.stackOf(name); s != goStack {
+						who = "the " + s + " client"
 					}
-				}
-				if used > 0.85*float64(limit) {
-					warn("the client used %.2f of %s in %s %s %s: the figures may be limited by tlsbench, not the server",
-						used, plural(limit, "core"), e, name, plan.Label(c))
+					warn("the client used %.2f of %s in %s %s %s: the figures may be limited by %s, not the server",
+						used, plural(limit, "core"), e, name, plan.Label(c), who)
 				}
 			}
 		}

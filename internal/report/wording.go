@@ -158,6 +158,14 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		}
 		return fmt.Sprintf("Where connections cannot be pooled and the round trip is long, every new TLS connection pays its handshake again: at %s RTT, TLS %s up to %s to every new connection here (%s). Measure whether paying it once per tunnel is cheaper for you (--via ssh,stunnel): this run measured no tunnel.",
 			plan.RTTLabel(f.RTT), verb, msWords(f.MS), f.Variant)
+	case StackCPU:
+		return stackCPUWords(f)
+	case StackLoss:
+		return ix.stackLossWords(f)
+	case ClientBound:
+		return clientBoundWords(f)
+	case StackThreads:
+		return stackThreadsWords(f)
 	case Ceiling:
 		return ceilingWords(f.CeilingRow)
 	case SignRates:
