@@ -125,10 +125,16 @@ const InstallCommand = "bash scripts/install-clients.sh"
 type NotInstalled struct {
 	Stack   string
 	Missing string // the file or command not found
+	// Install is the command that installs it; "" for InstallCommand.
+	Install string
 }
 
 func (e *NotInstalled) Error() string {
-	return fmt.Sprintf("client %s is not installed (no %s): run %s", e.Stack, e.Missing, InstallCommand)
+	install := e.Install
+	if install == "" {
+		install = InstallCommand
+	}
+	return fmt.Sprintf("client %s is not installed (no %s): run %s", e.Stack, e.Missing, install)
 }
 
 // Refused is a stack that cannot do what its variant asks (a TLS version
