@@ -2,9 +2,14 @@ package clientstack
 
 import "context"
 
-func startRedisBenchmark(ctx context.Context, cfg Config) (Client, error) {
+func startCurl(ctx context.Context, cfg Config) (Client, error) {
 	return nil, refuse(cfg, "not driven by tlsbench yet")
 }
-func startCurl(ctx context.Context, cfg Config) (Client, error)     { return nil, refuse(cfg, "not driven by tlsbench yet") }
-func startSTime(ctx context.Context, cfg Config) (Client, error)    { return nil, refuse(cfg, "not driven by tlsbench yet") }
-func startSysbench(ctx context.Context, cfg Config) (Client, error) { return nil, refuse(cfg, "not driven by tlsbench yet") }
+
+func startSTime(ctx context.Context, cfg Config) (Client, error) {
+	return nil, refuse(cfg, "not driven by tlsbench yet")
+}
+
+func startSysbench(ctx context.Context, cfg Config) (Client, error) {
+	return nil, refuse(cfg, "not driven by tlsbench yet")
+}
