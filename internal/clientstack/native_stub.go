@@ -6,10 +6,6 @@ func startCurl(ctx context.Context, cfg Config) (Client, error) {
 	return nil, refuse(cfg, "not driven by tlsbench yet")
 }
 
-func startSTime(ctx context.Context, cfg Config) (Client, error) {
-	return nil, refuse(cfg, "not driven by tlsbench yet")
-}
-
 func startSysbench(ctx context.Context, cfg Config) (Client, error) {
 	return nil, refuse(cfg, "not driven by tlsbench yet")
 }

@@ -115,6 +115,8 @@ func TestPgbenchScript(t *testing.T) {
 
 func TestNativeRefusals(t *testing.T) {
 	pg := Stack{"libpq", "postgres", "native", ""}
+	ossl := Stack{"openssl", "http", "native", ""}
+	redis := Stack{"hiredis", "redis", "native", ""}
 	for _, tc := range []struct {
 		cfg  Config
 		want string
@@ -125,6 +127,16 @@ func TestNativeRefusals(t *testing.T) {
 			"client libpq cannot run this variant: verification against the system's CAs: libpq 15 reads its CAs only from sslrootcert (a CA file)"},
 		{Config{Stack: pg, Workload: "ping", TLS: "1.3", Verify: "none", Group: "X25519MLKEM768"},
 			"client libpq cannot run this variant: group X25519MLKEM768: Debian's OpenSSL 3.0 knows X25519, X448, P-256, P-384, P-521 and the ffdhe groups"},
+		{Config{Stack: ossl, Workload: "request", TLS: "1.3", Verify: "full"},
+			"client openssl cannot run this variant: verify full: s_time sends no server name and checks none (use --verify ca: the chain is checked, a failure only printed)"},
+		{Config{Stack: ossl, Workload: "request", TLS: "1.3", Verify: "none", Resume: true},
+			"client openssl cannot run this variant: resumption over TLS 1.3 without a path: s_time -reuse reads nothing after the handshake, so it never gets TLS 1.3's session ticket (pin TLS 1.2, or give a path to GET)"},
+		{Config{Stack: ossl, Workload: "request", TLS: "off"},
+			"client openssl cannot run this variant: plaintext: openssl s_time times TLS connections only"},
+		{Config{Stack: redis, Workload: "get", TLS: "1.3", Verify: "full"},
+			"client hiredis cannot run this variant: verify full: hiredis checks the certificate's chain, never its name (use --verify ca)"},
+		{Config{Stack: redis, Workload: "get", TLS: "1.3", Verify: "ca", Resume: true},
+			"client hiredis cannot run this variant: resumption: hiredis keeps no TLS session between connections"},
 		{Config{Stack: pg, Workload: "read-only", TLS: "off"},
 			"client libpq cannot run this variant: workload read-only: pgbench here runs ping (SELECT 1) and point-select"},
 	} {
