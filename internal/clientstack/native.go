@@ -19,10 +19,8 @@ import (
 func init() {
 	for _, s := range []Stack{
 		{"libpq", "postgres", "native", "Debian's libpq and OpenSSL 3, through pgbench (threads: -j = -c)"},
-		{"libmariadb", "mysql", "native", "Debian's libmariadb and OpenSSL 3, through sysbench oltp_point_select"},
 		{"hiredis", "redis", "native", "hiredis and OpenSSL 3, through redis-benchmark (one event loop)"},
-		{"curl", "http", "native", "Debian's curl (libcurl, OpenSSL 3): --parallel transfers on one event loop"},
-		{"openssl", "http", "native", "openssl s_time (OpenSSL 3): handshakes only, one process per connection at a time"},
+		{"openssl", "http", "native", "openssl s_time (OpenSSL 3): connect only, one process a concurrent connection"},
 	} {
 		Register(s)
 	}
@@ -31,11 +29,9 @@ func init() {
 
 // natives start each C stack's client by its name.
 var natives = map[string]func(ctx context.Context, cfg Config) (Client, error){
-	"libpq":      startPgbench,
-	"hiredis":    startRedisBenchmark,
-	"curl":       startCurl,
-	"openssl":    startSTime,
-	"libmariadb": startSysbench,
+	"libpq":   startPgbench,
+	"hiredis": startRedisBenchmark,
+	"openssl": startSTime,
 }
 
 func startNative(ctx context.Context, cfg Config) (Client, error) {
@@ -47,7 +43,7 @@ func startNative(ctx context.Context, cfg Config) (Client, error) {
 }
 
 // nativeInstall is the command that installs the C tools: Debian's
-// packages (postgresql-15, redis-tools, curl, openssl, sysbench).
+// packages (postgresql-15, redis-tools, openssl).
 const nativeInstall = "bash scripts/install.sh"
 
 // lookTool finds a tool on PATH or in dirs (pgbench lives in
@@ -130,11 +126,8 @@ type tool struct {
 	password string // hidden from its stderr in errors
 	// limit bounds the process: past it, it is killed and the run fails.
 	limit time.Duration
-	// stopAt, if set, ends a tool that runs until stopped (curl over a
-	// glob of URLs) with SIGTERM: the run's normal end, not a failure.
-	stopAt time.Duration
-	// onStderr, if set, sees each line of stderr as it comes (curl's -w
-	// lines); lines it does not take go to the tail kept for errors.
+	// onStderr, if set, sees each line of stderr as it comes (pgbench's
+	// aborts); lines it does not take go to the tail kept for errors.
 	onStderr func(line string, at time.Time) bool
 	// explain, if set, says why the tool failed better than the last line
 	// of its stderr (pgbench ends with "could not create connection").
@@ -144,12 +137,12 @@ type tool struct {
 // toolResult is what a tool's run left: its stdout, its rusage, when it
 // ran.
 type toolResult struct {
-	stdout        []byte
-	stderr        *tail
-	cpu           time.Duration
-	began, ended  time.Time
-	stopped, exit bool // stopped at stopAt; exited by itself
-	code          int  // its exit code (-1: killed)
+	stdout       []byte
+	stderr       *tail
+	cpu          time.Duration
+	began, ended time.Time
+	exit         bool // exited by itself
+	code         int  // its exit code (-1: killed)
 }
 
 // run runs the tool to its end, bounded by ctx and t.limit; every
@@ -174,32 +167,18 @@ func (t tool) run(ctx context.Context) (toolResult, error) {
 	go func() { done <- cmd.Wait() }()
 	limit := time.NewTimer(t.limit)
 	defer limit.Stop()
-	var stop <-chan time.Time
-	if t.stopAt > 0 {
-		st := time.NewTimer(t.stopAt)
-		defer st.Stop()
-		stop = st.C
-	}
 	kill := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var why error
-	for {
-		select {
-		case <-done:
-		case <-stop:
-			r.stopped = true
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-			stop = nil
-			continue
-		case <-limit.C:
-			kill()
-			<-done
-			why = fmt.Errorf("client %s did not end its run within %v", t.stack, t.limit.Round(time.Millisecond))
-		case <-ctx.Done():
-			kill()
-			<-done
-			why = ctx.Err()
-		}
-		break
+	select {
+	case <-done:
+	case <-limit.C:
+		kill()
+		<-done
+		why = fmt.Errorf("client %s did not end its run within %v", t.stack, t.limit.Round(time.Millisecond))
+	case <-ctx.Done():
+		kill()
+		<-done
+		why = ctx.Err()
 	}
 	// The tool's group: any child it left goes too.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -212,7 +191,7 @@ func (t tool) run(ctx context.Context) (toolResult, error) {
 		r.code = st.ExitCode()
 		r.exit = st.Exited()
 	}
-	if why == nil && !r.stopped && r.code != 0 {
+	if why == nil && r.code != 0 {
 		why = fmt.Errorf("client %s: %s exited with %s", t.stack, filepath.Base(cmd.Path), cmd.ProcessState)
 	}
 	if why != nil && !errors.Is(why, context.Canceled) && !errors.Is(why, context.DeadlineExceeded) {

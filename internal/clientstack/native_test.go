@@ -79,7 +79,7 @@ func checkOps(t *testing.T, rep Report, n int64, c int) {
 
 func TestNativeStacksRegistered(t *testing.T) {
 	for _, tc := range []struct{ engine, name string }{
-		{"postgres", "libpq"}, {"mysql", "libmariadb"}, {"redis", "hiredis"}, {"http", "curl"}, {"builtin", "openssl"},
+		{"postgres", "libpq"}, {"redis", "hiredis"}, {"builtin", "openssl"},
 	} {
 		s, err := Lookup(tc.engine, tc.name)
 		if err != nil || s.Lang != "native" {

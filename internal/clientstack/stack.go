@@ -21,7 +21,7 @@ type Stack struct {
 	// http (https too).
 	Engine string
 	// Lang is python, node or java for a program of clients/, native for
-	// a C tool (pgbench, redis-benchmark, curl, openssl).
+	// a C tool (pgbench, redis-benchmark, openssl s_time).
 	Lang string
 	// Library says in words what it is, for help and reports.
 	Library string
