@@ -9,6 +9,11 @@
 #                   (a new connection per transaction)
 #     each with sslmode=disable (tlsbench --tls off) and sslmode=require
 #     (tlsbench --tls auto: TLS, and like libpq's require no other checks)
+#     pg-libpq-*    tlsbench driving libpq (its C stack: pgbench run by
+#                   internal/clientstack, through bench/clientrun until the
+#                   CLI has --client libpq) vs pgbench -n -M prepared -c C -j C
+#                   run by hand: what driving the C stack costs (target:
+#                   >= 0.95x, not >= 1x)
 #   MariaDB, sysbench 1.0:
 #     my-point-*    tlsbench pool --workload point-select  vs  sysbench oltp_point_select
 #     my-ro-*       tlsbench pool --workload read-only     vs  sysbench oltp_read_only
@@ -37,6 +42,7 @@
 #   PEERS_CLIENT_CPUS=  CPUs for the clients, e.g. 0: tlsbench (--client-cpus)
 #                    and the peers run there, the lab's servers on the others
 #                    (default: all share; see bench/cpus.sh)
+#   PEERS_ONLY=      a pattern of the comparisons to run, e.g. 'pg-libpq-*'
 #   TLSBENCH=path    use this binary instead of building ./cmd/tlsbench
 #   PGBENCH=path     pgbench (default: on PATH, else /usr/lib/postgresql/*/bin)
 # Defaults take about 4-5 minutes.
@@ -47,6 +53,7 @@ ROUNDS=${PEERS_ROUNDS:-3}
 C=${PEERS_C:-4}
 PG_AUTH=${PEERS_PG_AUTH:-}
 WARMUP=${PEERS_WARMUP:-1s}
+ONLY=${PEERS_ONLY:-*}
 ROWS=100000
 
 die() { echo "peers-db.sh: $*" >&2; exit 1; }
@@ -107,6 +114,8 @@ else
   (cd "$root" && go build -o "$tmp/tlsbench" ./cmd/tlsbench) || die "go build ./cmd/tlsbench failed"
   bin=$tmp/tlsbench
 fi
+command -v go >/dev/null 2>&1 || die "go is missing: bench/clientrun (tlsbench driving libpq) is built from source"
+(cd "$root" && go build -o "$tmp/clientrun" ./bench/clientrun) || die "go build ./bench/clientrun failed"
 
 # --- the lab -------------------------------------------------------------
 echo "starting the lab (postgres, mariadb) ..." >&2
@@ -414,6 +423,24 @@ pgbench_run() {
   fi
 }
 
+# clientrun_run cmp round tls(off|auto): tlsbench driving libpq, pool, the
+# same statement, clients and threads as pgbench_run; the client CPU is
+# tlsbench's and pgbench's (the shell's reaped children and theirs).
+clientrun_run() {
+  local cmp=$1 round=$2 tls=$3
+  run pg "${peer_pin[@]}" "$tmp/clientrun" -stack libpq -engine postgres -host "$pg_host" -port "$pg_port" \
+    -user "$pg_user" -db "$pg_db" -passfile "$pg_passfile" -tls "$tls" -verify none \
+    -workload point-select -tables 1 -rows "$ROWS" -query-mode prepared -experiment pool -c "$C" -d "${T}s" ||
+    die "tlsbench driving libpq ($cmp) failed: $(tail3)"
+  local ops errs span elapsed cpu rate
+  read -r ops errs span elapsed cpu < <(tail -n 1 "$tmp/run.out")
+  [[ ${ops:-0} -gt 0 && ${span:-0} -gt 0 ]] || die "tlsbench driving libpq ($cmp) completed no operation: $(tail3)"
+  [ "$errs" -eq 0 ] || echo "  warning: tlsbench driving libpq ($cmp) had $errs failed operations" >&2
+  echo "$cmp libpq's own (pgbench; see the header)" >>"$negotiated"
+  rate=$(awk "BEGIN { print $ops / ($span / 1e9) }")
+  record "$cmp" "$round" tlsbench "$ops" "$rate" - -
+}
+
 # sysbench_run cmp round test on|off
 sysbench_run() {
   local cmp=$1 round=$2 test=$3 ssl=$4 a0 a1
@@ -465,6 +492,8 @@ my-point-off|sysbench|MariaDB pool, --mysql-ssl=off: sysbench oltp_point_select 
 my-point-on|sysbench|MariaDB pool, --mysql-ssl=on: sysbench oltp_point_select --threads=$C, prepared statements, TLS|queries/s|-|-
 my-ro-off|sysbench|MariaDB pool, --mysql-ssl=off: sysbench oltp_read_only --threads=$C (16 statements a transaction, BEGIN and COMMIT included)|queries/s|transactions/s|tps
 my-ro-on|sysbench|MariaDB pool, --mysql-ssl=on: sysbench oltp_read_only --threads=$C (16 statements a transaction, BEGIN and COMMIT included), TLS|queries/s|transactions/s|tps
+pg-libpq-disable|pgbench|PostgreSQL pool, sslmode=disable, tlsbench driving libpq (pgbench -l by internal/clientstack) vs pgbench -n -M prepared -c $C -j $C by hand|statements/s|-|-|0.95
+pg-libpq-require|pgbench|PostgreSQL pool, sslmode=require, tlsbench driving libpq (pgbench -l by internal/clientstack) vs pgbench -n -M prepared -c $C -j $C by hand|statements/s|-|-|0.95
 EOF
 
 echo "tlsbench vs pgbench and sysbench: $("$bin" version), $("$pgbench" --version | awk '{ print $1, $3 }'), $(sysbench --version), $(openssl version | cut -d' ' -f1-2)"
@@ -473,7 +502,7 @@ echo "cpus:    $cpus_note"
 echo "servers: tlsbench lab, key rsa2048, the same two for every run:"
 echo "         $(lab_field postgres header | cut -d, -f1), user $pg_user ($pg_auth), $pg_host:$pg_port"
 echo "         $(lab_field mariadb header | cut -d, -f1), user $my_user ($my_auth), $my_host:$my_port"
-echo "runs:    $ROUNDS rounds x 8 comparisons x 2 tools, ${T}s each, $C clients, tlsbench first in odd rounds, the peer first in even ones"
+echo "runs:    $ROUNDS rounds x 10 comparisons x 2 tools, ${T}s each, $C clients, tlsbench first in odd rounds, the peer first in even ones"
 echo "TLS the peers negotiate (OpenSSL 3 through libpq and libmariadb; asked once, outside the runs):"
 echo "         libpq, sslmode=require:  ${pg_peer_tls:-?} (pg_stat_ssl via psql), group ${pg_peer_group:-?} (openssl s_client -starttls postgres); no client certificate"
 echo "         libmariadb, ssl on:      ${my_peer_tls:-?} (Ssl_version/Ssl_cipher via the mariadb client), group ${my_peer_group:-?} (openssl s_client -starttls mysql); with sysbench's client certificate (rsa2048): mutual TLS"
@@ -484,34 +513,38 @@ pg_tb_url() { echo "$pg_url&sslmode=$1"; }
 # rounds and second in even ones (A B, B A, ...): whatever the first run of
 # a pair pays or leaves behind (cold server caches, a new process) falls
 # on each tool alike.
-pair() { # "tlsbench command" "peer command"
-  if ((r % 2)); then eval "$1"; eval "$2"; else eval "$2"; eval "$1"; fi
+pair() { # cmp "tlsbench command" "peer command"
+  # shellcheck disable=SC2053 # ONLY is a pattern
+  [[ $1 == $ONLY ]] || return 0
+  if ((r % 2)); then eval "$2"; eval "$3"; else eval "$3"; eval "$2"; fi
 }
 for ((r = 1; r <= ROUNDS; r++)); do
   echo "round $r/$ROUNDS" >&2
-  pair 'tlsbench_run pg-pool-disable "$r" pg off pool "$(pg_tb_url disable)" --tls off --workload point-select --warmup "$WARMUP"' \
+  pair pg-pool-disable 'tlsbench_run pg-pool-disable "$r" pg off pool "$(pg_tb_url disable)" --tls off --workload point-select --warmup "$WARMUP"' \
     'pgbench_run pg-pool-disable "$r" disable'
-  pair 'tlsbench_run pg-pool-require "$r" pg on pool "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select --warmup "$WARMUP"' \
+  pair pg-pool-require 'tlsbench_run pg-pool-require "$r" pg on pool "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select --warmup "$WARMUP"' \
     'pgbench_run pg-pool-require "$r" require'
-  pair 'tlsbench_run pg-connect-disable "$r" pg off connect "$(pg_tb_url disable)" --tls off --workload point-select' \
+  pair pg-connect-disable 'tlsbench_run pg-connect-disable "$r" pg off connect "$(pg_tb_url disable)" --tls off --workload point-select' \
     'pgbench_run pg-connect-disable "$r" disable -C'
-  pair 'tlsbench_run pg-connect-require "$r" pg on connect "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select' \
+  pair pg-connect-require 'tlsbench_run pg-connect-require "$r" pg on connect "$(pg_tb_url require)" --tls auto --ca "$pg_ca" --workload point-select' \
     'pgbench_run pg-connect-require "$r" require -C'
-  pair 'tlsbench_run my-point-off "$r" my off pool "$my_url" --tls off --workload point-select --warmup "$WARMUP"' \
+  pair my-point-off 'tlsbench_run my-point-off "$r" my off pool "$my_url" --tls off --workload point-select --warmup "$WARMUP"' \
     'sysbench_run my-point-off "$r" oltp_point_select off'
-  pair 'tlsbench_run my-point-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload point-select --warmup "$WARMUP"' \
+  pair my-point-on 'tlsbench_run my-point-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload point-select --warmup "$WARMUP"' \
     'sysbench_run my-point-on "$r" oltp_point_select on'
-  pair 'tlsbench_run my-ro-off "$r" my off pool "$my_url" --tls off --workload read-only --warmup "$WARMUP"' \
+  pair my-ro-off 'tlsbench_run my-ro-off "$r" my off pool "$my_url" --tls off --workload read-only --warmup "$WARMUP"' \
     'sysbench_run my-ro-off "$r" oltp_read_only off'
-  pair 'tlsbench_run my-ro-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload read-only --warmup "$WARMUP"' \
+  pair my-ro-on 'tlsbench_run my-ro-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload read-only --warmup "$WARMUP"' \
     'sysbench_run my-ro-on "$r" oltp_read_only on'
+  pair pg-libpq-disable 'clientrun_run pg-libpq-disable "$r" off' 'pgbench_run pg-libpq-disable "$r" disable'
+  pair pg-libpq-require 'clientrun_run pg-libpq-require "$r" auto' 'pgbench_run pg-libpq-require "$r" require'
 done
 echo >&2
 
 # --- the tables ----------------------------------------------------------
 table() { # cmp
   local peer title unit unit2 kind2
-  IFS='|' read -r _ peer title unit unit2 kind2 < <(grep "^$1|" "$meta")
+  IFS='|' read -r _ peer title unit unit2 kind2 _ < <(grep "^$1|" "$meta")
   echo "$1: $title"
   awk -v cmp="$1" -v peer="$peer" -v unit="$unit" -v unit2="$unit2" -v kind2="$kind2" '
     $1 != cmp { next }
@@ -582,7 +615,9 @@ table() { # cmp
 }
 
 for cmp in pg-pool-disable pg-pool-require pg-connect-disable pg-connect-require \
-  my-point-off my-point-on my-ro-off my-ro-on; do
+  my-point-off my-point-on my-ro-off my-ro-on pg-libpq-disable pg-libpq-require; do
+  # shellcheck disable=SC2053 # ONLY is a pattern
+  [[ $cmp == $ONLY ]] || continue
   table "$cmp"
 done
 echo "client µs/op: CPU of the whole tool process (rusage) per op; server µs/op: the server's CPU over the run"
@@ -593,18 +628,19 @@ echo
 
 # --- the summary -----------------------------------------------------------
 echo "summary: ratio = tlsbench / peer, mean of the per-round ratios (min-max), $ROUNDS rounds, ${T}s, $C clients"
-awk -F'|' 'NR == FNR { peer[$1] = $2; unit[$1] = $4; unit2[$1] = $5; kind2[$1] = $6; order[++m] = $1; next }
+awk -F'|' 'NR == FNR { peer[$1] = $2; unit[$1] = $4; unit2[$1] = $5; kind2[$1] = $6; target[$1] = ($7 == "" ? 1 : $7); order[++m] = $1; next }
   { split($0, f, " "); c = f[1]; t = f[3]
     if (t == "tlsbench") { a[c, f[2]] = f[4]; a2[c, f[2]] = f[5]; cl[c, f[2]] = f[8]; if (f[2] > n[c]) n[c] = f[2] }
     else { b[c, f[2]] = f[4]; b2[c, f[2]] = f[5] } }
   END {
     for (i = 1; i <= m; i++) {
       c = order[i]; k = n[c]; s = s2 = 0; lo = lo2 = 1e300; hi = hi2 = 0
+      if (k == 0) continue # not run (PEERS_ONLY)
       for (r = 1; r <= k; r++) {
         q = a[c, r] / b[c, r]; s += q; lo = q < lo ? q : lo; hi = q > hi ? q : hi
         if (kind2[c] != "-") { q2 = a2[c, r] / b2[c, r]; s2 += q2; lo2 = q2 < lo2 ? q2 : lo2; hi2 = q2 > hi2 ? q2 : hi2 }
       }
-      printf "  %-19s %-15s %.3f (%.3f-%.3f)   tlsbench >= %s: %s\n", c, unit[c], s / k, lo, hi, peer[c], (s / k >= 1 ? "yes" : "no")
+      printf "  %-19s %-15s %.3f (%.3f-%.3f)   tlsbench >= %s%s: %s\n", c, unit[c], s / k, lo, hi, (target[c] == 1 ? "" : target[c] "x "), peer[c], (s / k >= target[c] ? "yes" : "no")
       if (kind2[c] == "conn") {
         d = (s2 / k - 1) * 100
         printf "  %-19s %-15s %.3f (%.3f-%.3f)   connection time within 5%%: %s (%+.1f%%)\n", "", unit2[c], s2 / k, lo2, hi2, (d <= 5 && d >= -5 ? "yes" : "no"), d

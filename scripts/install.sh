@@ -13,6 +13,9 @@ need=(
   mariadbd:mariadb-server
   redis-server:redis-server
   sysbench:sysbench
+  # the C client stacks of --client (pgbench comes with postgresql-15)
+  redis-benchmark:redis-tools
+  curl:curl
   /usr/sbin/sshd:openssh-server
   stunnel4:stunnel4
   chromium:chromium

@@ -193,7 +193,7 @@ func TestLookup(t *testing.T) {
 		{"mysql", "jdbc", "connector-j", ""},
 		{"mongodb", "python", "pymongo", ""},
 		{"builtin", "node", "node-https", ""},
-		{"redis", "jdbc", "", `unknown client "jdbc" for redis: use go, redis-py, jedis, ioredis`},
+		{"redis", "jdbc", "", `unknown client "jdbc" for redis: use go, redis-py, jedis, ioredis, hiredis`},
 		{"mysql", "psycopg", "", "client psycopg speaks postgres, not mysql: use go, mysqlclient, pymysql, connector-j, mysql2"},
 	} {
 		s, err := Lookup(tc.engine, tc.name)

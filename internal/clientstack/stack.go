@@ -21,7 +21,7 @@ type Stack struct {
 	// http (https too).
 	Engine string
 	// Lang is python, node or java for a program of clients/, native for
-	// a C tool (pgbench, redis-benchmark, curl, openssl).
+	// a C tool (pgbench, redis-benchmark, openssl s_time).
 	Lang string
 	// Library says in words what it is, for help and reports.
 	Library string
@@ -125,10 +125,16 @@ const InstallCommand = "bash scripts/install-clients.sh"
 type NotInstalled struct {
 	Stack   string
 	Missing string // the file or command not found
+	// Install is the command that installs it; "" for InstallCommand.
+	Install string
 }
 
 func (e *NotInstalled) Error() string {
-	return fmt.Sprintf("client %s is not installed (no %s): run %s", e.Stack, e.Missing, InstallCommand)
+	install := e.Install
+	if install == "" {
+		install = InstallCommand
+	}
+	return fmt.Sprintf("client %s is not installed (no %s): run %s", e.Stack, e.Missing, install)
 }
 
 // Refused is a stack that cannot do what its variant asks (a TLS version

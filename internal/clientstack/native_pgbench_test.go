@@ -1,0 +1,219 @@
+package clientstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/plan"
+)
+
+// pgConn runs f on a connection to the lab server as its trust user,
+// plaintext.
+func pgConn(s lab.Server, f func(ctx context.Context, c *pgx.Conn) error) error {
+	raw, err := s.URL("trust", false)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("the lab URL does not parse")
+	}
+	q := u.Query()
+	q.Set("sslmode", "disable")
+	u.RawQuery = q.Encode()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return errors.New("connecting to the lab server failed: " + plan.Redact(err.Error()))
+	}
+	defer c.Close(ctx)
+	return f(ctx, c)
+}
+
+// pgQuery runs one query and scans its row into dst.
+func pgQuery(s lab.Server, query string, dst ...any) error {
+	return pgConn(s, func(ctx context.Context, c *pgx.Conn) error { return c.QueryRow(ctx, query).Scan(dst...) })
+}
+
+// pgAdmin is pgQuery failing t on an error.
+func pgAdmin(t *testing.T, s lab.Server, query string, dst ...any) {
+	t.Helper()
+	if err := pgQuery(s, query, dst...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// pgExec runs statements.
+func pgExec(s lab.Server, stmts ...string) error {
+	return pgConn(s, func(ctx context.Context, c *pgx.Conn) error {
+		for _, q := range stmts {
+			if _, err := c.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
+	})
+}
+
+// pgScans is how many scans of sbtest1 (by its index or not, as the
+// planner likes for 100 rows) the server has counted: one a point select.
+func pgScans(t *testing.T, s lab.Server) int64 {
+	var n int64
+	pgAdmin(t, s, "SELECT seq_scan + coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'sbtest1'", &n)
+	return n
+}
+
+// pgStat is a counter of pg_stat_database for the lab's database:
+// sessions (ended ones) or xact_commit. Each call adds a session and a
+// transaction of its own.
+func pgStat(t *testing.T, s lab.Server, column string) int64 {
+	var n int64
+	pgAdmin(t, s, "SELECT "+column+" FROM pg_stat_database WHERE datname = current_database()", &n)
+	return n
+}
+
+// waitStat waits until the server's column counts want more than from
+// (a backend reports its counts as it exits, just after its client has
+// gone), and fails t with the count if it never does.
+func waitStat(t *testing.T, s lab.Server, column string, from, want int64) {
+	t.Helper()
+	var got int64
+	deadline := time.Now().Add(15 * time.Second)
+	// Less the checks' own: the one that read from, and each one before.
+	for i := int64(1); ; i++ {
+		if got = pgStat(t, s, column) - from - i; got >= want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got != want {
+		t.Errorf("the server counted %d %s, want %d", got, column, want)
+	}
+}
+
+// TestLibpq: pgbench drives libpq against a lab PostgreSQL, plain and TLS
+// 1.3, connect and pool: the operations it reports are the sessions and
+// statements the server counted, the pool's connections negotiated TLS
+// 1.3 (pg_stat_ssl), and a failing statement aborts clients that count
+// as failed operations.
+func TestLibpq(t *testing.T) {
+	s := labtest.Start(t, "postgres", lab.Options{Keys: []string{"ecdsa-p256"}})
+	ctx := context.Background()
+	for _, tls := range []string{"off", "1.3"} {
+		t.Run("connect-"+tls, func(t *testing.T) {
+			cfg := labConfig(t, s, "postgres", "libpq", "scram-sha-256", tls)
+			c := startNativeT(t, cfg)
+			if h := c.Hello(); h.Stack != "libpq" || !strings.HasPrefix(h.Driver, "libpq/15.") || !strings.HasPrefix(h.TLS, "OpenSSL/3.") || h.Model != "threads" || h.Runtime != "C" {
+				t.Errorf("hello %+v", h)
+			}
+			before := pgStat(t, s, "sessions")
+			rep, err := c.Run(ctx, Run{Experiment: "connect", Concurrency: 2, PerConn: 1, MaxOps: 20, Duration: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOps(t, rep, 20, 2)
+			// 20 connections, pgbench's setup connection and the check's own.
+			// 20 connections and pgbench's setup one.
+			waitStat(t, s, "sessions", before, 20+1)
+		})
+	}
+	// sbtest1's index scans count the point selects, and nothing else.
+	if err := pgExec(s, "CREATE TABLE sbtest1 (id int PRIMARY KEY, c text)",
+		"INSERT INTO sbtest1 SELECT i, 'c' || i FROM generate_series(1, 100) i", "ANALYZE sbtest1"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("pool-1.3", func(t *testing.T) {
+		cfg := labConfig(t, s, "postgres", "libpq", "trust", "1.3")
+		cfg.Workload = "point-select"
+		c := startNativeT(t, cfg)
+		before := pgStat(t, s, "sessions")
+		scans := pgScans(t, s)
+		var versions string
+		polls := 0
+		seen := make(chan struct{})
+		go func() {
+			defer close(seen)
+			// While the pool runs: what its connections negotiated.
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				polls++
+				pgQuery(s, `SELECT count(*) || ' ' || coalesce(string_agg(DISTINCT version, ','), '') FROM pg_stat_ssl JOIN pg_stat_activity USING (pid)
+					WHERE application_name = 'pgbench' AND backend_type = 'client backend'`, &versions)
+				if strings.HasPrefix(versions, "2 ") {
+					return
+				}
+			}
+		}()
+		rep, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 2, Duration: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-seen
+		if versions != "2 TLSv1.3" {
+			t.Errorf("pg_stat_ssl of pgbench's connections: %q, want 2 TLSv1.3", versions)
+		}
+		checkOps(t, rep, int64(len(rep.Ops)), 2)
+		if len(rep.Ops) < 10 {
+			t.Errorf("only %d operations in 3 s", len(rep.Ops))
+		}
+		if first, last := rep.Ops[0].Start, rep.Ops[len(rep.Ops)-1].End; time.Duration(last-first) > 3500*time.Millisecond {
+			t.Errorf("the operations span %v of a 3 s run", time.Duration(last-first))
+		}
+		// Its 2 connections and its setup one, and the checks: of the
+		// index scans, of TLS.
+		waitStat(t, s, "sessions", before, 2+1+1+int64(polls))
+		// (Counted as the backends exit, after the sessions.)
+		if got := pgScans(t, s) - scans; got != int64(len(rep.Ops)) {
+			t.Errorf("the server counted %d point selects, pgbench reported %d", got, len(rep.Ops))
+		}
+	})
+	t.Run("pool-errors", func(t *testing.T) {
+		cfg := labConfig(t, s, "postgres", "libpq", "trust", "off")
+		cfg.Workload, cfg.Tables = "point-select", 3 // no sbtest2 and sbtest3
+		c := startNativeT(t, cfg)
+		rep, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 2, Duration: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := 0
+		for _, o := range rep.Ops {
+			if !o.Failed() {
+				continue
+			}
+			failed++
+			if o.Phase != "query" || o.Kind != "server" || !regexp.MustCompile(`relation "sbtest[23]" does not exist`).MatchString(o.Message) {
+				t.Errorf("op %+v", o)
+			}
+		}
+		if failed != 2 {
+			t.Fatalf("%d failed operations, want the 2 aborted clients: %+v", failed, rep.Ops)
+		}
+	})
+	t.Run("wrong-password", func(t *testing.T) {
+		cfg := labConfig(t, s, "postgres", "libpq", "scram-sha-256", "off")
+		cfg.Password = "not-the-" + cfg.Password
+		c := startNativeT(t, cfg)
+		_, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 1, Duration: time.Second})
+		if err == nil || !strings.Contains(err.Error(), "password authentication failed") || strings.Contains(err.Error(), cfg.Password) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		c := startNativeT(t, labConfig(t, s, "postgres", "libpq", "trust", "off"))
+		ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		if _, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 1, Duration: time.Minute}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}

@@ -1,0 +1,189 @@
+package clientstack
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+)
+
+// helloProbe listens on loopback for one TLS connection (after
+// PostgreSQL's SSLRequest, answered 'S', if sslRequest) and returns what
+// its ClientHello offered; the handshake is then refused, so the tool
+// fails, which is not what this looks at.
+func helloProbe(t *testing.T, sslRequest bool) (port int, hello <-chan *tls.ClientHelloInfo) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	ch := make(chan *tls.ClientHelloInfo, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		if sslRequest {
+			if _, err := io.ReadFull(c, make([]byte, 8)); err != nil {
+				return
+			}
+			c.Write([]byte("S"))
+		}
+		tls.Server(c, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			ch <- h
+			return nil, errors.New("seen")
+		}}).Handshake()
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, ch
+}
+
+// TestNativeTLSPins: what a C stack offers when its variant pins the TLS
+// version and the group, by the tool's own flags or by the OPENSSL_CONF
+// file tlsbench writes where it has none.
+func TestNativeTLSPins(t *testing.T) {
+	labtest.Slow(t)
+	for _, tc := range []struct {
+		engine, stack string
+		sslRequest    bool
+		tls, group    string
+		version       uint16
+		curve         tls.CurveID
+	}{
+		{"postgres", "libpq", true, "1.2", "P-256", tls.VersionTLS12, tls.CurveP256},
+		{"postgres", "libpq", true, "1.3", "X25519", tls.VersionTLS13, tls.X25519},
+		{"redis", "hiredis", false, "1.2", "X25519", tls.VersionTLS12, tls.X25519},
+		{"redis", "hiredis", false, "1.3", "P-384", tls.VersionTLS13, tls.CurveP384},
+	} {
+		t.Run(tc.stack+"-"+tc.tls, func(t *testing.T) {
+			port, hello := helloProbe(t, tc.sslRequest)
+			st, err := Lookup(tc.engine, tc.stack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{Stack: st, Host: "127.0.0.1", Port: port, User: "u", Database: "d", TLS: tc.tls, Verify: "none",
+				Group: tc.group, Workload: "ping", Timeout: 5 * time.Second}
+			c := startNativeT(t, cfg)
+			ctx, cancel := context.WithCancel(context.Background())
+			ran := make(chan struct{})
+			go func() {
+				defer close(ran)
+				c.Run(ctx, Run{Experiment: "pool", Concurrency: 1, MaxOps: 1, Duration: 5 * time.Second})
+			}()
+			defer func() { cancel(); <-ran }()
+			select {
+			case h := <-hello:
+				// A TLS 1.2 hello has no supported_versions: Go lists 1.2
+				// and below for it. GREASE values aside.
+				v := slices.DeleteFunc(slices.Clone(h.SupportedVersions), func(v uint16) bool { return v&0x0f0f == 0x0a0a })
+				if len(v) == 0 || v[0] != tc.version || (tc.version == tls.VersionTLS13 && len(v) != 1) {
+					t.Errorf("versions offered %x, want %x only", v, tc.version)
+				}
+				if !slices.Equal(h.SupportedCurves, []tls.CurveID{tc.curve}) {
+					t.Errorf("groups offered %v, want %v", h.SupportedCurves, tc.curve)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("no ClientHello")
+			}
+		})
+	}
+}
+
+// handshakeServer is a TLS server on loopback that counts the handshakes
+// it completes, full and resumed, and closes each connection.
+func handshakeServer(t *testing.T) (port int, full, resumed *atomic.Int64) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		DNSNames: []string{"localhost"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	full, resumed = new(atomic.Int64), new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				tc := c.(*tls.Conn)
+				tc.SetDeadline(time.Now().Add(10 * time.Second))
+				if tc.Handshake() != nil {
+					return
+				}
+				if tc.ConnectionState().DidResume {
+					resumed.Add(1)
+				} else {
+					full.Add(1)
+				}
+				io.Copy(io.Discard, tc) // until the client closes
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, full, resumed
+}
+
+// TestSTime: openssl s_time's count of connections is the handshakes a
+// TLS server completed: full ones under -new, resumed ones (after one
+// full handshake a process) under -reuse.
+func TestSTime(t *testing.T) {
+	labtest.Slow(t)
+	st, err := Lookup("http", "openssl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, resume := range []bool{false, true} {
+		t.Run(map[bool]string{false: "new", true: "reuse"}[resume], func(t *testing.T) {
+			port, full, resumed := handshakeServer(t)
+			// s_time resumes TLS 1.3 only when it reads (a path): 1.2 here.
+			cfg := Config{Stack: st, Host: "127.0.0.1", Port: port, TLS: map[bool]string{false: "1.3", true: "1.2"}[resume],
+				Verify: "none", Resume: resume, Workload: "request", Timeout: 5 * time.Second}
+			c := startNativeT(t, cfg)
+			if h := c.Hello(); h.Model != "processes" || !strings.HasPrefix(h.TLS, "OpenSSL/3.") {
+				t.Errorf("hello %+v", h)
+			}
+			rep, err := c.Run(context.Background(), Run{Experiment: "connect", Concurrency: 2, Duration: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Totals == nil || rep.Totals.Ops < 2 || rep.Totals.Mean != 0 || rep.CPU <= 0 {
+				t.Fatalf("report %+v, totals %+v", rep, rep.Totals)
+			}
+			time.Sleep(100 * time.Millisecond) // the server's last counts
+			wantFull, wantResumed := rep.Totals.Ops, int64(0)
+			if resume {
+				wantFull, wantResumed = 2, rep.Totals.Ops
+			}
+			if full.Load() != wantFull || resumed.Load() != wantResumed {
+				t.Errorf("the server completed %d full and %d resumed handshakes; s_time counted %d", full.Load(), resumed.Load(), rep.Totals.Ops)
+			}
+		})
+	}
+}
