@@ -122,7 +122,7 @@ func TestLibpq(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkOps(t, rep, 20, 2)
+			nativeCheckOps(t, rep, 20, 2)
 			// 20 connections, pgbench's setup connection and the check's own.
 			// 20 connections and pgbench's setup one.
 			waitStat(t, s, "sessions", before, 20+1)
@@ -162,7 +162,7 @@ func TestLibpq(t *testing.T) {
 		if versions != "2 TLSv1.3" {
 			t.Errorf("pg_stat_ssl of pgbench's connections: %q, want 2 TLSv1.3", versions)
 		}
-		checkOps(t, rep, int64(len(rep.Ops)), 2)
+		nativeCheckOps(t, rep, int64(len(rep.Ops)), 2)
 		if len(rep.Ops) < 10 {
 			t.Errorf("only %d operations in 3 s", len(rep.Ops))
 		}

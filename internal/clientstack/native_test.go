@@ -62,7 +62,7 @@ func startNativeT(t *testing.T, cfg Config) Client {
 
 // checkOps checks a run's operations: n of them, none failed, each
 // ending after it starts, in the order they ended, on workers 0..c-1.
-func checkOps(t *testing.T, rep Report, n int64, c int) {
+func nativeCheckOps(t *testing.T, rep Report, n int64, c int) {
 	t.Helper()
 	if int64(len(rep.Ops)) != n {
 		t.Errorf("%d operations, want %d", len(rep.Ops), n)

@@ -65,7 +65,7 @@ func TestNodeStacks(t *testing.T) {
 		t.Run(nc.lab, func(t *testing.T) {
 			srv, count := nc.start(t)
 			for _, tlsOn := range []bool{false, true} {
-				cfg := labConfig(t, srv, nc.engine, nc.workload, tlsOn)
+				cfg := nodeLabConfig(t, srv, nc.engine, nc.workload, tlsOn)
 				c, err := Start(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -89,7 +89,7 @@ func TestNodeStacks(t *testing.T) {
 					t.Errorf("tls %s connect: %d operations, want %d; failed: %s", cfg.TLS, n, ops, failed)
 				}
 				if count != nil {
-					s, secure := settle(count, s0+ops)
+					s, secure := nodeSettle(count, s0+ops)
 					want := map[bool]int64{false: 0, true: ops}[tlsOn]
 					if s-s0 != ops || (tls0 >= 0 && secure-tls0 != want) {
 						t.Errorf("tls %s connect: the server counted %d sessions (%d TLS), the client %d operations", cfg.TLS, s-s0, secure-tls0, ops)
@@ -110,7 +110,7 @@ func TestNodeStacks(t *testing.T) {
 				}
 			}
 			for _, resume := range []bool{false, true} {
-				cfg := labConfig(t, srv, nc.engine, nc.workload, true)
+				cfg := nodeLabConfig(t, srv, nc.engine, nc.workload, true)
 				cfg.Resume = resume
 				want := map[bool]string{false: "0", true: nc.resumes}[resume]
 				c, err := Start(context.Background(), cfg)
@@ -137,7 +137,7 @@ func TestNodeStacks(t *testing.T) {
 				}
 			}
 			for _, tc := range nodeFailures(t) {
-				cfg := labConfig(t, srv, nc.engine, nc.workload, true)
+				cfg := nodeLabConfig(t, srv, nc.engine, nc.workload, true)
 				cfg.Timeout = 3 * time.Second // MongoDB's server selection waits it out
 				if !tc.change(&cfg) {
 					continue
@@ -196,7 +196,7 @@ func tally(rep Report) (int, string) {
 // settle reads count until its sessions reach want or stop changing: a
 // server counts a session a moment after the client closed it (PostgreSQL
 // as the backend exits), seconds after on a loaded machine.
-func settle(count sessionCount, want int64) (int64, int64) {
+func nodeSettle(count sessionCount, want int64) (int64, int64) {
 	s, secure := count()
 	for deadline := time.Now().Add(30 * time.Second); s < want && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
@@ -223,7 +223,7 @@ func nodeInstalled(t *testing.T) {
 
 // labConfig is the configuration that reaches srv with the Node stack of
 // engine, with TLS 1.3 verified against the lab's CA, or plain.
-func labConfig(t *testing.T, srv lab.Server, engine, workload string, tlsOn bool) Config {
+func nodeLabConfig(t *testing.T, srv lab.Server, engine, workload string, tlsOn bool) Config {
 	t.Helper()
 	raw, err := srv.URL("", tlsOn)
 	if err != nil {
