@@ -11,6 +11,11 @@ for file in "${files[@]}"; do
   pkg="./$(dirname "$file")"
   for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | cut -d' ' -f2); do
     echo "fuzz: $pkg $target ($fuzztime)"
-    go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 10s >/dev/null
+    # Quiet when it passes; the failing input and the test's message
+    # when it does not, so that CI's log names the case.
+    if ! out="$(go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 10s 2>&1)"; then
+      printf '%s\n' "$out" | grep -v '^fuzz: elapsed' | tail -40
+      exit 1
+    fi
   done
 done

@@ -63,11 +63,15 @@ type Spec struct {
 	// Groups lists the key-exchange groups to compare (see Groups): each
 	// TLS variant offers one, GroupDefault the TLS library's default offer
 	// (the variant's Group ""); empty is that offer alone.
-	Groups   []string `json:"groups,omitempty"`
-	Resume   []bool   `json:"resume"`
-	Keys     []string `json:"keys,omitempty"`
-	CAFile   string   `json:"ca_file,omitempty"`
-	Insecure bool     `json:"insecure,omitempty"`
+	Groups []string `json:"groups,omitempty"`
+	// ClientStacks lists the client stacks to compare (--client): "go"
+	// for tlsbench's own drivers, or a stack internal/clientstack runs;
+	// empty is Go's alone.
+	ClientStacks []string `json:"client_stacks,omitempty"`
+	Resume       []bool   `json:"resume"`
+	Keys         []string `json:"keys,omitempty"`
+	CAFile       string   `json:"ca_file,omitempty"`
+	Insecure     bool     `json:"insecure,omitempty"`
 	// CertFile and CertKeyFile are the client certificate (mutual TLS)
 	// every TLS variant presents to a URL target (--cert, --cert-key, or
 	// the URL's own parameters: see clientcert.go); paths only, never the
@@ -295,6 +299,11 @@ type Variant struct {
 	ClientCert string `json:"client_cert,omitempty"`
 	// RTT is the emulated round-trip time; 0 is the bare link.
 	RTT time.Duration `json:"rtt_ns,omitempty"`
+	// Client is the client stack that makes the connections (--client:
+	// psycopg, pgjdbc, libpq, …; internal/clientstack); "" is Go's,
+	// tlsbench's own drivers. Each client's plain variant is the
+	// baseline of its TLS variants.
+	Client string `json:"client,omitempty"`
 	// Tunnel labels the tunnel the connections go through ("ssh aes256-ctr",
 	// "stunnel"); "" is direct. A tunnelled variant has TLS off: the
 	// tunnel encrypts, with Key for stunnel's certificate.

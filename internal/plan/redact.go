@@ -320,7 +320,23 @@ func maskCiphers(s string) string {
 // looked for. RedactArgs leans to hiding too much: an unknown option's
 // value is taken as a plain argument.
 // RedactArgs(RedactArgs(a)) equals RedactArgs(a).
-func RedactArgs(args []string) []string { return redactArgs(args, 0) }
+func RedactArgs(args []string) []string {
+	// Passes until nothing changes: a pass may take apart what the one
+	// before rewrote (re-quoted a word, hid a value with the white space
+	// after it) and hide a little more, never less.
+	out := slices.Clone(args)
+	for range 8 {
+		next := redactArgs(out, 0)
+		if slices.Equal(next, out) {
+			return out
+		}
+		out = next
+	}
+	for i := range out {
+		out[i] = hidden // no fixed point: hide everything rather than guess
+	}
+	return out
+}
 
 // maxNesting bounds how deep command lines inside arguments are followed;
 // a deeper one is hidden whole if it looks like it holds a credential.
@@ -377,11 +393,45 @@ func redactArgs(args []string, depth int) []string {
 			copy(out[i:], RedactCommand(out[i:]))
 			break
 		}
+		if n := spacedValue(out[i:]); n > 0 {
+			// libpq's "password = VALUE" split into words: the
+			// value is the nth word after the key. A program it
+			// names still brings its options ("PGPASSWORD= curl -u").
+			if p, ok := credOptions[programName(out[i+n])]; ok {
+				addOptions(opts, p)
+				redis = redis || redisPrograms[programName(out[i+n])]
+			}
+			out[i+n] = hidden
+			i += n
+			continue
+		}
 		// The argument after -c is a shell's (or psql's) script.
 		script := i > 0 && args[i-1] == "-c"
 		out[i] = redactWord(a, depth, script)
 	}
 	return out
+}
+
+// spacedValue finds a credential key whose value libpq would read from a
+// later word, white space around '=' being allowed: "password = PW" (2),
+// "password =PW" (1), "password= PW" (1).
+// It returns how many words after the key hold the value, or 0.
+func spacedValue(words []string) int {
+	if len(words) < 2 {
+		return 0
+	}
+	key, next := words[0], words[1]
+	switch {
+	case strings.HasSuffix(key, "=") && secretParam(strings.TrimSuffix(key, "=")) && !strings.Contains(strings.TrimSuffix(key, "="), "="):
+		return 1
+	case !secretParam(key) || strings.Contains(key, "="):
+		return 0
+	case next == "=" && len(words) > 2:
+		return 2
+	case len(next) > 1 && next[0] == '=':
+		return 1
+	}
+	return 0
 }
 
 // addOptions adds a program's credential options to opts; one taking a
@@ -431,7 +481,7 @@ func redactWord(a string, depth int, script bool) string {
 		}
 	}
 	b.WriteString(a[last:])
-	return Redact(b.String())
+	return b.String()
 }
 
 var (

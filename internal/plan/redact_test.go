@@ -25,6 +25,10 @@ func TestRedactArgs(t *testing.T) {
 		{"tlsbench URL", []string{"tlsbench", "connect", "postgres://app:" + s + "@h/db"}, []string{"tlsbench", "connect", "postgres://app:xxxxx@h/db"}},
 		{"tlsbench --via=", []string{"tlsbench", "connect", "--via=ssh://u:" + s + "@h:22"}, []string{"tlsbench", "connect", "--via=ssh://u:xxxxx@h:22"}},
 		{"tlsbench libpq", []string{"tlsbench", "connect", "host=h user=app password=" + s + " dbname=app"}, []string{"tlsbench", "connect", "host=h user=app password=xxxxx dbname=app"}},
+		{"libpq spaces around =", []string{"tlsbench", "connect", "host=h password = " + s + " dbname=app"}, []string{"tlsbench", "connect", "host=h password = xxxxx dbname=app"}},
+		{"libpq space after =", []string{"tlsbench", "connect", "host=h password= " + s}, []string{"tlsbench", "connect", "host=h password= xxxxx"}},
+		{"libpq space before =", []string{"tlsbench", "connect", "host=h password =" + s}, []string{"tlsbench", "connect", "host=h password xxxxx"}},
+		{"libpq inside a quoted script", []string{"sh", "-c", "psql 'host=h password=" + s + "'"}, []string{"sh", "-c", "psql 'host=h password=xxxxx'"}},
 		{"tlsbench --lab mariadb keeps --data", []string{"tlsbench", "connect", "--lab", "mariadb", "--data", s}, []string{"tlsbench", "connect", "--lab", "mariadb", "--data", "xxxxx"}},
 		// A captured curl.
 		{"wire -- curl -H", []string{"tlsbench", "wire", "--capture", "lo", "--", "curl", "-s", "-H", "Authorization: Bearer " + s, "https://h/"},

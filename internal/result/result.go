@@ -46,6 +46,10 @@ type Result struct {
 	// Checks are what one connection per variant negotiated before any
 	// trial ran, as the client and as the server saw it.
 	Checks []Check `json:"checks,omitempty"`
+	// Clients are the client stacks other than Go's that made the
+	// connections of variants with a Client (--client), as each said of
+	// itself when it started.
+	Clients []ClientStack `json:"clients,omitempty"`
 	// Tunnels are the SSH connections and stunnel pairs tunnelled variants
 	// went through, each set up once per run, not per connection.
 	Tunnels []Tunnel `json:"tunnels,omitempty"`
@@ -77,6 +81,19 @@ type Result struct {
 	Shard  *Shard  `json:"shard,omitempty"`
 	Shards []Shard `json:"shards,omitempty"`
 	Skew   *Skew   `json:"skew,omitempty"`
+}
+
+// ClientStack is a client stack a run used, as its program said of
+// itself (clients/PROTOCOL.md's hello).
+type ClientStack struct {
+	Name    string `json:"name"`              // the stack, as plan.Variant.Client names it
+	Library string `json:"library,omitempty"` // in words: "psycopg 3 with its bundled libpq and OpenSSL"
+	Driver  string `json:"driver,omitempty"`  // the driver and its version: "psycopg/3.2.3"
+	TLS     string `json:"tls,omitempty"`     // the TLS library and its version: "OpenSSL/3.0.15"
+	Runtime string `json:"runtime,omitempty"` // "CPython/3.11.7", "Node/20.20.2", "OpenJDK/17.0.15"
+	// Model is how it ran concurrent connections: threads, event-loop
+	// or processes.
+	Model string `json:"model,omitempty"`
 }
 
 // Ceiling is the server-side limit a key puts on new connections: every full
