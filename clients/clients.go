@@ -9,7 +9,7 @@ import (
 	"io/fs"
 )
 
-//go:embed PROTOCOL.md python/tlsbench_client.py
+//go:embed PROTOCOL.md python/tlsbench_client.py java/Client.java
 var files embed.FS
 
 // Program returns the source of a client program by its path under

@@ -209,10 +209,10 @@ public class Client {
             c.user = c.get("user");
             c.password = c.get("password");
             c.database = c.get("database");
-            c.tls = c.m.getOrDefault("tls", "off");
+            c.tls = c.or("tls", "off");
             c.ca = c.get("ca");
-            c.verify = c.m.getOrDefault("verify", "full");
-            c.serverName = c.get("server_name").isEmpty() ? c.host : c.get("server_name");
+            c.verify = c.or("verify", "full");
+            c.serverName = c.or("server_name", c.host);
             c.cert = c.get("cert");
             c.key = c.get("key");
             c.group = c.get("group");
@@ -220,10 +220,10 @@ public class Client {
             c.workload = c.get("workload");
             c.tables = Math.max(1, c.num("tables"));
             c.rows = Math.max(1, c.num("rows"));
-            c.queryMode = c.m.getOrDefault("query_mode", "prepared");
-            c.path = c.get("path").isEmpty() ? "/" : c.get("path");
+            c.queryMode = c.or("query_mode", "prepared");
+            c.path = c.or("path", "/");
             c.timeoutMs = c.num("timeout_ms") > 0 ? c.num("timeout_ms") : 10000;
-            if (!c.m.getOrDefault("protocol", "1").equals("1")) {
+            if (!c.or("protocol", "1").equals("1")) {
                 throw new IllegalArgumentException("protocol " + c.get("protocol") + ": this program speaks 1");
             }
             return c;
@@ -231,6 +231,12 @@ public class Client {
 
         String get(String k) {
             return m.getOrDefault(k, "");
+        }
+
+        /** or is k's value, or def where it is empty. */
+        String or(String k, String def) {
+            String v = get(k);
+            return v.isEmpty() ? def : v;
         }
 
         int num(String k) {
