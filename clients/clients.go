@@ -9,7 +9,7 @@ import (
 	"io/fs"
 )
 
-//go:embed PROTOCOL.md python/tlsbench_client.py node/client.js
+//go:embed PROTOCOL.md python/tlsbench_client.py node/client.js java/Client.java
 var files embed.FS
 
 // Program returns the source of a client program by its path under

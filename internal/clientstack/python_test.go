@@ -66,20 +66,23 @@ func TestPythonStacks(t *testing.T) {
 						if tls != "off" {
 							cfg.Port = srv.tlsPort
 						}
-						checkConnect(t, srv, cfg)
+						checkConnect(t, startClient(t, cfg), srv, cfg)
 					}
 					cfg := srv.cfg
 					cfg.Stack, cfg.TLS, cfg.Port = st, "1.3", srv.tlsPort
-					checkPool(t, srv, cfg)
+					checkPool(t, startClient(t, cfg), srv, cfg)
 				})
 			}
 		})
 	}
 }
 
-// startPython starts a Python stack's program, failing in CI if it is
-// not installed and skipping elsewhere.
-func startPython(t *testing.T, cfg Config) Client {
+// hellos are the runtime and TLS library a language's hello names.
+var hellos = map[string][2]string{"python": {"CPython/", "OpenSSL/"}, "java": {"OpenJDK/", "JSSE/"}}
+
+// startClient starts a stack's program, failing in CI if it is not
+// installed and skipping elsewhere.
+func startClient(t *testing.T, cfg Config) Client {
 	t.Helper()
 	c, err := Start(context.Background(), cfg)
 	var ni *NotInstalled
@@ -90,8 +93,9 @@ func startPython(t *testing.T, cfg Config) Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if h := c.Hello(); h.Stack != cfg.Stack.Name || h.Model != "threads" || !strings.HasPrefix(h.Runtime, "CPython/") ||
-		!strings.Contains(h.Driver, "/") || !strings.HasPrefix(h.TLS, "OpenSSL/") {
+	want := hellos[cfg.Stack.Lang]
+	if h := c.Hello(); h.Stack != cfg.Stack.Name || h.Model != "threads" || !strings.HasPrefix(h.Runtime, want[0]) ||
+		!strings.Contains(h.Driver, "/") || !strings.HasPrefix(h.TLS, want[1]) {
 		t.Errorf("hello %+v", h)
 	}
 	return c
@@ -99,9 +103,8 @@ func startPython(t *testing.T, cfg Config) Client {
 
 const connectOps = 20
 
-func checkConnect(t *testing.T, srv counted, cfg Config) {
+func checkConnect(t *testing.T, c Client, srv counted, cfg Config) {
 	t.Helper()
-	c := startPython(t, cfg)
 	conns0, tls0 := srv.count(t)
 	rep, err := c.Run(context.Background(), Run{Experiment: "connect", Concurrency: 2, PerConn: 1, MaxOps: connectOps, Duration: time.Minute})
 	if err != nil {
@@ -121,9 +124,8 @@ func checkConnect(t *testing.T, srv counted, cfg Config) {
 	}
 }
 
-func checkPool(t *testing.T, srv counted, cfg Config) {
+func checkPool(t *testing.T, c Client, srv counted, cfg Config) {
 	t.Helper()
-	c := startPython(t, cfg)
 	conns0, _ := srv.count(t)
 	rep, err := c.Run(context.Background(), Run{Experiment: "pool", Concurrency: 2, MaxOps: 50, Duration: time.Minute, Warmup: 100 * time.Millisecond})
 	if err != nil {
@@ -260,8 +262,11 @@ func startRedis(t *testing.T) counted {
 }
 
 // startMongoDB counts FerretDB's logins: serverStatus counts its commands,
-// and each connection that logs in runs saslStart once (a driver's
-// monitoring connections do not log in).
+// and each connection that logs in runs saslContinue twice (FerretDB
+// answers the first with done:false), whether its saslStart was a command
+// or rode in the hello (speculative authentication: the Java driver's,
+// which FerretDB counts as "unknown"); a driver's monitoring connections
+// do not log in.
 func startMongoDB(t *testing.T) counted {
 	srv := labtest.Start(t, "mongodb", lab.Options{Keys: []string{"ecdsa-p256"}})
 	cfg := login(t, srv, false)
@@ -282,7 +287,7 @@ func startMongoDB(t *testing.T) counted {
 			} `bson:"metrics"`
 		}
 		err := c.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st)
-		return st.Metrics.Commands["saslStart"].Total, err
+		return st.Metrics.Commands["saslContinue"].Total / 2, err
 	}
 	settle(t, read) // the counting client's own login
 	return counted{cfg, tlsPort, func(t *testing.T) (int64, int64) { return settle(t, read), -1 }}
