@@ -21,6 +21,7 @@ func init() {
 		{"libpq", "postgres", "native", "Debian's libpq and OpenSSL 3, through pgbench (threads: -j = -c)"},
 		{"hiredis", "redis", "native", "hiredis and OpenSSL 3, through redis-benchmark (one event loop)"},
 		{"openssl", "http", "native", "openssl s_time (OpenSSL 3): connect only, one process a concurrent connection"},
+		{"libmariadb", "mysql", "native", "Debian's libmariadb and OpenSSL 3, through sysbench's oltp_point_select (threads), pool only"},
 		{"curl", "http", "native", "libcurl and OpenSSL 3, through one curl process a run (--parallel: one event loop)"},
 	} {
 		Register(s)
@@ -30,10 +31,11 @@ func init() {
 
 // natives start each C stack's client by its name.
 var natives = map[string]func(ctx context.Context, cfg Config) (Client, error){
-	"libpq":   startPgbench,
-	"hiredis": startRedisBenchmark,
-	"openssl": startSTime,
-	"curl":    startCurl,
+	"libpq":      startPgbench,
+	"hiredis":    startRedisBenchmark,
+	"openssl":    startSTime,
+	"curl":       startCurl,
+	"libmariadb": startSysbench,
 }
 
 func startNative(ctx context.Context, cfg Config) (Client, error) {
@@ -135,8 +137,9 @@ type tool struct {
 	// aborts); lines it does not take go to the tail kept for errors.
 	onStderr func(line string, at time.Time) bool
 	// explain, if set, says why the tool failed better than the last line
-	// of its stderr (pgbench ends with "could not create connection").
-	explain func() string
+	// of its stderr (pgbench ends with "could not create connection"),
+	// from what it printed on its stdout if need be (sysbench's errors).
+	explain func(stdout []byte) string
 }
 
 // toolResult is what a tool's run left: its stdout, its rusage, when it
@@ -207,7 +210,7 @@ func (t tool) run(ctx context.Context) (toolResult, error) {
 	if why != nil && !errors.Is(why, context.Canceled) && !errors.Is(why, context.DeadlineExceeded) {
 		s := r.stderr.String()
 		if t.explain != nil {
-			if e := t.explain(); e != "" {
+			if e := t.explain(r.stdout); e != "" {
 				s = (&tail{buf: []byte(e), redact: t.password}).String()
 			}
 		}

@@ -115,39 +115,6 @@ func TestCurl(t *testing.T) {
 	})
 }
 
-// TestCurlPins: what curl offers when its variant pins the TLS version
-// (--tlsv1.x --tls-max) and the group (--curves).
-func TestCurlPins(t *testing.T) {
-	labtest.Slow(t)
-	st, err := Lookup("http", "curl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		tls, group string
-		version    uint16
-		curve      tls.CurveID
-	}{
-		{"1.2", "P-256", tls.VersionTLS12, tls.CurveP256},
-		{"1.3", "X25519", tls.VersionTLS13, tls.X25519},
-	} {
-		t.Run(tc.tls, func(t *testing.T) {
-			port, hello := helloProbe(t, false)
-			cfg := Config{Stack: st, Host: "127.0.0.1", Port: port, TLS: tc.tls, Verify: "none", Group: tc.group,
-				Workload: "request", Path: "/", Timeout: 5 * time.Second}
-			c := startNativeT(t, cfg)
-			rep, err := c.Run(context.Background(), Run{Experiment: "connect", Concurrency: 1, MaxOps: 1, Duration: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rep.Ops) != 1 || rep.Ops[0].Phase != "tls-handshake" {
-				t.Errorf("ops %+v: want one failed handshake", rep.Ops)
-			}
-			checkHello(t, <-hello, tc.version, tc.curve)
-		})
-	}
-}
-
 // TestCurlCancel: a cancelled run ends at once, its curl reaped.
 func TestCurlCancel(t *testing.T) {
 	labtest.Slow(t)
