@@ -72,7 +72,8 @@ var (
 	sysbenchSum    = regexp.MustCompile(`(?m)^\s*sum:\s+([0-9.]+)`)
 	sysbenchMax    = regexp.MustCompile(`(?m)^\s*max:\s+([0-9.]+)`)
 	sysbenchBucket = regexp.MustCompile(`(?m)^\s*([0-9.]+) \|\**\s+(\d+)$`)
-	sysbenchFatal  = regexp.MustCompile(`FATAL: error (\d+): (.*)`)
+	// A connection's error, or a statement's.
+	sysbenchFatal = regexp.MustCompile(`FATAL: (?:error (\d+): (.*)|MySQL error: (\d+) "(.*)")`)
 )
 
 func (s *sysbench) Run(ctx context.Context, r Run) (rep Report, err error) {
@@ -153,6 +154,9 @@ func (s *sysbench) once(ctx context.Context, dir string, r Run, n int64, d time.
 	t := tool{stack: c.Stack.Name, cmd: cmd, password: c.Password, limit: limitOf(c, r) + d,
 		explain: func(stdout []byte) string {
 			if m := sysbenchFatal.FindSubmatch(stdout); m != nil {
+				if len(m[1]) == 0 {
+					m[1], m[2] = m[3], m[4]
+				}
 				return fmt.Sprintf("%s (error %s)", m[2], m[1])
 			}
 			return ""

@@ -27,7 +27,8 @@ import (
 // certificate in sysbench's fixed file names): the events it reports are
 // the statements the server executed, on as many connections as threads,
 // each over TLS where asked; a wrong password's run fails with the
-// server's words and without the password; connect is refused.
+// server's words and without the password, a missing table's with the
+// table's name; connect is refused.
 func TestSysbench(t *testing.T) {
 	labtest.Slow(t)
 	s := labtest.Start(t, "mariadb", lab.Options{Keys: []string{"ecdsa-p256"}, ClientCerts: []string{"ecdsa-p256"}})
@@ -116,6 +117,15 @@ func TestSysbench(t *testing.T) {
 		c := startNativeT(t, cfg)
 		_, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 1, MaxOps: 1, Duration: 10 * time.Second})
 		if err == nil || !strings.Contains(err.Error(), "Access denied for user '"+cfg.User+"'@'127.0.0.1' (using password: YES) (error 1045)") || strings.Contains(err.Error(), cfg.Password) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("no-table", func(t *testing.T) {
+		cfg := base
+		cfg.Tables = 2
+		c := startNativeT(t, cfg)
+		_, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 1, MaxOps: 1, Duration: 10 * time.Second})
+		if err == nil || !strings.HasSuffix(err.Error(), "Table '"+cfg.Database+".sbtest2' doesn't exist (error 1146)") {
 			t.Fatalf("err = %v", err)
 		}
 	})
