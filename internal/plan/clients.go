@@ -214,6 +214,8 @@ func (s *Spec) notYet() string {
 		return "⟨scripts⟩ (the named workloads only)"
 	case slices.ContainsFunc(s.RTT, func(d time.Duration) bool { return d != 0 }):
 		return "⟨rtt⟩ (the relay that delays other stacks' connections is not wired in)"
+	case slices.ContainsFunc(s.PerConn, func(n int) bool { return n > 1 }):
+		return "⟨per_conn⟩ above 1 (a stack reports each connection's time, not each operation's)"
 	case len(s.Ciphers) > 0:
 		return "⟨ciphers⟩ (the stack's own TLS 1.2 suites only)"
 	case slices.Contains(s.Negotiation, NegotiationDirect):

@@ -95,6 +95,7 @@ func TestClientRefusals(t *testing.T) {
 		{pg(Spec{Via: []string{"direct", "ssh"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨via⟩ tunnels and poolers (direct connections only)"},
 		{pg(Spec{Rates: []float64{100}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨rates⟩ (closed loops only)"},
 		{pg(Spec{RTT: []time.Duration{0, 44 * time.Millisecond}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨rtt⟩ (the relay that delays other stacks' connections is not wired in)"},
+		{pg(Spec{PerConn: []int{1, 10}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨per_conn⟩ above 1 (a stack reports each connection's time, not each operation's)"},
 		{pg(Spec{TLS: []string{"1.2"}, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨ciphers⟩ (the stack's own TLS 1.2 suites only)"},
 		{pg(Spec{Target: "postgres://u@127.0.0.1/db?sslmode=require", Negotiation: []string{"postgres", "direct"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨negotiation⟩ direct (an SSLRequest first only)"},
 		{pg(Spec{Source: "127.0.0.1"}), "not yet with ⟨client_stacks⟩ psycopg: ⟨source⟩ 127.0.0.1 (the stack picks its own source address)"},
