@@ -152,8 +152,8 @@ func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.C
 				out.CA = ep.CAFile
 			}
 		}
-		if len(c.CurvePreferences) == 1 {
-			out.Group = plan.GroupLabel(uint16(c.CurvePreferences[0]))
+		if v.Group != "" {
+			out.Group = plan.GroupLabelOf(v.Group)
 		}
 		if out.Cert, out.Key, err = r.clientCertFiles(v, c); err != nil {
 			return clientstack.Config{}, err
@@ -410,8 +410,8 @@ func (tl stackCounts) fill(t *result.Trial, rep clientstack.Report, run clientst
 }
 
 // stackNegotiated is a stack's tls line as a result records it: TLS 1.3
-// as Go names it, the suite and group as the stack does; nil when it said
-// nothing.
+// and the group (P-256 for OpenSSL's secp256r1) as Go's are, the suite as
+// the stack names it; nil when it said nothing.
 func stackNegotiated(n *clientstack.Negotiated) *result.Negotiated {
 	if n == nil {
 		return nil
@@ -422,7 +422,7 @@ func stackNegotiated(n *clientstack.Negotiated) *result.Negotiated {
 		}
 		return s
 	}
-	out := &result.Negotiated{Version: dash(n.Version), Suite: dash(n.Cipher), Group: plan.GroupSpelling(dash(n.Group))}
+	out := &result.Negotiated{Version: dash(n.Version), Suite: dash(n.Cipher), Group: plan.GroupLabelOf(dash(n.Group))}
 	if v := versionNumber(out.Version); v != "" && v != out.Version {
 		out.Version = "TLS " + v
 	}

@@ -137,3 +137,12 @@ func TestClientWorkload(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupLabelOf(t *testing.T) {
+	for in, want := range map[string]string{"p256": "P-256", "secp256r1": "P-256", "prime256v1": "P-256", "X25519": "X25519",
+		"x25519mlkem768": "X25519MLKEM768", "secp384r1": "P-384", "ffdhe2048": "ffdhe2048", "": ""} {
+		if got := GroupLabelOf(in); got != want {
+			t.Errorf("GroupLabelOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
