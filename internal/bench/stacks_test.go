@@ -21,6 +21,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/clientstack"
 	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -93,6 +94,7 @@ func clientSpec() plan.Spec {
 // negotiated; the stack's hello is recorded once; Close reaps every
 // process.
 func TestStackTrials(t *testing.T) {
+	labtest.Slow(t) // seconds of client processes
 	r, marker := stackRunner(t, clientSpec(), "ok", nil)
 	checks, err := r.Check(context.Background())
 	if err != nil {
@@ -143,6 +145,7 @@ func TestStackTrials(t *testing.T) {
 // reported, the rest of the trial counts as failed under the failure
 // policy, and the next trial starts a new process.
 func TestStackCrash(t *testing.T) {
+	labtest.Slow(t) // seconds of client processes
 	all := 1.0
 	spec := clientSpec()
 	spec.Experiments, spec.TLS, spec.MaxErrorRate = []plan.Experiment{plan.Connect}, []string{"off"}, &all
@@ -205,8 +208,9 @@ func TestStackRefused(t *testing.T) {
 // TestStackInterrupted: Ctrl-C mid-run stops the client's run at once,
 // the trials finished before it are kept, and Close reaps the processes.
 func TestStackInterrupted(t *testing.T) {
+	labtest.Slow(t) // seconds of client processes
 	spec := clientSpec()
-	spec.Count, spec.Duration = 0, 3*time.Second
+	spec.Count, spec.Duration = 0, 2*time.Second
 	spec.Experiments, spec.TLS = []plan.Experiment{plan.Connect}, []string{"off"}
 	r, marker := stackRunner(t, spec, "ok", nil)
 	ctx, cancel := context.WithCancel(context.Background())
