@@ -46,7 +46,7 @@ func stackRunner(t *testing.T, raw plan.Spec, mode string, modes map[string]stri
 	r := &bench.Runner{Spec: spec, Variants: spec.Variants(), Scheme: "postgres", Untuned: true, Configs: map[string]driver.Config{}}
 	u := &url.URL{Scheme: "postgres", User: url.UserPassword("app", "S3cr3t-pw"), Host: "127.0.0.1:5432", Path: "/sbtest"}
 	for _, v := range r.Variants {
-		cfg := driver.Config{Variant: v, Addr: "127.0.0.1:5432", URL: u, Timeout: time.Second}
+		cfg := driver.Config{Variant: v, Addr: "127.0.0.1:5432", URL: u, Timeout: spec.Timeout}
 		if !v.Plain() {
 			cfg.TLS = &tls.Config{ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
 		}
@@ -141,48 +141,68 @@ func TestStackTrials(t *testing.T) {
 	}
 }
 
-// TestStackCrash: a client that dies mid-trial keeps the operations it
-// reported, the rest of the trial counts as failed under the failure
-// policy, and the next trial starts a new process.
+// TestStackCrash: a client that dies or hangs mid-trial keeps the
+// operations it reported, the rest of the trial counts as failed under the
+// failure policy, and the next trial starts a new process.
 func TestStackCrash(t *testing.T) {
-	labtest.Slow(t) // seconds of client processes
-	all := 1.0
-	spec := clientSpec()
-	spec.Experiments, spec.TLS, spec.MaxErrorRate = []plan.Experiment{plan.Connect}, []string{"off"}, &all
-	r, marker := stackRunner(t, spec, "crash", nil)
-	if _, err := r.Check(context.Background()); err != nil {
-		t.Fatal(err) // one operation: before the stand-in crashes
-	}
-	var trials []result.Trial
-	r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
-	if err := r.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if len(trials) != 2 {
-		t.Fatalf("%d trials, want 2", len(trials))
-	}
-	for _, tr := range trials {
-		// 3 reported (the stand-in dies at its fourth), 17 left of 20.
-		if tr.Ops != 3 || tr.Errors["client: failed"] != 17 {
-			t.Errorf("ops %d, errors %v", tr.Ops, tr.Errors)
-		}
-		if s := tr.ErrorSamples["client: failed"]; !strings.Contains(s, "exited during a run (exit status 7)") || strings.Contains(s, "S3cr3t") {
-			t.Errorf("sample %q", s)
-		}
-	}
-	// Under the default policy the crash fails the run, keeping the trial.
-	spec.MaxErrorRate = nil
-	r, _ = stackRunner(t, spec, "crash", nil)
-	trials = nil
-	r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
-	err := r.Run(context.Background())
-	var many *bench.TooManyErrors
-	if !errors.As(err, &many) || many.Kind != "client: failed" || len(trials) != 1 {
-		t.Errorf("err %v, %d trials kept", err, len(trials))
-	}
-	r.Close()
-	if got := left(marker); len(got) > 0 {
-		t.Errorf("processes %v left", got)
+	labtest.Slow(t) // seconds of client processes; a hang waits out its bound
+	for _, tc := range []struct {
+		mode, why string
+		trials    int
+	}{
+		{"crash", "exited during a run (exit status 7)", 2},
+		// A hang costs its bound, the trial's time and clientstack's grace
+		// (10 s): one trial.
+		{"hang", "did not end its run within", 1},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			all := 1.0
+			spec := clientSpec()
+			spec.Experiments, spec.TLS, spec.MaxErrorRate = []plan.Experiment{plan.Connect}, []string{"off"}, &all
+			spec.Duration, spec.Timeout, spec.Trials = time.Second, 200*time.Millisecond, tc.trials
+			r, marker := stackRunner(t, spec, tc.mode, nil)
+			if _, err := r.Check(context.Background()); err != nil {
+				t.Fatal(err) // one operation: before the stand-in fails
+			}
+			var trials []result.Trial
+			r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
+			if err := r.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(trials) != tc.trials {
+				t.Fatalf("%d trials, want %d", len(trials), tc.trials)
+			}
+			for _, tr := range trials {
+				// 3 reported (the stand-in fails at its fourth), 17 left of 20.
+				if tr.Ops != 3 || tr.Errors["client: failed"] != 17 {
+					t.Errorf("ops %d, errors %v", tr.Ops, tr.Errors)
+				}
+				if s := tr.ErrorSamples["client: failed"]; !strings.Contains(s, tc.why) || strings.Contains(s, "S3cr3t") {
+					t.Errorf("sample %q", s)
+				}
+			}
+			if tc.mode == "hang" {
+				r.Close()
+				if got := left(marker); len(got) > 0 {
+					t.Errorf("processes %v left", got)
+				}
+				return
+			}
+			// Under the default policy the failure fails the run, keeping the trial.
+			spec.MaxErrorRate = nil
+			r, _ = stackRunner(t, spec, tc.mode, nil)
+			trials = nil
+			r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
+			err := r.Run(context.Background())
+			var many *bench.TooManyErrors
+			if !errors.As(err, &many) || many.Kind != "client: failed" || len(trials) != 1 {
+				t.Errorf("err %v, %d trials kept", err, len(trials))
+			}
+			r.Close()
+			if got := left(marker); len(got) > 0 {
+				t.Errorf("processes %v left", got)
+			}
+		})
 	}
 }
 
