@@ -9,7 +9,7 @@ import (
 	"io/fs"
 )
 
-//go:embed PROTOCOL.md
+//go:embed PROTOCOL.md python/tlsbench_client.py
 var files embed.FS
 
 // Program returns the source of a client program by its path under

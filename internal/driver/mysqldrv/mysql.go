@@ -266,14 +266,8 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 			err = refusedAtGreeting(err, refused.Number, d.cfg.Addr)
 		case errors.Is(err, mysql.ErrNoTLS):
 			return nil, &driver.OpError{Phase: phase, Err: driver.Refused(err, "the server at %s does not offer TLS (have_ssl is not YES): use the plain variant (--tls off)", d.cfg.Addr)}
-		case errors.As(err, &refused) && refused.Number == erAccessDenied && d.cfg.TLS == nil:
-			// MariaDB's require_secure_transport=ON (and a user's
-			// REQUIRE SSL) denies a plaintext login as a wrong password
-			// would: a refusal if TLS logs in (bench's check tells).
-			why := fmt.Sprintf("the server at %s denied this user over plaintext: it demands TLS (require_secure_transport=ON, or the user's REQUIRE SSL)", d.cfg.Addr)
-			return nil, &driver.OpError{Phase: phase, Err: driver.Mark(driver.Explain(err, d.cfg, o.conn, useTLS), driver.Refusal{Why: why})}
 		}
-		return nil, &driver.OpError{Phase: phase, Err: driver.Mark(driver.Explain(err, d.cfg, o.conn, useTLS), kind(err))}
+		return nil, &driver.OpError{Phase: phase, Err: driver.Mark(driver.Explain(err, d.cfg, o.conn, useTLS), d.kind(err))}
 	}
 	s := &session{d: d, conn: o.conn, dc: dc, o: o}
 	if d.cfg.TLS != nil {
@@ -295,13 +289,18 @@ func (d *mysqlDriver) Open(ctx context.Context) (driver.Session, error) {
 
 // kind is the driver.Err kind of a server's error, from its number; nil
 // for the others.
-func kind(err error) error {
+func (d *mysqlDriver) kind(err error) error {
 	var me *mysql.MySQLError
 	switch {
 	case !errors.As(err, &me):
 		return nil
 	case me.Number == erHostNotPrivileged:
 		return driver.ErrSourceRefused
+	case me.Number == erAccessDenied && d.cfg.TLS == nil:
+		// MariaDB's require_secure_transport=ON (and a user's REQUIRE
+		// SSL) denies a plaintext login as a wrong password would: a
+		// refusal if TLS logs in (bench's check tells).
+		return driver.Refusal{Why: fmt.Sprintf("the server at %s denied this user over plaintext: it demands TLS (require_secure_transport=ON, or the user's REQUIRE SSL)", d.cfg.Addr)}
 	case me.Number == errNoSuchTable && strings.Contains(me.Message, "sbtest"):
 		// One of the tables tlsbench prepare makes.
 		return driver.ErrMissingData
@@ -423,7 +422,7 @@ func (s *session) Do(ctx context.Context) error {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		} else {
-			err = driver.Mark(driver.Explain(s.o.cause(err), s.d.cfg, s.conn, useTLS), kind(err))
+			err = driver.Mark(driver.Explain(s.o.cause(err), s.d.cfg, s.conn, useTLS), s.d.kind(err))
 		}
 		return &driver.OpError{Phase: PhaseQuery, Err: err}
 	}
