@@ -41,7 +41,9 @@ func TestClientRefusals(t *testing.T) {
 // TestClientPsycopg runs connect on a lab PostgreSQL through Go's stack
 // and psycopg's, plain and TLS 1.3: the server's own count of sessions
 // equals the connections the run reports (every trial's operations and
-// failures, and the check's one per variant), and psycopg says TLS 1.3.
+// failures, and the check's one per variant), and psycopg says TLS 1.3;
+// then pool through psycopg's own pool: its connections are the check's
+// and -c per trial, whatever the operations.
 func TestClientPsycopg(t *testing.T) {
 	labtest.Slow(t)
 	if _, err := clients.Program("python/tlsbench_client.py"); err != nil {
@@ -131,5 +133,23 @@ func TestClientPsycopg(t *testing.T) {
 	}
 	if strings.Join(ids, "|") != "go plain|go tls1.3|psycopg plain|psycopg tls1.3" {
 		t.Errorf("variants %q", ids)
+	}
+
+	before = sessions()
+	code, _, stderr = runMain(t, "pool", target.String(), "--client", "psycopg", "--tls", "1.3", "--workload", "ping",
+		"-c", "2", "-n", "30", "--warmup", "0s", "--trials", "2", "-q", "-o", out)
+	if code != exitOK {
+		t.Fatalf("pool: exit %d: %s", code, stderr)
+	}
+	if r, err = result.Read(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range r.Trials {
+		if tr.Ops != 30 || len(tr.Errors) > 0 || tr.Conns != 2 || tr.Negotiated == nil || tr.Negotiated.Version != "TLS 1.3" {
+			t.Errorf("pool %s: ops %d, errors %v, conns %d, negotiated %+v", tr.Variant, tr.Ops, tr.Errors, tr.Conns, tr.Negotiated)
+		}
+	}
+	if got, want := sessions()-before, int64(1+2*len(r.Trials)); len(r.Trials) != 2 || got != want {
+		t.Errorf("pool: the server counted %d sessions over %d trials, want %d", got, len(r.Trials), want)
 	}
 }
