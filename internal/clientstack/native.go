@@ -14,20 +14,10 @@ import (
 	"time"
 )
 
-// The C stacks: Debian's tools, driven per run by tlsbench itself (no
-// program of ours in between), reporting the Report the programs do.
-func init() {
-	for _, s := range []Stack{
-		{"libpq", "postgres", "native", "Debian's libpq and OpenSSL 3, through pgbench (threads: -j = -c)"},
-		{"hiredis", "redis", "native", "hiredis and OpenSSL 3, through redis-benchmark (one event loop)"},
-		{"openssl", "http", "native", "openssl s_time (OpenSSL 3): connect only, one process a concurrent connection"},
-		{"libmariadb", "mysql", "native", "Debian's libmariadb and OpenSSL 3, through sysbench's oltp_point_select (threads), pool only"},
-		{"curl", "http", "native", "libcurl and OpenSSL 3, through one curl process a run (--parallel: one event loop)"},
-	} {
-		Register(s)
-	}
-	starters["native"] = startNative
-}
+// The C stacks (plan's table: libpq, hiredis, openssl, libmariadb,
+// curl): Debian's tools, driven per run by tlsbench itself (no program of
+// ours in between), reporting the Report the programs do.
+func init() { starters["native"] = startNative }
 
 // natives start each C stack's client by its name.
 var natives = map[string]func(ctx context.Context, cfg Config) (Client, error){

@@ -153,7 +153,7 @@ func TestSysbench(t *testing.T) {
 }
 
 func TestSysbenchRefusals(t *testing.T) {
-	st := Stack{"libmariadb", "mysql", "native", ""}
+	st := Stack{Name: "libmariadb", Engine: "mysql", Lang: "native"}
 	for _, tc := range []struct {
 		cfg  Config
 		want string
