@@ -50,7 +50,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -1370,7 +1372,7 @@ public class Client {
             this.perConn = Math.max(1, perConn);
             this.maxOps = maxOps;
             this.durationMs = durationMs;
-            this.warmupMs = experiment.equals("pool") ? warmupMs : 0;
+            this.warmupMs = warmupMs;
         }
 
         /** next says whether a reported operation may start now. */
@@ -1408,24 +1410,38 @@ public class Client {
                     pool = stack.pool(concurrency);
                 } catch (Exception e) {
                     // The pool never opened: one failed operation says why.
+                    out.line("warm " + id);
                     report(0, start, e, "connect", null);
                     out.line("done " + id + " " + ops.get() + " " + errs.get());
                     out.flush();
                     return;
                 }
             }
-            long now = System.nanoTime();
-            warmEnd = now + warmupMs * 1_000_000L;
-            end = durationMs > 0 ? warmEnd + durationMs * 1_000_000L : 0;
+            warmEnd = System.nanoTime() + warmupMs * 1_000_000L;
+            // When every worker is done warming up: warm, then the clock runs.
+            CyclicBarrier warm = new CyclicBarrier(concurrency, () -> {
+                out.line("warm " + id);
+                out.flush();
+                end = durationMs > 0 ? System.nanoTime() + durationMs * 1_000_000L : 0;
+            });
             Pool p = pool;
             List<Thread> workers = new ArrayList<>();
             for (int w = 0; w < concurrency; w++) {
                 int worker = w;
                 Thread t = new Thread(() -> {
-                    if (p != null) {
-                        poolWorker(worker, p);
-                    } else {
-                        connectWorker(worker);
+                    for (boolean warming : new boolean[] {true, false}) {
+                        if (p != null) {
+                            poolWorker(worker, p, warming);
+                        } else {
+                            connectWorker(worker, warming);
+                        }
+                        if (warming) {
+                            try {
+                                warm.await();
+                            } catch (InterruptedException | BrokenBarrierException e) {
+                                return;
+                            }
+                        }
                     }
                 }, "tlsbench-worker-" + w);
                 t.start();
@@ -1449,8 +1465,13 @@ public class Client {
             out.flush();
         }
 
-        void connectWorker(int worker) {
-            while (next()) {
+        /** warming runs unreported operations until warmEnd; else reported ones until next says stop. */
+        boolean more(boolean warming) {
+            return warming ? System.nanoTime() < warmEnd : next();
+        }
+
+        void connectWorker(int worker, boolean warming) {
+            while (more(warming)) {
                 long start = System.nanoTime();
                 String phase = "connect";
                 Session s = null;
@@ -1461,7 +1482,7 @@ public class Client {
                         phase = i == 0 && s.lazy() ? "connect" : "query";
                         s.op();
                     }
-                    tls = cfg.tlsOn() && !tlsSaid.get() ? s.tls() : null;
+                    tls = cfg.tlsOn() && !warming && !tlsSaid.get() ? s.tls() : null;
                     phase = "close";
                     Session c = s;
                     s = null;
@@ -1474,30 +1495,31 @@ public class Client {
                             // the operation already failed
                         }
                     }
-                    report(worker, start, e, phase, null);
+                    if (!warming) {
+                        report(worker, start, e, phase, null);
+                    }
                     continue;
                 }
-                report(worker, start, null, null, tls);
+                if (!warming) {
+                    report(worker, start, null, null, tls);
+                }
             }
         }
 
-        void poolWorker(int worker, Pool p) {
-            while (System.nanoTime() < warmEnd) {
-                try {
-                    p.op();
-                } catch (Throwable e) {
-                    // warm-up operations are not reported
-                }
-            }
-            while (next()) {
+        void poolWorker(int worker, Pool p, boolean warming) {
+            while (more(warming)) {
                 long start = System.nanoTime();
                 try {
                     p.op();
                 } catch (Throwable e) {
-                    report(worker, start, e, "query", null);
+                    if (!warming) {
+                        report(worker, start, e, "query", null);
+                    }
                     continue;
                 }
-                report(worker, start, null, null, cfg.tlsOn() && !tlsSaid.get() ? p.tls() : null);
+                if (!warming) {
+                    report(worker, start, null, null, cfg.tlsOn() && !tlsSaid.get() ? p.tls() : null);
+                }
             }
         }
     }

@@ -560,40 +560,60 @@ async function run(stack, cfg, args) {
   };
   const tlsOn = cfg.tls !== 'off';
   const useSession = tlsOn && cfg.resume === '1';
+  // Each worker runs warmOp, unreported, for warmMs; then the run says
+  // warm, its clock starts, and each worker runs measured.
+  const phases = async (warmOp, measured) => {
+    const warmEnd = now() + BigInt(warmMs) * 1000000n;
+    const warmUp = async (w) => {
+      while (now() < warmEnd) {
+        try {
+          await warmOp(w);
+        } catch {}
+      }
+    };
+    await Promise.all(Array.from({ length: c }, (_, w) => warmUp(w)));
+    emit(`warm ${id}`, true);
+    if (durMs > 0) stopAt = now() + BigInt(durMs) * 1000000n;
+    await Promise.all(Array.from({ length: c }, (_, w) => measured(w)));
+  };
 
   if (experiment === 'connect') {
-    if (durMs > 0) stopAt = now() + BigInt(durMs) * 1000000n;
-    const worker = async (w) => {
+    // One connection's life: open, perConn operations, close; null, or
+    // [error, step] where it failed.
+    const connectOnce = async () => {
+      let step = 'connect';
+      let conn = null;
+      try {
+        conn = await stack.open(session);
+        step = 'query';
+        for (let i = 0; i < perConn; i++) await stack.op(conn);
+        if (tlsOn && !state.tls) state.tls = tlsLine(stack.socket(conn)) || 'tls - - - -';
+        if (useSession) {
+          const sock = stack.socket(conn);
+          session = (sock && sock.getSession && sock.getSession()) || session;
+        }
+        step = 'close';
+        const closing = conn;
+        conn = null;
+        await stack.close(closing);
+        return null;
+      } catch (e) {
+        if (conn) {
+          try {
+            await stack.destroy(conn);
+          } catch {}
+        }
+        return [e, step];
+      }
+    };
+    await phases(connectOnce, async (w) => {
       while (canStart()) {
         state.started++;
         const t0 = now();
-        let step = 'connect';
-        let conn = null;
-        try {
-          conn = await stack.open(session);
-          step = 'query';
-          for (let i = 0; i < perConn; i++) await stack.op(conn);
-          if (tlsOn && !state.tls) state.tls = tlsLine(stack.socket(conn)) || 'tls - - - -';
-          if (useSession) {
-            const sock = stack.socket(conn);
-            session = (sock && sock.getSession && sock.getSession()) || session;
-          }
-          step = 'close';
-          const closing = conn;
-          conn = null;
-          await stack.close(closing);
-          report(w, t0, null);
-        } catch (e) {
-          if (conn) {
-            try {
-              await stack.destroy(conn);
-            } catch {}
-          }
-          report(w, t0, e, step);
-        }
+        const failed = await connectOnce();
+        report(w, t0, ...(failed || [null]));
       }
-    };
-    await Promise.all(Array.from({ length: c }, (_, w) => worker(w)));
+    });
   } else {
     let pool;
     const t0 = now();
@@ -601,19 +621,13 @@ async function run(stack, cfg, args) {
       pool = await stack.openPool(c);
     } catch (e) {
       // A pool that cannot open is the run's one failed operation.
+      emit(`warm ${id}`, true);
       report(0, t0, e, 'connect');
       emit(`done ${id} ${state.ops + state.errs} ${state.errs}`, true);
       return;
     }
     if (tlsOn) state.tls = tlsLine(stack.poolSocket(pool)) || 'tls - - - -';
-    const warmEnd = now() + BigInt(warmMs) * 1000000n;
-    const worker = async (w) => {
-      while (now() < warmEnd) {
-        try {
-          await stack.poolOp(pool);
-        } catch {}
-      }
-      if (durMs > 0 && stopAt === Infinity) stopAt = now() + BigInt(durMs) * 1000000n;
+    await phases(() => stack.poolOp(pool), async (w) => {
       while (canStart()) {
         state.started++;
         const t = now();
@@ -624,8 +638,7 @@ async function run(stack, cfg, args) {
           report(w, t, e, 'query');
         }
       }
-    };
-    await Promise.all(Array.from({ length: c }, (_, w) => worker(w)));
+    });
     try {
       await stack.closePool(pool);
     } catch {}

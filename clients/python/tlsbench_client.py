@@ -1009,6 +1009,8 @@ class Run:
         self.checked = False  # the first success's TLS was looked at
 
     def start_clock(self):
+        """Ends the warm-up: says so, then the measured part's clock runs."""
+        OUT.line("warm %d" % self.rid, flush=True)
         self.deadline = time.monotonic_ns() + self.duration_ns if self.duration_ns > 0 else None
 
     def take(self):
@@ -1058,7 +1060,8 @@ def failure(stack, exc, during):
 
 
 def connect_op(stack, run, per_conn, rng):
-    """One connect operation: open, per_conn operations, close."""
+    """One connect operation: open, per_conn operations, close; run is None
+    in the warm-up (no tls line)."""
     try:
         h = stack.connect()
     except Exception as e:
@@ -1070,7 +1073,7 @@ def connect_op(stack, run, per_conn, rng):
                 stack.work(h, rng)
         except Exception as e:
             raise failure(stack, e, "connect" if done == 0 and stack.unconnected(e) else "query")
-        if run.want_tls():
+        if run is not None and run.want_tls():
             try:
                 info = stack.tls_info(h)
             except Exception as e:
@@ -1096,17 +1099,29 @@ def run_workers(n, body):
         t.join()
 
 
+def warm_up(warmup_ms, op):
+    """Runs op, unreported, until warmup_ms have passed."""
+    warm_end = time.monotonic_ns() + warmup_ms * 1_000_000
+    while time.monotonic_ns() < warm_end:
+        try:
+            op()
+        except Exception:
+            pass
+
+
 def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
     run = Run(stack, rid, max_ops, duration_ms)
+    barrier = threading.Barrier(conc, action=run.start_clock)
 
     def rng_of(w):
         return random.Random(rid * 1_000_003 + w)
 
     if exp == "connect":
-        run.start_clock()
 
         def body(w):
             rng = rng_of(w)
+            warm_up(warmup_ms, lambda: connect_op(stack, None, per_conn, rng))
+            barrier.wait()
             while run.take():
                 start = time.monotonic_ns()
                 try:
@@ -1125,19 +1140,15 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
         except Exception as e:
             # A pool that cannot open is one failed operation: the run's
             # reason, with the driver's words.
+            run.start_clock()
             run.report(0, start, time.monotonic_ns(), failure(stack, e, "connect"))
             pool = None
         if pool is not None:
             try:
-                warm_end = time.monotonic_ns() + warmup_ms * 1_000_000
 
                 def body(w):
                     rng = rng_of(w)
-                    while time.monotonic_ns() < warm_end:
-                        try:
-                            pool.op(w, rng)
-                        except Exception:
-                            pass
+                    warm_up(warmup_ms, lambda: pool.op(w, rng))
                     barrier.wait()
                     while run.take():
                         start = time.monotonic_ns()
@@ -1156,7 +1167,6 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
                         except OpError as e:
                             run.report(w, start, time.monotonic_ns(), e)
 
-                barrier = threading.Barrier(conc, action=run.start_clock)
                 run_workers(conc, body)
             finally:
                 pool.close()

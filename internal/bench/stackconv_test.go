@@ -50,7 +50,7 @@ func TestStackConversion(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tr result.Trial
-			err := stackTally(tc.rep, tc.run, tc.err).fill(&tr, tc.rep, tc.run, time.Now())
+			err := stackTally(tc.rep, tc.run, tc.err).fill(&tr, tc.rep, tc.run)
 			if (tc.ops == 0) != (err != nil) {
 				t.Errorf("err %v", err)
 			}
@@ -69,7 +69,7 @@ func TestStackConversion(t *testing.T) {
 	}
 	var tr result.Trial
 	rep := clientstack.Report{Ops: ops, TLS: tlsLine, CPU: 3 * time.Millisecond}
-	if err := stackTally(rep, connect, nil).fill(&tr, rep, connect, time.Now()); err != nil {
+	if err := stackTally(rep, connect, nil).fill(&tr, rep, connect); err != nil {
 		t.Fatal(err)
 	}
 	// Each operation's end - start: 2, 4 and 6 ms.

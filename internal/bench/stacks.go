@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/clientstack"
@@ -262,13 +263,13 @@ func splitPassLine(line string) []string {
 
 // stackRun is the clientstack.Run of a trial: the spec's count and
 // duration (a count-bounded trial is bounded in time too: plan gives it
-// MaxCountDuration), pool's warm-up.
+// MaxCountDuration), and the spec's warm-up for connect as for pool: a
+// stack's first TLS context, its JIT (a JVM's above all), its caches are
+// cold in a process's first trial, which Go's connect trials are not
+// (tlsbench itself ran the check and the trials before).
 func (r *Runner) stackRun(e plan.Experiment, c, n int) clientstack.Run {
-	run := clientstack.Run{Experiment: string(e), Concurrency: c, PerConn: n, MaxOps: r.Spec.Count, Duration: r.Spec.Duration}
-	if e == plan.Pool {
-		run.Warmup = r.Spec.WarmupTime()
-	}
-	return run
+	return clientstack.Run{Experiment: string(e), Concurrency: c, PerConn: n, MaxOps: r.Spec.Count, Duration: r.Spec.Duration,
+		Warmup: r.Spec.WarmupTime()}
 }
 
 // clientFailed is the kind of error a trial counts when its client
@@ -287,19 +288,25 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 	run := r.stackRun(e, c, n)
 	var server spanCPU
 	server.serverCPU, server.keepGC = r.ServerCPU, true
-	began := time.Now()
-	serverStarted := make(chan struct{})
-	go func() { // the server's CPU of the measured window, after the warm-up
-		select {
-		case <-time.After(run.Warmup):
-		case <-ctx.Done():
+	// The measured window starts when the client says its warm-up is
+	// over; one that never says (it failed first, or a tool has no
+	// warm-up) is measured from its command.
+	var mu sync.Mutex
+	began, warmed, ended := time.Now(), false, false
+	server.start()
+	run.Warmed = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !warmed && !ended {
+			began, warmed = time.Now(), true
+			server.start()
 		}
-		server.start()
-		close(serverStarted)
-	}()
+	}
 	rep, runErr := client.Run(ctx, run)
-	<-serverStarted
-	t := result.Trial{Start: began.Add(run.Warmup)}
+	mu.Lock()
+	ended = true
+	mu.Unlock()
+	t := result.Trial{Start: began}
 	server.stop(&t)
 	if ctx.Err() != nil {
 		return t, ctx.Err()
@@ -309,7 +316,7 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 	if errors.As(runErr, &refused) || errors.As(runErr, &missing) {
 		return t, runErr // a restart that cannot be
 	}
-	return t, stackTally(rep, run, runErr).fill(&t, rep, run, began)
+	return t, stackTally(rep, run, runErr).fill(&t, rep, run)
 }
 
 // stackCounts is what a client's Report adds up to.
@@ -380,10 +387,10 @@ func (t *workerTally) countFailure(kind, msg string, n int64) {
 // fill writes the counts into a trial, as a Go trial's: Ops, Conns (each
 // connect operation is a connection; a pool holds its concurrency),
 // Latency, Errors and ErrorSamples, Negotiated from the stack's tls line,
-// Elapsed (the reported operations' span, or the run's time less its
-// warm-up), ClientCPU (the stack's processes', not tlsbench's). A trial
+// Elapsed (the reported operations' span, or the measured part's time),
+// ClientCPU (the stack's processes' after the warm-up, not tlsbench's). A trial
 // with no operation is an error, as Go's.
-func (tl stackCounts) fill(t *result.Trial, rep clientstack.Report, run clientstack.Run, began time.Time) error {
+func (tl stackCounts) fill(t *result.Trial, rep clientstack.Report, run clientstack.Run) error {
 	if tl.errRun < maxConsecutiveErrors {
 		tl.errRun = 0 // the stack's workers do not give up: the error rate judges
 	}
@@ -398,7 +405,7 @@ func (tl stackCounts) fill(t *result.Trial, rep clientstack.Report, run clientst
 	err := tl.workerTally.fill(t)
 	t.Elapsed = tl.span
 	if t.Elapsed <= 0 {
-		t.Elapsed = max(rep.Elapsed-run.Warmup, 0)
+		t.Elapsed = rep.Elapsed
 	}
 	t.ClientCPU = rep.CPU
 	if tot := rep.Totals; tot != nil && tot.Ops > 0 && t.Latency.Count == 0 {

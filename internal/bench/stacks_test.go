@@ -253,3 +253,37 @@ func TestStackInterrupted(t *testing.T) {
 		t.Errorf("processes %v left", got)
 	}
 }
+
+// TestStackWarmup: a stack's connect and pool trials both get the spec's
+// warm-up, and it stays out of the trial: the stand-in burns CPU for its
+// whole warm-up, yet the trial's client CPU is its twenty operations',
+// and the trial starts after the warm-up.
+func TestStackWarmup(t *testing.T) {
+	labtest.Slow(t) // seconds of client processes
+	spec := clientSpec()
+	warmup := time.Second
+	spec.TLS, spec.Trials, spec.Warmup = []string{"off"}, 1, &warmup
+	r, _ := stackRunner(t, spec, "ok", nil)
+	if _, err := r.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var trials []result.Trial
+	began := time.Now()
+	r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != 2 {
+		t.Fatalf("%d trials, want 2", len(trials))
+	}
+	for i, tr := range trials {
+		t.Logf("%s: client CPU %v, elapsed %v, started %v after the run", tr.Experiment, tr.ClientCPU, tr.Elapsed, tr.Start.Sub(began))
+		// Twenty operations of a few ms of CPU each, not a second's burn.
+		if tr.Ops != 16 || tr.ClientCPU <= 0 || tr.ClientCPU >= warmup/3 {
+			t.Errorf("%s: ops %d, client CPU %v: the warm-up's is in it", tr.Experiment, tr.Ops, tr.ClientCPU)
+		}
+		if tr.Start.Sub(began) < time.Duration(i+1)*warmup {
+			t.Errorf("%s: started %v after the run, before the warm-up ended", tr.Experiment, tr.Start.Sub(began))
+		}
+	}
+}

@@ -105,6 +105,7 @@ func (s *sTime) Run(ctx context.Context, r Run) (rep Report, err error) {
 		errs []error
 	)
 	began := time.Now()
+	r.warmed() // C: nothing to warm up
 	for range n {
 		wg.Add(1)
 		go func() {

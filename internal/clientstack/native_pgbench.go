@@ -229,8 +229,12 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 			defer mu.Unlock()
 			return lastErr
 		}}
+	// pgbench's warm-up is the first Warmup of its run (its clients
+	// connect first): its operations are cut below by window.
+	warm := time.AfterFunc(warmup, r.warmed)
 	res, err := t.run(ctx)
-	rep.Elapsed, rep.CPU = res.ended.Sub(res.began), res.cpu
+	warm.Stop()
+	rep.Elapsed, rep.CPU = max(res.ended.Sub(res.began)-warmup, 0), res.cpu
 	if err != nil && !(res.exit && res.code == 2 && len(aborts) > 0) {
 		return rep, err
 	}
@@ -267,17 +271,23 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 	}
 	all := len(ops)
 	rep.Ops = window(ops, first, warmup, r)
-	if tail := all - len(rep.Ops); tail > 0 {
-		// What ran past the run's end (-T counts whole seconds, -t whole
-		// transactions per client) is not the run's: nor is its CPU.
-		warm := 0
-		for _, o := range ops {
-			if o.Start < first+warmup.Nanoseconds() {
-				warm++
+	if len(rep.Ops) < all {
+		// What ran in the warm-up or past the run's end (-T counts whole
+		// seconds, -t whole transactions per client) is not the run's:
+		// nor is its share of the CPU (pgbench meters only its whole
+		// process).
+		cpu := rep.CPU
+		rep.CPU = time.Duration(float64(cpu) * float64(len(rep.Ops)) / float64(all))
+		if warmup > 0 {
+			warm := 0
+			for _, o := range ops {
+				if o.Start < first+warmup.Nanoseconds() {
+					warm++
+				}
 			}
+			rep.Warmup = warmup
+			rep.WarmupCPU = time.Duration(float64(cpu) * float64(warm) / float64(all))
 		}
-		kept := len(rep.Ops) + warm
-		rep.CPU = time.Duration(float64(rep.CPU) * float64(kept) / float64(max(all, 1)))
 	}
 	return rep, nil
 }

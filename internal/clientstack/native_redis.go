@@ -101,7 +101,8 @@ func (b *redisBenchmark) Run(ctx context.Context, r Run) (rep Report, err error)
 	n := r.MaxOps
 	if n <= 0 {
 		// redis-benchmark counts requests, not time: a first run (the
-		// warm-up) measures the rate, the second runs for the duration.
+		// warm-up: hiredis is C, with nothing else to warm) measures the
+		// rate, the second runs for the duration.
 		c := int64(max(r.Concurrency, 1))
 		probe := max(2000, 200*c)
 		if !keepAlive {
@@ -113,7 +114,9 @@ func (b *redisBenchmark) Run(ctx context.Context, r Run) (rep Report, err error)
 		}
 		rate := float64(probe) / res.ended.Sub(res.began).Seconds()
 		n = max(1, int64(math.Ceil(rate*r.Duration.Seconds())))
+		rep.Warmup, rep.WarmupCPU = res.ended.Sub(res.began), res.cpu
 	}
+	r.warmed()
 	res, tot, err := b.once(ctx, dir, conf, r, n, keepAlive)
 	rep.Elapsed, rep.CPU = res.ended.Sub(res.began), res.cpu
 	if err != nil {

@@ -20,13 +20,26 @@ import (
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
-// Run is one run of PROTOCOL.md: an experiment at a concurrency, until
-// MaxOps operations (0: no bound) or Duration after the warm-up.
+// Run is one run of PROTOCOL.md: an experiment at a concurrency, after
+// Warmup of unreported operations, until MaxOps operations (0: no bound)
+// or Duration after the warm-up.
 type Run struct {
 	Experiment           string // connect or pool
 	Concurrency, PerConn int
 	MaxOps               int64
 	Duration, Warmup     time.Duration
+	// Warmed, if set, is called once when the warm-up ends and the
+	// measured part begins (a program's warm line; a C tool's start, or
+	// its warm-up window's end), possibly from another goroutine, even
+	// as Run returns; a run that fails before may never call it.
+	Warmed func()
+}
+
+// warmed calls r.Warmed, if set.
+func (r Run) warmed() {
+	if r.Warmed != nil {
+		r.Warmed()
+	}
 }
 
 // Report is what a run did.
@@ -34,10 +47,15 @@ type Report struct {
 	// Ops are the operations reported, in the order they ended.
 	Ops []Op
 	// CPU is the user and system time of the client's processes over the
-	// run (every thread, the reporting of operations included).
+	// measured part of the run, after its warm-up (every thread, the
+	// reporting of operations included).
 	CPU time.Duration
-	// Elapsed is the run as tlsbench saw it, from the command to done.
+	// Elapsed is the measured part as tlsbench saw it, from the warm line
+	// to done.
 	Elapsed time.Duration
+	// WarmupCPU and Warmup are what the warm-up cost and took (a pool's
+	// opening included): the command to the warm line.
+	WarmupCPU, Warmup time.Duration
 	// TLS is what the stack said it negotiated; nil if it said nothing.
 	TLS *Negotiated
 	// Totals replaces Ops for a C tool that prints only aggregates
@@ -341,6 +359,7 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 		return rep, p.failed("cannot be metered: " + err.Error())
 	}
 	began := time.Now()
+	warmed := false
 	cmd := fmt.Sprintf("run %d %s %d %d %d %d %d\n", id, r.Experiment, r.Concurrency, max(r.PerConn, 1), r.MaxOps,
 		r.Duration.Milliseconds(), r.Warmup.Milliseconds())
 	if _, err := io.WriteString(p.stdin, cmd); err != nil {
@@ -364,7 +383,22 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 				return rep, p.failed("printed what tlsbench cannot read: " + rd.err.Error())
 			}
 			l := rd.l
+			if !warmed && (l.kind == "op" || l.kind == "err" || l.kind == "done") {
+				return rep, p.failed("said " + l.kind + " before warm")
+			}
 			switch l.kind {
+			case "warm":
+				if warmed || l.id != id {
+					return rep, p.failed(fmt.Sprintf("said warm %d during run %d", l.id, id))
+				}
+				cpu, err := p.cpu()
+				if err != nil {
+					return rep, p.failed("cannot be metered: " + err.Error())
+				}
+				warmed = true
+				rep.Warmup, rep.WarmupCPU = time.Since(began), max(cpu-cpu0, 0)
+				began, cpu0 = time.Now(), cpu
+				r.warmed()
 			case "op", "err":
 				rep.Ops = append(rep.Ops, l.op)
 				if l.op.Failed() {

@@ -126,6 +126,7 @@ func TestProgramRunFailures(t *testing.T) {
 		{"hang", "client fake did not end its run within 2s of its duration: connecting with password xxxxx", 3},
 		{"garbage", `client fake printed what tlsbench cannot read: the worker is not a number ("op this is not a number"): connecting with password xxxxx`, 3},
 		{"miscount", "client fake said done 1 with 6 operations and 1 errors, but reported run 1 with 5 and 1: connecting with password xxxxx", 5},
+		{"nowarm", "client fake said op before warm: connecting with password xxxxx", 0},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			p, err := fake(t, tc.mode, "off")
@@ -151,7 +152,7 @@ func TestProgramRunFailures(t *testing.T) {
 				t.Errorf("process %d is still there: %v", pid, err)
 			}
 			// The next run starts a new process.
-			if _, err := p.Run(context.Background(), Run{Experiment: "pool", Concurrency: 1, MaxOps: 2, Duration: time.Second}); err != nil && tc.mode != "miscount" {
+			if _, err := p.Run(context.Background(), Run{Experiment: "pool", Concurrency: 1, MaxOps: 2, Duration: time.Second}); err != nil && tc.mode != "miscount" && tc.mode != "nowarm" {
 				t.Errorf("the next run: %v", err)
 			}
 			if p.cmd != nil && p.cmd.Process.Pid == pid {

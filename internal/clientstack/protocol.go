@@ -39,7 +39,7 @@ type Negotiated struct {
 
 // line is one line a program printed, read.
 type line struct {
-	kind  string // hello, refuse, op, err, tls, done, fatal
+	kind  string // hello, refuse, warm, op, err, tls, done, fatal
 	hello Hello
 	op    Op
 	tls   Negotiated
@@ -120,6 +120,11 @@ func parseLine(s string) (line, error) {
 			return bad("tls has 4 fields")
 		}
 		l.tls = Negotiated{f[0], f[1], f[2], f[3]}
+	case "warm":
+		var err error
+		if l.id, err = strconv.Atoi(rest); err != nil {
+			return bad("warm's id is not a number")
+		}
 	case "done":
 		f := strings.Fields(rest)
 		if len(f) != 3 {

@@ -133,7 +133,8 @@ type Spec struct {
 	Preset string `json:"preset,omitempty"`
 
 	// Duration bounds each trial in time; Count, if set, in operations
-	// (whichever comes first). Warmup runs before a pool trial, unrecorded.
+	// (whichever comes first). Warmup runs before a pool trial, unrecorded,
+	// and before a connect trial of a client stack other than Go's.
 	Duration time.Duration  `json:"duration_ns"`
 	Count    int64          `json:"count,omitempty"`
 	Warmup   *time.Duration `json:"warmup_ns"` // nil before New: the default

@@ -1,6 +1,7 @@
 # A stand-in of a client program (clients/PROTOCOL.md) for the tests of
 # clientstack's own logic: no driver, no server. argv[1] says how it
-# misbehaves: ok, refuse, fatal, crash, hang, garbage, miscount, silent.
+# misbehaves: ok, refuse, fatal, crash, hang, garbage, miscount, silent,
+# nowarm (no warm line).
 import os, sys, time
 
 mode = sys.argv[1]
@@ -24,7 +25,12 @@ for cmd in sys.stdin:
     f = cmd.split()
     if f[0] == "quit":
         break
-    rid, exp, conc, per, maxops, dur = f[1], f[2], int(f[3]), int(f[4]), int(f[5]), int(f[6])
+    rid, exp, conc, per, maxops, dur, warmup = f[1], f[2], int(f[3]), int(f[4]), int(f[5]), int(f[6]), int(f[7])
+    warm_end = time.monotonic_ns() + warmup * 1_000_000
+    while time.monotonic_ns() < warm_end:  # a warm-up that only burns CPU
+        pass
+    if mode != "nowarm":
+        print("warm " + rid, flush=True)
     end = time.monotonic_ns() + dur * 1_000_000
     n = errs = 0
     while time.monotonic_ns() < end and (maxops == 0 or n < maxops):

@@ -1,0 +1,108 @@
+package clientstack
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+)
+
+// TestProgramWarmup checks that a run's warm-up stays out of its figures:
+// the stand-in burns CPU for its whole warm-up and little after, so CPU
+// (warm to done) is well under WarmupCPU, Warmed is called once before
+// Run returns, and Elapsed starts at the warm line.
+func TestProgramWarmup(t *testing.T) {
+	p, err := fake(t, "ok", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, exp := range []string{"connect", "pool"} {
+		t.Run(exp, func(t *testing.T) {
+			warmed := 0
+			warmup := 1500 * time.Millisecond
+			rep, err := p.Run(context.Background(), Run{Experiment: exp, Concurrency: 1, PerConn: 1, MaxOps: 10,
+				Duration: 10 * time.Second, Warmup: warmup, Warmed: func() { warmed++ }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("warm-up %v, %v CPU; measured %v, %v CPU, %d ops", rep.Warmup, rep.WarmupCPU, rep.Elapsed, rep.CPU, len(rep.Ops))
+			if warmed != 1 {
+				t.Errorf("Warmed called %d times, want 1", warmed)
+			}
+			if len(rep.Ops) != 10 {
+				t.Errorf("%d ops, want 10", len(rep.Ops))
+			}
+			if rep.Warmup < warmup {
+				t.Errorf("warm-up took %v, less than the %v asked", rep.Warmup, warmup)
+			}
+			// The warm-up busy-loops: on a loaded machine it still gets a
+			// good share of a core; ten operations take a few ms.
+			if rep.WarmupCPU < warmup/10 {
+				t.Errorf("the warm-up's CPU %v: the stand-in burned CPU for %v", rep.WarmupCPU, warmup)
+			}
+			if rep.CPU >= rep.WarmupCPU/2 {
+				t.Errorf("the measured CPU %v includes the warm-up's (%v)", rep.CPU, rep.WarmupCPU)
+			}
+			if rep.Elapsed >= rep.Warmup {
+				t.Errorf("elapsed %v includes the warm-up (%v)", rep.Elapsed, rep.Warmup)
+			}
+		})
+	}
+}
+
+// TestStackWarmup runs psycopg and pgjdbc against a lab PostgreSQL over
+// TLS 1.3, each experiment in a new process without a warm-up and in
+// another with one, and logs the client CPU per operation both ways (and
+// what the old metering, command to done, would have said). It asserts
+// only what holds on a loaded machine: the warm line came (Warmed, once),
+// the warm-up's operations are neither reported nor counted (a count-bound
+// run reports exactly its count, though the server saw the warm-up's
+// connections), and the pool still opened only its concurrency.
+func TestStackWarmup(t *testing.T) {
+	labtest.Slow(t)
+	srv := startPostgres(t)
+	// Operations a run: enough pool operations for /proc's 10 ms ticks.
+	ops := map[string]int{"connect": 100, "pool": 3000}
+	for _, name := range []string{"psycopg", "pgjdbc"} {
+		t.Run(name, func(t *testing.T) {
+			st, err := Lookup("postgres", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := srv.cfg
+			cfg.Stack, cfg.TLS, cfg.Port = st, "1.3", srv.tlsPort
+			for _, exp := range []string{"connect", "pool"} {
+				n := int64(ops[exp])
+				for _, warmup := range []time.Duration{0, 2 * time.Second} {
+					c := startClient(t, cfg) // a cold process each time
+					warmed := 0
+					conns0, _ := srv.count(t)
+					rep, err := c.Run(context.Background(), Run{Experiment: exp, Concurrency: 2, PerConn: 1, MaxOps: n,
+						Duration: time.Minute, Warmup: warmup, Warmed: func() { warmed++ }})
+					c.Close()
+					if err != nil {
+						t.Fatalf("%s, warm-up %v: %v", exp, warmup, err)
+					}
+					conns, _ := srv.count(t)
+					conns -= conns0
+					per := func(d time.Duration) time.Duration { return d / time.Duration(max(len(rep.Ops), 1)) }
+					t.Logf("%s %s, warm-up %v (took %v): %v client CPU per operation; command to done: %v; server connections %d",
+						name, exp, warmup, rep.Warmup.Round(time.Millisecond), per(rep.CPU), per(rep.CPU+rep.WarmupCPU), conns)
+					checkOps(t, cfg, rep, int(n))
+					if warmed != 1 || rep.Warmup < warmup {
+						t.Errorf("%s: Warmed %d times, the warm-up took %v of %v", exp, warmed, rep.Warmup, warmup)
+					}
+					switch {
+					case exp == "pool" && conns != 2:
+						t.Errorf("pool of 2 opened %d connections", conns)
+					case exp == "connect" && warmup == 0 && conns != n:
+						t.Errorf("connect without a warm-up: %d operations, %d connections", n, conns)
+					case exp == "connect" && warmup > 0 && conns <= n:
+						t.Errorf("connect with a warm-up: %d operations, only %d connections", n, conns)
+					}
+				}
+			}
+		})
+	}
+}
