@@ -208,6 +208,8 @@ func (c *curl) Run(ctx context.Context, r Run) (rep Report, err error) {
 	mu.Unlock()
 	timer := time.AfterFunc(time.Until(from.Add(r.Duration)), stopRun)
 	defer timer.Stop()
+	warm := time.AfterFunc(warmup, r.warmed)
+	defer warm.Stop()
 	res, err := t.run(ctx)
 	rep.Elapsed, rep.CPU = res.ended.Sub(res.began), res.cpu
 	mu.Lock()
@@ -224,7 +226,9 @@ func (c *curl) Run(ctx context.Context, r Run) (rep Report, err error) {
 	curlWorkers(ops, max(r.Concurrency, 1))
 	rep.Ops = window(ops, from.Add(-warmup).UnixNano(), warmup, r)
 	if warm := all - len(rep.Ops); warm > 0 {
-		rep.CPU = time.Duration(float64(rep.CPU) * float64(len(rep.Ops)) / float64(all))
+		cpu := rep.CPU
+		rep.CPU = time.Duration(float64(cpu) * float64(len(rep.Ops)) / float64(all))
+		rep.WarmupCPU = cpu - rep.CPU
 	}
 	return rep, nil
 }

@@ -97,6 +97,7 @@ func (s *sysbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 			return rep, err
 		}
 	}
+	r.warmed()
 	res, tot, err := s.once(ctx, dir, r, r.MaxOps, r.Duration)
 	rep.Elapsed, rep.CPU = res.ended.Sub(res.began), res.cpu
 	if err != nil {
