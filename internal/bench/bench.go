@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/clientstack"
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/host"
 	"github.com/tlsbench/tlsbench/internal/netx"
@@ -49,6 +50,13 @@ type Runner struct {
 	// NewDriver makes the driver of a variant; nil is driver.New. Tests of
 	// the Runner's own logic give it a stand-in.
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
+	// StartClient starts the client of a variant whose Client is a stack
+	// other than Go's (stacks.go); nil is clientstack.Start. Tests of the
+	// Runner's own logic give it a stand-in program.
+	StartClient func(ctx context.Context, cfg clientstack.Config) (clientstack.Client, error)
+	// Locate finds a variant's endpoint again, for what a client stack
+	// reads from files (the lab's CA); nil: the spec's CA file.
+	Locate Locate
 	// LeftOut says, one line each, which variants Check left out: those
 	// the server refused (driver.ErrRefused) where Spec.TLSByDefault, not
 	// asked for by name.
@@ -60,6 +68,9 @@ type Runner struct {
 	Untuned bool
 
 	drivers map[driverKey]driver.Driver
+	// stacks are the client stacks the variants with a Client run through
+	// (stacks.go); Close stops them.
+	stacks stacks
 
 	// Open loops (rate.go): trials run so far, for their schedules'
 	// seeds, and a test's view of every intended start.
@@ -204,17 +215,25 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	}
 	where := TrialLabel(e, v, c, n, rate)
 	tr := &trial{v: v, c: c, n: n, rate: rate, where: where}
-	if err := x.open(r, tr); err != nil {
-		return result.Trial{}, err
+	if v.Client == "" {
+		if err := x.open(r, tr); err != nil {
+			return result.Trial{}, err
+		}
 	}
 	if r.Before != nil {
 		if err := r.Before(ctx, v); err != nil {
 			return result.Trial{}, fmt.Errorf("%s: %w", v.ID, err)
 		}
 	}
-	undo := r.fitProcs(c)
-	t, err := x.run(ctx, r, tr)
-	undo()
+	var t result.Trial
+	var err error
+	if v.Client != "" {
+		t, err = r.stackTrial(ctx, e, v, c, n)
+	} else {
+		undo := r.fitProcs(c)
+		t, err = x.run(ctx, r, tr)
+		undo()
+	}
 	t.Experiment, t.Variant, t.Concurrency = e, v.ID, c
 	if n > 1 {
 		t.PerConn = n
@@ -229,6 +248,9 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 	if err != nil && !errors.As(err, &gaveUp) {
 		if ctx.Err() != nil {
 			return t, ctx.Err()
+		}
+		if v.Client != "" {
+			return t, fmt.Errorf("%s: %w", where, err) // the stack's own words
 		}
 		return t, fmt.Errorf("%s: %w", where, r.explain(err, v))
 	}
@@ -400,6 +422,9 @@ func (r *Runner) checkPass(ctx context.Context, s driver.Session) error {
 }
 
 func (r *Runner) check(ctx context.Context, v plan.Variant) (result.Check, error) {
+	if v.Client != "" {
+		return r.checkStack(ctx, v)
+	}
 	c := result.Check{Variant: v.ID}
 	d, err := r.driver(v, false, 1)
 	if err != nil {

@@ -29,6 +29,10 @@ type Endpoint struct {
 	// an intermediary makes the connection to it (a pooler); nil: as the
 	// variant.
 	ServerTLS *bool
+	// CAFile is the PEM file of the CA that signs the server's
+	// certificate, where tlsbench made it (a lab server's), for a client
+	// stack other than Go's, which reads a file; "" is the spec's CAFile.
+	CAFile string
 }
 
 // Locate finds the endpoint of a variant.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/clientstack"
 	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -115,6 +116,9 @@ type Options struct {
 	Progress func(Progress)
 	// NewDriver makes the drivers (Runner.NewDriver); nil is driver.New.
 	NewDriver func(scheme string, cfg driver.Config) (driver.Driver, error)
+	// StartClient starts the client stacks (Runner.StartClient); nil is
+	// clientstack.Start.
+	StartClient func(ctx context.Context, cfg clientstack.Config) (clientstack.Client, error)
 	// Warn, when set, is told each warning as the run finds it (a variant
 	// the server refused, left out); res.Warnings keeps them too.
 	Warn func(string)
@@ -142,8 +146,17 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 		d = sourceDialer(spec, res.Target)
 	}
 	// A shard runs its share of the plan, in the plan's slots (schedule.go).
-	r := &Runner{Spec: spec.Share(), Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver, slots: newSlots(spec)}
+	r := &Runner{Spec: spec.Share(), Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver,
+		StartClient: o.StartClient, Locate: s.Locate, slots: newSlots(spec)}
 	defer func() { res.Shard = r.slots.shard() }()
+	// Every client stack's process is stopped and reaped however the run
+	// ends (an error, Ctrl-C); what they said of themselves is kept.
+	defer func() {
+		res.Clients = r.Clients()
+		if cerr := r.Close(); err == nil && cerr != nil && ctx.Err() == nil {
+			err = cerr
+		}
+	}()
 	if _, err := s.CPU(); !errors.Is(err, ErrNoServerCPU) {
 		r.ServerCPU = s.CPU
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/clientstack"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -75,7 +76,11 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	fmt.Fprintln(stderr, "tlsbench: "+oneLine(msg))
 	var ue usageError
-	if errors.As(err, &ue) || pe != nil {
+	// A client stack not installed, or one that cannot run a variant
+	// (clientstack's errors, before any trial), is the user's to fix.
+	var missing *clientstack.NotInstalled
+	var refused *clientstack.Refused
+	if errors.As(err, &ue) || pe != nil || errors.As(err, &missing) || errors.As(err, &refused) {
 		return exitUsage
 	}
 	return exitFailed

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tlsbench/tlsbench/internal/clientstack"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -16,23 +17,25 @@ import (
 type runFlags struct {
 	tls, ciphers, resume, keys []string
 	groups                     []string
-	ca                         string
-	insecure                   bool
-	concurrency                []int
-	duration, warmup, timeout  time.Duration
-	count                      int64
-	trials, size               int
-	output                     string
-	lab                        string
-	auth                       []string
-	rtt, predictRTT            []time.Duration
-	via                        []string
-	workload, queryMode        string
-	tables, rows               int
-	preset                     string
-	maxErrorRate               string
-	source                     string
-	scripts                    []string // --script FILE[@WEIGHT], repeatable
+	// clientStacks: --client, the stacks that make the connections.
+	clientStacks              []string
+	ca                        string
+	insecure                  bool
+	concurrency               []int
+	duration, warmup, timeout time.Duration
+	count                     int64
+	trials, size              int
+	output                    string
+	lab                       string
+	auth                      []string
+	rtt, predictRTT           []time.Duration
+	via                       []string
+	workload, queryMode       string
+	tables, rows              int
+	preset                    string
+	maxErrorRate              string
+	source                    string
+	scripts                   []string // --script FILE[@WEIGHT], repeatable
 	// cmd is the command the flags belong to (onRoot: plan.PresetDefault),
 	// exps its experiments.
 	cmd  cmdSet
@@ -230,6 +233,17 @@ func workloadUsage() string {
 	return "what each operation does (the first of each is its default, but connect on a URL target pings); " + strings.Join(parts, "; ") + "; read-only is the sysbench oltp_read_only transaction"
 }
 
+// clientUsage lists each engine's client stacks, from plan's table.
+func clientUsage() string {
+	var parts []string
+	for _, e := range []string{"postgres", "mysql", "redis", "mongodb", "http"} {
+		parts = append(parts, e+": "+strings.Join(plan.ClientNames(e)[1:], ", "))
+	}
+	return "client stacks that make the connections, a list to compare, each against its own plain variant: go (tlsbench's drivers, the default); " +
+		strings.Join(parts, "; ") + "; python, node, java, jdbc: the language's usual one (connect and pool, direct connections; install: " +
+		clientstack.InstallCommand + ")"
+}
+
 var options = []runOption{
 	// Target and TLS.
 	{flag: "tls", section: secTarget, on: onRuns, ptr: func(f *runFlags) any { return &f.tls },
@@ -259,6 +273,8 @@ var options = []runOption{
 		usage: "the client certificate's private key (PEM, not encrypted; default: the --cert file)"},
 	{flag: "client-cert", field: "client_certs", section: secTarget, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.clientCerts },
 		usage: "lab and builtin: client certificates to compare, e.g. off,rsa2048,ecdsa-p256: the server demands one signed by the lab CA in those variants"},
+	{flag: "client", field: "client_stacks", section: secTarget, on: onConnect | onPool, refuse: []refusal{inKube("the pods run tlsbench's own image, which holds Go's stack only")}, ptr: func(f *runFlags) any { return &f.clientStacks },
+		usage: clientUsage()},
 	{flag: "auth", section: secTarget, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.auth },
 		usage: "lab only: auth methods to compare (postgres: scram-sha-256, md5, trust; mariadb: mysql_native_password, ed25519)"},
 
@@ -542,6 +558,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		TLS:          f.tls,
 		Ciphers:      f.ciphers,
 		Groups:       f.groups,
+		ClientStacks: f.clientStacks,
 		Keys:         f.keys,
 		CAFile:       f.ca,
 		Insecure:     f.insecure,

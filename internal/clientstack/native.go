@@ -14,24 +14,18 @@ import (
 	"time"
 )
 
-// The C stacks: Debian's tools, driven per run by tlsbench itself (no
-// program of ours in between), reporting the Report the programs do.
-func init() {
-	for _, s := range []Stack{
-		{"libpq", "postgres", "native", "Debian's libpq and OpenSSL 3, through pgbench (threads: -j = -c)"},
-		{"hiredis", "redis", "native", "hiredis and OpenSSL 3, through redis-benchmark (one event loop)"},
-		{"openssl", "http", "native", "openssl s_time (OpenSSL 3): connect only, one process a concurrent connection"},
-	} {
-		Register(s)
-	}
-	starters["native"] = startNative
-}
+// The C stacks (plan's table: libpq, hiredis, openssl, libmariadb,
+// curl): Debian's tools, driven per run by tlsbench itself (no program of
+// ours in between), reporting the Report the programs do.
+func init() { starters["native"] = startNative }
 
 // natives start each C stack's client by its name.
 var natives = map[string]func(ctx context.Context, cfg Config) (Client, error){
-	"libpq":   startPgbench,
-	"hiredis": startRedisBenchmark,
-	"openssl": startSTime,
+	"libpq":      startPgbench,
+	"hiredis":    startRedisBenchmark,
+	"openssl":    startSTime,
+	"curl":       startCurl,
+	"libmariadb": startSysbench,
 }
 
 func startNative(ctx context.Context, cfg Config) (Client, error) {
@@ -43,7 +37,7 @@ func startNative(ctx context.Context, cfg Config) (Client, error) {
 }
 
 // nativeInstall is the command that installs the C tools: Debian's
-// packages (postgresql-15, redis-tools, openssl).
+// packages (postgresql-15, redis-tools, openssl, curl, sysbench).
 const nativeInstall = "bash scripts/install.sh"
 
 // lookTool finds a tool on PATH or in dirs (pgbench lives in
@@ -126,12 +120,16 @@ type tool struct {
 	password string // hidden from its stderr in errors
 	// limit bounds the process: past it, it is killed and the run fails.
 	limit time.Duration
+	// stop, if closed, ends the run: the process is killed, which is not
+	// a failure (curl has no time bound of its own).
+	stop <-chan struct{}
 	// onStderr, if set, sees each line of stderr as it comes (pgbench's
 	// aborts); lines it does not take go to the tail kept for errors.
 	onStderr func(line string, at time.Time) bool
 	// explain, if set, says why the tool failed better than the last line
-	// of its stderr (pgbench ends with "could not create connection").
-	explain func() string
+	// of its stderr (pgbench ends with "could not create connection"),
+	// from what it printed on its stdout if need be (sysbench's errors).
+	explain func(stdout []byte) string
 }
 
 // toolResult is what a tool's run left: its stdout, its rusage, when it
@@ -169,8 +167,13 @@ func (t tool) run(ctx context.Context) (toolResult, error) {
 	defer limit.Stop()
 	kill := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var why error
+	stopped := false
 	select {
 	case <-done:
+	case <-t.stop:
+		kill()
+		<-done
+		stopped = true
 	case <-limit.C:
 		kill()
 		<-done
@@ -191,13 +194,13 @@ func (t tool) run(ctx context.Context) (toolResult, error) {
 		r.code = st.ExitCode()
 		r.exit = st.Exited()
 	}
-	if why == nil && r.code != 0 {
+	if why == nil && r.code != 0 && !stopped {
 		why = fmt.Errorf("client %s: %s exited with %s", t.stack, filepath.Base(cmd.Path), cmd.ProcessState)
 	}
 	if why != nil && !errors.Is(why, context.Canceled) && !errors.Is(why, context.DeadlineExceeded) {
 		s := r.stderr.String()
 		if t.explain != nil {
-			if e := t.explain(); e != "" {
+			if e := t.explain(r.stdout); e != "" {
 				s = (&tail{buf: []byte(e), redact: t.password}).String()
 			}
 		}

@@ -224,7 +224,7 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 			}
 			return false
 		},
-		explain: func() string {
+		explain: func([]byte) string {
 			mu.Lock()
 			defer mu.Unlock()
 			return lastErr

@@ -55,9 +55,9 @@ func TestPgbenchScript(t *testing.T) {
 }
 
 func TestNativeRefusals(t *testing.T) {
-	pg := Stack{"libpq", "postgres", "native", ""}
-	ossl := Stack{"openssl", "http", "native", ""}
-	redis := Stack{"hiredis", "redis", "native", ""}
+	pg := Stack{Name: "libpq", Engine: "postgres", Lang: "native"}
+	ossl := Stack{Name: "openssl", Engine: "http", Lang: "native"}
+	redis := Stack{Name: "hiredis", Engine: "redis", Lang: "native"}
 	for _, tc := range []struct {
 		cfg  Config
 		want string

@@ -155,6 +155,18 @@ func startProgram(ctx context.Context, cfg Config) (Client, error) {
 	})
 }
 
+// StartCommand starts cfg's client as the program newCmd makes, given the
+// client's own 0700 directory: a stand-in program (testdata/fake_client.py)
+// for the tests of what runs clients, with Start's configuration file,
+// environment, hello, reaping and restarts.
+func StartCommand(ctx context.Context, cfg Config, newCmd func(dir string) (*exec.Cmd, error)) (Client, error) {
+	p, err := startWith(ctx, cfg, newCmd)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // program is a client program speaking PROTOCOL.md on its stdin and stdout.
 type program struct {
 	cfg    Config

@@ -194,7 +194,7 @@ func TestLookup(t *testing.T) {
 		{"mongodb", "python", "pymongo", ""},
 		{"builtin", "node", "node-https", ""},
 		{"redis", "jdbc", "", `unknown client "jdbc" for redis: use go, redis-py, jedis, ioredis, hiredis`},
-		{"mysql", "psycopg", "", "client psycopg speaks postgres, not mysql: use go, mysqlclient, pymysql, connector-j, mysql2"},
+		{"mysql", "psycopg", "", "client psycopg speaks postgres, not mysql: use go, mysqlclient, pymysql, connector-j, mysql2, libmariadb"},
 	} {
 		s, err := Lookup(tc.engine, tc.name)
 		if tc.err != "" {

@@ -43,3 +43,16 @@ func GroupLabel(id uint16) string {
 	}
 	return fmt.Sprintf("0x%04X", id)
 }
+
+// groupIDs are the code points of the groups --group names.
+var groupIDs = map[string]uint16{GroupX25519: 29, GroupX25519MLKEM768: 0x11ec, GroupP256: 23, GroupP384: 24, GroupP521: 25}
+
+// GroupLabelOf spells a group named any way GroupName reads (p256,
+// secp256r1, prime256v1, CurveP256, X25519) as GroupLabel does (P-256),
+// for what another TLS library calls it; one it does not know as given.
+func GroupLabelOf(s string) string {
+	if name, ok := GroupName(s); ok {
+		return GroupLabel(groupIDs[name])
+	}
+	return s
+}

@@ -300,15 +300,20 @@ type Variant struct {
 	// RTT is the emulated round-trip time; 0 is the bare link.
 	RTT time.Duration `json:"rtt_ns,omitempty"`
 	// Client is the client stack that makes the connections (--client:
-	// psycopg, pgjdbc, libpq, …; internal/clientstack); "" is Go's,
-	// tlsbench's own drivers. Each client's plain variant is the
-	// baseline of its TLS variants.
+	// psycopg, pgjdbc, libpq, …, the stack's own name after its alias is
+	// resolved; internal/clientstack); "" is Go's, tlsbench's own
+	// drivers. A run with a Client other than Go's names it first in
+	// every ID ("go plain", "psycopg tls1.3").
 	Client string `json:"client,omitempty"`
 	// Tunnel labels the tunnel the connections go through ("ssh aes256-ctr",
 	// "stunnel"); "" is direct. A tunnelled variant has TLS off: the
 	// tunnel encrypts, with Key for stunnel's certificate.
-	Tunnel   string `json:"via,omitempty"`
-	Baseline bool   `json:"baseline,omitempty"`
+	Tunnel string `json:"via,omitempty"`
+	// Baseline marks the variant the others of its Client are compared
+	// with: each client's first plain direct variant (or its first), so
+	// a run with several clients has one baseline per client, Go's (or
+	// the first client's) first (see MarkBaseline).
+	Baseline bool `json:"baseline,omitempty"`
 	// Route is the --via entry the variant goes through (Route.Label is
 	// Tunnel), as recorded: no secret; zero is direct. Results written
 	// before it have none (see result.Decode).
@@ -459,6 +464,7 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 		(*Spec).limits,
 		(*Spec).source,
 		(*Spec).response,
+		(*Spec).clientStacksSection,
 		(*Spec).variantsLeft,
 	}
 	for _, section := range sections {
@@ -490,6 +496,7 @@ func (s *Spec) checkGiven() error {
 		{"⟨keys⟩", "rsa2048,ecdsa-p256", givenEmpty(s.Keys)},
 		{"⟨via⟩", "direct,ssh", givenEmpty(s.Via)},
 		{"⟨groups⟩", "x25519,p256", givenEmpty(s.Groups)},
+		{"⟨client_stacks⟩", "go,psycopg", givenEmpty(s.ClientStacks)},
 		{"⟨ciphers⟩", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", givenEmpty(s.Ciphers)},
 		{"⟨resume⟩", "off,on", givenEmpty(s.Resume)},
 		{"⟨auth⟩", "scram-sha-256,md5", givenEmpty(s.Auth)},

@@ -1,17 +1,18 @@
 package plan
 
 import (
+	"cmp"
 	"crypto/tls"
 	"slices"
 	"strings"
 	"time"
 )
 
-// Variants expands the matrix: RTT × TLS mode × cipher × resumption × key
-// × client certificate.
-// The plain variant appears once per RTT, whatever the keys; the plain
-// variant of the first RTT is the baseline when present, otherwise the first
-// variant is.
+// Variants expands the matrix: client stack × RTT × TLS mode × cipher ×
+// resumption × key × client certificate.
+// The plain variant appears once per RTT, whatever the keys; each client's
+// plain variant of the first RTT is its baseline when present, otherwise
+// its first variant is.
 func (s Spec) Variants() []Variant {
 	rtts := s.RTT
 	if len(rtts) == 0 {
@@ -22,18 +23,21 @@ func (s Spec) Variants() []Variant {
 		servers = labs
 	}
 	var vs []Variant
-	for _, rtt := range rtts {
-		for _, server := range servers {
-			for _, v := range s.variants() {
-				v.RTT, v.Server = rtt, server
-				vs = append(vs, v)
+	for _, client := range s.clients() {
+		for _, rtt := range rtts {
+			for _, server := range servers {
+				for _, v := range s.variants() {
+					v.RTT, v.Server, v.Client = rtt, server, client
+					vs = append(vs, v)
+				}
 			}
 		}
 	}
+	named := s.OtherClients()
 	seen := map[string]bool{}
 	out := vs[:0]
 	for _, v := range vs {
-		v.ID = variantID(v)
+		v.ID = variantID(v, named)
 		if seen[v.ID] {
 			continue
 		}
@@ -44,18 +48,25 @@ func (s Spec) Variants() []Variant {
 	return out
 }
 
-// MarkBaseline makes the first plain direct variant of vs the baseline,
-// or the first variant where none is plain.
+// MarkBaseline makes the first plain direct variant of each Client in vs
+// its baseline, or the client's first variant where none is plain.
 func MarkBaseline(vs []Variant) {
-	base := 0
-	for i := len(vs) - 1; i >= 0; i-- {
+	first, plain := map[string]int{}, map[string]int{}
+	for i := range vs {
 		vs[i].Baseline = false
-		if vs[i].Plain() && vs[i].Tunnel == "" {
-			base = i
+		c := vs[i].Client
+		if _, ok := first[c]; !ok {
+			first[c] = i
+		}
+		if _, ok := plain[c]; !ok && vs[i].Plain() && vs[i].Tunnel == "" {
+			plain[c] = i
 		}
 	}
-	if len(vs) > 0 {
-		vs[base].Baseline = true
+	for c, i := range first {
+		if p, ok := plain[c]; ok {
+			i = p
+		}
+		vs[i].Baseline = true
 	}
 }
 
@@ -152,7 +163,9 @@ func (s Spec) direct() []Variant {
 	return vs
 }
 
-func variantID(v Variant) string {
+// variantID names a variant; named puts its client first ("go plain",
+// "psycopg tls1.3"), for a run with a client other than Go's.
+func variantID(v Variant, named bool) string {
 	parts := []string{"tls" + v.TLS}
 	if v.Plain() {
 		parts[0] = "plain"
@@ -168,6 +181,9 @@ func variantID(v Variant) string {
 	}
 	if v.Server != "" {
 		parts = append([]string{v.Server}, parts...)
+	}
+	if named {
+		parts = append([]string{cmp.Or(v.Client, GoClient)}, parts...)
 	}
 	if v.Key != "" {
 		parts = append(parts, v.Key)

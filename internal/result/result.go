@@ -289,7 +289,11 @@ type Trial struct {
 	BytesReceived int64 `json:"bytes_received"`
 
 	// ClientCPU is this process's user+system CPU over the trial; ServerCPU
-	// the server's, when tlsbench started it (else zero).
+	// the server's, when tlsbench started it (else zero). For a variant
+	// with a Client (a stack other than Go's) ClientCPU is the stack's own
+	// processes' (every thread, the reporting of operations included), not
+	// tlsbench's, over the stack's whole run: for pool with its warm-up
+	// and the opening of its pool (clients/PROTOCOL.md meters a run).
 	ClientCPU time.Duration `json:"client_cpu_ns"`
 	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
 	// ClientWait is how a pool's workers waited for their answers, in

@@ -166,7 +166,7 @@ func (s *Site) serve(srv lab.Server, spec plan.Spec) error {
 			if v.SendsClientCert() {
 				return s.mtlsEndpoint(srv, key)
 			}
-			return bench.Endpoint{Addr: pk.Endpoint(key), Host: "127.0.0.1"}, nil
+			return bench.Endpoint{Addr: pk.Endpoint(key), Host: "127.0.0.1", CAFile: srv.CAFile()}, nil
 		}
 		return nil
 	}
@@ -182,7 +182,7 @@ func (s *Site) serve(srv lab.Server, spec plan.Spec) error {
 		if err != nil {
 			return bench.Endpoint{}, fmt.Errorf("lab %s URL: %s", srv.Engine(), plan.Redact(raw))
 		}
-		return bench.Endpoint{Addr: u.Host, Host: "127.0.0.1", URL: u}, nil
+		return bench.Endpoint{Addr: u.Host, Host: "127.0.0.1", URL: u, CAFile: srv.CAFile()}, nil
 	}
 	return nil
 }

@@ -1,0 +1,255 @@
+package bench_test
+
+// Tests of the client-stack path of the Runner (--client) with
+// clientstack's stand-in program, testdata/fake_client.py: it speaks
+// clients/PROTOCOL.md without a driver or a server (every fifth operation
+// fails as a server error would), and misbehaves as its mode says.
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/clientstack"
+	"github.com/tlsbench/tlsbench/internal/driver"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// stackRunner is a Runner of spec's variants whose stacks run the
+// stand-in in mode (modes by stack name override it), each process marked
+// with a word of its own so that the test can find what is left of it.
+func stackRunner(t *testing.T, raw plan.Spec, mode string, modes map[string]string) (*bench.Runner, string) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is needed for the stand-in client:", err)
+	}
+	script, err := filepath.Abs("../clientstack/testdata/fake_client.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := plan.New(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("tlsbench-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	r := &bench.Runner{Spec: spec, Variants: spec.Variants(), Scheme: "postgres", Untuned: true, Configs: map[string]driver.Config{}}
+	u := &url.URL{Scheme: "postgres", User: url.UserPassword("app", "S3cr3t-pw"), Host: "127.0.0.1:5432", Path: "/sbtest"}
+	for _, v := range r.Variants {
+		cfg := driver.Config{Variant: v, Addr: "127.0.0.1:5432", URL: u, Timeout: spec.Timeout}
+		if !v.Plain() {
+			cfg.TLS = &tls.Config{ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
+		}
+		r.Configs[v.ID] = cfg
+	}
+	r.StartClient = func(ctx context.Context, cfg clientstack.Config) (clientstack.Client, error) {
+		m := mode
+		if mm, ok := modes[cfg.Stack.Name]; ok {
+			m = mm
+		}
+		if cfg.Password != "S3cr3t-pw" || cfg.User != "app" || cfg.Database != "sbtest" || cfg.Host != "127.0.0.1" || cfg.Port != 5432 {
+			t.Errorf("config %+v", cfg)
+		}
+		return clientstack.StartCommand(ctx, cfg, func(string) (*exec.Cmd, error) {
+			return exec.Command("python3", script, m, marker), nil
+		})
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, marker
+}
+
+// left lists the processes whose command line holds marker.
+func left(marker string) []string {
+	var pids []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err == nil && strings.Contains(string(b), marker) {
+			pids = append(pids, filepath.Base(filepath.Dir(f)))
+		}
+	}
+	return pids
+}
+
+func clientSpec() plan.Spec {
+	half := 0.5
+	return plan.Spec{Target: "lab:postgres", Experiments: []plan.Experiment{plan.Connect, plan.Pool}, TLS: []string{"off", "1.3"},
+		ClientStacks: []string{"psycopg"}, Count: 20, Duration: 20 * time.Second, Trials: 2, Concurrency: []int{2},
+		MaxErrorRate: &half, Warmup: new(time.Duration)}
+}
+
+// TestStackTrials: each trial is one run of the variant's client, turned
+// into a trial as Go's are: operations, the histogram of their times,
+// errors by kind with a sample, connections, the stack's CPU, what it
+// negotiated; the stack's hello is recorded once; Close reaps every
+// process.
+func TestStackTrials(t *testing.T) {
+	labtest.Slow(t) // seconds of client processes
+	r, marker := stackRunner(t, clientSpec(), "ok", nil)
+	checks, err := r.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != 2 || checks[0].Client != nil || checks[1].Client == nil || checks[1].Client.Version != "TLS 1.3" {
+		t.Errorf("checks %+v", checks)
+	}
+	if got := left(marker); len(got) != 2 {
+		t.Errorf("%d client processes after the check, want one per variant", len(got))
+	}
+	var trials []result.Trial
+	r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != r.Total() || len(trials) != 8 {
+		t.Fatalf("%d trials, want %d", len(trials), r.Total())
+	}
+	for _, tr := range trials {
+		// 20 operations, every fifth one a server error.
+		if tr.Ops != 16 || tr.Errors["query: server"] != 4 || len(tr.Errors) != 1 || tr.Latency.Count != 16 || tr.Latency.HDR == "" {
+			t.Errorf("%s %s: ops %d, errors %v, latency %d samples", tr.Experiment, tr.Variant, tr.Ops, tr.Errors, tr.Latency.Count)
+		}
+		if s := tr.ErrorSamples["query: server"]; s != "query: relation sbtest1 does not exist" {
+			t.Errorf("sample %q", s)
+		}
+		wantConns := map[plan.Experiment]int64{plan.Connect: 16, plan.Pool: 2}[tr.Experiment]
+		if tr.Conns != wantConns || tr.ClientCPU <= 0 || tr.Elapsed <= 0 || tr.Concurrency != 2 {
+			t.Errorf("%s %s: conns %d (want %d), client CPU %v, elapsed %v", tr.Experiment, tr.Variant, tr.Conns, wantConns, tr.ClientCPU, tr.Elapsed)
+		}
+		if tls := strings.HasSuffix(tr.Variant, "rsa2048"); tls != (tr.Negotiated != nil) || tls && (tr.Negotiated.Version != "TLS 1.3" || tr.Negotiated.Group != "X25519") {
+			t.Errorf("%s negotiated %+v", tr.Variant, tr.Negotiated)
+		}
+	}
+	if cs := r.Clients(); len(cs) != 1 || cs[0].Name != "psycopg" || cs[0].Driver != "fake/1.0" || cs[0].Model != "threads" || cs[0].Library == "" {
+		t.Errorf("clients %+v", cs)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(marker); len(got) > 0 {
+		t.Errorf("processes %v left after Close", got)
+	}
+}
+
+// TestStackCrash: a client that dies or hangs mid-trial keeps the
+// operations it reported, the rest of the trial counts as failed under the
+// failure policy, and the next trial starts a new process.
+func TestStackCrash(t *testing.T) {
+	labtest.Slow(t) // seconds of client processes; a hang waits out its bound
+	for _, tc := range []struct {
+		mode, why string
+		trials    int
+	}{
+		{"crash", "exited during a run (exit status 7)", 2},
+		// A hang costs its bound, the trial's time and clientstack's grace
+		// (10 s): one trial.
+		{"hang", "did not end its run within", 1},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			all := 1.0
+			spec := clientSpec()
+			spec.Experiments, spec.TLS, spec.MaxErrorRate = []plan.Experiment{plan.Connect}, []string{"off"}, &all
+			spec.Duration, spec.Timeout, spec.Trials = time.Second, 200*time.Millisecond, tc.trials
+			r, marker := stackRunner(t, spec, tc.mode, nil)
+			if _, err := r.Check(context.Background()); err != nil {
+				t.Fatal(err) // one operation: before the stand-in fails
+			}
+			var trials []result.Trial
+			r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
+			if err := r.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(trials) != tc.trials {
+				t.Fatalf("%d trials, want %d", len(trials), tc.trials)
+			}
+			for _, tr := range trials {
+				// 3 reported (the stand-in fails at its fourth), 17 left of 20.
+				if tr.Ops != 3 || tr.Errors["client: failed"] != 17 {
+					t.Errorf("ops %d, errors %v", tr.Ops, tr.Errors)
+				}
+				if s := tr.ErrorSamples["client: failed"]; !strings.Contains(s, tc.why) || strings.Contains(s, "S3cr3t") {
+					t.Errorf("sample %q", s)
+				}
+			}
+			if tc.mode == "hang" {
+				r.Close()
+				if got := left(marker); len(got) > 0 {
+					t.Errorf("processes %v left", got)
+				}
+				return
+			}
+			// Under the default policy the failure fails the run, keeping the trial.
+			spec.MaxErrorRate = nil
+			r, _ = stackRunner(t, spec, tc.mode, nil)
+			trials = nil
+			r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
+			err := r.Run(context.Background())
+			var many *bench.TooManyErrors
+			if !errors.As(err, &many) || many.Kind != "client: failed" || len(trials) != 1 {
+				t.Errorf("err %v, %d trials kept", err, len(trials))
+			}
+			r.Close()
+			if got := left(marker); len(got) > 0 {
+				t.Errorf("processes %v left", got)
+			}
+		})
+	}
+}
+
+// TestStackRefused: a stack that cannot run a variant fails the check
+// with its reason, before any trial.
+func TestStackRefused(t *testing.T) {
+	spec := clientSpec()
+	spec.ClientStacks, spec.TLS = []string{"go", "psycopg"}, []string{"off"}
+	r, marker := stackRunner(t, spec, "refuse", nil)
+	addr := acceptor(t)
+	r.NewDriver = func(string, driver.Config) (driver.Driver, error) { return &standIn{addr: addr}, nil }
+	_, err := r.Check(context.Background())
+	var refused *clientstack.Refused
+	if !errors.As(err, &refused) || err.Error() != "psycopg plain: client psycopg cannot run this variant: this stand-in cannot pin TLS off" {
+		t.Errorf("err %v", err)
+	}
+	r.Close()
+	if got := left(marker); len(got) > 0 {
+		t.Errorf("processes %v left", got)
+	}
+}
+
+// TestStackInterrupted: Ctrl-C mid-run stops the client's run at once,
+// the trials finished before it are kept, and Close reaps the processes.
+func TestStackInterrupted(t *testing.T) {
+	labtest.Slow(t) // seconds of client processes
+	spec := clientSpec()
+	spec.Count, spec.Duration = 0, 2*time.Second
+	spec.Experiments, spec.TLS = []plan.Experiment{plan.Connect}, []string{"off"}
+	r, marker := stackRunner(t, spec, "ok", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var trials []result.Trial
+	r.Done = func(tr result.Trial, done, total int) {
+		trials = append(trials, tr)
+		go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	}
+	began := time.Now()
+	err := r.Run(ctx)
+	if !errors.Is(err, context.Canceled) || len(trials) != 1 || trials[0].Ops == 0 {
+		t.Fatalf("err %v, %d trials", err, len(trials))
+	}
+	if took := time.Since(began); took > 3*time.Second+spec.Duration {
+		t.Errorf("the run took %v after Ctrl-C", took)
+	}
+	r.Close()
+	if got := left(marker); len(got) > 0 {
+		t.Errorf("processes %v left", got)
+	}
+}

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tlsbench/tlsbench/clients"
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// TestClientRefusals: --client's mistakes are one line and exit 2, before
+// any server starts.
+func TestClientRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"connect", "--lab", "redis", "--client", "go,jdbc"}, `tlsbench: unknown client "jdbc" for redis: use go, redis-py, jedis, ioredis, hiredis`},
+		{[]string{"pool", "--lab", "postgres", "--client", "pymongo"}, "tlsbench: client pymongo speaks mongodb, not postgres: use go, psycopg, pgjdbc, node-postgres"},
+		{[]string{"connect", "--lab", "postgres", "--client", "go,psycopg", "--rtt", "0,44ms"}, "tlsbench: not yet with --client psycopg: --rtt (the relay that delays other stacks' connections is not wired in)"},
+		{[]string{"connect", "--lab", "postgres", "--client", "python", "--via", "ssh"}, "tlsbench: not yet with --client psycopg: --via tunnels and poolers (direct connections only)"},
+		{[]string{"connect", "--lab", "postgres", "--client", "java", "--wire"}, "tlsbench: not yet with --client pgjdbc: --wire (Go's connections only)"},
+		{[]string{"stream", "--lab", "postgres", "--client", "psycopg"}, "unknown flag: --client"},
+	} {
+		code, _, stderr := runMain(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want 2, %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestClientPsycopg runs connect on a lab PostgreSQL through Go's stack
+// and psycopg's, plain and TLS 1.3: the server's own count of sessions
+// equals the connections the run reports (every trial's operations and
+// failures, and the check's one per variant), and psycopg says TLS 1.3;
+// then pool through psycopg's own pool: its connections are the check's
+// and -c per trial, whatever the operations.
+func TestClientPsycopg(t *testing.T) {
+	labtest.Slow(t)
+	if _, err := clients.Program("python/tlsbench_client.py"); err != nil {
+		t.Skip("this build has no Python client program yet:", err)
+	}
+	srv := labtest.Start(t, "postgres", lab.Options{Keys: []string{"ecdsa-p256"}})
+	raw, err := srv.URL("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.RawQuery = "sslrootcert=" + srv.CAFile()
+	admin := *target
+	admin.RawQuery = "sslmode=disable"
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	db := strings.TrimPrefix(target.Path, "/")
+	// pg_stat_database counts a session as it ends, a moment after the
+	// client saw it close: read until the count holds still.
+	sessions := func() int64 {
+		var last int64 = -1
+		for range 50 {
+			var n int64
+			if _, err := c.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.QueryRow(ctx, "SELECT sessions FROM pg_stat_database WHERE datname = $1", db).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == last {
+				return n
+			}
+			last = n
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatal("the session count did not settle")
+		return 0
+	}
+	before := sessions()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := runMain(t, "connect", target.String(), "--client", "go,psycopg", "--tls", "off,1.3",
+		"-c", "2", "-n", "20", "--trials", "1", "-q", "-o", out)
+	if code != exitOK {
+		if strings.Contains(stderr, "is not installed") && os.Getenv("CI") == "" {
+			t.Skip(stderr)
+		}
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trials) != 4 || len(r.Checks) != 4 {
+		t.Fatalf("%d trials, %d checks; want 4 and 4", len(r.Trials), len(r.Checks))
+	}
+	conns := int64(len(r.Checks))
+	for _, tr := range r.Trials {
+		for _, n := range tr.Errors {
+			conns += n
+		}
+		conns += tr.Ops
+		if tr.Ops != 20 {
+			t.Errorf("%s: %d operations, want 20 (errors %v)", tr.Variant, tr.Ops, tr.Errors)
+		}
+	}
+	if got := sessions() - before; got != conns {
+		t.Errorf("the server counted %d sessions, the run reports %d connections", got, conns)
+	}
+	for _, ch := range r.Checks {
+		if ch.Variant == "psycopg tls1.3" && (ch.Client == nil || ch.Client.Version != "TLS 1.3") {
+			t.Errorf("psycopg's check: %+v", ch.Client)
+		}
+	}
+	if len(r.Clients) != 1 || r.Clients[0].Name != "psycopg" || !strings.HasPrefix(r.Clients[0].Driver, "psycopg/") {
+		t.Errorf("clients %+v", r.Clients)
+	}
+	var ids []string
+	for _, v := range r.Variants {
+		ids = append(ids, v.ID)
+	}
+	if strings.Join(ids, "|") != "go plain|go tls1.3|psycopg plain|psycopg tls1.3" {
+		t.Errorf("variants %q", ids)
+	}
+
+	before = sessions()
+	code, _, stderr = runMain(t, "pool", target.String(), "--client", "psycopg", "--tls", "1.3", "--workload", "ping",
+		"-c", "2", "-n", "30", "--warmup", "0s", "--trials", "2", "-q", "-o", out)
+	if code != exitOK {
+		t.Fatalf("pool: exit %d: %s", code, stderr)
+	}
+	if r, err = result.Read(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range r.Trials {
+		if tr.Ops != 30 || len(tr.Errors) > 0 || tr.Conns != 2 || tr.Negotiated == nil || tr.Negotiated.Version != "TLS 1.3" {
+			t.Errorf("pool %s: ops %d, errors %v, conns %d, negotiated %+v", tr.Variant, tr.Ops, tr.Errors, tr.Conns, tr.Negotiated)
+		}
+	}
+	if got, want := sessions()-before, int64(1+2*len(r.Trials)); len(r.Trials) != 2 || got != want {
+		t.Errorf("pool: the server counted %d sessions over %d trials, want %d", got, len(r.Trials), want)
+	}
+}
