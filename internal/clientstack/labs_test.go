@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"flag"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,6 +42,9 @@ type labServer struct {
 	// sent a request), and of them those over TLS (-1 where the server
 	// does not say).
 	read func() (conns, tls int64, err error)
+	// stat is a counter the server keeps by name (MariaDB: SHOW GLOBAL
+	// STATUS's, Com_select); nil where the tests read none.
+	stat func(name string) (int64, error)
 	stop []func()
 }
 
@@ -180,8 +184,20 @@ func (l *labServer) count(t *testing.T, want int64) (conns, tls int64) {
 	return conns, tls
 }
 
-func startLab(l *labServer, engine string) (lab.Server, error) {
-	s, err := lab.Start(context.Background(), engine, lab.Options{Keys: []string{"ecdsa-p256"}})
+// counter is l's stat of name, failing t on an error.
+func (l *labServer) counter(t *testing.T, name string) int64 {
+	t.Helper()
+	n, err := l.stat(name)
+	if err != nil {
+		t.Fatalf("reading the %s server's %s: %v", l.engine, name, err)
+	}
+	return n
+}
+
+// startLab starts l's lab server of engine, with client certificates of
+// the key types clientCerts.
+func startLab(l *labServer, engine string, clientCerts ...string) (lab.Server, error) {
+	s, err := lab.Start(context.Background(), engine, lab.Options{Keys: []string{"ecdsa-p256"}, ClientCerts: clientCerts})
 	if err != nil {
 		return nil, err
 	}
@@ -223,9 +239,13 @@ func startPostgres(l *labServer) error {
 }
 
 // startMariaDB counts Connections and Ssl_accepts of SHOW GLOBAL STATUS,
-// read on one connection opened before.
+// read on one connection opened before, as its stats are (a SHOW STATUS
+// is no statement those count: Com_select, Com_stmt_execute). Its client
+// certificate (ecdsa-p256, files in the CA's directory) is sysbench's:
+// MariaDB asks every TLS client for one, so the other stacks do not see
+// the difference.
 func startMariaDB(l *labServer) error {
-	if _, err := startLab(l, "mariadb"); err != nil {
+	if _, err := startLab(l, "mariadb", "ecdsa-p256"); err != nil {
 		return err
 	}
 	u, _ := url.Parse(l.urls[0])
@@ -237,17 +257,17 @@ func startMariaDB(l *labServer) error {
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	l.stop = append(l.stop, func() { db.Close() })
-	status := func(name string) (v int64, err error) {
+	l.stat = func(name string) (v int64, err error) {
 		var k string
 		err = db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&k, &v)
 		return v, err
 	}
 	l.read = func() (int64, int64, error) {
-		conns, err := status("Connections")
+		conns, err := l.stat("Connections")
 		if err != nil {
 			return 0, 0, err
 		}
-		accepts, err := status("Ssl_accepts")
+		accepts, err := l.stat("Ssl_accepts")
 		return conns, accepts, err
 	}
 	return nil
@@ -373,12 +393,14 @@ func startHTTP(l *labServer) error {
 // hellos are what a stack's hello says, by language (the C tools: by
 // stack): patterns of its runtime, driver, TLS library and model.
 var hellos = map[string][4]string{
-	"python":  {`^CPython/`, `/`, `^OpenSSL/`, `^threads$`},
-	"java":    {`^OpenJDK/`, `/`, `^JSSE/`, `^threads$`},
-	"node":    {`^Node\.js/`, `/`, `^OpenSSL/`, `^event-loop`},
-	"libpq":   {`^C$`, `^libpq/15\.`, `^OpenSSL/3\.`, `^threads$`},
-	"hiredis": {``, `^redis-benchmark/7\.`, ``, `^event-loop$`},
-	"openssl": {``, ``, `^OpenSSL/3\.`, `^processes$`},
+	"python":     {`^CPython/`, `/`, `^OpenSSL/`, `^threads$`},
+	"java":       {`^OpenJDK/`, `/`, `^JSSE/`, `^threads$`},
+	"node":       {`^Node\.js/`, `/`, `^OpenSSL/`, `^event-loop`},
+	"libpq":      {`^C$`, `^libpq/15\.`, `^OpenSSL/3\.`, `^threads$`},
+	"hiredis":    {``, `^redis-benchmark/7\.`, ``, `^event-loop$`},
+	"openssl":    {``, ``, `^OpenSSL/3\.`, `^processes$`},
+	"curl":       {``, `^libcurl/`, `^OpenSSL/3\.`, `^event-loop$`},
+	"libmariadb": {``, `^libmariadb/3\.`, ``, `^threads$`},
 }
 
 // startStack starts cfg's client for t, closed as t ends, and checks its
@@ -412,10 +434,17 @@ func startStack(t *testing.T, cfg Config) Client {
 // checkOps checks a run's operations: n of them (-1: any number but
 // none), none failed, each ending after it starts, on workers 0..c-1 (and
 // for the C tools, whose operations come from their logs, in the order
-// they ended); and that the run took CPU and time.
+// they ended); or, from a C tool that prints only totals (sysbench), n
+// operations without an error and latencies in order; and that the run
+// took CPU and time.
 func checkOps(t *testing.T, cfg Config, rep Report, n int64, c int) {
 	t.Helper()
-	if int64(len(rep.Ops)) != n && (n >= 0 || len(rep.Ops) == 0) {
+	if tot := rep.Totals; tot != nil {
+		if rep.Ops != nil || tot.Ops != n && (n >= 0 || tot.Ops == 0) || tot.Errors != 0 ||
+			!(tot.P50 > 0 && tot.P50 <= tot.P95 && tot.P95 <= tot.P99 && tot.P99 <= tot.Max && tot.Mean > 0) {
+			t.Errorf("tls %s: %d operations and totals %+v, want %d operations without an error", cfg.TLS, len(rep.Ops), *tot, n)
+		}
+	} else if int64(len(rep.Ops)) != n && (n >= 0 || len(rep.Ops) == 0) {
 		t.Errorf("tls %s: %d operations, want %d", cfg.TLS, len(rep.Ops), n)
 	}
 	for i, o := range rep.Ops {
@@ -430,14 +459,17 @@ func checkOps(t *testing.T, cfg Config, rep Report, n int64, c int) {
 }
 
 // checkTLS checks what the stack says its run negotiated: nothing on a
-// plain run; TLS 1.3 with a TLS 1.3 suite, not resumed, on a TLS 1.3 run
-// without resumption ("-", not said, only from the Python stacks that
-// cannot tell: psycopg, PyMySQL, mysqlclient).
+// plain run, nothing from a C tool (they print none of it); TLS 1.3 with
+// a TLS 1.3 suite, not resumed, on a TLS 1.3 run without resumption ("-",
+// not said, only from the Python stacks that cannot tell: psycopg,
+// PyMySQL, mysqlclient).
 func checkTLS(t *testing.T, cfg Config, rep Report) {
 	t.Helper()
 	switch {
-	case cfg.TLS == "off" && rep.TLS != nil:
-		t.Errorf("plain run: the stack says it negotiated %+v", *rep.TLS)
+	case cfg.TLS == "off" || cfg.Stack.Lang == "native":
+		if rep.TLS != nil {
+			t.Errorf("tls %s: the stack says it negotiated %+v", cfg.TLS, *rep.TLS)
+		}
 	case cfg.TLS == "1.3" && !cfg.Resume && (rep.TLS == nil || rep.TLS.Version != "TLSv1.3" ||
 		!strings.HasPrefix(rep.TLS.Cipher, "TLS_") || rep.TLS.Resumed != "0" && (rep.TLS.Resumed != "-" || cfg.Stack.Lang != "python")):
 		t.Errorf("TLS 1.3 run: the stack says it negotiated %+v, want TLSv1.3 not resumed", rep.TLS)
@@ -446,8 +478,8 @@ func checkTLS(t *testing.T, cfg Config, rep Report) {
 
 // checkConnect runs ops connections (2 workers, an operation each) and
 // checks them: as checkOps and checkTLS say, and each one a connection
-// the server counted, over TLS where cfg says and the server tells.
-func checkConnect(t *testing.T, c Client, l *labServer, cfg Config, ops int64) {
+// the server counted (see checkCounted). It returns the run's report.
+func checkConnect(t *testing.T, c Client, l *labServer, cfg Config, ops int64) Report {
 	t.Helper()
 	conns0, tls0 := l.count(t, 0)
 	rep, err := c.Run(context.Background(), Run{Experiment: "connect", Concurrency: 2, PerConn: 1, MaxOps: ops, Duration: time.Minute})
@@ -456,23 +488,18 @@ func checkConnect(t *testing.T, c Client, l *labServer, cfg Config, ops int64) {
 	}
 	checkOps(t, cfg, rep, ops, 2)
 	checkTLS(t, cfg, rep)
-	conns1, tls1 := l.count(t, conns0+ops)
-	if conns1-conns0 != ops {
-		t.Errorf("tls %s connect: %d operations, but the server counted %d connections", cfg.TLS, ops, conns1-conns0)
-	}
-	wantTLS := map[bool]int64{false: 0, true: ops}[cfg.TLS != "off"]
-	if tls0 >= 0 && tls1-tls0 != wantTLS {
-		t.Errorf("tls %s connect: the server counted %d TLS accepts, want %d", cfg.TLS, tls1-tls0, wantTLS)
-	}
+	checkCounted(t, l, cfg, "connect", conns0, tls0, ops)
+	return rep
 }
 
 // checkPool runs r, a pool run, and checks it: as checkOps and checkTLS
 // say (r.MaxOps operations, or some if it has no bound), and the pool
 // opened exactly r.Concurrency connections the server counted (one where
-// the stack pipelines r.Concurrency commands on one connection).
-func checkPool(t *testing.T, c Client, l *labServer, cfg Config, r Run) {
+// the stack pipelines r.Concurrency commands on one connection; see
+// checkCounted). It returns the run's report.
+func checkPool(t *testing.T, c Client, l *labServer, cfg Config, r Run) Report {
 	t.Helper()
-	conns0, _ := l.count(t, 0)
+	conns0, tls0 := l.count(t, 0)
 	rep, err := c.Run(context.Background(), r)
 	if err != nil {
 		t.Fatalf("tls %s pool: %v", cfg.TLS, err)
@@ -483,7 +510,61 @@ func checkPool(t *testing.T, c Client, l *labServer, cfg Config, r Run) {
 	if c.Hello().Model == "event-loop-pipelined" {
 		want = 1
 	}
-	if conns1, _ := l.count(t, conns0+want); conns1-conns0 != want {
-		t.Errorf("tls %s pool of %d: the server counted %d connections, want %d", cfg.TLS, r.Concurrency, conns1-conns0, want)
+	checkCounted(t, l, cfg, "pool of "+strconv.Itoa(r.Concurrency), conns0, tls0, want)
+	return rep
+}
+
+// checkCounted checks that the server counted want connections since
+// conns0 and tls0 (l.count's), each over TLS where cfg says and the
+// server tells (the built-in server: TLS 1.3).
+func checkCounted(t *testing.T, l *labServer, cfg Config, run string, conns0, tls0, want int64) {
+	t.Helper()
+	conns1, tls1 := l.count(t, conns0+want)
+	wantTLS := map[bool]int64{false: 0, true: want}[cfg.TLS != "off"]
+	if conns1-conns0 != want || tls0 >= 0 && tls1-tls0 != wantTLS {
+		t.Errorf("tls %s %s: the server counted %d connections (%d over TLS; -1: not told), want %d (%d)",
+			cfg.TLS, run, conns1-conns0, map[bool]int64{false: -1, true: tls1 - tls0}[tls0 >= 0], want, wantTLS)
 	}
+}
+
+// otherCAFile is a file of a CA that signed nothing the servers have.
+func otherCAFile(t *testing.T) string {
+	t.Helper()
+	ca, err := tlsx.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "other-ca.crt")
+	if err := os.WriteFile(f, ca.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// failures are changes to a stack's configuration that fail each
+// connection, and where: a change that returns false does not apply.
+func failures(t *testing.T) []struct {
+	name, phase, kind string
+	change            func(*Config) bool
+} {
+	otherCA := otherCAFile(t)
+	return []struct {
+		name, phase, kind string
+		change            func(*Config) bool
+	}{
+		{"wrong password", "auth", "auth", func(c *Config) bool { c.Password += "x"; return c.User != "" }},
+		{"closed port", "tcp", "refused", func(c *Config) bool { c.Port = closedPort(t); return true }},
+		{"wrong CA", "tls-handshake", "tls", func(c *Config) bool { c.CA = otherCA; return true }},
+	}
+}
+
+// closedPort is a loopback port nothing listens on.
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
 }

@@ -3,15 +3,11 @@ package clientstack
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
 // nodeCase is a lab server that one of the Node program's stacks serves.
@@ -78,7 +74,7 @@ func TestNodeStacks(t *testing.T) {
 					t.Errorf("resume %v: resumed %v, want [0 %s]", resume, got, want)
 				}
 			}
-			for _, tc := range nodeFailures(t) {
+			for _, tc := range failures(t) {
 				cfg := nodeConfig(t, srv, nc.workload, "1.3")
 				cfg.Timeout = 3 * time.Second // MongoDB's server selection waits it out
 				if !tc.change(&cfg) {
@@ -107,38 +103,4 @@ func nodeConfig(t *testing.T, l *labServer, workload, tls string) Config {
 	cfg := l.config(t, "node", tls)
 	cfg.Workload, cfg.QueryMode = workload, "prepared"
 	return cfg
-}
-
-// nodeFailures are configurations that fail each connection, and where.
-func nodeFailures(t *testing.T) []struct {
-	name, phase, kind string
-	change            func(*Config) bool
-} {
-	ca, err := tlsx.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherCA := filepath.Join(t.TempDir(), "other-ca.crt")
-	if err := os.WriteFile(otherCA, ca.CertPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []struct {
-		name, phase, kind string
-		change            func(*Config) bool
-	}{
-		{"wrong password", "auth", "auth", func(c *Config) bool { c.Password += "x"; return c.User != "" }},
-		{"closed port", "tcp", "refused", func(c *Config) bool { c.Port = closedPort(t); return true }},
-		{"wrong CA", "tls-handshake", "tls", func(c *Config) bool { c.CA = otherCA; return true }},
-	}
-}
-
-// closedPort is a loopback port nothing listens on.
-func closedPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
 }
