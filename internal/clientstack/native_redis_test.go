@@ -18,7 +18,7 @@ import (
 // its user.
 func redisAdmin(t *testing.T, s lab.Server) *redis.Client {
 	t.Helper()
-	cfg := labConfig(t, s, "redis", "hiredis", "", "off")
+	cfg := nativeConfig(t, s, "redis", "hiredis", "", "off")
 	c := redis.NewClient(&redis.Options{Addr: cfg.Host + ":" + strconv.Itoa(cfg.Port), Username: cfg.User, Password: cfg.Password})
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -65,7 +65,7 @@ func TestHiredis(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("password", func(t *testing.T) {
-		_, err := Start(ctx, labConfig(t, s, "redis", "hiredis", "", "off"))
+		_, err := Start(ctx, nativeConfig(t, s, "redis", "hiredis", "", "off"))
 		var r *Refused
 		if !errors.As(err, &r) || !strings.Contains(err.Error(), "redis-benchmark takes it only as -a on its command line") {
 			t.Fatalf("err = %v", err)
@@ -80,12 +80,9 @@ func TestHiredis(t *testing.T) {
 		{"1.3", "pool", "get"},
 	} {
 		t.Run(tc.experiment+"-"+tc.tls+"-"+tc.workload, func(t *testing.T) {
-			cfg := labConfig(t, s, "redis", "hiredis", "", tc.tls)
+			cfg := nativeConfig(t, s, "redis", "hiredis", "", tc.tls)
 			cfg.User, cfg.Password, cfg.Verify, cfg.Workload = "", "", "ca", tc.workload
-			c := startNativeT(t, cfg)
-			if h := c.Hello(); h.Stack != "hiredis" || !strings.HasPrefix(h.Driver, "redis-benchmark/7.") || h.Model != "event-loop" {
-				t.Errorf("hello %+v", h)
-			}
+			c := startStack(t, cfg)
 			cmd := "cmdstat_" + map[string]string{"ping": "ping", "get": "get"}[tc.workload]
 			calls := redisStat(t, admin, "commandstats", cmd, "calls")
 			conns := redisStat(t, admin, "stats", "total_connections_received", "")
@@ -118,9 +115,9 @@ func TestHiredis(t *testing.T) {
 		})
 	}
 	t.Run("duration", func(t *testing.T) {
-		cfg := labConfig(t, s, "redis", "hiredis", "", "off")
+		cfg := nativeConfig(t, s, "redis", "hiredis", "", "off")
 		cfg.User, cfg.Password = "", ""
-		c := startNativeT(t, cfg)
+		c := startStack(t, cfg)
 		rep, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 2, Duration: time.Second})
 		if err != nil {
 			t.Fatal(err)

@@ -3,78 +3,19 @@ package clientstack
 import (
 	"context"
 	"errors"
-	"net/url"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
 )
 
-// labConfig is the Config of stack name for the lab server s, reached as
-// its auth method's user, with TLS tls (off, 1.2, 1.3, auto) verified
-// fully against the lab's CA.
-func labConfig(t *testing.T, s lab.Server, engine, name, auth, tls string) Config {
+// nativeConfig is stackConfig for lab server s as the user of auth method
+// auth, verifying the name localhost (libpq's host beside its hostaddr,
+// hiredis's --sni), point selects prepared, over 100 rows.
+func nativeConfig(t *testing.T, s lab.Server, engine, name, auth, tls string) Config {
 	t.Helper()
-	st, err := Lookup(engine, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := s.URL(auth, tls != "off")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal("the lab URL does not parse")
-	}
-	port, _ := strconv.Atoi(u.Port())
-	pw, err := os.ReadFile(s.PasswordFile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// libpq's passfile (*:port:*:*:pw) or the password alone.
-	password := strings.TrimSpace(string(pw))
-	if f := strings.Split(password, ":"); len(f) == 5 {
-		password = f[4]
-	}
-	return Config{Stack: st, Host: u.Hostname(), Port: port, User: u.User.Username(), Password: password,
-		Database: strings.TrimPrefix(u.Path, "/"), TLS: tls, CA: s.CAFile(), Verify: "full", ServerName: "localhost",
-		Workload: "ping", Tables: 1, Rows: 100, QueryMode: "prepared", Timeout: 10 * time.Second}
-}
-
-// startNativeT starts cfg's client for t, failing t on an error.
-func startNativeT(t *testing.T, cfg Config) Client {
-	t.Helper()
-	c, err := Start(context.Background(), cfg)
-	if err != nil {
-		var ni *NotInstalled
-		if errors.As(err, &ni) && os.Getenv("CI") == "" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// checkOps checks a run's operations: n of them, none failed, each
-// ending after it starts, in the order they ended, on workers 0..c-1.
-func nativeCheckOps(t *testing.T, rep Report, n int64, c int) {
-	t.Helper()
-	if int64(len(rep.Ops)) != n {
-		t.Errorf("%d operations, want %d", len(rep.Ops), n)
-	}
-	for i, o := range rep.Ops {
-		if o.Failed() || o.End < o.Start || o.Worker < 0 || o.Worker >= c || (i > 0 && o.End < rep.Ops[i-1].End) {
-			t.Fatalf("op %d: %+v", i, o)
-		}
-	}
-	if rep.CPU <= 0 || rep.Elapsed <= 0 {
-		t.Errorf("CPU %v, elapsed %v", rep.CPU, rep.Elapsed)
-	}
+	cfg := stackConfig(t, engine, name, labURL(t, s, auth, tls != "off"), s.CAFile(), tls)
+	cfg.ServerName, cfg.QueryMode, cfg.Rows = "localhost", "prepared", 100
+	return cfg
 }
 
 func TestNativeStacksRegistered(t *testing.T) {

@@ -11,20 +11,22 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
 
-// helloProbe listens on loopback for one TLS connection (after
-// PostgreSQL's SSLRequest, answered 'S', if sslRequest) and returns what
-// its ClientHello offered; the handshake is then refused, so the tool
-// fails, which is not what this looks at.
-func helloProbe(t *testing.T, sslRequest bool) (port int, hello <-chan *tls.ClientHelloInfo) {
+// helloProbe listens on loopback for one TLS connection, after prelude
+// (if any) on the raw connection, and returns what its ClientHello
+// offered; the handshake is then refused, so the tool fails, which is not
+// what this looks at.
+func helloProbe(t *testing.T, prelude func(net.Conn) error) (port int, hello <-chan *tls.ClientHelloInfo) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,11 +41,8 @@ func helloProbe(t *testing.T, sslRequest bool) (port int, hello <-chan *tls.Clie
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(30 * time.Second))
-		if sslRequest {
-			if _, err := io.ReadFull(c, make([]byte, 8)); err != nil {
-				return
-			}
-			c.Write([]byte("S"))
+		if prelude != nil && prelude(c) != nil {
+			return
 		}
 		tls.Server(c, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 			ch <- h
@@ -53,52 +52,104 @@ func helloProbe(t *testing.T, sslRequest bool) (port int, hello <-chan *tls.Clie
 	return ln.Addr().(*net.TCPAddr).Port, ch
 }
 
+// pgSSLAnswer plays a PostgreSQL server up to TLS: the client's
+// SSLRequest read, answered 'S'.
+func pgSSLAnswer(c net.Conn) error {
+	if _, err := io.ReadFull(c, make([]byte, 8)); err != nil {
+		return err
+	}
+	_, err := c.Write([]byte("S"))
+	return err
+}
+
+// checkHello checks that a ClientHello offered version only and curve
+// only. A TLS 1.2 hello has no supported_versions: Go lists 1.2 and below
+// for it. GREASE values aside.
+func checkHello(t *testing.T, h *tls.ClientHelloInfo, version uint16, curve tls.CurveID) {
+	t.Helper()
+	v := slices.DeleteFunc(slices.Clone(h.SupportedVersions), func(v uint16) bool { return v&0x0f0f == 0x0a0a })
+	if len(v) == 0 || v[0] != version || (version == tls.VersionTLS13 && len(v) != 1) {
+		t.Errorf("versions offered %x, want %x only", v, version)
+	}
+	if !slices.Equal(h.SupportedCurves, []tls.CurveID{curve}) {
+		t.Errorf("groups offered %v, want %v", h.SupportedCurves, curve)
+	}
+}
+
 // TestNativeTLSPins: what a C stack offers when its variant pins the TLS
-// version and the group, by the tool's own flags or by the OPENSSL_CONF
-// file tlsbench writes where it has none.
+// version and the group, by the tool's own flags (libpq, curl's --tlsv1.x
+// --tls-max and --curves) or by the OPENSSL_CONF file tlsbench writes
+// where it has none (hiredis; libmariadb under sysbench, after a MySQL
+// greeting that offers TLS).
 func TestNativeTLSPins(t *testing.T) {
 	labtest.Slow(t)
+	// Any certificate and key serve sysbench: the handshake never gets
+	// that far.
+	ca, err := tlsx.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := tlsx.WriteClientFiles(dir, ca, []string{"ecdsa-p256"}, "probe"); err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		engine, stack string
-		sslRequest    bool
-		tls, group    string
-		version       uint16
-		curve         tls.CurveID
+		engine, stack, workload string
+		prelude                 func(net.Conn) error
+		// ends: the run ends on its own, curl's one transfer failing in
+		// tls-handshake, sysbench's run failing; the others' runs are
+		// cancelled once the hello is seen.
+		ends       bool
+		tls, group string
+		version    uint16
+		curve      tls.CurveID
 	}{
-		{"postgres", "libpq", true, "1.2", "P-256", tls.VersionTLS12, tls.CurveP256},
-		{"postgres", "libpq", true, "1.3", "X25519", tls.VersionTLS13, tls.X25519},
-		{"redis", "hiredis", false, "1.2", "X25519", tls.VersionTLS12, tls.X25519},
-		{"redis", "hiredis", false, "1.3", "P-384", tls.VersionTLS13, tls.CurveP384},
+		{"postgres", "libpq", "ping", pgSSLAnswer, false, "1.2", "P-256", tls.VersionTLS12, tls.CurveP256},
+		{"postgres", "libpq", "ping", pgSSLAnswer, false, "1.3", "X25519", tls.VersionTLS13, tls.X25519},
+		{"redis", "hiredis", "ping", nil, false, "1.2", "X25519", tls.VersionTLS12, tls.X25519},
+		{"redis", "hiredis", "ping", nil, false, "1.3", "P-384", tls.VersionTLS13, tls.CurveP384},
+		{"http", "curl", "request", nil, true, "1.2", "P-256", tls.VersionTLS12, tls.CurveP256},
+		{"http", "curl", "request", nil, true, "1.3", "X25519", tls.VersionTLS13, tls.X25519},
+		{"mysql", "libmariadb", "point-select", mysqlGreeting, true, "1.2", "P-256", tls.VersionTLS12, tls.CurveP256},
+		{"mysql", "libmariadb", "point-select", mysqlGreeting, true, "1.3", "X25519", tls.VersionTLS13, tls.X25519},
 	} {
 		t.Run(tc.stack+"-"+tc.tls, func(t *testing.T) {
-			port, hello := helloProbe(t, tc.sslRequest)
+			port, hello := helloProbe(t, tc.prelude)
 			st, err := Lookup(tc.engine, tc.stack)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg := Config{Stack: st, Host: "127.0.0.1", Port: port, User: "u", Database: "d", TLS: tc.tls, Verify: "none",
-				Group: tc.group, Workload: "ping", Timeout: 5 * time.Second}
-			c := startNativeT(t, cfg)
+				Group: tc.group, Workload: tc.workload, Path: "/", Timeout: 5 * time.Second}
+			if tc.stack == "libmariadb" {
+				cfg.Verify, cfg.CA = "ca", caFile
+				cfg.Cert, cfg.Key = tlsx.ClientCertFile(dir, "ecdsa-p256"), tlsx.ClientKeyFile(dir, "ecdsa-p256")
+			}
+			c := startStack(t, cfg)
 			ctx, cancel := context.WithCancel(context.Background())
 			ran := make(chan struct{})
+			var rep Report
+			var runErr error
 			go func() {
 				defer close(ran)
-				c.Run(ctx, Run{Experiment: "pool", Concurrency: 1, MaxOps: 1, Duration: 5 * time.Second})
+				rep, runErr = c.Run(ctx, Run{Experiment: "pool", Concurrency: 1, MaxOps: 1, Duration: 10 * time.Second})
 			}()
 			defer func() { cancel(); <-ran }()
 			select {
 			case h := <-hello:
-				// A TLS 1.2 hello has no supported_versions: Go lists 1.2
-				// and below for it. GREASE values aside.
-				v := slices.DeleteFunc(slices.Clone(h.SupportedVersions), func(v uint16) bool { return v&0x0f0f == 0x0a0a })
-				if len(v) == 0 || v[0] != tc.version || (tc.version == tls.VersionTLS13 && len(v) != 1) {
-					t.Errorf("versions offered %x, want %x only", v, tc.version)
-				}
-				if !slices.Equal(h.SupportedCurves, []tls.CurveID{tc.curve}) {
-					t.Errorf("groups offered %v, want %v", h.SupportedCurves, tc.curve)
-				}
+				checkHello(t, h, tc.version, tc.curve)
 			case <-time.After(30 * time.Second):
 				t.Fatal("no ClientHello")
+			}
+			if tc.ends {
+				<-ran
+				if runErr == nil && (len(rep.Ops) != 1 || rep.Ops[0].Phase != "tls-handshake") {
+					t.Errorf("a run against a probe: ops %+v", rep.Ops)
+				}
 			}
 		})
 	}
@@ -165,10 +216,7 @@ func TestSTime(t *testing.T) {
 			// s_time resumes TLS 1.3 only when it reads (a path): 1.2 here.
 			cfg := Config{Stack: st, Host: "127.0.0.1", Port: port, TLS: map[bool]string{false: "1.3", true: "1.2"}[resume],
 				Verify: "none", Resume: resume, Workload: "request", Timeout: 5 * time.Second}
-			c := startNativeT(t, cfg)
-			if h := c.Hello(); h.Model != "processes" || !strings.HasPrefix(h.TLS, "OpenSSL/3.") {
-				t.Errorf("hello %+v", h)
-			}
+			c := startStack(t, cfg)
 			rep, err := c.Run(context.Background(), Run{Experiment: "connect", Concurrency: 2, Duration: time.Second})
 			if err != nil {
 				t.Fatal(err)

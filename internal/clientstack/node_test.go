@@ -2,34 +2,13 @@ package clientstack
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"net"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/tlsbench/tlsbench/internal/lab"
-	"github.com/tlsbench/tlsbench/internal/lab/labexe"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
-	"github.com/tlsbench/tlsbench/internal/tlsx"
 )
-
-// sessionCount is what a server itself counted so far: the sessions its
-// clients opened, and of those the TLS ones (-1 where it does not say).
-type sessionCount func() (sessions, secure int64)
 
 // nodeCase is a lab server that one of the Node program's stacks serves.
 type nodeCase struct {
@@ -39,78 +18,37 @@ type nodeCase struct {
 	// the server resumes, "0" where it never does (PostgreSQL), "refused"
 	// where the stack has no way to (the MongoDB driver).
 	resumes string
-	// start starts the server and returns its count (nil: it keeps none).
-	start func(t *testing.T) (lab.Server, sessionCount)
 }
 
 var nodeCases = []nodeCase{
-	{"postgres", "postgres", "ping", "0", startPGCounted},
-	{"mariadb", "mysql", "ping", "1", startMariaDBCounted},
-	{"redis", "redis", "get", "1", startRedisCounted},
-	{"mongodb", "mongodb", "ping", "refused", startMongoCounted},
-	{"builtin", "http", "request", "1", startBuiltin},
+	{"postgres", "postgres", "ping", "0"},
+	{"mariadb", "mysql", "ping", "1"},
+	{"redis", "redis", "get", "1"},
+	{"mongodb", "mongodb", "ping", "refused"},
+	{"builtin", "http", "request", "1"},
 }
 
 // TestNodeStacks runs clients/node/client.js through Start against real
 // lab servers, for every stack it serves: plain and TLS 1.3 connect runs
 // whose operations equal the sessions the server counted (and its TLS
 // sessions, where it counts them), the version the program says it
-// negotiated, and a pool run; then a wrong password, a closed port and a
-// CA that signed nothing the server has, each failing in its phase; then
-// resumption: none with resume=0, and with resume=1 what the server allows.
+// negotiated, and a pool run whose pool opened its concurrency's
+// connections; then a wrong password, a closed port and a CA that signed
+// nothing the server has, each failing in its phase; then resumption:
+// none with resume=0, and with resume=1 what the server allows.
 func TestNodeStacks(t *testing.T) {
 	labtest.Slow(t)
-	nodeInstalled(t)
 	for _, nc := range nodeCases {
 		t.Run(nc.lab, func(t *testing.T) {
-			srv, count := nc.start(t)
-			for _, tlsOn := range []bool{false, true} {
-				cfg := nodeLabConfig(t, srv, nc.engine, nc.workload, tlsOn)
-				c, err := Start(context.Background(), cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				h := c.Hello()
-				if h.Stack != cfg.Stack.Name || !strings.Contains(h.Driver, "/") || !strings.HasPrefix(h.TLS, "OpenSSL/") ||
-					!strings.HasPrefix(h.Runtime, "Node.js/") || !strings.HasPrefix(h.Model, "event-loop") {
-					t.Errorf("hello %+v", h)
-				}
-				const ops = 12
-				var s0, tls0 int64
-				if count != nil {
-					s0, tls0 = count()
-				}
-				rep, err := c.Run(context.Background(), Run{Experiment: "connect", Concurrency: 2, PerConn: 1, MaxOps: ops, Duration: time.Minute})
-				if err != nil {
-					t.Fatalf("tls %s connect: %v", cfg.TLS, err)
-				}
-				if n, failed := tally(rep); n != ops || failed != "" {
-					t.Errorf("tls %s connect: %d operations, want %d; failed: %s", cfg.TLS, n, ops, failed)
-				}
-				if count != nil {
-					s, secure := nodeSettle(count, s0+ops)
-					want := map[bool]int64{false: 0, true: ops}[tlsOn]
-					if s-s0 != ops || (tls0 >= 0 && secure-tls0 != want) {
-						t.Errorf("tls %s connect: the server counted %d sessions (%d TLS), the client %d operations", cfg.TLS, s-s0, secure-tls0, ops)
-					}
-				}
-				switch {
-				case !tlsOn && rep.TLS != nil:
-					t.Errorf("plain connect: the stack says it negotiated %+v", *rep.TLS)
-				case tlsOn && (rep.TLS == nil || rep.TLS.Version != "TLSv1.3" || rep.TLS.Resumed != "0"):
-					t.Errorf("tls 1.3 connect: the stack says it negotiated %+v, want TLSv1.3 not resumed", rep.TLS)
-				}
-				rep, err = c.Run(context.Background(), Run{Experiment: "pool", Concurrency: 4, Duration: time.Second, Warmup: 200 * time.Millisecond})
-				if err != nil {
-					t.Fatalf("tls %s pool: %v", cfg.TLS, err)
-				}
-				if n, failed := tally(rep); n == 0 || failed != "" || rep.CPU <= 0 {
-					t.Errorf("tls %s pool: %d operations, CPU %v; failed: %s", cfg.TLS, n, rep.CPU, failed)
-				}
+			srv := sharedLab(t, nc.engine)
+			for _, tls := range []string{"off", "1.3"} {
+				cfg := nodeConfig(t, srv, nc.workload, tls)
+				c := startStack(t, cfg)
+				checkConnect(t, c, srv, cfg, 12)
+				checkPool(t, c, srv, cfg, Run{Experiment: "pool", Concurrency: 4, Duration: time.Second, Warmup: 200 * time.Millisecond})
 			}
 			for _, resume := range []bool{false, true} {
-				cfg := nodeLabConfig(t, srv, nc.engine, nc.workload, true)
+				cfg := nodeConfig(t, srv, nc.workload, "1.3")
 				cfg.Resume = resume
 				want := map[bool]string{false: "0", true: nc.resumes}[resume]
 				c, err := Start(context.Background(), cfg)
@@ -136,8 +74,8 @@ func TestNodeStacks(t *testing.T) {
 					t.Errorf("resume %v: resumed %v, want [0 %s]", resume, got, want)
 				}
 			}
-			for _, tc := range nodeFailures(t) {
-				cfg := nodeLabConfig(t, srv, nc.engine, nc.workload, true)
+			for _, tc := range failures(t) {
+				cfg := nodeConfig(t, srv, nc.workload, "1.3")
 				cfg.Timeout = 3 * time.Second // MongoDB's server selection waits it out
 				if !tc.change(&cfg) {
 					continue
@@ -159,238 +97,10 @@ func TestNodeStacks(t *testing.T) {
 	}
 }
 
-// nodeFailures are configurations that fail each connection, and where.
-func nodeFailures(t *testing.T) []struct {
-	name, phase, kind string
-	change            func(*Config) bool
-} {
-	ca, err := tlsx.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherCA := filepath.Join(t.TempDir(), "other-ca.crt")
-	if err := os.WriteFile(otherCA, ca.CertPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []struct {
-		name, phase, kind string
-		change            func(*Config) bool
-	}{
-		{"wrong password", "auth", "auth", func(c *Config) bool { c.Password += "x"; return c.User != "" }},
-		{"closed port", "tcp", "refused", func(c *Config) bool { c.Port = closedPort(t); return true }},
-		{"wrong CA", "tls-handshake", "tls", func(c *Config) bool { c.CA = otherCA; return true }},
-	}
-}
-
-// tally counts a run's operations and lists its failures.
-func tally(rep Report) (int, string) {
-	var failed []string
-	for _, o := range rep.Ops {
-		if o.Failed() {
-			failed = append(failed, o.Phase+" "+o.Kind+" "+o.Message)
-		}
-	}
-	return len(rep.Ops), strings.Join(failed, "; ")
-}
-
-// settle reads count until its sessions reach want or stop changing: a
-// server counts a session a moment after the client closed it (PostgreSQL
-// as the backend exits), seconds after on a loaded machine.
-func nodeSettle(count sessionCount, want int64) (int64, int64) {
-	s, secure := count()
-	for deadline := time.Now().Add(30 * time.Second); s < want && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		s, secure = count()
-	}
-	return s, secure
-}
-
-// nodeInstalled skips t when Node or the stacks' libraries are missing,
-// except in CI, where they must be there.
-func nodeInstalled(t *testing.T) {
-	t.Helper()
-	_, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(Dir(), "node", "node_modules", "pg"))
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the Node client stacks are not installed (%v): run %s", err, InstallCommand)
-		}
-		t.Skipf("the Node client stacks are not installed (%v): run %s", err, InstallCommand)
-	}
-}
-
-// labConfig is the configuration that reaches srv with the Node stack of
-// engine, with TLS 1.3 verified against the lab's CA, or plain.
-func nodeLabConfig(t *testing.T, srv lab.Server, engine, workload string, tlsOn bool) Config {
-	t.Helper()
-	raw, err := srv.URL("", tlsOn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Lookup(engine, "node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, _ := strconv.Atoi(u.Port())
-	pw, _ := u.User.Password()
-	db := strings.TrimPrefix(u.Path, "/")
-	if a := u.Query().Get("authSource"); a != "" {
-		db = a
-	}
-	cfg := Config{Stack: st, Host: u.Hostname(), Port: port, User: u.User.Username(), Password: pw, Database: db,
-		TLS: "off", Workload: workload, Tables: 1, Rows: 10, QueryMode: "prepared", Path: "/", Timeout: 20 * time.Second}
-	if tlsOn {
-		cfg.TLS, cfg.CA, cfg.Verify, cfg.ServerName = "1.3", srv.CAFile(), "full", u.Hostname()
-	}
+// nodeConfig is l.config for the Node stack of l's engine, with workload
+// and the query mode prepared.
+func nodeConfig(t *testing.T, l *labServer, workload, tls string) Config {
+	cfg := l.config(t, "node", tls)
+	cfg.Workload, cfg.QueryMode = workload, "prepared"
 	return cfg
-}
-
-// closedPort is a loopback port nothing listens on.
-func closedPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
-
-func startLab(t *testing.T, engine string) lab.Server {
-	return labtest.Start(t, engine, lab.Options{Keys: []string{"ecdsa-p256"}})
-}
-
-// startPGCounted counts the bench database's sessions in pg_stat_database,
-// read from another database so that reading adds none.
-func startPGCounted(t *testing.T) (lab.Server, sessionCount) {
-	srv := startLab(t, "postgres")
-	raw, _ := srv.URL("", false)
-	u, _ := url.Parse(raw)
-	db := strings.TrimPrefix(u.Path, "/")
-	u.Path = "/postgres"
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, u.String()+"?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return srv, func() (int64, int64) {
-		var n int64
-		// Backends report their session as they exit; a snapshot would
-		// keep the first read's figures.
-		if _, err := c.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.QueryRow(ctx, "SELECT sessions FROM pg_stat_database WHERE datname = $1", db).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n, -1
-	}
-}
-
-// startMariaDBCounted counts Connections and Ssl_accepts of SHOW GLOBAL
-// STATUS, read on one connection opened before.
-func startMariaDBCounted(t *testing.T) (lab.Server, sessionCount) {
-	srv := startLab(t, "mariadb")
-	raw, _ := srv.URL("", false)
-	u, _ := url.Parse(raw)
-	pw, _ := u.User.Password()
-	db, err := sql.Open("mysql", u.User.Username()+":"+pw+"@tcp("+u.Host+")"+u.Path+"?tls=false")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	t.Cleanup(func() { db.Close() })
-	status := func(name string) int64 {
-		var k string
-		var v int64
-		if err := db.QueryRow("SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	return srv, func() (int64, int64) { return status("Connections"), status("Ssl_accepts") }
-}
-
-// startRedisCounted counts INFO's total_connections_received (both
-// ports), read on one connection opened before; it prepares the keys
-// that the get workload reads.
-func startRedisCounted(t *testing.T) (lab.Server, sessionCount) {
-	srv := startLab(t, "redis")
-	raw, _ := srv.URL("", false)
-	o, err := redis.ParseURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.PoolSize, o.MinIdleConns = 1, 1
-	c := redis.NewClient(o)
-	t.Cleanup(func() { c.Close() })
-	ctx := context.Background()
-	for i := 1; i <= 10; i++ {
-		if err := c.Set(ctx, "key:"+strconv.Itoa(i), "v", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return srv, func() (int64, int64) {
-		info, err := c.Info(ctx, "stats").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(info, "\r\n") {
-			if v, ok := strings.CutPrefix(l, "total_connections_received:"); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n, -1
-			}
-		}
-		t.Fatal("INFO stats has no total_connections_received")
-		return 0, 0
-	}
-}
-
-// startMongoCounted counts logins: FerretDB keeps no count of connections
-// but counts commands, and each SCRAM login takes two saslContinue
-// (FerretDB answers the first with done:false). A driver's monitoring
-// connections do not log in, so this counts one per client.
-func startMongoCounted(t *testing.T) (lab.Server, sessionCount) {
-	srv := startLab(t, "mongodb")
-	raw, _ := srv.URL("", false)
-	ctx := context.Background()
-	c, err := mongo.Connect(options.Client().ApplyURI(raw).SetMaxPoolSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Disconnect(context.Background()) })
-	return srv, func() (int64, int64) {
-		var st struct {
-			Metrics struct {
-				Commands map[string]struct {
-					Total int64 `bson:"total"`
-				} `bson:"commands"`
-			} `bson:"metrics"`
-		}
-		if err := c.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st); err != nil {
-			t.Fatal(err)
-		}
-		return st.Metrics.Commands["saslContinue"].Total / 2, -1
-	}
-}
-
-// startBuiltin starts the built-in server, which counts nothing.
-func startBuiltin(t *testing.T) (lab.Server, sessionCount) {
-	labtest.Check(t, labtest.Short())
-	exe, err := labexe.Build(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := lab.StartBuiltin(context.Background(), lab.BuiltinOptions{Keys: []string{"ecdsa-p256"}, ResponseSize: 100, Exe: exe})
-	labtest.Check(t, err)
-	t.Cleanup(func() { srv.Stop() })
-	return srv, nil
 }

@@ -61,35 +61,34 @@ func TestProgramWarmup(t *testing.T) {
 // connections), and the pool still opened only its concurrency.
 func TestStackWarmup(t *testing.T) {
 	labtest.Slow(t)
-	srv := startPostgres(t)
+	srv := sharedLab(t, "postgres")
 	// Operations a run: enough pool operations for /proc's 10 ms ticks.
 	ops := map[string]int{"connect": 100, "pool": 3000}
 	for _, name := range []string{"psycopg", "pgjdbc"} {
 		t.Run(name, func(t *testing.T) {
-			st, err := Lookup("postgres", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := srv.cfg
-			cfg.Stack, cfg.TLS, cfg.Port = st, "1.3", srv.tlsPort
+			cfg := srv.config(t, name, "1.3")
 			for _, exp := range []string{"connect", "pool"} {
 				n := int64(ops[exp])
 				for _, warmup := range []time.Duration{0, 2 * time.Second} {
-					c := startClient(t, cfg) // a cold process each time
+					c := startStack(t, cfg) // a cold process each time
 					warmed := 0
-					conns0, _ := srv.count(t)
+					conns0, _ := srv.count(t, 0)
 					rep, err := c.Run(context.Background(), Run{Experiment: exp, Concurrency: 2, PerConn: 1, MaxOps: n,
 						Duration: time.Minute, Warmup: warmup, Warmed: func() { warmed++ }})
 					c.Close()
 					if err != nil {
 						t.Fatalf("%s, warm-up %v: %v", exp, warmup, err)
 					}
-					conns, _ := srv.count(t)
+					want := conns0 + n // connect: a connection each, and the warm-up's
+					if exp == "pool" {
+						want = conns0 + 2
+					}
+					conns, _ := srv.count(t, want)
 					conns -= conns0
 					per := func(d time.Duration) time.Duration { return d / time.Duration(max(len(rep.Ops), 1)) }
 					t.Logf("%s %s, warm-up %v (took %v): %v client CPU per operation; command to done: %v; server connections %d",
 						name, exp, warmup, rep.Warmup.Round(time.Millisecond), per(rep.CPU), per(rep.CPU+rep.WarmupCPU), conns)
-					checkOps(t, cfg, rep, int(n))
+					checkOps(t, cfg, rep, n, 2)
 					if warmed != 1 || rep.Warmup < warmup {
 						t.Errorf("%s: Warmed %d times, the warm-up took %v of %v", exp, warmed, rep.Warmup, warmup)
 					}
