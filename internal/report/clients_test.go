@@ -113,20 +113,18 @@ func stackRun(raw plan.Spec, stacks []string, every bool, fig func(variant strin
 		"-c", strings.Trim(strings.ReplaceAll(fmt.Sprint(raw.Concurrency), " ", ","), "[]"), "--trials", fmt.Sprint(raw.Trials)}
 	r.Started = started
 	r.Spec = spec
-	for _, s := range stacks {
-		for _, v := range spec.Variants() {
-			v.ID = s + " " + v.ID
-			if s != goStack {
-				v.Client = s
-				v.Baseline = v.Baseline && every
-			}
-			r.Variants = append(r.Variants, v)
-			if v.Plain() {
-				r.Checks = append(r.Checks, result.Check{Variant: v.ID, Server: &result.ServerView{}})
-			} else {
-				r.Checks = append(r.Checks, result.Check{Variant: v.ID, Server: &result.ServerView{TLS: true, Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}})
-			}
+	for _, v := range spec.Variants() {
+		if v.Client != "" {
+			v.Baseline = v.Baseline && every
 		}
+		r.Variants = append(r.Variants, v)
+		if v.Plain() {
+			r.Checks = append(r.Checks, result.Check{Variant: v.ID, Server: &result.ServerView{}})
+		} else {
+			r.Checks = append(r.Checks, result.Check{Variant: v.ID, Server: &result.ServerView{TLS: true, Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}})
+		}
+	}
+	for _, s := range stacks {
 		for _, c := range pgStacks {
 			if c.Name == s {
 				r.Clients = append(r.Clients, c)
