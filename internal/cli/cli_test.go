@@ -35,7 +35,9 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("TLSBENCH_AS_MAIN", "1")
-	os.Exit(m.Run())
+	code := m.Run()
+	stopSharedLabs()
+	os.Exit(code)
 }
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {

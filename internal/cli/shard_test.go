@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -28,7 +27,8 @@ import (
 // of one round overlapped in time.
 func TestShards(t *testing.T) {
 	labtest.Slow(t)
-	target := preparedLab(t, "postgres", lab.Options{}, "1") + "?sslmode=disable"
+	_, target := sharedLab(t, "postgres")
+	target += "?sslmode=disable"
 	sessions := pgSessions(t, target)
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

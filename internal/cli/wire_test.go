@@ -134,12 +134,7 @@ func TestWireCurl(t *testing.T) {
 func TestWirePgbench(t *testing.T) {
 	needServer(t, "pgbench")
 	needServer(t, "tcpdump")
-	needServer(t, labBinaries["postgres"])
-	srv, err := lab.Start(context.Background(), "postgres", lab.Options{Keys: []string{"ecdsa-p256"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv, _ := sharedLab(t, "postgres")
 	raw, err := srv.URL("", true)
 	if err != nil {
 		t.Fatal(err)
