@@ -33,14 +33,14 @@ var (
 	sharedServers = map[string]*sharedServer{}
 )
 
-// sharedLab returns the lab server of engine that tests share where they
-// need *a* server of that engine: an ECDSA P-256 key, clients let in from
-// 127.0.0.1 only (as Debian ships PostgreSQL), sharedTables tables of
-// sharedRows rows. It also returns the plain URL of its first user, with
-// the password: pass it to runMain only. TestMain stops it. A test that
-// changes a server's configuration or data, kills it or needs other
-// options starts its own. Under -short, or without the server installed
-// (outside CI), t is skipped.
+// sharedLab returns the lab server of engine (postgres or mariadb) that
+// tests share where they need *a* server of that engine: an ECDSA P-256
+// key, clients let in from 127.0.0.1 only (as Debian ships PostgreSQL),
+// sharedTables tables of sharedRows rows. It also returns the plain URL
+// of its first user, with the password: pass it to runMain only. TestMain
+// stops it. A test that changes a server's configuration or data, kills
+// it or needs other options starts its own. Under -short, or without the
+// server installed (outside CI), t is skipped.
 func sharedLab(t testing.TB, engine string) (lab.Server, string) {
 	t.Helper()
 	needServer(t, labBinaries[engine])
