@@ -74,16 +74,6 @@ func startShared(engine string) (lab.Server, string, error) {
 		srv.Stop()
 		return nil, "", err
 	}
+	onExit(func() { srv.Stop() })
 	return srv, url, nil
-}
-
-// stopSharedLabs stops the shared lab servers that were started.
-func stopSharedLabs() {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	for _, s := range sharedServers {
-		if s.srv != nil {
-			s.srv.Stop()
-		}
-	}
 }
