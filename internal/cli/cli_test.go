@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -35,7 +37,26 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("TLSBENCH_AS_MAIN", "1")
-	os.Exit(m.Run())
+	code := m.Run()
+	atExit.Lock()
+	for _, f := range slices.Backward(atExit.fns) {
+		f()
+	}
+	atExit.Unlock()
+	os.Exit(code)
+}
+
+// atExit holds what TestMain does after the tests: stop what they shared.
+var atExit struct {
+	sync.Mutex
+	fns []func()
+}
+
+// onExit has TestMain call f after the tests, the last registered first.
+func onExit(f func()) {
+	atExit.Lock()
+	defer atExit.Unlock()
+	atExit.fns = append(atExit.fns, f)
 }
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {

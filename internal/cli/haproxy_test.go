@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -90,7 +89,7 @@ func TestHAProxyDiesMidRun(t *testing.T) {
 		}
 		return pids
 	}
-	r := killMidRun(t, tmp, find, 2*time.Second, "haproxy", "connect", "builtin", "--tls", "1.3", "--via", "haproxy", "-d", "300ms", "--trials", "100")
+	r := killMidRun(t, tmp, find, "haproxy", "connect", "builtin", "--tls", "1.3", "--via", "haproxy", "-d", "300ms", "--trials", "100")
 	if !strings.Contains(r.Error, "haproxy") {
 		t.Errorf("the error should name haproxy: %q", r.Error)
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,17 +159,29 @@ func TestKubeBadInput(t *testing.T) {
 	}
 }
 
-// staticBinary builds tlsbench as the image does (scripts/build-static.sh;
-// after the first build, Go's cache leaves only the link).
+// staticBinary builds tlsbench as the image does (scripts/build-static.sh),
+// once for the tests that run it; TestMain removes it.
 func staticBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tlsbench")
-	out, err := exec.Command("bash", "../../scripts/build-static.sh", bin).CombinedOutput()
+	bin, err := buildStatic()
 	if err != nil {
-		t.Fatalf("build-static.sh: %v: %s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
+
+var buildStatic = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "tlsbench-static-")
+	if err != nil {
+		return "", err
+	}
+	onExit(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "tlsbench")
+	if out, err := exec.Command("bash", "../../scripts/build-static.sh", bin).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build-static.sh: %v: %s", err, out)
+	}
+	return bin, nil
+})
 
 // TestStaticBinary: the image's binary needs no loader and no shared
 // library (it runs on distroless/static or scratch), and the Dockerfile

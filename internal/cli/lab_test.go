@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -125,7 +123,7 @@ func TestServerKilledMidRun(t *testing.T) {
 		}
 		return nil
 	}
-	killMidRun(t, tmp, postmaster, 4*time.Second, "", "connect", "--lab", "postgres", "--tls", "off,1.3", "--key", "ecdsa-p256",
+	killMidRun(t, tmp, postmaster, "", "connect", "--lab", "postgres", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100")
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		var names []string
@@ -155,54 +153,112 @@ func sharedTempDir(t *testing.T) string {
 	return tmp
 }
 
-// killMidRun runs tlsbench with args and TMPDIR=tmp, waits until find names
-// the server processes to kill, lets trials run for settle, kills them and
-// checks that the run ends with exit 1, one error line naming the saved
-// trials (and containing want), and the finished trials kept in the result,
-// which it returns.
-func killMidRun(t *testing.T, tmp string, find func() []int, settle time.Duration, want string, args ...string) *result.Result {
+// killMidRun runs tlsbench with args and TMPDIR=tmp, waits until two
+// trials have finished (its progress says the third begins), kills the
+// server processes find names and checks that the run ends with exit 1,
+// one error line naming the saved trials (and containing want), and the
+// finished trials kept in the result, which it returns. It waits for the
+// progress line, not for a time: a loaded machine may take half a minute
+// to start a lab.
+func killMidRun(t *testing.T, tmp string, find func() []int, want string, args ...string) *result.Result {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(os.Args[0], append(args, "-o", out)...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	var pids []int
-	for deadline := time.Now().Add(60 * time.Second); len(pids) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		pids = find()
-	}
+	run := startWatched(t, "", tmp, false, append(args, "-o", out)...)
+	run.waitProgress(t, "trial 3/")
+	pids := find()
 	if len(pids) == 0 {
-		t.Fatalf("found no server process to kill; stderr: %s", stderr.String())
+		t.Fatalf("found no server process to kill; stderr: %s", run.stderr())
 	}
-	time.Sleep(settle)
-	for _, pid := range find() {
+	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the run did not end after its server was killed")
+	code := run.wait(t, "the run did not end after its server was killed")
+	stderr := run.stderr()
+	if code != 1 {
+		t.Errorf("exit %d, want 1; stderr: %s", code, stderr)
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
-		t.Errorf("exit %d, want 1; stderr: %s", code, stderr.String())
-	}
-	if msg := errorLines(stderr.String()); len(msg) != 1 || !strings.Contains(msg[0], "finished trials are in") || !strings.Contains(msg[0], want) {
+	if msg := errorLines(stderr); len(msg) != 1 || !strings.Contains(msg[0], "finished trials are in") || !strings.Contains(msg[0], want) {
 		t.Errorf("stderr should have one clear error line naming the saved trials (and %q): %q", want, msg)
 	}
 	r, err := result.Read(out)
 	if err != nil {
 		t.Fatalf("no result after the server died: %v", err)
 	}
-	if len(r.Trials) == 0 || r.Error == "" {
-		t.Errorf("%d trials kept, error %q", len(r.Trials), r.Error)
+	if len(r.Trials) < 2 || r.Error == "" {
+		t.Errorf("%d trials kept, error %q; want the 2 finished before the kill and the error", len(r.Trials), r.Error)
 	}
 	return r
+}
+
+// watchedRun is tlsbench run as a subprocess (this test binary, see
+// TestMain) whose stderr the test reads as it comes: its progress lines
+// say when to signal it or kill its servers.
+type watchedRun struct {
+	cmd  *exec.Cmd
+	out  syncBuffer
+	done chan struct{} // closed once stderr is read to its end and the process reaped
+}
+
+// watchTimeout bounds each wait of a watched run: a lab's start, fill and
+// checks, or its stop, on a loaded machine.
+const watchTimeout = 3 * time.Minute
+
+// startWatched starts tlsbench with args in dir ("" for the test's) with
+// TMPDIR=tmp, in a process group of its own if group (as under timeout
+// and CI runners). The process is killed and reaped when t ends.
+func startWatched(t *testing.T, dir, tmp string, group bool, args ...string) *watchedRun {
+	t.Helper()
+	w := &watchedRun{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
+	w.cmd.Dir = dir
+	w.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	w.cmd.Stderr = &w.out
+	if group {
+		w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.cmd.Wait(); close(w.done) }()
+	t.Cleanup(func() { w.cmd.Process.Kill(); <-w.done })
+	return w
+}
+
+func (w *watchedRun) stderr() string { return w.out.String() }
+
+// waitProgress returns once a progress line contains s; it fails t if
+// the run ends first or watchTimeout passes.
+func (w *watchedRun) waitProgress(t *testing.T, s string) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(watchTimeout)
+	for {
+		for _, l := range strings.Split(w.stderr(), "\n") {
+			if strings.HasPrefix(l, progressPrefix) && strings.Contains(l, s) {
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-w.done:
+			t.Fatalf("the run ended (%v) before a progress line with %q; stderr:\n%s", w.cmd.ProcessState, s, w.stderr())
+		case <-deadline:
+			t.Fatalf("no progress line with %q in %v; stderr:\n%s", s, watchTimeout, w.stderr())
+		}
+	}
+}
+
+// wait waits for the run to end and returns its exit code; it fails t
+// with msg after watchTimeout.
+func (w *watchedRun) wait(t *testing.T, msg string) int {
+	t.Helper()
+	select {
+	case <-w.done:
+		return w.cmd.ProcessState.ExitCode()
+	case <-time.After(watchTimeout):
+		t.Fatalf("%s; stderr:\n%s", msg, w.stderr())
+		return 0
+	}
 }
 
 // errorLines drops from a run's stderr the lines naming the files it wrote
@@ -256,54 +312,35 @@ func TestLabCommand(t *testing.T) {
 
 // TestSignalMidHandshake interrupts a lab PostgreSQL run whose four workers
 // spend most of their time in RSA-4096 TLS handshakes (Ctrl-C, then
-// SIGTERM): the run must stop with exit 130 and one line, keep the finished
-// trials, and stop the server with its keys and passfile removed. (A failed
-// handshake used to panic in pgx's hook and lose all of it.)
+// SIGTERM) once two trials have finished: the run must stop with exit 130
+// and one line, keep the finished trials, and stop the server with its
+// keys and passfile removed. (A failed handshake used to panic in pgx's
+// hook and lose all of it.)
 func TestSignalMidHandshake(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		tmp := sharedTempDir(t)
 		out := filepath.Join(t.TempDir(), "r.json")
-		cmd := exec.Command(os.Args[0], "connect", "--lab", "postgres", "--tls", "1.3", "--key", "rsa4096", "-c", "4",
+		run := startWatched(t, "", tmp, false, "connect", "--lab", "postgres", "--tls", "1.3", "--key", "rsa4096", "-c", "4",
 			"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100", "-o", out)
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		// Trial 3 begins: two are kept, and the four workers are in
+		// their first handshakes of the third.
+		run.waitProgress(t, "trial 3/")
+		run.cmd.Process.Signal(sig)
+		code := run.wait(t, sig.String()+": the run did not stop")
+		stderr := run.stderr()
+		if code != 130 {
+			t.Errorf("%v: exit %d, want 130; stderr: %s", sig, code, stderr)
 		}
-		defer cmd.Process.Kill()
-		// Signal once a few trials are done. The progress is not on a
-		// TTY: trials show as backends, one per connection, which the
-		// preparing and checking before them do not fork by the dozen.
-		backends := map[string]bool{}
-		for deadline := time.Now().Add(90 * time.Second); len(backends) < 40 && time.Now().Before(deadline); {
-			for _, pid := range processesMentioning(tmp) {
-				backends[pid] = true
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		time.Sleep(2 * time.Second) // several 300 ms trials
-		cmd.Process.Signal(sig)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%v: the run did not stop", sig)
-		}
-		if code := cmd.ProcessState.ExitCode(); code != 130 {
-			t.Errorf("%v: exit %d, want 130; stderr: %s", sig, code, stderr.String())
-		}
-		if lines := errorLines(stderr.String()); len(lines) != 1 || lines[0] != "tlsbench: interrupted" {
+		if lines := errorLines(stderr); len(lines) != 1 || lines[0] != "tlsbench: interrupted" {
 			t.Errorf("%v: stderr should be one line, got %q", sig, lines)
 		}
 		r, err := result.Read(out)
 		if err != nil {
 			t.Fatalf("%v: no result: %v", sig, err)
 		}
-		if !r.Interrupted || len(r.Trials) == 0 {
-			t.Errorf("%v: interrupted %v with %d trials; want true and some", sig, r.Interrupted, len(r.Trials))
+		if !r.Interrupted || len(r.Trials) < 2 {
+			t.Errorf("%v: interrupted %v with %d trials; want true and the 2 finished", sig, r.Interrupted, len(r.Trials))
 		}
 		if left, _ := os.ReadDir(tmp); len(left) > 0 {
 			t.Errorf("%v: left behind in TMPDIR (keys, passfile): %v", sig, left)
@@ -314,15 +351,15 @@ func TestSignalMidHandshake(t *testing.T) {
 	}
 }
 
-// TestMissingData prepares 2 tables of 100 rows on lab PostgreSQL and
-// MariaDB, then runs workloads that read a third table, or 200 rows: the
+// TestMissingData runs, on the shared lab PostgreSQL and MariaDB with their
+// 2 tables of 100 rows (sharedLab), workloads that read a third table, or 200 rows: the
 // check before the trials finds every table the workload reads (not just
 // the one its single query picks) and says to run prepare; exit 1, no trial.
 func TestMissingData(t *testing.T) {
 	labtest.Slow(t)
 	for _, engine := range []string{"postgres", "mariadb"} {
 		t.Run(engine, func(t *testing.T) {
-			url := preparedLab(t, engine, lab.Options{Keys: []string{"ecdsa-p256"}}, "2")
+			_, url := sharedLab(t, engine)
 			for _, tt := range []struct {
 				args []string
 				want string
@@ -420,7 +457,7 @@ func TestSource(t *testing.T) {
 		{"mariadb", "is not allowed to connect"},
 	} {
 		t.Run(tt.engine, func(t *testing.T) {
-			url := preparedLab(t, tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}, LocalhostOnly: true}, "1")
+			_, url := sharedLab(t, tt.engine) // clients from 127.0.0.1 only
 			run := func(source ...string) (int, string, *result.Result) {
 				out := filepath.Join(t.TempDir(), "r.json")
 				args := append([]string{"connect", url, "--tls", "off", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out}, source...)
@@ -453,7 +490,7 @@ func TestSource(t *testing.T) {
 // HelloRetryRequest (2 round trips), --group p256 does not (1), and a lone
 // x25519 is refused with one line naming --group.
 func TestGroups(t *testing.T) {
-	labtest.Slow(t) // the built-in server, then a lab PostgreSQL
+	labtest.Slow(t) // the built-in server, then the shared lab PostgreSQL
 	handshake := func(tr result.Trial) int {
 		for _, p := range tr.Phases {
 			if p.Name == "tls-handshake" {
@@ -482,9 +519,9 @@ func TestGroups(t *testing.T) {
 		t.Errorf("ClientHello bytes by group %v: want X25519 and X25519MLKEM768, the hybrid over 1000 bytes larger", hello)
 	}
 
-	needServer(t, labBinaries["postgres"])
+	srv, url := sharedLab(t, "postgres")
 	out = filepath.Join(t.TempDir(), "r.json")
-	args := []string{"connect", "--lab", "postgres", "--tls", "1.3", "--key", "ecdsa-p256", "-n", "10", "--trials", "1", "--tables", "1", "--rows", "100"}
+	args := []string{"connect", url, "--ca", srv.CAFile(), "--tls", "1.3", "-n", "10", "--trials", "1", "--tables", "1", "--rows", "100"}
 	if code, _, stderr := runMain(t, append(args, "--group", "p256", "-o", out)...); code != 0 {
 		t.Fatalf("postgres --group p256: exit %d: %s", code, stderr)
 	}
@@ -507,27 +544,6 @@ func TestGroups(t *testing.T) {
 	if lines := errorLines(stderr); code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "does not accept the key-exchange group x25519") || !strings.Contains(lines[0], "--group") {
 		t.Errorf("postgres --group x25519: exit %d, %q", code, lines)
 	}
-}
-
-// preparedLab starts a lab server of engine for the test and fills it with
-// tables sbtest tables of 100 rows; it returns the plain URL of its first
-// user (with the password: pass it to runMain only).
-func preparedLab(t *testing.T, engine string, o lab.Options, tables string) string {
-	t.Helper()
-	needServer(t, labBinaries[engine])
-	srv, err := lab.Start(context.Background(), engine, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	url, err := srv.URL(srv.Auths()[0], false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := runMain(t, "prepare", url, "--tables", tables, "--rows", "100"); code != 0 {
-		t.Fatalf("prepare: exit %d: %s", code, stderr)
-	}
-	return url
 }
 
 // TestLabSSHDFirst: `tlsbench lab sshd` (the Commands table's example) starts

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
@@ -217,7 +216,7 @@ func TestMongoDBServerKilledMidRun(t *testing.T) {
 		}
 		return nil
 	}
-	r := killMidRun(t, tmp, ferretdb, 3*time.Second, "", "connect", "--preset", "mongodb-seed", "--lab", "mongodb", "--key", "ecdsa-p256",
+	r := killMidRun(t, tmp, ferretdb, "", "connect", "--preset", "mongodb-seed", "--lab", "mongodb", "--key", "ecdsa-p256",
 		"-n", "20", "--trials", "100", "--rows", "100")
 	t.Logf("%d trials kept; error: %s", len(r.Trials), r.Error)
 }

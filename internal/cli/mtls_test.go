@@ -424,11 +424,12 @@ func TestClientCertNotAsked(t *testing.T) {
 					needServer(t, "ferretdb")
 				}
 				// No client certificates: the lab server asks for none.
-				srv, err := lab.Start(context.Background(), tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}})
-				if err != nil {
-					t.Fatal(err)
+				var srv lab.Server
+				if tt.engine == "postgres" || tt.engine == "mariadb" {
+					srv, _ = sharedLab(t, tt.engine)
+				} else {
+					srv = labtest.Start(t, tt.engine, lab.Options{Keys: []string{"ecdsa-p256"}})
 				}
-				t.Cleanup(func() { srv.Stop() })
 				raw, err := srv.URL("", true)
 				if err != nil {
 					t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -73,7 +72,7 @@ func TestOpenSSHDiesMidRun(t *testing.T) {
 		}
 		return pids
 	}
-	r := killMidRun(t, tmp, find, 2*time.Second, "ssh -L", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust",
+	r := killMidRun(t, tmp, find, "ssh -L", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust",
 		"--via", "openssh", "-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100")
 	if !strings.Contains(r.Error, "ssh -L") {
 		t.Errorf("the error should name ssh -L: %q", r.Error)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -90,7 +89,7 @@ func TestPgbouncerDiesMidRun(t *testing.T) {
 		}
 		return pids
 	}
-	r := killMidRun(t, tmp, find, 3*time.Second, "pgbouncer", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust",
+	r := killMidRun(t, tmp, find, "pgbouncer", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust",
 		"--via", "pgbouncer", "-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100")
 	if strings.Count(r.Error, "pgbouncer") < 1 {
 		t.Errorf("the error should name pgbouncer: %q", r.Error)

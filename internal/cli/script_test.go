@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -63,20 +62,11 @@ func TestScriptBadInput(t *testing.T) {
 // line with the file and line.
 func TestScriptRuns(t *testing.T) {
 	t.Run("postgres URL", func(t *testing.T) {
-		needServer(t, labBinaries["postgres"])
-		srv, err := lab.Start(context.Background(), "postgres", lab.Options{Keys: []string{"ecdsa-p256"}, LocalhostOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Stop() })
-		url, err := srv.URL(srv.Auths()[0], false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		srv, url := sharedLab(t, "postgres") // clients from 127.0.0.1 only, as Debian ships it
 		text := "\\set id random(1, 1000)\nSELECT :id::int + 1;\nSELECT :client_id::int;\n"
 		sc := writeScript(t, "bench.sql", text)
 		out := filepath.Join(t.TempDir(), "r.json")
-		code, _, stderr := runMain(t, "pool", url, "--script", sc, "--query-mode", "simple", "--tls", "off,1.3", "--ca", srv.(*lab.Postgres).CAFile(), "-n", "50", "--warmup", "0s", "--trials", "1", "-o", out)
+		code, _, stderr := runMain(t, "pool", url, "--script", sc, "--query-mode", "simple", "--tls", "off,1.3", "--ca", srv.CAFile(), "-n", "50", "--warmup", "0s", "--trials", "1", "-o", out)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}

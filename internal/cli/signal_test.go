@@ -1,13 +1,8 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,60 +34,21 @@ func TestDoubleInterrupt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tmp, cwd := sharedTempDir(t), t.TempDir()
-			cmd := exec.Command(os.Args[0], tt.args...) // no -o: the default name, claimed in cwd
-			cmd.Dir = cwd
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, as under timeout
-			pipe, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			var mu sync.Mutex
-			var stderr bytes.Buffer
-			seen := make(chan struct{})
-			read := make(chan struct{})
-			go func() {
-				defer close(read)
-				sc := bufio.NewScanner(pipe)
-				for sc.Scan() {
-					mu.Lock()
-					stderr.WriteString(sc.Text() + "\n")
-					mu.Unlock()
-					if seen != nil && strings.HasPrefix(sc.Text(), progressPrefix) && strings.Contains(sc.Text(), tt.after) {
-						close(seen)
-						seen = nil
-					}
-				}
-			}()
-			select {
-			case <-seen:
-			case <-time.After(120 * time.Second):
-				mu.Lock()
-				defer mu.Unlock()
-				t.Fatalf("no progress line with %q; stderr:\n%s", tt.after, stderr.String())
-			}
+			// No -o: the default name, claimed in cwd; a group of its
+			// own, as under timeout.
+			run := startWatched(t, cwd, tmp, true, tt.args...)
+			run.waitProgress(t, tt.after)
 			time.Sleep(300 * time.Millisecond)
-			pid := cmd.Process.Pid
+			pid := run.cmd.Process.Pid
 			syscall.Kill(pid, syscall.SIGINT)
 			time.Sleep(50 * time.Millisecond)
 			syscall.Kill(-pid, syscall.SIGINT)
-			done := make(chan struct{})
-			go func() { <-read; cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the run did not stop")
+			code := run.wait(t, "the run did not stop")
+			stderr := run.stderr()
+			if code != exitInterrupted {
+				t.Errorf("exit %d (%v), want 130; stderr:\n%s", code, run.cmd.ProcessState, stderr)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-				t.Errorf("exit %d (%v), want 130; stderr:\n%s", code, cmd.ProcessState, stderr.String())
-			}
-			if lines := errorLines(stderr.String()); len(lines) != 1 || lines[0] != "tlsbench: interrupted" {
+			if lines := errorLines(stderr); len(lines) != 1 || lines[0] != "tlsbench: interrupted" {
 				t.Errorf("want one error line, got %q", lines)
 			}
 			files, _ := filepath.Glob(filepath.Join(cwd, "*.json"))

@@ -146,7 +146,7 @@ func TestTunnelDiesMidRun(t *testing.T) {
 		}
 		return append(children, listener)
 	}
-	r := killMidRun(t, tmp, sshd, 3*time.Second, "SSH tunnel", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust", "--via", "ssh",
+	r := killMidRun(t, tmp, sshd, "SSH tunnel", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust", "--via", "ssh",
 		"-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100")
 	if strings.Count(r.Error, "SSH tunnel") != 1 {
 		t.Errorf("the error should name the tunnel once: %q", r.Error)

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -86,7 +85,7 @@ func TestWireGuardDiesMidRun(t *testing.T) {
 		}
 		return pids
 	}
-	r := killMidRun(t, tmp, find, 2*time.Second, "wireguard-go", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust",
+	r := killMidRun(t, tmp, find, "wireguard-go", "connect", "--lab", "postgres", "--tls", "off", "--auth", "trust",
 		"--via", "wireguard", "-d", "300ms", "--trials", "100", "--tables", "1", "--rows", "100", "--timeout", "3s")
 	if !strings.Contains(r.Error, "wireguard-go") {
 		t.Errorf("the error should name wireguard-go: %q", r.Error)
