@@ -116,7 +116,10 @@ func TestClientPsycopg(t *testing.T) {
 			t.Errorf("%s: %d operations, want 20 (errors %v)", tr.Variant, tr.Ops, tr.Errors)
 		}
 	}
-	if got := sessions() - before; got != conns {
+	// Each psycopg trial warms up first (a second of connections it does
+	// not report): the server counts at least every reported connection.
+	// clientstack's tests hold the count exact, warm-up or not.
+	if got := sessions() - before; got < conns {
 		t.Errorf("the server counted %d sessions, the run reports %d connections", got, conns)
 	}
 	for _, ch := range r.Checks {

@@ -66,6 +66,11 @@ func (ix *index) contrast(e plan.Experiment, from, to string, c int) Contrast {
 	if sa, sb := setupOf(a), setupOf(b); sa.ok && sb.ok {
 		out.RoundTrips, out.Local = sb.rt-sa.rt, sb.ms-sa.ms
 	}
+	// Round trips are counted, not timed: a round left out as an outlier
+	// (a stall) still counted them right.
+	if sa, sb := setupOf(ix.trials[cellKey{e, from, c}]), setupOf(ix.trials[cellKey{e, to, c}]); math.IsNaN(out.RoundTrips) && sa.ok && sb.ok {
+		out.RoundTrips = sb.rt - sa.rt
+	}
 	out.ClientCPU = cpuMS(b, clientCPU) - cpuMS(a, clientCPU)
 	out.ServerCPU = cpuMS(b, serverCPU) - cpuMS(a, serverCPU)
 	return out
