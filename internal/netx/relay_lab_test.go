@@ -23,9 +23,9 @@ import (
 // TestRelayPostgres connects pgx, dialing by itself, to a lab PostgreSQL
 // through the relay at a 20 ms RTT, plain and with TLS: the login takes at
 // least the round trips its protocol needs (the connect, SCRAM's three,
-// with TLS the SSLRequest's and TLS 1.3's), a query answers, and the
-// client's socket ends as it does without the relay: a TLS connection's
-// in a reset from the server, a plain one's in TIME_WAIT.
+// with TLS the SSLRequest's and TLS 1.3's), a query answers, and a TLS
+// connection's socket ends as it does without the relay, in the server's
+// reset.
 func TestRelayPostgres(t *testing.T) {
 	srv := labtest.Start(t, "postgres", lab.Options{})
 	base, err := srv.URL("", false) // scram-sha-256
@@ -47,7 +47,13 @@ func TestRelayPostgres(t *testing.T) {
 		t.Run(tt.sslmode, func(t *testing.T) {
 			direct := pgEnd(t, base+"?sslmode="+tt.sslmode, "", 0)
 			through := pgEnd(t, base+"?sslmode="+tt.sslmode, r.Addr(), time.Duration(tt.roundTrips)*rtt)
-			if direct != through {
+			// A server's reset (TLS) reaches the client through the
+			// relay as it does without. A plain close is a race on who
+			// sends FIN first, which a loaded machine tips to the server
+			// on bare loopback, and the relay, one RTT/2 nearer the
+			// client, tips to the client (TIME_WAIT): both are ends a
+			// real link gives, so only the reset is compared.
+			if tt.sslmode == "require" && direct != through {
 				t.Errorf("the client's socket ends in %s through the relay, in %s without", through, direct)
 			}
 		})
