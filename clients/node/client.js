@@ -167,20 +167,27 @@ function pgStack(cfg) {
     async openPool(n) {
       const pool = new pg.Pool({ ...conf(), max: n, idleTimeoutMillis: 0 });
       pool.on('error', () => {}); // an idle client's error: its next query fails
-      try {
-        const cs = await Promise.all(Array.from({ length: n }, () => pool.connect()));
-        pool.tlsSocket = cs[0].connection.stream;
-        cs.forEach((c) => c.release());
-      } catch (e) {
-        pool.end().catch(() => {});
-        throw e;
-      }
-      return pool;
+      return fillPool(pool, n, () => pool.connect());
     },
     poolOp: query,
     closePool: (p) => p.end(),
     poolSocket: (p) => p.tlsSocket,
   };
+}
+
+// fillPool opens all n of a pool's connections before the warm-up (held at
+// once, then given back), keeping the first one's socket for the tls line;
+// a pool that cannot fill is ended.
+async function fillPool(pool, n, acquire) {
+  try {
+    const cs = await Promise.all(Array.from({ length: n }, acquire));
+    pool.tlsSocket = cs[0].connection.stream;
+    cs.forEach((c) => c.release());
+  } catch (e) {
+    pool.end().catch(() => {});
+    throw e;
+  }
+  return pool;
 }
 
 function mysql2Stack(cfg) {
@@ -222,15 +229,7 @@ function mysql2Stack(cfg) {
     async openPool(n) {
       const pool = mysql.createPool({ ...conf, ssl, connectionLimit: n, maxIdle: n, idleTimeout: 2 ** 31 - 1 });
       pool.pool.on('error', () => {});
-      try {
-        const cs = await Promise.all(Array.from({ length: n }, () => pool.getConnection()));
-        pool.tlsSocket = cs[0].connection.stream;
-        cs.forEach((c) => c.release());
-      } catch (e) {
-        pool.end().catch(() => {});
-        throw e;
-      }
-      return pool;
+      return fillPool(pool, n, () => pool.getConnection());
     },
     poolOp: query,
     closePool: (p) => p.end(),
