@@ -340,8 +340,12 @@ func startMongoDB(l *labServer) error {
 }
 
 // startHTTP starts the built-in server in this process and counts what
-// reached it by its Check hook: the connections that sent requests (one
-// remote address each), and of them those over TLS 1.3.
+// reached it by its Check hook: the connections that sent requests, and
+// of them those over TLS 1.3. A connection is told by its local address
+// value, which net/http sets once per accepted connection: the client's
+// address is no key, since one ephemeral port serves a connection to the
+// plain listener and then one to the TLS one (and loopback reuses ports
+// in TIME_WAIT).
 func startHTTP(l *labServer) error {
 	ca, err := tlsx.NewCA()
 	if err != nil {
@@ -365,15 +369,16 @@ func startHTTP(l *labServer) error {
 		return err
 	}
 	var mu sync.Mutex
-	conns, tls13 := map[string]bool{}, map[string]bool{}
+	conns, tls13 := map[net.Addr]bool{}, map[net.Addr]bool{}
 	srv, err := server.Start(server.Config{HTTPAddr: "127.0.0.1:0", HTTPSAddr: "127.0.0.1:0",
 		Certs: map[string]tls.Certificate{"ecdsa-p256": pair}, ResponseSize: 64,
 		Check: func(r *http.Request) int {
 			mu.Lock()
 			defer mu.Unlock()
-			conns[r.RemoteAddr] = true
+			conn := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+			conns[conn] = true
 			if r.TLS != nil && r.TLS.Version == tls.VersionTLS13 {
-				tls13[r.RemoteAddr] = true
+				tls13[conn] = true
 			}
 			return 200
 		}})
