@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -218,6 +219,13 @@ func (w *WireGuard) startDevices(ctx context.Context, k *wgKeys) error {
 			return err
 		}
 	}
+	// A killed run's wireguard-go leaves its socket behind: waitDevice
+	// would take it for the new one's. The names are this tunnel's own.
+	for _, dev := range []string{w.dev, w.cdev} {
+		if err := os.Remove(filepath.Join(wgSocketDir, dev+".sock")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	if w.server, err = w.startDevice("wireguard-go (server side)", []string{"wireguard-go", "-f", w.dev}, "server.log"); err != nil {
 		return err
 	}
@@ -296,14 +304,27 @@ func (w *WireGuard) startDevice(name string, argv []string, log string) (*proces
 	return startProcess(name, cmd, filepath.Join(w.dir, log))
 }
 
-// waitDevice waits for wireguard-go to have made its device.
+// wgSocketDir is where wireguard-go opens each device's UAPI socket, which
+// wg talks to (the same file system inside the namespace).
+const wgSocketDir = "/var/run/wireguard"
+
+// waitDevice waits for wireguard-go to have made its device and then its
+// UAPI socket: wg set before the socket exists falls back to the kernel's
+// WireGuard, which these machines lack ("Protocol not supported"), and on
+// a loaded machine the socket comes a moment after the link.
 func (w *WireGuard) waitDevice(ctx context.Context, dev string, inNs bool) error {
 	p := w.server
 	args := []string{"link", "show", dev}
 	if inNs {
 		p, args = w.client, append([]string{"-n", w.netns}, args...)
 	}
-	return p.waitReady(ctx, func() error { return exec.Command("ip", args...).Run() })
+	return p.waitReady(ctx, func() error {
+		if err := exec.Command("ip", args...).Run(); err != nil {
+			return err
+		}
+		_, err := os.Stat(filepath.Join(wgSocketDir, dev+".sock"))
+		return err
+	})
 }
 
 // wgKeyPair makes a WireGuard key pair, base64 as wg writes them.
