@@ -284,6 +284,7 @@ func calibrateCommand(p *profile, advice []result.Change, pairs [][2]sel) string
 			perConn = perConn || s.perConn == -1
 		}
 	}
+	slices.SortFunc(tls, func(a, b string) int { return slices.Index(plan.TLSModes, a) - slices.Index(plan.TLSModes, b) })
 	cmd := []string{"tlsbench connect", target}
 	if slices.Contains(negotiation, "direct") {
 		cmd[1] = "--lab postgres:18" // direct TLS needs PostgreSQL 17+
