@@ -184,7 +184,8 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newExperimentCmd(plan.Storm, argv, stdout, stderr),
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
-		newCryptoCmd(argv, stdout, stderr), newMergeCmd(argv, stdout), newWireCmd(argv, stdout, stderr))
+		newCryptoCmd(argv, stdout, stderr), newMergeCmd(argv, stdout), newWireCmd(argv, stdout, stderr),
+		newAdviseCmd(argv, stdout, stderr))
 	for _, c := range root.Commands() {
 		if c.Name() == "crypto" {
 			refuseShard(c, "crypto measures this machine's own primitives, with no server to share: run it on each machine")

@@ -61,12 +61,17 @@ func (f *resultFile) discard() {
 // fallback file, named in err. A page that cannot be written is reported
 // apart (pageErr), so that the run's own outcome still comes first.
 func (f *resultFile) save(res *result.Result, stdout, stderr io.Writer) (where string, pageErr, err error) {
+	return f.saveAs(res, (*report.Model).Text, stdout, stderr)
+}
+
+// saveAs is save with the tables rendered by render (a --format's).
+func (f *resultFile) saveAs(res *result.Result, render func(*report.Model, io.Writer) error, stdout, stderr io.Writer) (where string, pageErr, err error) {
 	if f.stream {
 		return f.path, nil, writeStream(res, stdout, stderr)
 	}
 	// The tables first: they are printed whatever happens to the file.
 	m := report.Build(res)
-	if err := m.Text(stdout); err != nil {
+	if err := render(m, stdout); err != nil {
 		return "", nil, err
 	}
 	if werr := result.Write(f.path, res); werr != nil {

@@ -40,6 +40,7 @@ const (
 	TopicClients    Topic = "clients"     // client stacks (--client, clients.go)
 	TopicCeiling    Topic = "ceiling"     // signing ceilings per key
 	TopicCrypto     Topic = "crypto"      // primitives
+	TopicAdvice     Topic = "advice"      // a capture's advice (advise.go)
 )
 
 // Finding is one sentence drawn from a result's figures: the facts it
@@ -88,6 +89,7 @@ func (ix *index) findings() []Finding {
 	r.ceilings()
 	r.crypto()
 	r.hybridKex()
+	r.advice()
 	var out []Finding
 	for _, k := range []Kind{KindCaveat, KindFinding, KindRecommendation} {
 		for _, f := range r.out {

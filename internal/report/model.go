@@ -135,6 +135,8 @@ func basis(r *result.Result) string {
 	switch {
 	case isCrypto(r):
 		return "Computed from the rates of the primitives measured in this run, on this machine: each figure is one library's operations or bytes per second on one core (and on all, where measured); no trials are compared."
+	case isAdvise(r):
+		return "Computed from the connections the capture shows: round trips are the protocols' own counts, each at the connection's RTT at the capture point; intervals are over the connections (setup time) or over the calibration's trials (CPU). Predictions, not yet checked by a lab replay."
 	case isWire(r) && !slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return t.Experiment != plan.Wire }):
 		return "Computed from the connections the capture shows: each figure is over a variant's connections as the packets timed them, not over repeated trials, so no difference here carries a confidence interval."
 	}
@@ -294,7 +296,7 @@ func (ix *index) status() Status {
 		Finished:    len(r.Trials),
 		Planned:     planned,
 		Error:       r.Error,
-		Empty:       len(r.Trials) == 0 && len(r.Crypto) == 0,
+		Empty:       len(r.Trials) == 0 && len(r.Crypto) == 0 && len(r.Advise) == 0,
 	}
 }
 
@@ -320,6 +322,10 @@ func (ix *index) body() []Block {
 	var b body
 	if isCrypto(ix.r) {
 		ix.crypto(&b)
+		return b.blocks
+	}
+	if isAdvise(ix.r) {
+		ix.adviseTables(&b)
 		return b.blocks
 	}
 	for _, e := range ix.experiments {

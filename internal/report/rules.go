@@ -40,7 +40,7 @@ func (r *rules) add(k Kind, t Topic, f Fact) {
 func (r *rules) caveats() {
 	res := r.ix.r
 	switch {
-	case len(res.Trials) == 0 && len(res.Crypto) == 0 && len(res.Ceilings) == 0:
+	case len(res.Trials) == 0 && len(res.Crypto) == 0 && len(res.Ceilings) == 0 && len(res.Advise) == 0:
 		r.add(KindCaveat, TopicRun, NothingMeasured{})
 		return
 	case len(res.Trials) == 0:

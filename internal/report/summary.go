@@ -71,6 +71,9 @@ func (c CellSummary) record() []string {
 // cellSummaries summarizes the result cell by cell, in the order of the
 // text report: experiment, then concurrency, then variant.
 func (ix *index) cellSummaries() []CellSummary {
+	if isAdvise(ix.r) {
+		return ix.adviceSummaries()
+	}
 	var out []CellSummary
 	for _, e := range ix.experiments {
 		for _, k := range ix.cells(e) {

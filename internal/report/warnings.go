@@ -13,6 +13,9 @@ func (ix *index) warnings() []string {
 	warn := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	r := ix.r
 	out = append(out, r.Warnings...) // the run's own, about its setup
+	if len(r.Trials) == 0 && isAdvise(r) {
+		return out // an advise result has predictions, no trials
+	}
 	if len(r.Trials) == 0 {
 		return append(out, "no trial finished: there is nothing to report")
 	}

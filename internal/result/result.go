@@ -74,6 +74,9 @@ type Result struct {
 	// WireChecks set tlsbench's phases beside the wire's (connect --wire).
 	Capture    *Capture    `json:"capture,omitempty"`
 	WireChecks []WireCheck `json:"wire_checks,omitempty"`
+	// Advise is an advise result's profile and advice, one per server
+	// endpoint of its capture (see advise.go).
+	Advise []Advised `json:"advise,omitempty"`
 
 	// Shard is this run's part of a run split over client machines
 	// (--shard); a merged result (tlsbench merge) has every shard's in

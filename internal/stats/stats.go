@@ -1,7 +1,10 @@
 // Package stats turns trial values into summaries, paired overheads and latency histograms.
 package stats
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Summary describes trial values: mean, sample standard deviation (n-1) and
 // the half-width of the 95% confidence interval of the mean (Student t).
@@ -105,4 +108,17 @@ func TQuantile975(df int) float64 {
 	n := float64(df)
 	z3, z5, z7 := z*z*z, z*z*z*z*z, z*z*z*z*z*z*z
 	return z + (z3+z)/(4*n) + (5*z5+16*z3+3*z)/(96*n*n) + (3*z7+19*z5+17*z3-15*z)/(384*n*n*n)
+}
+
+// Quantile is the nearest-rank p-quantile of xs (0 < p ≤ 1): the smallest
+// value with at least p of the values at or below it, always one of xs;
+// NaN for none. xs is not changed.
+func Quantile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
 }

@@ -120,3 +120,15 @@ func TestPaired(t *testing.T) {
 		t.Errorf("Paired(nil, nil) = %+v, want N 0, Pct NaN, not significant", d)
 	}
 }
+
+func TestQuantile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	for _, tt := range []struct{ p, want float64 }{{0.5, 3}, {0.95, 5}, {0.2, 1}, {0.21, 2}, {1, 5}, {0.01, 1}} {
+		if got := Quantile(xs, tt.p); got != tt.want {
+			t.Errorf("Quantile(%v) = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+	if !math.IsNaN(Quantile(nil, 0.5)) || xs[0] != 5 {
+		t.Errorf("Quantile of none is not NaN, or xs changed: %v", xs)
+	}
+}

@@ -1,0 +1,270 @@
+package advise
+
+import (
+	"errors"
+	"math"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/wire"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// ph is a phase of a synthetic connection: its time, round trips and the
+// client's and server's share of its time (the network's is the rest).
+type ph struct {
+	name           string
+	ms             float64
+	rt             int
+	client, server float64
+}
+
+func msd(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+// mk makes a decoded connection that begins at at (s after t0) with the
+// phases given, as the wire decoder would.
+func mk(server string, proto string, at float64, rtt float64, n *result.Negotiated, phases ...ph) *wire.Conn {
+	start := t0.Add(msd(at * 1000))
+	c := &wire.Conn{Client: netip.MustParseAddrPort("127.0.0.1:40000"), Server: netip.MustParseAddrPort(server),
+		Protocol: proto, RTT: msd(rtt), Negotiated: n}
+	c.Trace = netx.Trace{Start: start, Sent: 600, Received: 1400}
+	t := start
+	for _, p := range phases {
+		c.Trace.Phases = append(c.Trace.Phases, netx.Phase{Name: p.name, Start: t, Duration: msd(p.ms), RoundTrips: p.rt})
+		c.Split = append(c.Split, result.PhaseSplit{Phase: p.name, Client: p.client, Server: p.server, Network: p.ms - p.client - p.server})
+		t = t.Add(msd(p.ms))
+	}
+	c.Trace.End = t
+	if n != nil {
+		c.Offered = &result.Offered{Versions: []string{n.Version}}
+		c.ClientCert = "none"
+	}
+	return c
+}
+
+// pgTLS12 is a pgbench -C connection over TLS 1.2 (an SSLRequest first)
+// at RTT rtt: 3 encrypted flights (the SCRAM login's two and a query).
+func pgTLS12(at, rtt float64) *wire.Conn {
+	c := mk("127.0.0.1:5432", wire.ProtoPostgres, at, rtt, &result.Negotiated{Version: "TLS 1.2", Suite: "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", Group: "X25519", PeerKey: "RSA-2048"},
+		ph{"tcp", rtt, 1, 0, 0},
+		ph{"startup", rtt + 0.2, 1, 0.1, 0.1},
+		ph{"tls-handshake", 2*rtt + 3, 2, 1, 2},
+		ph{"encrypted", 3*rtt + 5, 3, 2, 3},
+		ph{"close", 0.1, 0, 0.1, 0})
+	c.Flights, c.CertChainBytes = 3, 1500
+	return c
+}
+
+func collect(conns ...*wire.Conn) *Collector {
+	var c Collector
+	for _, x := range conns {
+		c.Add(x)
+	}
+	return &c
+}
+
+func find(t *testing.T, a result.Advised, name string) result.Change {
+	t.Helper()
+	for _, c := range a.Advice {
+		if c.Change == name {
+			return c
+		}
+	}
+	var names []string
+	for _, c := range a.Advice {
+		names = append(names, c.Change)
+	}
+	t.Fatalf("no change %q among %q", name, names)
+	return result.Change{}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+
+// TestRoundTrips checks each change's round trips and its setup time on
+// synthetic connections: the setup less the round trips at each
+// connection's own RTT, less the client's and server's time of what goes
+// whole.
+func TestRoundTrips(t *testing.T) {
+	// Two RTTs: 2 ms and 10 ms; setup = all but close.
+	pg := []*wire.Conn{pgTLS12(0, 2), pgTLS12(0.5, 10), pgTLS12(1.2, 2), pgTLS12(2.7, 10)}
+	setup := func(rtt float64) float64 { return rtt + (rtt + 0.2) + (2*rtt + 3) + (3*rtt + 5) }
+	https13 := mk("127.0.0.1:8443", wire.ProtoTLS, 0, 4, &result.Negotiated{Version: "TLS 1.3", Suite: "TLS_AES_128_GCM_SHA256", Group: "P-256", HelloRetry: true},
+		ph{"tcp", 4, 1, 0, 0}, ph{"tls-handshake", 8 + 2, 2, 1, 1}, ph{"encrypted", 4 + 1, 1, 0.5, 0.5}, ph{"close", 0, 0, 0, 0})
+	https13.HelloRetry, https13.Flights = true, 1
+	https13.Offered.ALPN = []string{"http/1.1"}
+	plainPG := mk("127.0.0.1:5432", wire.ProtoPostgres, 0, 3, nil,
+		ph{"tcp", 3, 1, 0, 0}, ph{"startup", 3.5, 1, 0.2, 0.3}, ph{"auth", 7, 2, 0.5, 0.5}, ph{"query", 3.2, 1, 0.1, 0.1}, ph{"close", 0, 0, 0, 0})
+
+	tests := []struct {
+		name    string
+		conns   []*wire.Conn
+		key     string
+		change  string
+		rt      float64 // saved per connection
+		setup   float64 // predicted mean, ms
+		na      bool
+		applies string
+	}{
+		{"tls1.3 on tls1.2", pg, "", "TLS 1.2 → 1.3", 1, (setup(2) - 2 + setup(10) - 10) / 2, false, "4 of 4 connections made a full TLS 1.2 handshake"},
+		{"direct TLS", pg, "", "PostgreSQL 17+ direct TLS", 1, (setup(2) - 2 - 0.2 + setup(10) - 10 - 0.2) / 2, false, "sent an SSLRequest"},
+		{"resumption on postgres", pg, "", "session resumption on", 0, 0, true, "PostgreSQL never resumes a TLS session"},
+		{"pooling", pg, "", "pooling", 4, (setup(2) - 4*2 - 0.2 - 3 + setup(10) - 4*10 - 0.2 - 3) / 2, false, "3 operations at the median"},
+		{"tls off", pg, "", "TLS off (the bound)", 3, (setup(2) - 3*2 - 3 - 0.2 + setup(10) - 3*10 - 3 - 0.2) / 2, false, "4 of 4 connections use TLS"},
+		{"key seen", pg, "", "RSA → ECDSA P-256 server key", 0, setup(2)/2 + setup(10)/2, false, "rsa2048 key (seen in the TLS 1.2 certificate)"},
+		{"hello retry", []*wire.Conn{https13}, "", "avoid HelloRetryRequest", 1, 4 + 10 + 5 - 4, false, "1 of 1 TLS connections paid a HelloRetryRequest"},
+		{"tls1.3 already", []*wire.Conn{https13}, "", "TLS 1.2 → 1.3", 0, 0, true, "negotiated TLS 1.3 already"},
+		{"key assumed", []*wire.Conn{https13}, "", "RSA → ECDSA P-256 server key", 0, 19, false, "assumed: TLS 1.3 encrypts the certificate"},
+		{"key given", []*wire.Conn{https13}, "ecdsa-p256", "RSA → ECDSA P-256 server key", 0, 0, true, "ecdsa-p256 already (as --server-key says)"},
+		{"resumption on https", []*wire.Conn{https13}, "", "session resumption on", 0, 19, false, "1 of 1 TLS connections made a full handshake"},
+		{"hybrid on", []*wire.Conn{https13}, "", "post-quantum hybrid on", 0, 19, false, "negotiated P-256"},
+		{"plain postgres", []*wire.Conn{plainPG}, "", "TLS off → on (TLS 1.3)", -2, 16.7 + 2*3, false, "none of the 1 connections uses TLS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := collect(tt.conns...).Advise(result.Capture{Source: "x.pcap"}, Options{ServerKey: tt.key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := find(t, out[0], tt.change)
+			if c.NotApplicable != tt.na || !strings.Contains(c.Applies, tt.applies) {
+				t.Errorf("applies %v: %q, want %v: %q", !c.NotApplicable, c.Applies, !tt.na, tt.applies)
+			}
+			if tt.na {
+				return
+			}
+			if !near(c.RoundTripsSaved, tt.rt) || c.Setup.Predicted == nil || !near(*c.Setup.Predicted, tt.setup) {
+				t.Errorf("saved %v round trips, setup %v → %v ms; want %v, %v", c.RoundTripsSaved, *c.Setup.Now, deref(c.Setup.Predicted), tt.rt, tt.setup)
+			}
+			// No calibration: no CPU figure, and the command that gets them.
+			if c.Server.Now != nil || c.Server.Predicted != nil || c.Client.Predicted != nil || c.Capacity.Predicted != nil || c.Cores.Predicted != nil {
+				t.Errorf("CPU figures without a calibration: %+v %+v", c.Server, c.Client)
+			}
+			if c.Setup.Measured != nil || c.Setup.ErrorPct != nil {
+				t.Errorf("measured figures without a replay: %+v", c.Setup)
+			}
+			if !strings.HasPrefix(out[0].Calibrate, "tlsbench connect ") {
+				t.Errorf("no calibration command: %q", out[0].Calibrate)
+			}
+		})
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// TestProfile checks the profile's counts, rate and distributions against
+// what the synthetic connections hold.
+func TestProfile(t *testing.T) {
+	conns := []*wire.Conn{pgTLS12(0, 2), pgTLS12(0.5, 10), pgTLS12(1.2, 2), pgTLS12(2.7, 10), pgTLS12(2.9, 30)}
+	conns[4].Resumed = true // not PostgreSQL's way, but counted as seen
+	other := mk("127.0.0.1:6379", wire.ProtoPlain, 1, 1, nil, ph{"tcp", 1, 1, 0, 0}, ph{"data", 5, 4, 1, 3}, ph{"close", 0, 0, 0, 0})
+	out, err := collect(append(conns, other)...).Advise(result.Capture{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 {
+		t.Fatalf("%d profiles, want one per endpoint (2)", len(out))
+	}
+	p := out[0].Profile
+	if p.Conns != 5 || p.TLSConns != 5 || p.Engine != "postgres" || p.SSLRequests != 5 || p.Resumed != 1 || p.ServerKey != "rsa2048" || p.ServerKeyFrom != "capture" || p.CertChainBytes != 1500 {
+		t.Errorf("profile %+v", p)
+	}
+	if !slices.Equal(p.Rate.PerSecond, []int64{2, 1, 2}) || p.Rate.Peak != 2 {
+		t.Errorf("rate %+v, want 2, 1, 2 per second, peak 2", p.Rate)
+	}
+	if d := p.RTT; d.P50 != 10 || d.P95 != 30 || d.Min != 2 || !near(d.Mean, 54.0/5) {
+		t.Errorf("RTT %+v", d)
+	}
+	if d := p.Ops; d.P50 != 3 || d.Max != 3 || !strings.Contains(p.OpsKind, "flights") {
+		t.Errorf("ops %+v (%s)", d, p.OpsKind)
+	}
+	if len(p.Versions) != 1 || p.Versions[0] != (result.Share{Name: "TLS 1.2", Conns: 5}) || p.Groups[0].Name != "X25519" {
+		t.Errorf("shares %+v %+v", p.Versions, p.Groups)
+	}
+	r := out[1].Profile
+	if r.Engine != "redis" || r.Ops.P50 != 4 || r.TLSConns != 0 || r.ServerKey != "" || r.Rate.Peak != 0 {
+		t.Errorf("redis profile %+v", r)
+	}
+	// A plain capture's advice: the cost of TLS, nothing else.
+	var names []string
+	for _, c := range out[1].Advice {
+		names = append(names, c.Change)
+	}
+	if !slices.Equal(names, []string{"TLS off → on (TLS 1.3)", "pooling"}) && !slices.Equal(names, []string{"pooling", "TLS off → on (TLS 1.3)"}) {
+		t.Errorf("plain redis advice: %q", names)
+	}
+}
+
+// TestCalibration checks that CPU figures come from the calibration's
+// variants only, and that a missing one is named.
+func TestCalibration(t *testing.T) {
+	cal := result.New()
+	cal.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Lab: "postgres", Target: "lab:postgres"}
+	cal.Variants = []plan.Variant{{ID: "tls1.2 rsa2048", TLS: "1.2", Key: "rsa2048"}, {ID: "tls1.3 rsa2048", TLS: "1.3", Key: "rsa2048"}}
+	for round := range 3 {
+		cal.Trials = append(cal.Trials,
+			result.Trial{Experiment: plan.Connect, Variant: "tls1.2 rsa2048", Concurrency: 1, Round: round, Ops: 100, ServerCPU: time.Duration(300+10*round) * time.Millisecond, ClientCPU: 100 * time.Millisecond,
+				BytesSent: 100000, BytesReceived: 200000, Negotiated: &result.Negotiated{Version: "TLS 1.2", PeerKey: "RSA-2048"}},
+			result.Trial{Experiment: plan.Connect, Variant: "tls1.3 rsa2048", Concurrency: 1, Round: round, Ops: 100, ServerCPU: time.Duration(250+10*round) * time.Millisecond, ClientCPU: 90 * time.Millisecond,
+				BytesSent: 90000, BytesReceived: 190000, Negotiated: &result.Negotiated{Version: "TLS 1.3", PeerKey: "RSA-2048"}})
+	}
+	conns := []*wire.Conn{pgTLS12(0, 2), pgTLS12(1, 2), pgTLS12(2, 2), pgTLS12(3, 2)}
+	out, err := collect(conns...).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "/tmp/cal.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out[0]
+	if a.Calibration == nil || a.Calibration.Source != "cal.json" || a.Calibration.Engine != "postgres" {
+		t.Errorf("calibration %+v", a.Calibration)
+	}
+	c := find(t, a, "TLS 1.2 → 1.3")
+	if c.Server.Now == nil || !near(*c.Server.Now, 3.1) || !near(*c.Server.Predicted, 2.6) || c.Server.PredictedCI == nil || !near(*c.Client.Predicted, 0.9) {
+		t.Errorf("server CPU %+v, client %+v", c.Server, c.Client)
+	}
+	rate := 4.0 / (3 + setupOf(2)/1000 + 0.0001)
+	if !near(*c.Capacity.Predicted, 1000/2.6) || math.Abs(*c.Cores.Predicted-2.6*rate/1000) > 1e-3 {
+		t.Errorf("capacity %v, cores %v (rate %v)", *c.Capacity.Predicted, *c.Cores.Predicted, rate)
+	}
+	if !near(*c.Bytes.Predicted, 2000-200) {
+		t.Errorf("bytes %v, want 2000 less the calibration's 200 per connection", *c.Bytes.Predicted)
+	}
+	k := find(t, a, "RSA → ECDSA P-256 server key")
+	if k.Server.Predicted != nil || !slices.Contains(k.Missing, "tls1.2 ecdsa-p256 resume off negotiation postgres") {
+		t.Errorf("ECDSA without its variant: %+v, missing %q", k.Server, k.Missing)
+	}
+	if !strings.Contains(a.Calibrate, "--key rsa2048,ecdsa-p256") {
+		t.Errorf("calibrate %q", a.Calibrate)
+	}
+	// Another engine's calibration is refused.
+	cal.Spec.Lab = "redis"
+	if _, err := collect(conns...).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "cal.json"}); err == nil || !strings.Contains(err.Error(), "is a run on redis") {
+		t.Errorf("another engine's calibration: %v", err)
+	}
+}
+
+// setupOf is pgTLS12's time from SYN to its end, ms.
+func setupOf(rtt float64) float64 { return rtt + (rtt + 0.2) + (2*rtt + 3) + (3*rtt + 5) + 0.1 }
+
+func TestNoConnection(t *testing.T) {
+	var c Collector
+	_, err := c.Advise(result.Capture{Packets: 12, Unseen: map[string]int64{"began-before-capture": 2, "ended-after-capture": 1}}, Options{})
+	var ne *NoConnError
+	if !errors.As(err, &ne) || err.Error() != "no connection completes in the capture (2 began before the capture (no SYN), 1 were still open at its end): capture from before the first connection opens until the last one closes" {
+		t.Errorf("%v", err)
+	}
+	_, err = collect(pgTLS12(0, 1)).Advise(result.Capture{}, Options{ServerKey: "rsa512"})
+	if err == nil || !strings.HasPrefix(err.Error(), `--server-key: unknown key type "rsa512"`) {
+		t.Errorf("%v", err)
+	}
+}

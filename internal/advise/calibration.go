@@ -1,0 +1,304 @@
+package advise
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+)
+
+// sel selects a calibration's variants by what they ran and negotiated;
+// a field left "" matches any.
+type sel struct {
+	tls, key, resume, group, negotiation, helloRetry string
+	// perConn: 0 one operation per connection; -1 the most the
+	// calibration ran per connection (a pool's reuse).
+	perConn int
+}
+
+// like is the variant like what was observed: its TLS version, server
+// key, resumption and PostgreSQL's negotiation.
+func (p *profile) like() sel {
+	s := sel{tls: "off"}
+	if p.TLSConns == 0 {
+		return s
+	}
+	s.tls, s.key, s.resume = strings.TrimPrefix(p.version, "TLS "), p.ServerKey, "off"
+	if p.Resumed == p.TLSConns {
+		s.resume = "on"
+	}
+	if p.Engine == "postgres" {
+		s.negotiation = "postgres"
+		if p.SSLRequests == 0 {
+			s.negotiation = "direct"
+		}
+	}
+	return s
+}
+
+func (s sel) String() string {
+	if s.tls == "off" {
+		return "plain"
+	}
+	parts := []string{"tls" + s.tls}
+	for _, f := range []struct{ v, label string }{{s.key, ""}, {s.group, "group "}, {s.resume, "resume "}, {s.negotiation, "negotiation "}, {s.helloRetry, "HelloRetryRequest "}} {
+		if f.v != "" {
+			parts = append(parts, f.label+f.v)
+		}
+	}
+	switch s.perConn {
+	case -1:
+		parts = append(parts, "many operations per connection (--per-conn)")
+	case 0:
+	default:
+		parts = append(parts, fmt.Sprintf("per-conn %d", s.perConn))
+	}
+	return strings.Join(parts, " ")
+}
+
+// calibration is a lab connect run whose CPU per connection the advice's
+// CPU figures come from.
+type calibration struct {
+	r      *result.Result
+	info   result.Calibration
+	engine string
+}
+
+// engineOfSpec names the engine a run measured as a driver does.
+func engineOfSpec(s plan.Spec) string {
+	if s.Lab != "" {
+		e, _, _ := strings.Cut(s.Lab, ":")
+		if e == "mariadb" {
+			return "mysql"
+		}
+		return e
+	}
+	t, err := plan.ParseTarget(s.Target)
+	if err != nil {
+		return ""
+	}
+	if e := t.Engine(); e != plan.Builtin {
+		return e
+	}
+	return "http"
+}
+
+// newCalibration checks that r is a connect run with server CPU.
+func newCalibration(r *result.Result, source string) (*calibration, error) {
+	name := filepath.Base(source)
+	if !slices.ContainsFunc(r.Trials, func(t result.Trial) bool { return t.Experiment == plan.Connect && t.ServerCPU > 0 }) {
+		return nil, fmt.Errorf("--calibration %s has no connect trial with server CPU: give the result of tlsbench connect --lab ENGINE (a server tlsbench starts, whose CPU it meters)", name)
+	}
+	c := &calibration{r: r, engine: engineOfSpec(r.Spec)}
+	c.info = result.Calibration{Source: name, Engine: c.engine, Started: r.Started.UTC().Format(time.RFC3339)}
+	if s := r.Target.Server; s != nil {
+		c.info.Server = strings.TrimSpace(s.Software + " " + s.Version)
+	}
+	return c, nil
+}
+
+// trials are the calibration's connect trials s selects, of Go's client on
+// the bare link, at the lowest concurrency they ran.
+func (c *calibration) trials(s sel) []result.Trial {
+	vars := map[string]plan.Variant{}
+	for _, v := range c.r.Variants {
+		vars[v.ID] = v
+	}
+	most := 1
+	for _, t := range c.r.Trials {
+		most = max(most, t.PerConn)
+	}
+	want := 1
+	if s.perConn == -1 {
+		if most == 1 {
+			return nil
+		}
+		want = most
+	}
+	var out []result.Trial
+	for _, t := range c.r.Trials {
+		v, ok := vars[t.Variant]
+		if !ok || t.Experiment != plan.Connect || t.Ops <= 0 || max(t.PerConn, 1) != want ||
+			v.Client != "" || v.RTT != 0 || v.Tunnel != "" || v.ClientCert != "" && v.ClientCert != "off" || !s.matches(v, t) {
+			continue
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	low := slices.MinFunc(out, func(a, b result.Trial) int { return a.Concurrency - b.Concurrency }).Concurrency
+	return slices.DeleteFunc(out, func(t result.Trial) bool { return t.Concurrency != low })
+}
+
+func (s sel) matches(v plan.Variant, t result.Trial) bool {
+	if s.tls == "off" || v.Plain() {
+		return s.tls == "off" && v.Plain()
+	}
+	n := t.Negotiated
+	switch {
+	case s.tls != "" && (n == nil || n.Version != "TLS "+s.tls):
+	case s.key != "" && v.Key != s.key:
+	case s.resume != "" && v.Resume != (s.resume == "on"):
+	case s.group != "" && (n == nil || n.Group != plan.GroupLabelOf(s.group)):
+	case s.negotiation != "" && (v.Negotiation == plan.NegotiationDirect) != (s.negotiation == "direct"):
+	case s.helloRetry != "" && (n == nil || n.HelloRetry != (s.helloRetry == "yes")):
+	default:
+		return true
+	}
+	return false
+}
+
+// perConn summarizes f per operation over trials, ms: its mean and
+// interval over trials.
+func perOp(ts []result.Trial, f func(result.Trial) float64) (stats.Summary, bool) {
+	var xs []float64
+	for _, t := range ts {
+		if v := f(t); v > 0 {
+			xs = append(xs, v/float64(t.Ops))
+		}
+	}
+	return stats.Summarize(xs), len(xs) > 0
+}
+
+// predict fills out's CPU figures, and bytes where the protocol does not
+// fix them, from the calibration's from and to variants: only the share
+// of the profile's connections the change changes moves.
+func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
+	a, b := c.trials(from), c.trials(to)
+	for _, m := range []struct {
+		ts []result.Trial
+		s  sel
+	}{{a, from}, {b, to}} {
+		if len(m.ts) == 0 {
+			out.Missing = append(out.Missing, m.s.String())
+		}
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return
+	}
+	share := float64(out.Conns) / float64(p.Conns)
+	cpu := func(f func(result.Trial) time.Duration) func(result.Trial) float64 {
+		return func(t result.Trial) float64 { return float64(f(t)) / float64(time.Millisecond) }
+	}
+	if x, y, ok := both(a, b, cpu(func(t result.Trial) time.Duration { return t.ServerCPU })); ok {
+		out.Server = moved(x, y, share)
+		rate := p.Rate.Mean / 1000
+		out.Cores = scaled(out.Server, rate)
+		out.Capacity = capacity(out.Server)
+	}
+	if x, y, ok := both(a, b, cpu(func(t result.Trial) time.Duration { return t.ClientCPU })); ok {
+		out.Client = moved(x, y, share)
+	}
+	if out.Bytes.Predicted == nil {
+		if x, y, ok := both(a, b, func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) }); ok {
+			out.Bytes.Predicted = f64(*out.Bytes.Now + share*(y.Mean-x.Mean))
+		}
+	}
+}
+
+func both(a, b []result.Trial, f func(result.Trial) float64) (x, y stats.Summary, ok bool) {
+	x, okA := perOp(a, f)
+	y, okB := perOp(b, f)
+	return x, y, okA && okB
+}
+
+// moved is the figure now (the calibration's variant like the observed)
+// and predicted (share of the connections moved to the other variant),
+// with 95% intervals over trials.
+func moved(x, y stats.Summary, share float64) result.Figure {
+	f := result.Figure{Now: f64(x.Mean), NowCI: ci(x.CI95), Predicted: f64(x.Mean + share*(y.Mean-x.Mean))}
+	if !math.IsNaN(x.CI95) && !math.IsNaN(y.CI95) {
+		f.PredictedCI = f64(math.Hypot((1-share)*x.CI95, share*y.CI95))
+	}
+	return f
+}
+
+// scaled is f times k, intervals too.
+func scaled(f result.Figure, k float64) result.Figure {
+	mul := func(p *float64) *float64 {
+		if p == nil {
+			return nil
+		}
+		return f64(*p * k)
+	}
+	return result.Figure{Now: mul(f.Now), NowCI: mul(f.NowCI), Predicted: mul(f.Predicted), PredictedCI: mul(f.PredictedCI)}
+}
+
+// capacity is the new connections per second one server core signs and
+// serves at the CPU per connection f (ms), its interval by the delta
+// method.
+func capacity(f result.Figure) result.Figure {
+	inv := func(v, c *float64) (*float64, *float64) {
+		if v == nil || *v <= 0 {
+			return nil, nil
+		}
+		r := f64(1000 / *v)
+		if c == nil {
+			return r, nil
+		}
+		return r, f64(1000 * *c / (*v * *v))
+	}
+	var out result.Figure
+	out.Now, out.NowCI = inv(f.Now, f.NowCI)
+	out.Predicted, out.PredictedCI = inv(f.Predicted, f.PredictedCI)
+	return out
+}
+
+// labOf is the lab engine (or target) a calibration of engine runs on.
+var labOf = map[string]string{"postgres": "--lab postgres", "mysql": "--lab mariadb", "redis": "--lab redis", "mongodb": "--lab mongodb", "http": "builtin"}
+
+// calibrateCommand is the tlsbench connect command whose result, given as
+// --calibration, has the variants the advice's CPU figures need; "" for
+// an engine the lab has not.
+func calibrateCommand(p *profile, advice []result.Change, pairs [][2]sel) string {
+	target, ok := labOf[p.Engine]
+	if !ok {
+		return ""
+	}
+	var tls, keys, resume, groups, negotiation []string
+	perConn := false
+	add := func(list *[]string, v string) {
+		if v != "" && !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for i, a := range advice {
+		if a.NotApplicable {
+			continue
+		}
+		for _, s := range pairs[i] {
+			add(&tls, s.tls)
+			if s.tls != "off" {
+				add(&keys, s.key)
+				add(&resume, s.resume)
+				add(&groups, s.group)
+			}
+			add(&negotiation, s.negotiation)
+			perConn = perConn || s.perConn == -1
+		}
+	}
+	slices.SortFunc(tls, func(a, b string) int { return slices.Index(plan.TLSModes, a) - slices.Index(plan.TLSModes, b) })
+	cmd := []string{"tlsbench connect", target}
+	if slices.Contains(negotiation, "direct") {
+		cmd[1] = "--lab postgres:18" // direct TLS needs PostgreSQL 17+
+	}
+	for _, f := range []struct {
+		flag string
+		vs   []string
+	}{{"--tls", tls}, {"--key", keys}, {"--resume", resume}, {"--group", groups}, {"--negotiation", negotiation}} {
+		if len(f.vs) > 1 || len(f.vs) == 1 && (f.flag == "--tls" || f.flag == "--key") {
+			cmd = append(cmd, f.flag+" "+strings.Join(f.vs, ","))
+		}
+	}
+	if perConn {
+		cmd = append(cmd, "--per-conn 1,100")
+	}
+	return strings.Join(append(cmd, "--trials 5 -o calibration.json"), " ")
+}

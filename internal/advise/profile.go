@@ -1,0 +1,284 @@
+// Package advise turns a capture's decoded connections into each server endpoint's observed profile and predicts what each TLS change would save there.
+package advise
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/netx"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+	"github.com/tlsbench/tlsbench/internal/tlsx"
+	"github.com/tlsbench/tlsbench/internal/wire"
+)
+
+// setupPhases are the phases before a connection's operations: what a
+// pool pays once instead of per connection.
+var setupPhases = []string{netx.PhaseTCP, "startup", "greeting", "auth", netx.PhaseTLSHandshake}
+
+// sample is what the advice needs of one decoded connection.
+type sample struct {
+	start      time.Time
+	rtt, setup float64 // ms; setup is every phase but close
+	ops        int
+	bytes      int64
+	tls        bool
+	version    string // "TLS 1.2"
+	resumed    bool
+	helloRetry bool
+	// sslRequest: a PostgreSQL TLS connection that sent an SSLRequest
+	// first (not direct TLS).
+	sslRequest bool
+	// handshakeRT is the TLS handshake's round trips; handshake its
+	// client's and server's time (its network's excluded), ms; startup
+	// the same of PostgreSQL's SSLRequest exchange.
+	handshakeRT        int
+	handshake, startup float64
+	// setupRT and setupLocal are the round trips and the client's and
+	// server's time of the phases before the operations (setupPhases).
+	setupRT    int
+	setupLocal float64
+}
+
+func sampleOf(c *wire.Conn) sample {
+	s := sample{start: c.Trace.Start, rtt: ms(c.RTT), bytes: c.Trace.Sent + c.Trace.Received,
+		tls: c.Negotiated != nil, resumed: c.Resumed, helloRetry: c.HelloRetry}
+	if s.tls {
+		s.version = c.Negotiated.Version
+		s.ops = c.Flights
+		s.sslRequest = c.Protocol == wire.ProtoPostgres && c.Negotiation != plan.NegotiationDirect
+	}
+	local := map[string]float64{}
+	for _, sp := range c.Split {
+		local[sp.Phase] += sp.Client + sp.Server
+	}
+	for _, p := range c.Trace.Phases {
+		switch {
+		case p.Name == netx.PhaseClose:
+			continue
+		case slices.Contains(setupPhases, p.Name):
+			s.setupRT += p.RoundTrips
+			s.setupLocal += local[p.Name]
+		case !s.tls:
+			s.ops += p.RoundTrips // each a query or request
+		}
+		s.setup += ms(p.Duration)
+		switch p.Name {
+		case netx.PhaseTLSHandshake:
+			s.handshakeRT, s.handshake = p.RoundTrips, local[p.Name]
+		case "startup":
+			s.startup = local[p.Name]
+		}
+	}
+	return s
+}
+
+// profile is one endpoint's connections, as samples, and its profile.
+type profile struct {
+	result.Profile
+	samples []sample
+	// offered is the first TLS connection's ClientHello.
+	offered *result.Offered
+	version string // the TLS version most connections negotiated
+	group   string // the group most TLS connections negotiated
+}
+
+// engineOf names what a connection spoke as a driver does: the wire's
+// protocol, and for TLS or an unread protocol from the first byte, ALPN
+// and the engine's usual port.
+func engineOf(c *wire.Conn) string {
+	switch c.Protocol {
+	case wire.ProtoPostgres:
+		return "postgres"
+	case wire.ProtoMySQL:
+		return "mysql"
+	case wire.ProtoHTTP:
+		return "http"
+	}
+	if o := c.Offered; o != nil && slices.ContainsFunc(o.ALPN, func(a string) bool { return a == "h2" || strings.HasPrefix(a, "http/") }) {
+		return "http"
+	}
+	switch c.Server.Port() {
+	case 6379, 6380:
+		return "redis"
+	case 27017:
+		return "mongodb"
+	case 443, 8443:
+		return "http"
+	}
+	return ""
+}
+
+// newProfile profiles one endpoint's connections; serverKey is
+// --server-key ("" if not given).
+func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *profile {
+	p := &profile{Profile: result.Profile{Server: server.String(), Conns: int64(len(conns))}}
+	var versions, suites, groups []string
+	engines := map[string]int{}
+	splits := map[string]*result.PhaseSplit{}
+	var phases []string
+	first, last := conns[0].Trace.Start, conns[0].Trace.End
+	for _, c := range conns {
+		s := sampleOf(c)
+		p.samples = append(p.samples, s)
+		engines[engineOf(c)]++
+		if p.Protocol == "" || c.Negotiated != nil && p.Protocol == wire.ProtoTLS {
+			p.Protocol = c.Protocol
+		}
+		first, last = minTime(first, c.Trace.Start), maxTime(last, c.Trace.End)
+		for _, sp := range c.Split {
+			if _, ok := splits[sp.Phase]; !ok {
+				splits[sp.Phase] = &result.PhaseSplit{Phase: sp.Phase}
+				phases = append(phases, sp.Phase)
+			}
+			a := splits[sp.Phase]
+			a.Client, a.Server, a.Network = a.Client+sp.Client, a.Server+sp.Server, a.Network+sp.Network
+		}
+		n := c.Negotiated
+		if n == nil {
+			continue
+		}
+		p.TLSConns++
+		if p.offered == nil {
+			p.offered = c.Offered
+		}
+		versions, suites, groups = append(versions, n.Version), append(suites, n.Suite), append(groups, n.Group)
+		if c.HelloRetry {
+			p.HelloRetries++
+		}
+		if c.Resumed {
+			p.Resumed++
+		}
+		if c.ClientCert == "sent" {
+			p.ClientCerts++
+		}
+		if s.sslRequest {
+			p.SSLRequests++
+		}
+		if c.CertChainBytes > 0 && p.CertChainBytes == 0 {
+			p.CertChainBytes = c.CertChainBytes
+		}
+		if n.PeerKey != "" && p.ServerKey == "" {
+			p.ServerKey, p.ServerKeyFrom = cmp.Or(tlsx.KeyTypeOf(n.PeerKey), n.PeerKey), "capture"
+		}
+	}
+	p.Engine = mostOf(engines)
+	p.Versions, p.Suites, p.Groups = shares(versions), shares(suites), shares(groups)
+	if len(p.Versions) > 0 {
+		p.version = p.Versions[0].Name
+	}
+	if len(p.Groups) > 0 {
+		p.group = p.Groups[0].Name
+	}
+	switch {
+	case p.TLSConns == 0:
+	case serverKey != "" && p.ServerKey == "":
+		p.ServerKey, p.ServerKeyFrom = serverKey, "--server-key"
+	case p.ServerKey == "":
+		// TLS 1.3 encrypts the certificate: the most common server key.
+		p.ServerKey, p.ServerKeyFrom = "rsa2048", "assumed"
+	}
+	n := float64(len(conns))
+	for _, ph := range phases {
+		a := splits[ph]
+		p.Split = append(p.Split, result.PhaseSplit{Phase: ph, Client: round3(a.Client / n), Server: round3(a.Server / n), Network: round3(a.Network / n)})
+	}
+	p.Span = last.Sub(first).Seconds()
+	p.Rate = rateOf(p.samples, p.Span)
+	p.OpsKind = "round trips after the login (queries or requests)"
+	if p.TLSConns > 0 {
+		p.OpsKind = "encrypted flights after the handshake, the login's included"
+	}
+	p.Ops = dist(p.samples, func(s sample) float64 { return float64(s.ops) })
+	p.RTT = dist(p.samples, func(s sample) float64 { return s.rtt })
+	p.Setup = dist(p.samples, func(s sample) float64 { return s.setup })
+	p.Bytes = dist(p.samples, func(s sample) float64 { return float64(s.bytes) })
+	return p
+}
+
+// rateOf counts the connections begun in each second from the first.
+func rateOf(ss []sample, span float64) result.Rate {
+	first := ss[0].start
+	for _, s := range ss {
+		first = minTime(first, s.start)
+	}
+	var r result.Rate
+	for _, s := range ss {
+		i := int(s.start.Sub(first) / time.Second)
+		for len(r.PerSecond) <= i {
+			r.PerSecond = append(r.PerSecond, 0)
+		}
+		r.PerSecond[i]++
+	}
+	if span > 0 {
+		r.Mean = float64(len(ss)) / span
+	}
+	if span >= 2 {
+		r.Peak = float64(slices.Max(r.PerSecond))
+	}
+	return r
+}
+
+// dist summarizes f over the samples: mean and nearest-rank quantiles.
+func dist(ss []sample, f func(sample) float64) result.Dist {
+	xs := make([]float64, len(ss))
+	for i, s := range ss {
+		xs[i] = f(s)
+	}
+	return result.Dist{Mean: stats.Summarize(xs).Mean, P50: stats.Quantile(xs, 0.5), P95: stats.Quantile(xs, 0.95),
+		Min: slices.Min(xs), Max: slices.Max(xs)}
+}
+
+// shares counts each value, the most common first.
+func shares(vs []string) []result.Share {
+	var out []result.Share
+	for _, v := range vs {
+		if i := slices.IndexFunc(out, func(s result.Share) bool { return s.Name == v }); i >= 0 {
+			out[i].Conns++
+		} else {
+			out = append(out, result.Share{Name: v, Conns: 1})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b result.Share) int { return cmp.Compare(b.Conns, a.Conns) })
+	return out
+}
+
+func mostOf(m map[string]int) string {
+	best, n := "", 0
+	for k, c := range m {
+		if c > n || c == n && k < best {
+			best, n = k, c
+		}
+	}
+	return best
+}
+
+// describe is the profile in one line, for errors and findings.
+func (p *profile) describe() string {
+	what := cmp.Or(p.Engine, p.Protocol)
+	return fmt.Sprintf("%s at %s: %d connections, %d with TLS", what, p.Server, p.Conns, p.TLSConns)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

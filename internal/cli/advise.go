@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tlsbench/tlsbench/internal/advise"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/wire"
+)
+
+// adviseFlags are the advise command's flags.
+type adviseFlags struct {
+	ports       []int
+	serverKey   string
+	calibration string
+	output      string
+	format      string
+}
+
+const adviseShort = "From a capture of your own traffic: its profile, and what each TLS change would save"
+
+func newAdviseCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
+	var f adviseFlags
+	cmd := &cobra.Command{
+		Use:   "advise CAPTURE.pcap | RESULT.json",
+		Short: adviseShort,
+		Long: adviseShort + `.
+
+tlsbench advise CAPTURE.pcap decodes a capture as tlsbench wire does and,
+per server endpoint, profiles what it holds: the engine, new connections per
+second, operations per connection, the RTT at the capture point, what TLS
+negotiated (version, suite, group, HelloRetryRequests, resumption, client
+certificates, the server's key where TLS 1.2 shows it) and where each phase's
+time went. Then, for each change that applies — TLS 1.2 to 1.3, an ECDSA
+server key, session resumption, avoiding a HelloRetryRequest, PostgreSQL
+17+'s direct TLS, pooling, the post-quantum hybrid on or off, TLS off as the
+bound — the round trips it saves per connection and the setup time it
+predicts (mean and p95 over the connections' own RTTs, with an interval).
+
+CPU figures (server and client CPU per connection, cores at the observed
+rate, new connections per second per server core) come only from a lab run
+on the same engine given as --calibration; without one the output names the
+tlsbench connect command that makes it. These are predictions, not yet
+checked by a lab replay of the profile.
+
+advise RESULT.json renders an advise result again.
+
+  tlsbench advise db.pcap --port 5432
+  tlsbench advise db.pcap --port 5432 --calibration calibration.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("advise takes one capture file (pcap or pcapng) or advise result, got %d arguments", len(args))}
+			}
+			return adviseRun(cmd.Context(), f, args[0], argv, stdout, stderr)
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntSliceVar(&f.ports, "port", nil, "server TCP ports whose connections are profiled, repeatable (default: every port it can decode, one profile per server endpoint)")
+	fs.StringVar(&f.serverKey, "server-key", "", "the server's key type where TLS 1.3 hides its certificate: "+strings.Join(plan.KeyTypes, ", ")+" (default: rsa2048, said as assumed)")
+	fs.StringVar(&f.calibration, "calibration", "", "a tlsbench connect `RESULT.json` of a lab server of the same engine: the CPU figures' source")
+	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
+	fs.StringVar(&f.format, "format", "text", "output format: text, csv or json")
+	return cmd
+}
+
+// adviseRun decodes a capture, profiles it and saves the advice as a
+// result; an advise result given instead is rendered again.
+func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, stdout, stderr io.Writer) error {
+	render, ok := reportFormats[f.format]
+	if !ok {
+		return usageError{fmt.Errorf("--format: unknown format %q: use text, csv or json", f.format)}
+	}
+	for _, p := range f.ports {
+		if p <= 0 || p > 65535 {
+			return usageError{fmt.Errorf("--port: %d is out of range: give the server's TCP port (1 to 65535)", p)}
+		}
+	}
+	if strings.TrimSpace(file) == "" {
+		return usageError{fmt.Errorf("advise: the file given is empty (an unset variable?)")}
+	}
+	if f.serverKey != "" && !slices.Contains(plan.KeyTypes, f.serverKey) {
+		return usageError{fmt.Errorf("--server-key: unknown key type %q: use %s", f.serverKey, strings.Join(plan.KeyTypes, ", "))}
+	}
+	if filepath.Ext(file) == ".json" {
+		return adviseResult(file, render, stdout)
+	}
+	if err := checkCaptureFile(file); err != nil {
+		return err
+	}
+	o := advise.Options{ServerKey: f.serverKey}
+	if f.calibration != "" {
+		cal, err := readResult(f.calibration)
+		if err != nil {
+			return fmt.Errorf("--calibration: %w", err)
+		}
+		o.Calibration, o.CalibrationSource = cal, f.calibration
+	}
+	out, err := openResultFile(f.output)
+	if err != nil {
+		return err
+	}
+	defer out.discard()
+	var col advise.Collector
+	c, err := wire.ReadFile(ctx, file, wire.Options{Ports: f.ports, Conn: col.Add})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return errInterrupted
+	case err != nil:
+		return wireFileError(file, nil, err)
+	}
+	advised, err := col.Advise(c.Info, o)
+	var ne *advise.NoConnError
+	switch {
+	case errors.As(err, &ne):
+		return fmt.Errorf("%s: %w", file, err)
+	case err != nil:
+		return usageError{err}
+	}
+	res := newResult(argv)
+	r := advise.Result(c.Info, advised)
+	r.Tool, r.Env, r.Command, r.Started = res.Tool, res.Env, res.Command, res.Started
+	r.End(ctx, nil)
+	_, pageErr, err := out.saveAs(r, render, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	return pageErr
+}
+
+// adviseResult renders an advise result again; any other result is
+// refused in a line that says what to give instead.
+func adviseResult(file string, render func(*report.Model, io.Writer) error, stdout io.Writer) error {
+	r, err := readResult(file)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(r.Advise) > 0:
+		return render(report.Build(r), stdout)
+	case r.Capture != nil:
+		return usageError{fmt.Errorf("%s: %w", file, advise.ErrNotAdvisable)}
+	}
+	return usageError{fmt.Errorf("%s is a %s result, not a capture's: give the capture file (pcap or pcapng) of your own traffic; a connect result is given as --calibration", file, experimentsOf(r))}
+}
+
+func experimentsOf(r *result.Result) string {
+	var es []string
+	for _, e := range r.Spec.Experiments {
+		es = append(es, string(e))
+	}
+	if len(es) == 0 {
+		return "tlsbench"
+	}
+	return strings.Join(es, ", ")
+}

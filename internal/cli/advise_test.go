@@ -1,0 +1,348 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/stats"
+	"github.com/tlsbench/tlsbench/internal/wire"
+)
+
+// captured is what the test counts itself in a capture, per connection
+// (by client port): the SYN's and SYN-ACK's times and the simple-protocol
+// queries ('Q' messages) the client sent.
+type captured struct {
+	syn, synAck time.Time
+	queries     int
+}
+
+// countCapture reads the pcap at path with gopacket alone, not with the
+// wire decoder, and counts the connections to port.
+func countCapture(t *testing.T, path string, port int) []*captured {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := gopacket.NewPacketSource(r, r.LinkType())
+	byPort := map[layers.TCPPort]*captured{}
+	var order []*captured
+	for pkt := range src.Packets() {
+		tcp, _ := pkt.Layer(layers.LayerTypeTCP).(*layers.TCP)
+		if tcp == nil {
+			continue
+		}
+		ts := pkt.Metadata().Timestamp
+		switch {
+		case tcp.DstPort == layers.TCPPort(port) && tcp.SYN && !tcp.ACK:
+			if byPort[tcp.SrcPort] == nil || !byPort[tcp.SrcPort].synAck.IsZero() {
+				c := &captured{syn: ts}
+				byPort[tcp.SrcPort] = c
+				order = append(order, c)
+			}
+		case tcp.SrcPort == layers.TCPPort(port) && tcp.SYN && tcp.ACK:
+			if c := byPort[tcp.DstPort]; c != nil && c.synAck.IsZero() {
+				c.synAck = ts
+			}
+		case tcp.DstPort == layers.TCPPort(port) && len(tcp.Payload) > 0 && tcp.Payload[0] == 'Q':
+			if c := byPort[tcp.SrcPort]; c != nil {
+				c.queries++
+			}
+		}
+	}
+	return order
+}
+
+// captureWhile captures port on loopback while run runs, into a pcap.
+func captureWhile(t *testing.T, port int, run func()) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "c.pcap")
+	l, err := wire.StartLive(context.Background(), wire.LiveOptions{Interface: "lo", Ports: []int{port}, File: file, Method: wire.MethodAFPacket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run()
+	if _, err := l.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// advised runs advise on a capture and reads its result back.
+func advised(t *testing.T, args ...string) (*result.Result, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "advice.json")
+	code, stdout, stderr := runMain(t, append(append([]string{"advise"}, args...), "-o", out)...)
+	if code != 0 {
+		t.Fatalf("advise: exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Advise) != 1 {
+		t.Fatalf("%d profiles, want 1", len(r.Advise))
+	}
+	// The result renders again as the run printed it.
+	if code, again, stderr := runMain(t, "advise", out); code != 0 || again != stdout {
+		t.Errorf("advise %s: exit %d: %s\n%s\nwant\n%s", out, code, stderr, again, stdout)
+	}
+	return r, stdout
+}
+
+// checkProfile compares a profile with what the test counted itself.
+func checkProfile(t *testing.T, p result.Profile, conns []*captured) {
+	t.Helper()
+	var rtts []float64
+	for _, c := range conns {
+		rtts = append(rtts, float64(c.synAck.Sub(c.syn))/float64(time.Millisecond))
+	}
+	if p.Conns != int64(len(conns)) {
+		t.Errorf("profile: %d connections, the capture holds %d", p.Conns, len(conns))
+	}
+	for _, q := range []float64{0.5, 0.95} {
+		got := map[float64]float64{0.5: p.RTT.P50, 0.95: p.RTT.P95}[q]
+		if want := stats.Quantile(rtts, q); got != want {
+			t.Errorf("RTT p%v %v ms, the capture's %v", q*100, got, want)
+		}
+	}
+}
+
+func findChange(t *testing.T, a result.Advised, name string) result.Change {
+	t.Helper()
+	for _, c := range a.Advice {
+		if c.Change == name {
+			return c
+		}
+	}
+	t.Fatalf("no change %q in %+v", name, a.Advice)
+	return result.Change{}
+}
+
+// TestAdvisePgbench advises on captures of pgbench -C (libpq) against a
+// lab PostgreSQL 15 with an RSA-2048 key: over TLS 1.2, TLS 1.3 saves
+// exactly 1 round trip per connection and direct TLS 1, resumption does
+// not apply (PostgreSQL never resumes); over plaintext, turning TLS on
+// costs 2 (the SSLRequest's and TLS 1.3's). The profile's connections,
+// RTTs and queries per connection are what the test counts itself.
+func TestAdvisePgbench(t *testing.T) {
+	needServer(t, labBinaries["postgres"])
+	needServer(t, "pgbench")
+	srv, err := lab.Start(context.Background(), "postgres", lab.Options{Keys: []string{"rsa2048"}, LocalhostOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	raw, err := srv.URL("", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	script := filepath.Join(t.TempDir(), "select.sql")
+	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const txns = 12
+	pgbench := func(sslmode string, extra url.Values) string {
+		q := u.Query()
+		q.Set("sslmode", sslmode)
+		for k, v := range extra {
+			q[k] = v
+		}
+		v := *u
+		v.RawQuery = q.Encode()
+		return captureWhile(t, port, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if out, err := exec.CommandContext(ctx, "pgbench", "-C", "-n", "-t", strconv.Itoa(txns), "-f", script, v.String()).CombinedOutput(); err != nil {
+				t.Fatalf("pgbench: %v: %s", err, out)
+			}
+		})
+	}
+
+	t.Run("tls1.2", func(t *testing.T) {
+		file := pgbench("require", url.Values{"ssl_max_protocol_version": {"TLSv1.2"}})
+		r, stdout := advised(t, file, "--port", u.Port())
+		a := r.Advise[0]
+		p := a.Profile
+		conns := countCapture(t, file, port)
+		checkProfile(t, p, conns)
+		if p.Engine != "postgres" || p.TLSConns != p.Conns || p.Versions[0].Name != "TLS 1.2" || p.ServerKey != "rsa2048" || p.ServerKeyFrom != "capture" || p.SSLRequests != p.Conns {
+			t.Errorf("profile %+v", p)
+		}
+		for _, c := range []struct {
+			name string
+			rt   float64
+		}{{"TLS 1.2 → 1.3", 1}, {"PostgreSQL 17+ direct TLS", 1}} {
+			got := findChange(t, a, c.name)
+			if got.NotApplicable || got.RoundTripsSaved != c.rt || got.Conns != p.Conns || *got.Setup.Predicted >= *got.Setup.Now {
+				t.Errorf("%s: %+v", c.name, got)
+			}
+		}
+		if res := findChange(t, a, "session resumption on"); !res.NotApplicable || !strings.Contains(res.Applies, "PostgreSQL never resumes") {
+			t.Errorf("resumption: %+v", res)
+		}
+		// No calibration: no CPU figure, and the command that gives them.
+		if c := findChange(t, a, "RSA → ECDSA P-256 server key"); c.Server.Predicted != nil || !strings.Contains(a.Calibrate, "tlsbench connect --lab postgres:18 --tls off,1.2,1.3 --key rsa2048,ecdsa-p256") {
+			t.Errorf("ECDSA %+v; calibrate %q", c.Server, a.Calibrate)
+		}
+		for _, w := range []string{"advise: what each change would save", "TLS 1.2 → 1.3 (postgres at", "A prediction, not yet checked by a lab replay", "--calibration: tlsbench connect"} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("the report lacks %q:\n%s", w, stdout)
+			}
+		}
+	})
+
+	t.Run("plain", func(t *testing.T) {
+		file := pgbench("disable", nil)
+		r, _ := advised(t, file, "--port", u.Port())
+		a := r.Advise[0]
+		conns := countCapture(t, file, port)
+		checkProfile(t, a.Profile, conns)
+		var queries []float64
+		for _, c := range conns {
+			queries = append(queries, float64(c.queries))
+		}
+		if got, want := a.Profile.Ops, (result.Dist{Mean: stats.Summarize(queries).Mean, P50: stats.Quantile(queries, 0.5), P95: stats.Quantile(queries, 0.95)}); got.P50 != want.P50 || got.P95 != want.P95 || got.Mean != want.Mean {
+			t.Errorf("operations per connection %+v, the capture's queries %+v", got, want)
+		}
+		on := findChange(t, a, "TLS off → on (TLS 1.3)")
+		if on.NotApplicable || on.RoundTripsSaved != -2 || *on.Setup.Predicted <= *on.Setup.Now {
+			t.Errorf("TLS on: %+v", on)
+		}
+		if len(a.Advice) != 2 || findChange(t, a, "pooling").NotApplicable {
+			t.Errorf("a plain capture's advice: %+v", a.Advice)
+		}
+	})
+}
+
+// TestAdviseCurl advises on curl (OpenSSL) against the built-in server
+// capped at TLS 1.2 with an RSA-2048 key, a connection per request: TLS
+// 1.3 saves 1 round trip on each, resumption 1 (curl kept no session).
+func TestAdviseCurl(t *testing.T) {
+	needServer(t, "curl")
+	srv := startServer(t, lab.BuiltinOptions{Keys: []string{"rsa2048"}, ResponseSize: 16, MaxTLS: "1.2"})
+	p := port(srv.Endpoint("rsa2048"))[1:]
+	n, _ := strconv.Atoi(p)
+	u := "https://127.0.0.1:" + p + "/"
+	const conns = 6
+	args := []string{"-s", "--no-sessionid", "-o", "/dev/null", "--cacert", srv.CAFile(), "-H", "Connection: close"}
+	for range conns {
+		args = append(args, u)
+	}
+	file := captureWhile(t, n, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput(); err != nil {
+			t.Fatalf("curl: %v: %s", err, out)
+		}
+	})
+	r, _ := advised(t, file)
+	a := r.Advise[0]
+	checkProfile(t, a.Profile, countCapture(t, file, n))
+	if a.Profile.Conns != conns || a.Profile.Engine != "http" || a.Profile.Ops.P50 != 1 {
+		t.Errorf("profile %+v", a.Profile)
+	}
+	for _, c := range []struct {
+		name string
+		rt   float64
+	}{{"TLS 1.2 → 1.3", 1}, {"session resumption on", 1}, {"pooling", 3}} {
+		if got := findChange(t, a, c.name); got.NotApplicable || got.RoundTripsSaved != c.rt {
+			t.Errorf("%s: %+v", c.name, got)
+		}
+	}
+}
+
+// TestAdviseBadInput: what advise refuses, in one line each.
+func TestAdviseBadInput(t *testing.T) {
+	dir := t.TempDir()
+	// A capture of a connection that began before it: data, no SYN.
+	begun := filepath.Join(dir, "begun.pcap")
+	writePcap(t, begun, tcpPacket(t, 40000, 5432, false, []byte("Q....SELECT 1")), tcpPacket(t, 5432, 40000, false, []byte("T....")))
+	wireResult := filepath.Join(dir, "wire.json")
+	wr := result.New()
+	wr.Capture = &result.Capture{Source: "x.pcap"}
+	if err := result.Write(wireResult, wr); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no complete connection", []string{begun}, 1, "no connection completes in the capture (1 began before the capture (no SYN)): capture from before the first connection opens until the last one closes"},
+		{"missing", []string{filepath.Join(dir, "none.pcap")}, 2, "no such capture file"},
+		{"wire result", []string{wireResult}, 2, "a wire result keeps each variant's means"},
+		{"bad format", []string{begun, "--format", "xml"}, 2, `--format: unknown format "xml"`},
+		{"bad key", []string{begun, "--server-key", "rsa512"}, 2, `--server-key: unknown key type "rsa512": use rsa1024, rsa2048`},
+		{"two files", []string{begun, begun}, 2, "advise takes one capture file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runMain(t, append(append([]string{"advise"}, tt.args...), "-o", filepath.Join(dir, tt.name+".json"))...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != tt.code || !strings.Contains(stderr, tt.want) || len(lines) != 1 {
+				t.Errorf("exit %d, want %d; stderr %q, want one line with %q", code, tt.code, stderr, tt.want)
+			}
+		})
+	}
+}
+
+// tcpPacket is an Ethernet frame of a TCP segment on loopback.
+func tcpPacket(t *testing.T, src, dst int, syn bool, payload []byte) []byte {
+	t.Helper()
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: []byte{127, 0, 0, 1}, DstIP: []byte{127, 0, 0, 1}}
+	tcp := &layers.TCP{SrcPort: layers.TCPPort(src), DstPort: layers.TCPPort(dst), SYN: syn, ACK: !syn, PSH: len(payload) > 0, Seq: 1000, Ack: 2000, Window: 65535}
+	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	buf := gopacket.NewSerializeBuffer()
+	eth := &layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv4}
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, tcp, gopacket.Payload(payload)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func writePcap(t *testing.T, path string, frames ...[]byte) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := pcapgo.NewWriter(f)
+	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, b := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: at.Add(time.Duration(i) * time.Millisecond), CaptureLength: len(b), Length: len(b)}
+		if err := w.WritePacket(ci, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

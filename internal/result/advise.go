@@ -1,0 +1,151 @@
+package result
+
+// Advise experiment: a capture's connections turned into an observed
+// profile per server endpoint and the changes that would apply to it, each
+// with what it is predicted to save (package advise). An advise result has
+// no trials: Capture says what was read, Advise holds the rest.
+
+// Advised is one server endpoint's profile and the advice for it.
+type Advised struct {
+	Profile Profile  `json:"profile"`
+	Advice  []Change `json:"advice"`
+	// Calibration is where the CPU figures came from (--calibration), nil
+	// without one: then no CPU figure is given.
+	Calibration *Calibration `json:"calibration,omitempty"`
+	// Calibrate is the tlsbench command that would measure the CPU figures
+	// the advice lacks, "" when none is lacking.
+	Calibrate string `json:"calibrate,omitempty"`
+}
+
+// Profile is what a capture showed of one server endpoint's traffic.
+type Profile struct {
+	Server string `json:"server"` // address:port
+	// Engine is what the connections spoke, as a driver names it:
+	// postgres, mysql, redis, mongodb, http; "" when unknown (TLS from the
+	// first byte on an unknown port).
+	Engine   string `json:"engine"`
+	Protocol string `json:"protocol"` // as the wire decoder names it
+	Conns    int64  `json:"conns"`
+	// TLSConns counts the connections that negotiated TLS.
+	TLSConns int64 `json:"tls_conns"`
+	// Span is from the first connection's SYN to the last one's end, s.
+	Span float64 `json:"span_s"`
+	// Rate is new connections per second: PerSecond counts the
+	// connections begun in each second from the first SYN; Mean is Conns
+	// over Span, Peak the busiest second (0 for a span under 2 s, too
+	// short for one).
+	Rate Rate `json:"rate"`
+	// Ops is operations per connection: for a plaintext protocol the round
+	// trips after the login (each a query or request), for TLS the
+	// encrypted flights after the handshake, the login's included
+	// (encryption hides which is which); OpsKind says which.
+	Ops     Dist   `json:"ops_per_conn"`
+	OpsKind string `json:"ops_kind"`
+	// RTT is the TCP handshake's round trip at the capture point, ms;
+	// Setup each connection's time up to its close (every phase but
+	// close), ms; Bytes both directions' payload per connection.
+	RTT   Dist `json:"rtt_ms"`
+	Setup Dist `json:"setup_ms"`
+	Bytes Dist `json:"bytes"`
+	// Versions, Suites and Groups are the TLS connections' shares.
+	Versions []Share `json:"versions,omitempty"`
+	Suites   []Share `json:"suites,omitempty"`
+	Groups   []Share `json:"groups,omitempty"`
+	// HelloRetries, Resumed, ClientCerts and SSLRequests count TLS
+	// connections: a HelloRetryRequest, a resumed session, a client
+	// certificate sent (visible in TLS 1.2 only), PostgreSQL's SSLRequest
+	// before the handshake (direct TLS has none).
+	HelloRetries int64 `json:"hello_retries"`
+	Resumed      int64 `json:"resumed"`
+	ClientCerts  int64 `json:"client_certs"`
+	SSLRequests  int64 `json:"ssl_requests,omitempty"`
+	// CertChainBytes is the server's certificate chain where TLS 1.2 shows
+	// it; ServerKey its leaf key ("RSA-2048"), and ServerKeyFrom where
+	// that came from: "capture", "--server-key", or "assumed".
+	CertChainBytes int    `json:"cert_chain_bytes,omitempty"`
+	ServerKey      string `json:"server_key,omitempty"`
+	ServerKeyFrom  string `json:"server_key_from,omitempty"`
+	// Split is each phase's mean time per connection by whose turn it
+	// was, as the wire splits it.
+	Split []PhaseSplit `json:"split,omitempty"`
+}
+
+// Rate is new connections per second.
+type Rate struct {
+	Mean      float64 `json:"mean"`
+	Peak      float64 `json:"peak,omitempty"`
+	PerSecond []int64 `json:"per_second"`
+}
+
+// Dist summarizes one figure over the profile's connections.
+type Dist struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+// Share is how many connections had one value.
+type Share struct {
+	Name  string `json:"name"`
+	Conns int64  `json:"conns"`
+}
+
+// Change is one change that may apply to the profile, and what it is
+// predicted to do.
+type Change struct {
+	Change string `json:"change"` // "TLS 1.2 → 1.3"
+	// Applies is why it applies to what was observed, or, with NotApplicable
+	// set, why it does not.
+	Applies       string `json:"applies"`
+	NotApplicable bool   `json:"not_applicable,omitempty"`
+	// Conns is how many of the profile's connections it changes.
+	Conns int64 `json:"conns"`
+	// RoundTripsSaved is per connection, mean over all of the profile's.
+	RoundTripsSaved float64 `json:"round_trips_saved"`
+	// Model says in words how the prediction was made.
+	Model  string `json:"model,omitempty"`
+	Setup  Figure `json:"setup_ms"`
+	P95    Figure `json:"p95_setup_ms"`
+	Server Figure `json:"server_cpu_ms"`
+	Client Figure `json:"client_cpu_ms"`
+	// Cores is the server CPU at the observed mean connection rate.
+	Cores    Figure `json:"server_cores"`
+	Bytes    Figure `json:"bytes"`
+	Capacity Figure `json:"capacity_conn_s"`
+	// Needs names the calibration variants the CPU figures take (from →
+	// to); Missing those the calibration given lacked.
+	Needs   string   `json:"needs,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Figure is one predicted quantity: now (observed, or for CPU the
+// calibration's variant like the observed), predicted, the 95% interval's
+// half-width of each; measured and its error only from a lab replay of the
+// profile (not yet). Absent values are omitted, never zero.
+type Figure struct {
+	Now         *float64 `json:"now,omitempty"`
+	NowCI       *float64 `json:"now_ci,omitempty"`
+	Predicted   *float64 `json:"predicted,omitempty"`
+	PredictedCI *float64 `json:"predicted_ci,omitempty"`
+	Measured    *float64 `json:"measured,omitempty"`
+	MeasuredCI  *float64 `json:"measured_ci,omitempty"`
+	ErrorPct    *float64 `json:"error_pct,omitempty"`
+}
+
+// Saved is Now − Predicted, false when either is missing.
+func (f Figure) Saved() (float64, bool) {
+	if f.Now == nil || f.Predicted == nil {
+		return 0, false
+	}
+	return *f.Now - *f.Predicted, true
+}
+
+// Calibration names the lab run the CPU figures came from.
+type Calibration struct {
+	Source  string `json:"source"`  // the file's base name
+	Engine  string `json:"engine"`  // its target's engine
+	Server  string `json:"server"`  // software and version, where tlsbench started it
+	Started string `json:"started"` // when it ran, RFC 3339
+}
