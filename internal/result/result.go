@@ -74,6 +74,9 @@ type Result struct {
 	// WireChecks set tlsbench's phases beside the wire's (connect --wire).
 	Capture    *Capture    `json:"capture,omitempty"`
 	WireChecks []WireCheck `json:"wire_checks,omitempty"`
+	// WireStacks are what the wire shows each client stack's variant
+	// negotiated (connect --wire --client).
+	WireStacks []WireNegotiated `json:"wire_stacks,omitempty"`
 
 	// Shard is this run's part of a run split over client machines
 	// (--shard); a merged result (tlsbench merge) has every shard's in
@@ -263,6 +266,11 @@ type Trial struct {
 	Round       int             `json:"round"` // 0-based trial number
 	Start       time.Time       `json:"start"`
 	Elapsed     time.Duration   `json:"elapsed_ns"`
+	// Ended is when a client stack's trial ended on tlsbench's clock (its
+	// program's done; Elapsed is its operations' span on the program's
+	// clock): its connections are those from Start to Ended. Zero for
+	// Go's trials, whose connections start within Elapsed.
+	Ended time.Time `json:"ended,omitzero"`
 
 	// PerConn is the operations each new connection ran before it closed
 	// (connect --per-conn N), omitted for one. With N > 1, Latency is each
