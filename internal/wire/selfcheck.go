@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -163,19 +162,6 @@ func stackOf(v plan.Variant) string {
 	return v.Client
 }
 
-// inTrial reports whether the capture's connection c is one of trial t's.
-// Go's connections are those starting within the trial's time. A client
-// stack's trial runs from its program's warm line (Start) to its done
-// (Ended): its connections end after the one and start before the other
-// (the warm-up's have ended before the warm line is written; a measured
-// one may start before tlsbench reads it).
-func inTrial(t result.Trial, c netx.Trace) bool {
-	if !t.Ended.IsZero() {
-		return c.End.After(t.Start) && !c.Start.After(t.Ended)
-	}
-	return !c.Start.Before(t.Start) && !c.Start.After(t.Start.Add(t.Elapsed))
-}
-
 // attributed are the connect trials' variants in trial order, each with
 // the connections its trials opened (as they count them) and those the
 // capture shows within them.
@@ -185,9 +171,27 @@ type attributed struct {
 	conns  map[string][]*Conn
 }
 
+// attribute gives each connect trial its connections. Go's are those
+// starting within the trial's time. A client stack's trial (Ended set)
+// has the last of those starting after the trials before it ended and
+// before its own program's done, as many as it reported: before them
+// come the checks' and its warm-up's, which end before its warm line,
+// and its first measured ones may start before tlsbench reads that line,
+// the trial's Start.
 func attribute(trials []result.Trial, conns []*Conn) attributed {
 	a := attributed{opened: map[string]int64{}, conns: map[string][]*Conn{}}
+	conns = slices.Clone(conns)
+	slices.SortStableFunc(conns, func(x, y *Conn) int { return x.Trace.Start.Compare(y.Trace.Start) })
+	var before time.Time // when the trials so far ended
 	for _, t := range trials {
+		end := t.Ended
+		if end.IsZero() {
+			end = t.Start.Add(t.Elapsed)
+		}
+		from := before
+		if end.After(before) {
+			before = end
+		}
 		if t.Experiment != plan.Connect {
 			continue
 		}
@@ -195,18 +199,38 @@ func attribute(trials []result.Trial, conns []*Conn) attributed {
 			a.order = append(a.order, t.Variant)
 		}
 		a.opened[t.Variant] += t.Conns
+		stack := !t.Ended.IsZero()
+		var in []*Conn
 		for _, c := range conns {
-			if inTrial(t, c.Trace) {
-				a.conns[t.Variant] = append(a.conns[t.Variant], c)
+			st := c.Trace.Start
+			if !stack && !st.Before(t.Start) && !st.After(end) || stack && st.After(from) && !st.After(end) {
+				in = append(in, c)
 			}
 		}
+		if stack {
+			in = in[max(0, len(in)-int(reported(t))):]
+		}
+		a.conns[t.Variant] = append(a.conns[t.Variant], in...)
 	}
 	return a
 }
 
+// reported is how many connections a client stack's connect trial
+// reported: those that succeeded and those that failed, not those its
+// program did not run (errors of kind "client: …").
+func reported(t result.Trial) int64 {
+	n := t.Conns
+	for kind, k := range t.Errors {
+		if !strings.HasPrefix(kind, "client:") {
+			n += k
+		}
+	}
+	return n
+}
+
 // Checks sets, per variant and phase, tlsbench's mean phase time and
 // round trips over its connect trials beside the wire's over the
-// connections the capture shows within those trials (inTrial), with the
+// connections the capture shows within those trials (attribute), with the
 // wire's split of each phase among client, server and network, and
 // notes each variant whose connection counts differ. A client stack
 // other than Go's has the wire's phases alone: tlsbench times none.

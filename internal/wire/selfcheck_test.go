@@ -71,9 +71,10 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-// TestStackChecks: a client stack's trial runs from its warm line to its
-// done; its connections are those that end after the one and start
-// before the other (not its warm-up's, which end before); it has the
+// TestStackChecks: a client stack's trial has the last connections the
+// capture shows starting before its done, as many as it reported (not
+// its warm-up's, which come first; its first measured one may start
+// before its warm line was read, the trial's Start); it has the
 // wire's phases alone, with their split, and what the wire shows it
 // negotiated, checked against the variant: another version, or a
 // HelloRetryRequest where the variant names its group, fails it; where
