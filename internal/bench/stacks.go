@@ -333,7 +333,7 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 	mu.Lock()
 	ended = true
 	mu.Unlock()
-	t := result.Trial{Start: began}
+	t := result.Trial{Start: began, Ended: time.Now()}
 	server.stop(&t)
 	if ctx.Err() != nil {
 		return t, ctx.Err()

@@ -53,12 +53,7 @@ const (
 // slack for a loaded machine.
 func TestStormPhasesOnTheWire(t *testing.T) {
 	labtest.Slow(t)
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("capturing on loopback needs root or CAP_NET_RAW")
-		}
-		t.Skip("capturing on loopback needs root or CAP_NET_RAW")
-	}
+	needCapture(t)
 	const clients = 100
 	tests := []struct {
 		name, engine string
@@ -257,6 +252,18 @@ func settle(file string) {
 			return
 		}
 		size = fi.Size()
+	}
+}
+
+// needCapture fails (CI) or skips t where this process cannot capture
+// on loopback.
+func needCapture(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("capturing on loopback needs root or CAP_NET_RAW")
+		}
+		t.Skip("capturing on loopback needs root or CAP_NET_RAW")
 	}
 }
 

@@ -368,7 +368,7 @@ var options = []runOption{
 	{flag: "quiet", short: "q", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.quiet },
 		usage: "no progress on stderr (warnings and errors still show); off a terminal progress is a line per phase"},
 	{flag: "wire", section: secOutput, on: onConnect, ptr: func(f *runFlags) any { return &f.wire },
-		usage: "capture the run's own connections on loopback (tcpdump, else a packet socket: root or CAP_NET_RAW) and set tlsbench's mean phase times and round trips beside the wire's, per variant and phase (servers on this machine only)"},
+		usage: "capture the run's own connections on loopback (tcpdump, else a packet socket: root or CAP_NET_RAW) and set tlsbench's mean phase times and round trips beside the wire's, per variant and phase; a --client stack's phases, round trips and negotiated TLS come from the wire alone (servers on this machine only)"},
 	{flag: "shard", section: secOutput, on: onURL, hide: onRoot, refuse: []refusal{inKube("the Job gives each pod its shard, $(JOB_COMPLETION_INDEX)/N: give --shards N")}, ptr: func(f *runFlags) any { return &f.shard },
 		usage: "run shard INDEX/COUNT of a run split over COUNT client machines (INDEX from 0, as JOB_COMPLETION_INDEX): its share of -c, -n, --rate and --clients, in the trial slots every shard keeps from --start-at; a URL target only; tlsbench merge joins the results"},
 	{flag: "start-at", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.startAt },

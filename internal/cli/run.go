@@ -37,10 +37,6 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	case err != nil:
 		return err
 	}
-	if o.wire && spec.OtherClients() {
-		// The capture attributes connections by tlsbench's own dialer.
-		return usageError{fmt.Errorf("not yet with --client %s: --wire (Go's connections only)", otherClient(spec))}
-	}
 	out, err := openResultFile(o.path)
 	if err != nil {
 		return err
@@ -213,14 +209,4 @@ func fillUnit(spec plan.Spec) string {
 		return "documents"
 	}
 	return "rows"
-}
-
-// otherClient is the first client stack of spec other than Go's.
-func otherClient(spec plan.Spec) string {
-	for _, c := range spec.ClientStacks {
-		if c != plan.GoClient {
-			return c
-		}
-	}
-	return ""
 }

@@ -238,13 +238,20 @@ func (ix *index) stackCost(b *body, e plan.Experiment) {
 		if server {
 			row = append(row, cpu(pk, serverCPU), cpu(tk, serverCPU))
 		}
-		row = append(row, textCell(negotiatedWords(ix.trials[tk])), ix.addedRoundTrips(e, c, p, n))
+		rts := ix.addedRoundTrips(e, c, p, n)
+		if s != goStack && e == plan.Connect {
+			rts = ix.wireRoundTrips(p, n)
+		}
+		row = append(row, textCell(negotiatedWords(ix.trials[tk])), rts)
 		t.addCells(row...)
 	}
 	t.Foot = []string{
 		"vs plain: the change of " + rateUnit + " against the same stack's plain, trials paired by round (rounds with an outlier left out, as in the findings); ± is the half-width of the 95% confidence interval; * when it excludes 0",
 		"client CPU: the stack's own process (every thread: driver, TLS library, runtime) over the trials; TLS adds: TLS's client CPU minus plain's, round by round, ± 95% interval, * when it excludes 0",
 		"round trips: those TLS adds to a connection's setup against the same stack's plain, and the TLS phases' own; per phase in the phases table",
+	}
+	if e == plan.Connect && len(ix.stacks) > 1 {
+		t.Foot = append(t.Foot, "round trips of a stack other than Go's: from the wire (--wire), over the whole connection but its close, per phase in the wire's table; without --wire they are not measured (a stack reports only each operation's start and end)")
 	}
 	if server {
 		t.Foot = slices.Insert(t.Foot, 2, "server CPU: the server's processes, alike for every stack")
@@ -334,6 +341,41 @@ func (ix *index) addedRoundTrips(e plan.Experiment, c int, from, to string) Cell
 		text += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return Cell{Text: text, Unit: "round trips", Value: d, StdDev: math.NaN(), CI: math.NaN()}
+}
+
+// wireRoundTrips is, for a client stack other than Go's, the round trips
+// TLS adds to a connection against the same stack's plain as the wire
+// counted them (connect --wire), with the TLS phases' own; "not measured"
+// without the wire's.
+func (ix *index) wireRoundTrips(from, to string) Cell {
+	sum := func(variant string) (float64, []string, bool) {
+		rt, ok := 0.0, false
+		var tls []string
+		for _, c := range ix.r.WireChecks {
+			if c.Variant != variant || c.Conns == 0 || c.Phase == "close" {
+				continue
+			}
+			rt, ok = rt+c.WireRoundTrips, true
+			if strings.HasPrefix(c.Phase, "tls") {
+				tls = append(tls, c.Phase+" "+rtCell(c.WireRoundTrips).Text)
+			}
+		}
+		return rt, tls, ok
+	}
+	rt, tls, okT := sum(to)
+	plain, _, okP := sum(from)
+	if !okT || !okP {
+		return textCell("not measured (--wire)")
+	}
+	d := roundRT(rt - plain)
+	text := signed(d, sig3)
+	if d == math.Round(d) {
+		text = fmt.Sprintf("%+d", int(d))
+	}
+	if len(tls) > 0 {
+		text += " (" + strings.Join(tls, ", ") + ")"
+	}
+	return Cell{Text: text + " wire", Unit: "round trips", Value: d, StdDev: math.NaN(), CI: math.NaN()}
 }
 
 // threads writes the threads study: a connect sweep over concurrency

@@ -27,6 +27,7 @@ var cases = map[string]func() *result.Result{
 	// Client stacks (clients_test.go): their csv is golden too.
 	"clients-connect": stackConnectRun,
 	"clients-pool":    stackPoolRun,
+	"clients-wire":    stackWireRun,
 }
 
 func TestGolden(t *testing.T) {

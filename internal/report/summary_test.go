@@ -15,7 +15,7 @@ import (
 )
 
 func TestSummaryGolden(t *testing.T) {
-	files := append(storedFiles(t), filepath.Join("testdata", "clients-connect.json"), filepath.Join("testdata", "clients-pool.json"))
+	files := append(storedFiles(t), filepath.Join("testdata", "clients-connect.json"), filepath.Join("testdata", "clients-pool.json"), filepath.Join("testdata", "clients-wire.json"))
 	formats := map[string]func(*Model, io.Writer) error{"csv": (*Model).CSV, "json": (*Model).JSON}
 	for _, jsonPath := range files {
 		r, err := result.Read(jsonPath)

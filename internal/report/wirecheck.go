@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // The self-check of connect --wire: tlsbench's phase times beside the
@@ -61,10 +64,15 @@ func (ix *index) wireCheckTable(b *body) {
 	if len(cs) == 0 {
 		return
 	}
+	split := slices.ContainsFunc(cs, func(c result.WireCheck) bool { return c.Split != nil })
+	stacks := slices.ContainsFunc(cs, func(c result.WireCheck) bool { return c.Client != "" })
 	t := Table{
 		Title:  "tlsbench vs the wire on the same connections (--wire): phases, ms, mean [round trips]",
 		Left:   2,
 		Header: []string{"variant", "phase", "conns", "tlsbench", "wire", "diff", "tlsbench RT", "wire RT", ""},
+	}
+	if split {
+		t.Header = append(t.Header, "client", "server", "network")
 	}
 	last := ""
 	for _, c := range cs {
@@ -73,18 +81,70 @@ func (ix *index) wireCheckTable(b *body) {
 			name = ""
 		}
 		last = c.Variant
-		diff := textCell("-")
-		if d := wireCheckDelta(c.Tool, c.Wire); !math.IsNaN(d) {
-			diff = Cell{Text: fmt.Sprintf("%+.1f%%", d), Unit: "%", Value: d, StdDev: math.NaN(), CI: math.NaN()}
+		row := []Cell{textCell(name), textCell(c.Phase), countCell(int64(c.Conns), "connections")}
+		if c.Client != "" {
+			// A stack's phases are the wire's alone: tlsbench timed none.
+			row = append(row, textCell(""), numCell(c.Wire, millis, "ms"), textCell(""), textCell(""), rtCell(c.WireRoundTrips), textCell(""))
+		} else {
+			diff := textCell("-")
+			if d := wireCheckDelta(c.Tool, c.Wire); !math.IsNaN(d) {
+				diff = Cell{Text: fmt.Sprintf("%+.1f%%", d), Unit: "%", Value: d, StdDev: math.NaN(), CI: math.NaN()}
+			}
+			mark := ""
+			if parts(c.Tool, c.Wire, c.ToolRoundTrips, c.WireRoundTrips) {
+				mark = "differs"
+			}
+			row = append(row, numCell(c.Tool, millis, "ms"), numCell(c.Wire, millis, "ms"), diff,
+				rtCell(c.ToolRoundTrips), rtCell(c.WireRoundTrips), textCell(mark))
 		}
-		mark := ""
-		if parts(c.Tool, c.Wire, c.ToolRoundTrips, c.WireRoundTrips) {
-			mark = "differs"
+		if split {
+			if sp := c.Split; sp != nil {
+				row = append(row, numCell(sp.Client, millis, "ms"), numCell(sp.Server, millis, "ms"), numCell(sp.Network, millis, "ms"))
+			} else {
+				row = append(row, textCell("-"), textCell("-"), textCell("-"))
+			}
 		}
-		t.addCells(textCell(name), textCell(c.Phase), countCell(int64(c.Conns), "connections"), numCell(c.Tool, millis, "ms"), numCell(c.Wire, millis, "ms"), diff,
-			rtCell(c.ToolRoundTrips), rtCell(c.WireRoundTrips), textCell(mark))
+		t.addCells(row...)
 	}
 	t.Foot = []string{fmt.Sprintf("the connections the capture shows starting within each trial; differs: by more than %.0f%% and %s ms, or in round trips", wireCheckPct, num(wireCheckMS, millis))}
+	if stacks {
+		t.Foot = append(t.Foot, "a client stack other than Go's reports only each connection's start and end: its phases are the wire's alone (tlsbench's columns empty), its trial's connections those within the stack's run, from its warm-up's end to its done")
+	}
+	if split {
+		t.Foot = append(t.Foot, "client, server, network: the wire's time split by whose turn it was (the server's answer time less the network's round trip)")
+	}
+	b.table(t)
+	ix.wireStacksTable(b)
+}
+
+// wireStacksTable writes what the wire shows each client stack's variant
+// negotiated, and how that checked against the variant.
+func (ix *index) wireStacksTable(b *body) {
+	ws := ix.r.WireStacks
+	if len(ws) == 0 {
+		return
+	}
+	t := Table{
+		Title:  "negotiated, as the wire shows each client stack's connections (--wire)",
+		Left:   2,
+		Header: []string{"variant", "conns", "TLS", "version", "suite", "group", "HRR", "resumed", "client cert", "check"},
+		Foot: []string{
+			"HRR: connections whose server asked for another key share (a HelloRetryRequest, one more round trip); client cert: sent or none as TLS 1.2 shows it, hidden where TLS 1.3 encrypts it",
+			"check: the connections against what the variant asks for (version, group without a HelloRetryRequest, client certificate); a failed check fails the run",
+		},
+	}
+	for _, w := range ws {
+		version, suite, group := "-", "-", "-"
+		if n := w.Negotiated; n != nil {
+			version, suite, group = dash(n.Version), dash(n.Suite), dash(n.Group)
+		}
+		check := "ok"
+		if w.Failed != "" {
+			check = "failed: " + w.Failed
+		}
+		t.addCells(textCell(w.Variant), countCell(w.Conns, "connections"), countCell(w.TLS, "connections"), textCell(version), textCell(suite), textCell(group),
+			countCell(w.HelloRetries, "connections"), countCell(w.Resumed, "connections"), textCell(dash(w.ClientCert)), textCell(check))
+	}
 	b.table(t)
 }
 
@@ -103,7 +163,8 @@ func rtCell(x float64) Cell {
 // wireChecks: each phase where tlsbench and the wire part, or that every
 // phase agreed.
 func (r *rules) wireChecks() {
-	cs := r.ix.r.WireChecks
+	// A client stack's phases are the wire's alone: nothing to check.
+	cs := slices.DeleteFunc(slices.Clone(r.ix.r.WireChecks), func(c result.WireCheck) bool { return c.Client != "" })
 	if len(cs) == 0 {
 		return
 	}

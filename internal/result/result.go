@@ -77,6 +77,9 @@ type Result struct {
 	// Advise is an advise result's profile and advice, one per server
 	// endpoint of its capture (see advise.go).
 	Advise []Advised `json:"advise,omitempty"`
+	// WireStacks are what the wire shows each client stack's variant
+	// negotiated (connect --wire --client).
+	WireStacks []WireNegotiated `json:"wire_stacks,omitempty"`
 
 	// Shard is this run's part of a run split over client machines
 	// (--shard); a merged result (tlsbench merge) has every shard's in
@@ -266,6 +269,11 @@ type Trial struct {
 	Round       int             `json:"round"` // 0-based trial number
 	Start       time.Time       `json:"start"`
 	Elapsed     time.Duration   `json:"elapsed_ns"`
+	// Ended is when a client stack's trial ended on tlsbench's clock (its
+	// program's done; Elapsed is its operations' span on the program's
+	// clock): its connections are those from Start to Ended. Zero for
+	// Go's trials, whose connections start within Elapsed.
+	Ended time.Time `json:"ended,omitzero"`
 
 	// PerConn is the operations each new connection ran before it closed
 	// (connect --per-conn N), omitted for one. With N > 1, Latency is each

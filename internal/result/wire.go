@@ -108,6 +108,40 @@ type WireCheck struct {
 	// RoundTrips are the mean client turns each counted.
 	ToolRoundTrips float64 `json:"tool_round_trips"`
 	WireRoundTrips float64 `json:"wire_round_trips"`
+	// Client is the client stack of a variant other than Go's: tlsbench
+	// times none of its phases, so the wire's are its only ones and Tool
+	// and ToolRoundTrips are unset, not zero.
+	Client string `json:"client,omitempty"`
+	// Split divides the wire's mean time among the client, the server and
+	// the network, as Wire.Split does.
+	Split *PhaseSplit `json:"split,omitempty"`
+}
+
+// WireNegotiated is what the wire shows a client stack's variant
+// negotiated over the connections starting within its connect trials
+// (connect --wire): where the stack says what it negotiated, this is
+// what it did.
+type WireNegotiated struct {
+	Variant string `json:"variant"`
+	Client  string `json:"client"`
+	// Conns counts the connections the capture showed, TLS those of them
+	// over TLS.
+	Conns int64 `json:"conns"`
+	TLS   int64 `json:"tls"`
+	// Negotiated is what the first TLS connection settled on, with its
+	// server key and client certificate where TLS 1.2 shows them.
+	Negotiated *Negotiated `json:"negotiated,omitempty"`
+	// HelloRetries counts the connections whose server asked for another
+	// key share, Resumed those that resumed a session.
+	HelloRetries int64 `json:"hello_retries,omitempty"`
+	Resumed      int64 `json:"resumed,omitempty"`
+	// ClientCert is what the wire shows of a client certificate: "sent",
+	// "none", or "hidden" where TLS 1.3 encrypts it.
+	ClientCert string `json:"client_cert,omitempty"`
+	// Failed is how the connections differ from what the variant asks
+	// for ("asked for TLS 1.3, 40 of 40 connections negotiated TLS 1.2"),
+	// a failed check as Go's connections' fails; "" when they agree.
+	Failed string `json:"failed,omitempty"`
 }
 
 // WirePhasesPast says by how much, ms, the phase means of a wire trial

@@ -28,11 +28,11 @@ func TestChecks(t *testing.T) {
 		// Not connect: not the wire check's.
 		{Experiment: plan.Pool, Variant: "plain", Start: t0.Add(4 * time.Second), Elapsed: time.Second},
 	}
-	conn := func(at time.Duration, phases ...netx.Phase) netx.Trace {
-		return netx.Trace{Start: t0.Add(at), Phases: phases}
+	conn := func(at time.Duration, phases ...netx.Phase) *Conn {
+		return &Conn{Trace: netx.Trace{Start: t0.Add(at), End: t0.Add(at + time.Millisecond), Phases: phases}}
 	}
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
-	conns := []netx.Trace{
+	conns := []*Conn{
 		conn(100*time.Millisecond, netx.Phase{Name: "tcp", Duration: ms(0.2), RoundTrips: 1}, netx.Phase{Name: "query", Duration: ms(0.4), RoundTrips: 1}),
 		// One plain connection of two: noted.
 		conn(2500*time.Millisecond, netx.Phase{Name: "tcp", Duration: ms(0.2), RoundTrips: 1}, netx.Phase{Name: "tls-handshake", Duration: ms(2), RoundTrips: 1},
@@ -41,7 +41,7 @@ func TestChecks(t *testing.T) {
 			netx.Phase{Name: PhaseEncrypted, Duration: ms(0.7), RoundTrips: 1}),
 		conn(10*time.Second, netx.Phase{Name: "tcp", Duration: ms(9)}), // in no connect trial
 	}
-	checks, notes := Checks(trials, conns)
+	checks, notes := Checks(nil, trials, conns)
 	want := []result.WireCheck{
 		{Variant: "plain", Phase: "tcp", Conns: 1, Tool: 0.1, Wire: 0.2, ToolRoundTrips: 1, WireRoundTrips: 1},
 		{Variant: "plain", Phase: "query", Conns: 1, Tool: 0.3, Wire: 0.4, ToolRoundTrips: 1, WireRoundTrips: 1},
@@ -68,5 +68,85 @@ func TestChecks(t *testing.T) {
 		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, w) }) {
 			t.Errorf("notes %q: no %q", notes, w)
 		}
+	}
+}
+
+// TestStackChecks: a client stack's trial has the last connections the
+// capture shows starting before its done, as many as it reported (not
+// its warm-up's, which come first; its first measured one may start
+// before its warm line was read, the trial's Start); it has the
+// wire's phases alone, with their split, and what the wire shows it
+// negotiated, checked against the variant: another version, or a
+// HelloRetryRequest where the variant names its group, fails it; where
+// the stack said otherwise, a note.
+func TestStackChecks(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	variants := []plan.Variant{
+		{ID: "go tls1.3", TLS: "1.3", Client: plan.GoClient},
+		{ID: "psycopg plain", TLS: "off", Client: "psycopg"},
+		{ID: "psycopg tls1.3", TLS: "1.3", Client: "psycopg"},
+		{ID: "psycopg tls1.3 p256", TLS: "1.3", Group: plan.GroupP256, Client: "psycopg"},
+	}
+	stackTrial := func(id string, at time.Duration, said *result.Negotiated) result.Trial {
+		return result.Trial{Experiment: plan.Connect, Variant: id, Start: t0.Add(at), Elapsed: 500 * time.Millisecond,
+			Ended: t0.Add(at + time.Second), Conns: 2, Negotiated: said}
+	}
+	trials := []result.Trial{
+		stackTrial("psycopg plain", 0, nil),
+		stackTrial("psycopg tls1.3", 10*time.Second, &result.Negotiated{Version: "TLS 1.3", Suite: "TLS_AES_256_GCM_SHA384", Group: "X25519"}),
+		stackTrial("psycopg tls1.3 p256", 20*time.Second, nil),
+	}
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	conn := func(at, took time.Duration, n *result.Negotiated, retry bool) *Conn {
+		phases := []netx.Phase{{Name: "tcp", Duration: ms(0.1), RoundTrips: 1}, {Name: "startup", Duration: ms(0.2), RoundTrips: 1}}
+		split := []result.PhaseSplit{{Phase: "tcp", Network: 0.1}, {Phase: "startup", Client: 0.05, Server: 0.1, Network: 0.05}}
+		if n != nil {
+			phases = append(phases, netx.Phase{Name: "tls-handshake", Duration: ms(2), RoundTrips: 1})
+		}
+		return &Conn{Trace: netx.Trace{Start: t0.Add(at), End: t0.Add(at + took), Phases: phases}, Split: split, Negotiated: n, HelloRetry: retry}
+	}
+	tls12 := &result.Negotiated{Version: "TLS 1.2", Suite: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", Group: "P-256"}
+	tls13 := &result.Negotiated{Version: "TLS 1.3", Suite: "TLS_AES_256_GCM_SHA384", Group: "P-256"}
+	conns := []*Conn{
+		conn(-100*time.Millisecond, 50*time.Millisecond, nil, false), // the warm-up's: ended before the warm line
+		conn(-time.Millisecond, 5*time.Millisecond, nil, false),      // began before tlsbench read the warm line
+		conn(900*time.Millisecond, 5*time.Millisecond, nil, false),   // after the operations' span, before done
+		conn(10100*time.Millisecond, 5*time.Millisecond, tls13, true),
+		conn(10200*time.Millisecond, 5*time.Millisecond, tls12, false),
+		conn(20100*time.Millisecond, 5*time.Millisecond, tls13, true),
+		conn(20200*time.Millisecond, 5*time.Millisecond, tls13, false),
+	}
+	checks, notes := Checks(variants, trials, conns)
+	for _, c := range checks {
+		if c.Client != "psycopg" || c.Tool != 0 || c.ToolRoundTrips != 0 || c.Conns != 2 || c.WireRoundTrips != 1 || c.Split == nil {
+			t.Errorf("check %+v", c)
+		}
+		if c.Variant == "psycopg plain" && c.Phase == "startup" && (c.Split.Client != 0.05 || c.Split.Server != 0.1) {
+			t.Errorf("split %+v", c.Split)
+		}
+	}
+	if len(checks) != 2+3+3 || len(notes) != 0 {
+		t.Errorf("%d checks, notes %q", len(checks), notes)
+	}
+	stacks, notes := Stacks(variants, trials, conns)
+	if len(stacks) != 3 {
+		t.Fatalf("stacks %+v", stacks)
+	}
+	want := []struct {
+		tls, retries int64
+		cert, failed string
+	}{
+		{0, 0, "", ""},
+		{2, 1, "hidden", "asked for TLS 1.3, negotiated TLS 1.2 on 1 of 2 connections"},
+		{2, 1, "hidden", "asked for the p256 key-exchange group, the server answered with a HelloRetryRequest on 1 of 2 connections"},
+	}
+	for i, w := range want {
+		s := stacks[i]
+		if s.Conns != 2 || s.TLS != w.tls || s.HelloRetries != w.retries || s.ClientCert != w.cert || s.Failed != w.failed || s.Client != "psycopg" {
+			t.Errorf("%s: %+v, want %+v", s.Variant, s, w)
+		}
+	}
+	if len(notes) != 1 || notes[0] != "--wire: psycopg tls1.3: client psycopg said it negotiated TLS 1.3 TLS_AES_256_GCM_SHA384 X25519, the wire shows TLS 1.3 TLS_AES_256_GCM_SHA384 P-256" {
+		t.Errorf("notes %q", notes)
 	}
 }
