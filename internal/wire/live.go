@@ -353,6 +353,11 @@ func startAFPacket(ctx context.Context, o LiveOptions) (func() (LiveStats, error
 		h.Close()
 		return nil, fmt.Errorf("capturing on %s: attaching the port filter: %w", o.Interface, err)
 	}
+	// The socket sees every packet from its bind to the filter's attach:
+	// those queued in between (other ports', on a busy loopback) passed
+	// unfiltered. The reader skips them by their kernel timestamps; what
+	// the capture is for starts after StartLive returns.
+	filtered := time.Now()
 	f, err := os.Create(o.File)
 	if err != nil {
 		h.Close()
@@ -383,6 +388,7 @@ func startAFPacket(ctx context.Context, o LiveOptions) (func() (LiveStats, error
 		for {
 			data, ci, err := h.ZeroCopyReadPacketData()
 			switch {
+			case err == nil && ci.Timestamp.Before(filtered):
 			case err == nil:
 				last = time.Now()
 				if err := w.WritePacket(ci, data); err != nil {
