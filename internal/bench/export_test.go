@@ -30,3 +30,6 @@ func RelayAddrs(r *Runner) []string {
 	}
 	return out
 }
+
+// Relayed is relayed for the external tests.
+var Relayed = relayed

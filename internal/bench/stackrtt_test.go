@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
+	"github.com/tlsbench/tlsbench/internal/site"
 )
 
 // skipMissingStack skips t where err says a client stack is not
@@ -167,5 +170,122 @@ func TestStackRelayRefused(t *testing.T) {
 	}
 	if tr.Errors["tcp: refused"] != 3 || len(tr.Errors) != 1 || !strings.Contains(tr.ErrorSamples["tcp: refused"], "connection refused") {
 		t.Errorf("trial errors %v, samples %v; want 3 tcp: refused", tr.Errors, tr.ErrorSamples)
+	}
+}
+
+// BenchmarkStackRTTAccuracy prints, side by side in one run on one lab
+// PostgreSQL, what an emulated RTT adds to a TLS 1.3 connection (connect,
+// SCRAM login, SELECT 1 as text, close) made by libpq
+// (pgbench) and psycopg through the relay and by pgx through Go's dialer,
+// at 1 ms and 44 ms: each stack's ms per connection at RTT 0 and at the
+// RTT (medians, averaged over 3 interleaved trials of 20 connections: a
+// shared machine's stalls stay out), the RTT's share as round trips
+// ((at RTT - at 0) / RTT: the stacks speak the same protocol, so the
+// emulations should give the same count), and each stack's added time
+// over Go's as a ratio. make bench.
+func BenchmarkStackRTTAccuracy(b *testing.B) {
+	labtest.Slow(b)
+	srv := labtest.Start(b, "postgres", lab.Options{Keys: []string{"ecdsa-p256"}})
+	stacks := []string{"go", "libpq", "psycopg"}
+	for _, rtt := range []time.Duration{time.Millisecond, 44 * time.Millisecond} {
+		b.Run(rtt.String(), func(b *testing.B) {
+			for range b.N {
+				spec, err := plan.New(plan.Spec{Target: "lab:postgres", Experiments: []plan.Experiment{plan.Connect}, TLS: []string{"1.3"},
+					Keys: []string{"ecdsa-p256"}, ClientStacks: stacks, RTT: []time.Duration{0, rtt}, Workload: plan.WorkloadPing,
+					Count: 20, Concurrency: []int{1}, Trials: 3, Duration: time.Minute, Tables: 1, Rows: 100})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				st, err := site.Attach(ctx, spec, srv)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res := result.New()
+				res.Spec = spec
+				err = bench.Execute(ctx, res, st, bench.Options{})
+				st.Stop()
+				if err != nil {
+					b.Fatal(err)
+				}
+				// ms is the mean over trials of each variant's median ms
+				// per connection, by client and RTT.
+				ms := map[string]map[time.Duration]float64{}
+				n := map[string]map[time.Duration]int{}
+				info := map[string]plan.Variant{}
+				for _, v := range res.Variants {
+					info[v.ID] = v
+				}
+				for _, tr := range res.Trials {
+					v := info[tr.Variant]
+					c := cmp.Or(v.Client, plan.GoClient)
+					if ms[c] == nil {
+						ms[c], n[c] = map[time.Duration]float64{}, map[time.Duration]int{}
+					}
+					ms[c][v.RTT] += tr.Latency.P50
+					n[c][v.RTT]++
+				}
+				added := func(c string) float64 {
+					at := func(d time.Duration) float64 { return ms[c][d] / float64(n[c][d]) }
+					b.ReportMetric(at(0), "ms-"+c+"@0")
+					b.ReportMetric(at(rtt), "ms-"+c+"@rtt")
+					a := at(rtt) - at(0)
+					b.ReportMetric(a/(float64(rtt)/float64(time.Millisecond)), "rt-"+c)
+					return a
+				}
+				goAdded := added(plan.GoClient)
+				for _, c := range stacks[1:] {
+					b.ReportMetric(added(c)/goAdded, c+"/go-added")
+				}
+			}
+		})
+	}
+}
+
+// TestRelayed: the connections a relay could not carry are put in the
+// tcp phase, on operations that failed without the server's answer, on a
+// tool's count of failures, or on the run that failed; those nothing
+// carries (a driver that retried) are returned to count.
+func TestRelayed(t *testing.T) {
+	why := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	reset := clientstack.Op{Phase: "auth", Kind: "reset", Message: "server closed the connection unexpectedly"}
+	answered := clientstack.Op{Phase: "query", Kind: "server", Message: "relation does not exist"}
+	ok := clientstack.Op{Start: 1, End: 2}
+	crashed := errors.New("the client exited")
+	for _, tc := range []struct {
+		name     string
+		rep      clientstack.Report
+		runErr   error
+		n        int64
+		wantOps  string // each op's phase: kind
+		wantRest int64
+		wantErr  string
+		errors   int64 // the Totals' errors left
+	}{
+		{"none", clientstack.Report{Ops: []clientstack.Op{reset}}, nil, 0, "auth: reset", 0, "", 0},
+		{"ops", clientstack.Report{Ops: []clientstack.Op{ok, reset, answered, reset}}, nil, 2, ": |tcp: refused|query: server|tcp: refused", 0, "", 0},
+		{"retried", clientstack.Report{Ops: []clientstack.Op{ok, reset}}, nil, 3, ": |tcp: refused", 2, "", 0},
+		{"totals", clientstack.Report{Totals: &clientstack.Totals{Ops: 10, Errors: 3}}, nil, 2, "", 2, "", 1},
+		{"run failed", clientstack.Report{Ops: []clientstack.Op{reset}}, crashed, 4, "tcp: refused", 0, "through the RTT relay: dial tcp: connect: connection refused (client: the client exited)", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err, rest := bench.Relayed(&tc.rep, tc.runErr, tc.n, why)
+			var ops []string
+			for _, o := range tc.rep.Ops {
+				ops = append(ops, o.Phase+": "+o.Kind)
+			}
+			if got := strings.Join(ops, "|"); got != tc.wantOps || rest != tc.wantRest {
+				t.Errorf("ops %q, %d left; want %q, %d", got, rest, tc.wantOps, tc.wantRest)
+			}
+			if tc.rep.Totals != nil && tc.rep.Totals.Errors != tc.errors {
+				t.Errorf("the tool's errors: %d, want %d", tc.rep.Totals.Errors, tc.errors)
+			}
+			switch {
+			case tc.wantErr == "" && err != tc.runErr:
+				t.Errorf("err %v, want the run's (%v)", err, tc.runErr)
+			case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr || !errors.Is(err, crashed) || !errors.Is(err, syscall.ECONNREFUSED)):
+				t.Errorf("err %v, want %q", err, tc.wantErr)
+			}
+		})
 	}
 }

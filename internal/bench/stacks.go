@@ -230,15 +230,16 @@ func (r *Runner) relayFailures(v plan.Variant) (int64, error) {
 // relayed puts the failures of a run's connections that v's relay could
 // not carry to the server (n of them since the run began, the first for
 // why) where they happened, in the tcp phase: the stack saw a connect
-// that succeeded (to the relay) and then a reset, and names the phase it
-// was in. Without a failed operation to put them on (a tool that stopped
-// at the first, or that counts only), the run's error names them.
-func relayed(rep *clientstack.Report, runErr error, n int64, why error) error {
+// that succeeded (to the relay), then a reset, and names the phase it was
+// in. It rewrites that many failed operations; a run that failed with
+// more left becomes a *relayFailed (stackTally counts its rest in the tcp
+// phase); it returns those still left to count (those a tool counted
+// only, or a driver retried), none silent.
+func relayed(rep *clientstack.Report, runErr error, n int64, why error) (error, int64) {
 	if n <= 0 || why == nil {
-		return runErr
+		return runErr, 0
 	}
-	kind := strings.TrimPrefix(driver.Kind(why), "other: ")
-	msg := "through the RTT relay: " + why.Error()
+	f := newRelayFailed(why)
 	for i := range rep.Ops {
 		o := &rep.Ops[i]
 		if n == 0 {
@@ -248,14 +249,41 @@ func relayed(rep *clientstack.Report, runErr error, n int64, why error) error {
 		if !o.Failed() || o.Kind == "server" || o.Kind == "auth" {
 			continue
 		}
-		o.Phase, o.Kind, o.Message = netx.PhaseTCP, kind, msg
+		o.Phase, o.Message = netx.PhaseTCP, f.message()
+		o.Kind = strings.TrimPrefix(f.kind, netx.PhaseTCP+": ")
 		n--
 	}
-	if runErr != nil && n > 0 {
-		return fmt.Errorf("%s: %s: %w (%v)", netx.PhaseTCP, kind, why, runErr)
+	var counted int64
+	if tot := rep.Totals; tot != nil && tot.Errors > 0 {
+		counted = min(n, tot.Errors)
+		tot.Errors -= counted
+		n -= counted
 	}
-	return runErr
+	if runErr != nil && n > 0 {
+		f.run = runErr
+		return f, counted
+	}
+	return runErr, counted + n
 }
+
+// relayFailed is a stack's run that failed when the relay could not reach
+// the server: the relay's error, in the tcp phase, with the stack's.
+type relayFailed struct {
+	kind     string // "tcp: refused"
+	why, run error
+}
+
+func newRelayFailed(why error) *relayFailed {
+	return &relayFailed{kind: driver.Kind(&driver.OpError{Phase: netx.PhaseTCP, Err: why}), why: why}
+}
+
+func (e *relayFailed) message() string { return "through the RTT relay: " + e.why.Error() }
+
+func (e *relayFailed) Error() string {
+	return fmt.Sprintf("%s (client: %v)", e.message(), e.run)
+}
+
+func (e *relayFailed) Unwrap() []error { return []error{e.why, e.run} }
 
 // netipParse is net.ParseIP with an error: is host an IP address?
 func netipParse(host string) (net.IP, error) {
@@ -426,7 +454,7 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 	ended = true
 	mu.Unlock()
 	now, why := r.relayFailures(v)
-	runErr = relayed(&rep, runErr, now-failed, why)
+	runErr, unnamed := relayed(&rep, runErr, now-failed, why)
 	t := result.Trial{Start: began}
 	server.stop(&t)
 	if ctx.Err() != nil {
@@ -437,7 +465,12 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 	if errors.As(runErr, &refused) || errors.As(runErr, &missing) {
 		return t, runErr // a restart that cannot be
 	}
-	return t, stackTally(rep, run, runErr).fill(&t, rep, run)
+	tl := stackTally(rep, run, runErr)
+	if unnamed > 0 {
+		f := newRelayFailed(why)
+		tl.countFailure(f.kind, f.message(), unnamed)
+	}
+	return t, tl.fill(&t, rep, run)
 }
 
 // stackCounts is what a client's Report adds up to.
@@ -486,7 +519,11 @@ func stackTally(rep clientstack.Report, run clientstack.Run, err error) stackCou
 		} else if tl.span > 0 && tl.span < run.Duration {
 			rest = max(rest, int64(float64(done)*float64(run.Duration-tl.span)/float64(tl.span)))
 		}
-		tl.countFailure(clientFailed, err.Error(), rest)
+		kind := clientFailed
+		if f, ok := errors.AsType[*relayFailed](err); ok {
+			kind = f.kind
+		}
+		tl.countFailure(kind, err.Error(), rest)
 	}
 	return tl
 }
