@@ -20,3 +20,16 @@ var UsableCPUs = host.NumCPU
 
 // MaxThreadWaits is maxThreadWaits for the external tests.
 const MaxThreadWaits = maxThreadWaits
+
+// RelayAddrs are the addresses of the relays r started for its client
+// stacks' variants with an RTT.
+func RelayAddrs(r *Runner) []string {
+	var out []string
+	for _, rl := range r.stacks.relays {
+		out = append(out, rl.Addr())
+	}
+	return out
+}
+
+// Relayed is relayed for the external tests.
+var Relayed = relayed

@@ -175,6 +175,9 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 		if n := d.WithRTT(rtt).RTTNote(); n != "" && !slices.Contains(res.Notes, n) {
 			res.Notes = append(res.Notes, n)
 		}
+		if rtt > 0 && spec.OtherClients() {
+			res.Notes = append(res.Notes, netx.RelayNote(rtt))
+		}
 	}
 	if slices.Contains(spec.Experiments, plan.Connect) && (r.Scheme == "http" || r.Scheme == "builtin") {
 		res.Notes = append(res.Notes, "connect: each request says Connection: close and the client reads until the server closes, so TIME_WAIT stays with the server")

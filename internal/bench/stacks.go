@@ -11,13 +11,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/clientstack"
+	"github.com/tlsbench/tlsbench/internal/driver"
 	"github.com/tlsbench/tlsbench/internal/files"
+	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
@@ -39,6 +42,9 @@ type stacks struct {
 	dir string
 	// infos are the stacks as they said of themselves, once each.
 	infos []result.ClientStack
+	// relays carry the connections of the variants with an RTT (by
+	// Variant.ID): Go's dialer cannot delay another process's socket.
+	relays map[string]*netx.Relay
 }
 
 // startClient starts a stack's client: Runner.StartClient or
@@ -83,13 +89,17 @@ func (r *Runner) stackClient(ctx context.Context, v plan.Variant) (clientstack.C
 func (r *Runner) Clients() []result.ClientStack { return r.stacks.infos }
 
 // Close stops every client stack the Runner started, reaping their
-// processes, and removes the files it gave them.
+// processes, then their relays, and removes the files it gave them.
 func (r *Runner) Close() error {
 	var errs []error
 	for _, c := range r.stacks.running {
 		errs = append(errs, c.Close())
 	}
 	r.stacks.running = nil
+	for _, rl := range r.stacks.relays {
+		errs = append(errs, rl.Close())
+	}
+	r.stacks.relays = nil
 	if r.stacks.dir != "" {
 		errs = append(errs, os.RemoveAll(r.stacks.dir))
 		r.stacks.dir = ""
@@ -98,9 +108,9 @@ func (r *Runner) Close() error {
 }
 
 // stackConfig is the configuration of v's stack, from v's driver.Config:
-// the address as an IP, the login of its URL (a passfile= read), the TLS
-// settings of its tls.Config (the CA's file, the client certificate as
-// PEM files), the spec's workload.
+// the address as an IP (the relay's with an RTT: stackRelay), the login
+// of its URL (a passfile= read), the TLS settings of its tls.Config (the
+// CA's file, the client certificate as PEM files), the spec's workload.
 func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.Config, error) {
 	cfg, ok := r.Configs[v.ID]
 	if !ok {
@@ -121,6 +131,14 @@ func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.C
 		}
 		host = addrs[0].Unmap().String()
 	}
+	server := host
+	if v.RTT > 0 {
+		rl, err := r.stackRelay(ctx, v, net.JoinHostPort(host, port))
+		if err != nil {
+			return clientstack.Config{}, err
+		}
+		host, port, _ = net.SplitHostPort(rl.Addr())
+	}
 	p, _ := strconv.Atoi(port)
 	out := clientstack.Config{
 		Stack: st, Host: host, Port: p, TLS: v.TLS, Resume: v.Resume,
@@ -132,13 +150,19 @@ func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.C
 		out.Password, _ = u.User.Password()
 		out.Database = strings.TrimPrefix(u.Path, "/")
 		if pf := u.Query().Get("passfile"); pf != "" && out.Password == "" {
-			if out.Password, err = passfilePassword(pf, r.Scheme, host, port, out.Database, out.User); err != nil {
+			_, sport, _ := net.SplitHostPort(cfg.Addr)
+			if out.Password, err = passfilePassword(pf, r.Scheme, server, sport, out.Database, out.User); err != nil {
 				return clientstack.Config{}, err
 			}
 		}
 	}
 	if c := cfg.TLS; c != nil {
 		out.ServerName = c.ServerName
+		if out.ServerName == "" {
+			// The server's address, as a stack connecting to it names
+			// it, not the relay's.
+			out.ServerName = server
+		}
 		out.Verify = "full"
 		switch {
 		case c.InsecureSkipVerify && c.VerifyConnection != nil:
@@ -165,6 +189,101 @@ func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.C
 	}
 	return out, nil
 }
+
+// stackRelay is the relay that carries v's connections to the server at
+// target (an IP and port) over v's emulated RTT, started on first use and
+// kept for the run (Close stops it). It listens on the loopback address
+// of target's family, 127.0.0.1 for a lab server: the stack connects to
+// the address it would have, at another port, and verifies the server's
+// name as it would have (stackConfig). It dials from the variant's source
+// addresses, as Go's connections of the variant do.
+func (r *Runner) stackRelay(ctx context.Context, v plan.Variant, target string) (*netx.Relay, error) {
+	if rl, ok := r.stacks.relays[v.ID]; ok {
+		return rl, nil
+	}
+	d := r.Configs[v.ID].Dialer
+	if d == nil {
+		d = &netx.Dialer{}
+	}
+	// The relay outlives the trial that starts it; Close stops it.
+	rl, err := netx.StartRelay(context.WithoutCancel(ctx), target, d.WithRTT(v.RTT))
+	if err != nil {
+		return nil, fmt.Errorf("the relay that emulates %s of RTT for client %s: %w", plan.RTTLabel(v.RTT), v.Client, err)
+	}
+	if r.stacks.relays == nil {
+		r.stacks.relays = map[string]*netx.Relay{}
+	}
+	r.stacks.relays[v.ID] = rl
+	return rl, nil
+}
+
+// relayFailures is how many connections v's relay could not carry to the
+// server so far, and the first reason; 0 without a relay.
+func (r *Runner) relayFailures(v plan.Variant) (int64, error) {
+	rl, ok := r.stacks.relays[v.ID]
+	if !ok {
+		return 0, nil
+	}
+	return rl.Failed(), rl.Err()
+}
+
+// relayed puts the failures of a run's connections that v's relay could
+// not carry to the server (n of them since the run began, the first for
+// why) where they happened, in the tcp phase: the stack saw a connect
+// that succeeded (to the relay), then a reset, and names the phase it was
+// in. It rewrites that many failed operations; a run that failed with
+// more left becomes a *relayFailed (stackTally counts its rest in the tcp
+// phase); it returns those still left to count (those a tool counted
+// only, or a driver retried), none silent.
+func relayed(rep *clientstack.Report, runErr error, n int64, why error) (error, int64) {
+	if n <= 0 || why == nil {
+		return runErr, 0
+	}
+	f := newRelayFailed(why)
+	for i := range rep.Ops {
+		o := &rep.Ops[i]
+		if n == 0 {
+			break
+		}
+		// The server answered those: it was reached.
+		if !o.Failed() || o.Kind == "server" || o.Kind == "auth" {
+			continue
+		}
+		o.Phase, o.Message = netx.PhaseTCP, f.message()
+		o.Kind = strings.TrimPrefix(f.kind, netx.PhaseTCP+": ")
+		n--
+	}
+	var counted int64
+	if tot := rep.Totals; tot != nil && tot.Errors > 0 {
+		counted = min(n, tot.Errors)
+		tot.Errors -= counted
+		n -= counted
+	}
+	if runErr != nil && n > 0 {
+		f.run = runErr
+		return f, counted
+	}
+	return runErr, counted + n
+}
+
+// relayFailed is a stack's run that failed when the relay could not reach
+// the server: the relay's error, in the tcp phase, with the stack's.
+type relayFailed struct {
+	kind     string // "tcp: refused"
+	why, run error
+}
+
+func newRelayFailed(why error) *relayFailed {
+	return &relayFailed{kind: driver.Kind(&driver.OpError{Phase: netx.PhaseTCP, Err: why}), why: why}
+}
+
+func (e *relayFailed) message() string { return "through the RTT relay: " + e.why.Error() }
+
+func (e *relayFailed) Error() string {
+	return fmt.Sprintf("%s (client: %v)", e.message(), e.run)
+}
+
+func (e *relayFailed) Unwrap() []error { return []error{e.why, e.run} }
 
 // netipParse is net.ParseIP with an error: is host an IP address?
 func netipParse(host string) (net.IP, error) {
@@ -329,10 +448,13 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 			server.start()
 		}
 	}
+	failed, _ := r.relayFailures(v)
 	rep, runErr := client.Run(ctx, run)
 	mu.Lock()
 	ended = true
 	mu.Unlock()
+	now, why := r.relayFailures(v)
+	runErr, unnamed := relayed(&rep, runErr, now-failed, why)
 	t := result.Trial{Start: began, Ended: time.Now()}
 	server.stop(&t)
 	if ctx.Err() != nil {
@@ -343,7 +465,12 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 	if errors.As(runErr, &refused) || errors.As(runErr, &missing) {
 		return t, runErr // a restart that cannot be
 	}
-	return t, stackTally(rep, run, runErr).fill(&t, rep, run)
+	tl := stackTally(rep, run, runErr)
+	if unnamed > 0 {
+		f := newRelayFailed(why)
+		tl.countFailure(f.kind, f.message(), unnamed)
+	}
+	return t, tl.fill(&t, rep, run)
 }
 
 // stackCounts is what a client's Report adds up to.
@@ -392,7 +519,11 @@ func stackTally(rep clientstack.Report, run clientstack.Run, err error) stackCou
 		} else if tl.span > 0 && tl.span < run.Duration {
 			rest = max(rest, int64(float64(done)*float64(run.Duration-tl.span)/float64(tl.span)))
 		}
-		tl.countFailure(clientFailed, err.Error(), rest)
+		kind := clientFailed
+		if f, ok := errors.AsType[*relayFailed](err); ok {
+			kind = f.kind
+		}
+		tl.countFailure(kind, err.Error(), rest)
 	}
 	return tl
 }
@@ -481,6 +612,10 @@ func (r *Runner) checkStack(ctx context.Context, v plan.Variant) (result.Check, 
 	}
 	run := clientstack.Run{Experiment: string(plan.Connect), Concurrency: 1, PerConn: 1, MaxOps: 1, Duration: r.Spec.Timeout}
 	rep, err := client.Run(ctx, run)
+	if n, why := r.relayFailures(v); n > 0 && (err != nil || slices.ContainsFunc(rep.Ops, clientstack.Op.Failed)) {
+		// The stack saw a reset; the relay, why.
+		return c, r.explain(&driver.OpError{Phase: netx.PhaseTCP, Err: why}, v)
+	}
 	if err != nil {
 		return c, err
 	}

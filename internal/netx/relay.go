@@ -3,10 +3,12 @@ package netx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,7 +44,7 @@ import (
 //     from the Dialer's source addresses.
 //
 // A target the relay cannot dial resets the client's connection (the
-// client saw its connect succeed); Err says why.
+// client saw its connect succeed); Err says why, Failed how often.
 //
 // Use: one relay per target and RTT, given the dialer Go's connections of
 // the variant use, and the client given Addr in place of the target's
@@ -67,8 +69,9 @@ type Relay struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the accept loop and every pair
 
-	mu  sync.Mutex
-	err error
+	mu     sync.Mutex
+	err    error
+	failed atomic.Int64 // connections whose target the relay could not dial
 }
 
 // StartRelay listens on a free port of loopback (::1 for an IPv6 target,
@@ -101,6 +104,13 @@ func StartRelay(ctx context.Context, target string, d *Dialer) (*Relay, error) {
 	return r, nil
 }
 
+// RelayNote says, for a result file, how a run emulates an RTT for the
+// connections of a client stack other than Go's.
+func RelayNote(rtt time.Duration) string {
+	return fmt.Sprintf("rtt %s for client stacks other than Go's: their connections go through tlsbench's relay on loopback, which passes the bytes untouched (TLS stays end to end between the stack and the server) over the link the dialer emulates; the stack's connect returns at once and the connect's RTT comes with its first exchange, so a connection takes as long as through the dialer; the relay's CPU is tlsbench's, not in the stack's client CPU",
+		rttLabel(rtt))
+}
+
 // Addr is the relay's address (host:port) for the client to connect to.
 func (r *Relay) Addr() string { return r.ln.Addr().String() }
 
@@ -111,7 +121,13 @@ func (r *Relay) Err() error {
 	return r.err
 }
 
+// Failed counts the connections the relay reset because it could not dial
+// the target: a caller that takes the difference around a run of its own
+// knows how many of that run's connections failed in their connect.
+func (r *Relay) Failed() int64 { return r.failed.Load() }
+
 func (r *Relay) fail(err error) {
+	r.failed.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err == nil {

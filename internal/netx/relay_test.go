@@ -300,7 +300,8 @@ func TestRelayClose(t *testing.T) {
 }
 
 // TestRelayDialError checks that a target the relay cannot reach resets
-// the client's connection and is the relay's Err.
+// the client's connection, is the relay's Err, and counts in Failed once
+// per connection.
 func TestRelayDialError(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -320,6 +321,13 @@ func TestRelayDialError(t *testing.T) {
 	}
 	if err := r.Err(); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("Err: %v, want the refused dial", err)
+	}
+	if c, err := net.Dial("tcp", r.Addr()); err == nil {
+		io.ReadAll(c)
+		c.Close()
+	}
+	if n := r.Failed(); n != 2 {
+		t.Errorf("Failed: %d, want 2 (two connections)", n)
 	}
 }
 

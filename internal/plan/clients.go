@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // The client-stack dimension (--client; issue 28): the stacks other than
@@ -206,8 +205,6 @@ func (s *Spec) notYet() string {
 		return "⟨rates⟩ (closed loops only)"
 	case len(s.Scripts) > 0:
 		return "⟨scripts⟩ (the named workloads only)"
-	case slices.ContainsFunc(s.RTT, func(d time.Duration) bool { return d != 0 }):
-		return "⟨rtt⟩ (the relay that delays other stacks' connections is not wired in)"
 	case slices.ContainsFunc(s.PerConn, func(n int) bool { return n > 1 }):
 		return "⟨per_conn⟩ above 1 (a stack reports each connection's time, not each operation's)"
 	case len(s.Ciphers) > 0:

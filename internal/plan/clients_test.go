@@ -94,7 +94,6 @@ func TestClientRefusals(t *testing.T) {
 		{Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"pymongo"}}, "not yet with ⟨client_stacks⟩ pymongo: the new-client experiment (connect and pool only)"},
 		{pg(Spec{Via: []string{"direct", "ssh"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨via⟩ tunnels and poolers (direct connections only)"},
 		{pg(Spec{Rates: []float64{100}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨rates⟩ (closed loops only)"},
-		{pg(Spec{RTT: []time.Duration{0, 44 * time.Millisecond}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨rtt⟩ (the relay that delays other stacks' connections is not wired in)"},
 		{pg(Spec{PerConn: []int{1, 10}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨per_conn⟩ above 1 (a stack reports each connection's time, not each operation's)"},
 		{pg(Spec{TLS: []string{"1.2"}, Ciphers: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨ciphers⟩ (the stack's own TLS 1.2 suites only)"},
 		{pg(Spec{Target: "postgres://u@127.0.0.1/db?sslmode=require", Negotiation: []string{"postgres", "direct"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨negotiation⟩ direct (an SSLRequest first only)"},
@@ -111,9 +110,13 @@ func TestClientRefusals(t *testing.T) {
 			t.Errorf("%v is not a plan.Error (exit 2)", err)
 		}
 	}
-	// What Go alone does is not refused.
+	// What Go alone does is not refused; nor is an RTT for a stack (its
+	// connections go through the relay).
 	if _, err := New(pg(Spec{ClientStacks: []string{"go"}, RTT: []time.Duration{44 * time.Millisecond}})); err != nil {
 		t.Errorf("go alone with --rtt: %v", err)
+	}
+	if _, err := New(pg(Spec{RTT: []time.Duration{0, 44 * time.Millisecond}, PredictRTT: []time.Duration{170 * time.Millisecond}})); err != nil {
+		t.Errorf("psycopg with --rtt and --predict-rtt: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -218,9 +219,39 @@ func (ix *index) rttModel(b *body) {
 		return
 	}
 	ps := ix.predict()
-	if len(ps) == 0 {
-		return
+	if len(ps) > 0 {
+		ix.rttTables(b, ps)
 	}
+	if un := ix.unmodelled(); len(un) > 0 {
+		b.prose(fmt.Sprintf("%s: not in the round-trip model: a client stack other than Go's is timed a whole connection at a time, without phases or round trips, so there is nothing to predict from; its connections at each emulated RTT (through tlsbench's relay) are in the connect table",
+			strings.Join(un, ", ")))
+	}
+}
+
+// unmodelled lists the variants at RTT 0 of client stacks other than
+// Go's that the model has no phases of, where it models connect.
+func (ix *index) unmodelled() []string {
+	e := ix.modelled()
+	if e != plan.Connect {
+		return nil
+	}
+	c := ix.conc[e][0]
+	var out []string
+	for _, name := range ix.variants {
+		info, ok := ix.info[name]
+		if !ok || info.Client == "" || info.RTT != 0 {
+			continue
+		}
+		if ts := ix.trials[cellKey{e, name, c}]; len(ts) > 0 && !setupOf(ts).ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// rttTables writes the model's tables and what they say, for the
+// variants it models (ps).
+func (ix *index) rttTables(b *body, ps []Prediction) {
 	c := ps[0].Concurrency
 	rtts := PredictRTTs(ix.r)
 	e := ix.modelled()

@@ -98,3 +98,48 @@ func TestPredictNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictStacks: the model treats a client stack's variants as Go's
+// where their trials have phases (testdata/clients-connect.json's, as a
+// capture gives them), and where they have none it invents no round trip:
+// it models Go's variants and names the stacks' it leaves out.
+func TestPredictStacks(t *testing.T) {
+	r, err := result.Read(filepath.Join("testdata", "clients-connect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Spec.PredictRTT = []time.Duration{44 * time.Millisecond}
+	modelled := func(r *result.Result) (ids []string) {
+		for _, p := range Predict(r) {
+			ids = append(ids, p.Variant)
+		}
+		return ids
+	}
+	text := func(r *result.Result) string {
+		var b bytes.Buffer
+		if err := Build(r).Text(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	all := "go plain|go tls1.3 rsa2048|psycopg plain|psycopg tls1.3 rsa2048|pgjdbc plain|pgjdbc tls1.3 rsa2048"
+	if got := strings.Join(modelled(r), "|"); got != all {
+		t.Errorf("with phases: modelled %q, want %q", got, all)
+	}
+	if out := text(r); strings.Contains(out, "not in the round-trip model") || !strings.Contains(out, "psycopg tls1.3 rsa2048: setup = ") {
+		t.Errorf("with phases, the stacks are not modelled as Go's:\n%s", out)
+	}
+	for i, tr := range r.Trials {
+		if !strings.HasPrefix(tr.Variant, "go ") {
+			r.Trials[i].Phases = nil
+		}
+	}
+	if got := strings.Join(modelled(r), "|"); got != "go plain|go tls1.3 rsa2048" {
+		t.Errorf("without the stacks' phases: modelled %q, want Go's alone", got)
+	}
+	out := text(r)
+	if !strings.Contains(out, "psycopg plain, psycopg tls1.3 rsa2048, pgjdbc plain, pgjdbc tls1.3 rsa2048: not in the round-trip model") ||
+		strings.Contains(out, "psycopg plain: setup = ") {
+		t.Errorf("without the stacks' phases, the report does not say it leaves them out:\n%s", out)
+	}
+}
