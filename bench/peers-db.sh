@@ -9,11 +9,11 @@
 #                   (a new connection per transaction)
 #     each with sslmode=disable (tlsbench --tls off) and sslmode=require
 #     (tlsbench --tls auto: TLS, and like libpq's require no other checks)
-#     pg-libpq-*    tlsbench driving libpq (its C stack: pgbench run by
-#                   internal/clientstack, through bench/clientrun until the
-#                   CLI has --client libpq) vs pgbench -n -M prepared -c C -j C
-#                   run by hand: what driving the C stack costs (target:
-#                   >= 0.95x, not >= 1x)
+#     pg-libpq-*    tlsbench pool --client libpq -c C (libpq's C stack: the
+#                   pgbench internal/clientstack runs) vs pgbench -n -M
+#                   prepared -c C -j C run by hand: what driving the C stack
+#                   costs (target: >= 0.95x, not >= 1x), in transactions/s
+#                   and in pgbench's own CPU per transaction
 #   MariaDB, sysbench 1.0:
 #     my-point-*    tlsbench pool --workload point-select  vs  sysbench oltp_point_select
 #     my-ro-*       tlsbench pool --workload read-only     vs  sysbench oltp_read_only
@@ -114,8 +114,6 @@ else
   (cd "$root" && go build -o "$tmp/tlsbench" ./cmd/tlsbench) || die "go build ./cmd/tlsbench failed"
   bin=$tmp/tlsbench
 fi
-command -v go >/dev/null 2>&1 || die "go is missing: bench/clientrun (tlsbench driving libpq) is built from source"
-(cd "$root" && go build -o "$tmp/clientrun" ./bench/clientrun) || die "go build ./bench/clientrun failed"
 
 # --- the lab -------------------------------------------------------------
 echo "starting the lab (postgres, mariadb) ..." >&2
@@ -418,27 +416,43 @@ pgbench_run() {
   if [ "$*" = -C ]; then
     [ -n "$conn" ] || die "pgbench -C ($cmp) printed no average connection time: $(tail3)"
     record "$cmp" "$round" pgbench "$n" "$tps" "$conn" -
+  elif [[ $cmp == pg-libpq-* ]]; then # its own CPU per transaction, as libpq_run's
+    record "$cmp" "$round" pgbench "$n" "$tps" "$(awk "BEGIN { printf \"%.2f\", $CCPU / $n * 1e6 }")" -
   else
     record "$cmp" "$round" pgbench "$n" "$tps" - -
   fi
 }
 
-# clientrun_run cmp round tls(off|auto): tlsbench driving libpq, pool, the
-# same statement, clients and threads as pgbench_run; the client CPU is
-# tlsbench's and pgbench's (the shell's reaped children and theirs).
-clientrun_run() {
-  local cmp=$1 round=$2 tls=$3
-  run pg "${peer_pin[@]}" "$tmp/clientrun" -stack libpq -engine postgres -host "$pg_host" -port "$pg_port" \
-    -user "$pg_user" -db "$pg_db" -passfile "$pg_passfile" -tls "$tls" -verify none \
-    -workload point-select -tables 1 -rows "$ROWS" -query-mode prepared -experiment pool -c "$C" -d "${T}s" ||
-    die "tlsbench driving libpq ($cmp) failed: $(tail3)"
-  local ops errs span elapsed cpu rate
-  read -r ops errs span elapsed cpu < <(tail -n 1 "$tmp/run.out")
-  [[ ${ops:-0} -gt 0 && ${span:-0} -gt 0 ]] || die "tlsbench driving libpq ($cmp) completed no operation: $(tail3)"
-  [ "$errs" -eq 0 ] || echo "  warning: tlsbench driving libpq ($cmp) had $errs failed operations" >&2
-  echo "$cmp libpq's own (pgbench; see the header)" >>"$negotiated"
-  rate=$(awk "BEGIN { print $ops / ($span / 1e9) }")
-  record "$cmp" "$round" tlsbench "$ops" "$rate" - -
+# libpq_run cmp round tls(off|on) url args...: tlsbench pool --client
+# libpq, the statement, clients and threads of pgbench_run. Its figures:
+# transactions/s, and pgbench's own CPU per transaction (the trial's
+# client CPU, pgbench's rusage, after the warm-up) beside that of the
+# pgbench run by hand; the client µs/op column is tlsbench's and its
+# pgbench's together (the shell's reaped children and theirs).
+libpq_run() {
+  local cmp=$1 round=$2 tls=$3 url=$4
+  shift 4
+  local out=$tmp/tb.json
+  run pg "$bin" pool "$url" --client libpq --tables 1 --rows "$ROWS" --query-mode prepared --workload point-select \
+    -c "$C" -d "${T}s" --trials 1 --warmup "$WARMUP" -o "$out" "${tb_pin[@]}" "$@" ||
+    die "tlsbench pool --client libpq ($cmp) failed: $(grep -v '^result:' "$tmp/run.out" | tail -n 3 | tr '\n' ' ')"
+  local ops ns errs err cpu variant
+  IFS='|' read -r ops ns errs err cpu variant < <(jq -r '.trials[0] as $t
+    | [$t.ops, $t.elapsed_ns, (($t.errors // {}) | add // 0), (.error // ""), ($t.client_cpu_ns // 0), $t.variant]
+    | map(tostring | gsub("[|\n]"; " ")) | join("|")' "$out")
+  [ -z "$err" ] || die "tlsbench pool --client libpq ($cmp): $err"
+  [ "$ops" -gt 0 ] || die "tlsbench pool --client libpq ($cmp) completed no operation"
+  [ "$errs" -eq 0 ] || echo "  warning: tlsbench pool --client libpq ($cmp) had $errs failed operations" >&2
+  case $tls in
+    on) [[ $variant == *tls* ]] || die "tlsbench pool --client libpq ($cmp) ran $variant, not TLS" ;;
+    off) [[ $variant == *plain* ]] || die "tlsbench pool --client libpq ($cmp) ran $variant, not plain" ;;
+  esac
+  echo "$cmp libpq's own (pgbench says nothing; see the header)" >>"$negotiated"
+  local rate own units
+  rate=$(awk "BEGIN { print $ops / ($ns / 1e9) }")
+  own=$(awk "BEGIN { printf \"%.2f\", $cpu / $ops / 1e3 }")
+  units=$(jq -r '.trials[0].ops * (.trials[0].elapsed_ns + (.spec.warmup_ns // 0)) / .trials[0].elapsed_ns' "$out")
+  CPU_UNITS=$units record "$cmp" "$round" tlsbench "$ops" "$rate" "$own" -
 }
 
 # sysbench_run cmp round test on|off
@@ -492,8 +506,8 @@ my-point-off|sysbench|MariaDB pool, --mysql-ssl=off: sysbench oltp_point_select 
 my-point-on|sysbench|MariaDB pool, --mysql-ssl=on: sysbench oltp_point_select --threads=$C, prepared statements, TLS|queries/s|-|-
 my-ro-off|sysbench|MariaDB pool, --mysql-ssl=off: sysbench oltp_read_only --threads=$C (16 statements a transaction, BEGIN and COMMIT included)|queries/s|transactions/s|tps
 my-ro-on|sysbench|MariaDB pool, --mysql-ssl=on: sysbench oltp_read_only --threads=$C (16 statements a transaction, BEGIN and COMMIT included), TLS|queries/s|transactions/s|tps
-pg-libpq-disable|pgbench|PostgreSQL pool, sslmode=disable, tlsbench driving libpq (pgbench -l by internal/clientstack) vs pgbench -n -M prepared -c $C -j $C by hand|statements/s|-|-|0.95
-pg-libpq-require|pgbench|PostgreSQL pool, sslmode=require, tlsbench driving libpq (pgbench -l by internal/clientstack) vs pgbench -n -M prepared -c $C -j $C by hand|statements/s|-|-|0.95
+pg-libpq-disable|pgbench|PostgreSQL pool, sslmode=disable: tlsbench pool --client libpq -c $C (its pgbench) vs pgbench -n -M prepared -c $C -j $C by hand, $what|transactions/s|pgbench µs/tx|cpu|0.95
+pg-libpq-require|pgbench|PostgreSQL pool, sslmode=require: tlsbench pool --client libpq -c $C (its pgbench) vs pgbench -n -M prepared -c $C -j $C by hand, $what|transactions/s|pgbench µs/tx|cpu|0.95
 EOF
 
 echo "tlsbench vs pgbench and sysbench: $("$bin" version), $("$pgbench" --version | awk '{ print $1, $3 }'), $(sysbench --version), $(openssl version | cut -d' ' -f1-2)"
@@ -536,8 +550,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
     'sysbench_run my-ro-off "$r" oltp_read_only off'
   pair my-ro-on 'tlsbench_run my-ro-on "$r" my on pool "$my_url" --tls auto --ca "$my_ca" --workload read-only --warmup "$WARMUP"' \
     'sysbench_run my-ro-on "$r" oltp_read_only on'
-  pair pg-libpq-disable 'clientrun_run pg-libpq-disable "$r" off' 'pgbench_run pg-libpq-disable "$r" disable'
-  pair pg-libpq-require 'clientrun_run pg-libpq-require "$r" auto' 'pgbench_run pg-libpq-require "$r" require'
+  pair pg-libpq-disable 'libpq_run pg-libpq-disable "$r" off "$(pg_tb_url disable)" --tls off' 'pgbench_run pg-libpq-disable "$r" disable'
+  pair pg-libpq-require 'libpq_run pg-libpq-require "$r" on "$(pg_tb_url require)" --tls auto --ca "$pg_ca"' 'pgbench_run pg-libpq-require "$r" require'
 done
 echo >&2
 
@@ -644,7 +658,7 @@ awk -F'|' 'NR == FNR { peer[$1] = $2; unit[$1] = $4; unit2[$1] = $5; kind2[$1] =
       if (kind2[c] == "conn") {
         d = (s2 / k - 1) * 100
         printf "  %-19s %-15s %.3f (%.3f-%.3f)   connection time within 5%%: %s (%+.1f%%)\n", "", unit2[c], s2 / k, lo2, hi2, (d <= 5 && d >= -5 ? "yes" : "no"), d
-      } else if (kind2[c] == "tps") {
+      } else if (kind2[c] == "tps" || kind2[c] == "cpu") {
         printf "  %-19s %-15s %.3f (%.3f-%.3f)\n", "", unit2[c], s2 / k, lo2, hi2
       }
     }

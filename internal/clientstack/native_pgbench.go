@@ -14,13 +14,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/stats"
 )
 
 // pgbench runs libpq's stack: pgbench with a generated script, -j threads
 // for -c clients (one thread a connection, as a threaded libpq
-// application runs), -C for connect. Its operations come from its
-// per-transaction log (-l), whose times are one clock, pgbench's
-// monotonic clock shifted to the Unix epoch, in µs.
+// application runs), -C for connect. A pool run for a duration reports
+// pgbench's own count and a sample of its latencies (runSampled); connect
+// and a count reports each operation from its per-transaction log (-l),
+// whose times are one clock, pgbench's monotonic clock shifted to the
+// Unix epoch, in µs.
 type pgbench struct {
 	*nativeClient
 	exe string
@@ -140,9 +144,27 @@ func (p *pgbench) passfile() (string, error) {
 }
 
 var (
-	pgbenchAbort    = regexp.MustCompile(`client (\d+) .*aborted`)
-	pgbenchConnTime = regexp.MustCompile(`(?m)^average connection time = ([0-9.]+) ms`)
+	pgbenchAbort     = regexp.MustCompile(`client (\d+) .*aborted`)
+	pgbenchConnTime  = regexp.MustCompile(`(?m)^average connection time = ([0-9.]+) ms`)
+	pgbenchProcessed = regexp.MustCompile(`(?m)^number of transactions actually processed: (\d+)`)
+	pgbenchFailed    = regexp.MustCompile(`(?m)^number of failed transactions: (\d+)`)
+	pgbenchTPS       = regexp.MustCompile(`(?m)^tps = ([0-9.]+) `)
 )
+
+// pgbenchSampling is the share of a pool run's transactions whose
+// latencies pgbench logs (--sampling-rate): its per-transaction log
+// costs it about 2 µs of CPU a transaction (a formatted line each: 12%
+// of its 17 µs at 4 clients here, taken from the server it shares the
+// CPUs with); one in ten costs a tenth of that and still samples 1,500
+// latencies a second at 15,000 transactions/s.
+const pgbenchSampling = 0.1
+
+// pgbenchRun is what one pgbench process needs: the run's directory, its
+// script and environment.
+type pgbenchRun struct {
+	dir, script string
+	env         []string
+}
 
 func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 	if r.Duration <= 0 {
@@ -156,12 +178,12 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 		return rep, err
 	}
 	defer os.RemoveAll(dir)
-	perConn, warmup := 1, r.Warmup
+	perConn := 1
 	if r.Experiment == "connect" {
-		perConn, warmup = max(r.PerConn, 1), 0
+		perConn = max(r.PerConn, 1)
 	}
-	script := filepath.Join(dir, "workload.sql")
-	if err := os.WriteFile(script, []byte(pgbenchScript(p.cfg, perConn)), 0o600); err != nil {
+	run := pgbenchRun{dir: dir, script: filepath.Join(dir, "workload.sql")}
+	if err := os.WriteFile(run.script, []byte(pgbenchScript(p.cfg, perConn)), 0o600); err != nil {
 		return rep, err
 	}
 	pass, err := p.passfile()
@@ -172,34 +194,38 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	run.env = toolEnv(append(conf, "PGPASSFILE="+pass)...)
+	if r.Experiment == "pool" && r.MaxOps == 0 {
+		return p.runSampled(ctx, r, run)
+	}
+	return p.runLogged(ctx, r, run)
+}
+
+// pgbenchAborted is a client pgbench aborted on an error, with the error
+// it printed.
+type pgbenchAborted struct {
+	client int
+	msg    string
+}
+
+// exec runs one pgbench process with the run's clients and threads and
+// more arguments. Its aborted clients come back apart: a run with aborts
+// exits with status 2, which is no error here.
+func (p *pgbench) exec(ctx context.Context, r Run, run pgbenchRun, more ...string) (toolResult, []pgbenchAborted, error) {
 	mode := p.cfg.QueryMode
 	if mode == "" {
 		mode = "prepared"
 	}
-	c := max(r.Concurrency, 1)
-	args := []string{"-n", "-M", mode, "-c", strconv.Itoa(c), "-j", strconv.Itoa(c), "-f", script,
-		"-l", "--log-prefix=" + filepath.Join(dir, "log")}
-	if r.Experiment == "connect" {
-		args = append(args, "-C")
-	}
-	if r.MaxOps > 0 {
-		args = append(args, "-t", strconv.FormatInt((r.MaxOps+int64(c)-1)/int64(c), 10))
-	} else {
-		args = append(args, "-T", strconv.Itoa(wholeSeconds(warmup+r.Duration)))
-	}
-	args = append(args, p.conninfo())
-	cmd := exec.Command(p.exe, args...)
-	cmd.Env = toolEnv(append(conf, "PGPASSFILE="+pass)...)
-	cmd.Dir = dir
+	c := strconv.Itoa(max(r.Concurrency, 1))
+	args := append([]string{"-n", "-M", mode, "-c", c, "-j", c, "-f", run.script}, more...)
+	cmd := exec.Command(p.exe, append(args, p.conninfo())...)
+	cmd.Env = run.env
+	cmd.Dir = run.dir
 
 	// pgbench aborts a client on an error (exit status 2): each abort is
 	// an operation that failed, with the error printed before it.
 	var mu sync.Mutex
-	type abort struct {
-		client int
-		msg    string
-	}
-	var aborts []abort
+	var aborts []pgbenchAborted
 	lastErr := ""
 	t := tool{stack: p.cfg.Stack.Name, cmd: cmd, password: p.cfg.Password, limit: limitOf(p.cfg, r),
 		onStderr: func(line string, _ time.Time) bool {
@@ -214,7 +240,7 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 				if why == "" {
 					_, why, _ = strings.Cut(msg, ": ")
 				}
-				aborts = append(aborts, abort{id, why})
+				aborts = append(aborts, pgbenchAborted{id, why})
 			} else if i := strings.Index(line, "ERROR:"); i >= 0 {
 				// Threads print at once: a line may start with another's
 				// "pgbench:".
@@ -229,13 +255,125 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 			defer mu.Unlock()
 			return lastErr
 		}}
-	// pgbench's warm-up is the first Warmup of its run (its clients
-	// connect first): its operations are cut below by window.
-	warm := time.AfterFunc(warmup, r.warmed)
 	res, err := t.run(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil && res.exit && res.code == 2 && len(aborts) > 0 {
+		err = nil
+	}
+	return res, aborts, err
+}
+
+// abortedOp is an aborted client's failed operation, from start to end.
+func abortedOp(a pgbenchAborted, start, end int64) Op {
+	phase, kind := errorKind(a.msg)
+	if strings.Contains(a.msg, "ERROR:") {
+		phase, kind = "query", "server"
+	}
+	return Op{Worker: a.client, Start: start, End: max(start, end), Phase: phase, Kind: kind, Message: clip(a.msg)}
+}
+
+// runSampled runs a pool for a duration: the warm-up as a pgbench run of
+// its own, unreported, then the measured run, whose count of
+// transactions is pgbench's own (exact) and whose latencies are a sample
+// (pgbenchSampling) of its per-transaction log. Its time is pgbench's
+// too: the count over its rate, which leaves out the connections' opening
+// as a pool's warm-up does.
+func (p *pgbench) runSampled(ctx context.Context, r Run, run pgbenchRun) (rep Report, err error) {
+	if r.Warmup > 0 {
+		res, _, err := p.exec(ctx, r, run, "-T", strconv.Itoa(wholeSeconds(r.Warmup)))
+		rep.Warmup, rep.WarmupCPU = res.ended.Sub(res.began), res.cpu
+		if err != nil {
+			return rep, err
+		}
+	}
+	r.warmed()
+	res, aborts, err := p.exec(ctx, r, run, "-T", strconv.Itoa(wholeSeconds(r.Duration)),
+		"-l", "--sampling-rate="+strconv.FormatFloat(pgbenchSampling, 'f', -1, 64), "--log-prefix="+filepath.Join(run.dir, "log"))
+	rep.CPU, rep.Elapsed = res.cpu, res.ended.Sub(res.began)
+	if err != nil {
+		return rep, err
+	}
+	n, failed, tps, err := pgbenchTotals(res.stdout)
+	if err != nil {
+		return rep, fmt.Errorf("client %s: %w", p.cfg.Stack.Name, err)
+	}
+	if tps > 0 {
+		rep.Elapsed = time.Duration(float64(n) / tps * float64(time.Second))
+	}
+	sample, err := readPgbenchLogs(run.dir, false, 0)
+	if err != nil {
+		return rep, fmt.Errorf("client %s: pgbench's log: %w", p.cfg.Stack.Name, err)
+	}
+	tot := &Totals{Ops: n, Errors: failed}
+	if failed > 0 {
+		tot.ErrorSample = "pgbench counted failed transactions (serialization or deadlock errors)"
+	}
+	rec := stats.NewRecorder()
+	for _, o := range sample {
+		if !o.Failed() {
+			rec.Record(time.Duration(o.End - o.Start))
+		}
+	}
+	if rec.Count() > 0 {
+		h := rec.Hist()
+		d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+		tot.Mean, tot.P50, tot.P95, tot.P99, tot.Max = d(h.Mean), d(h.P50), d(h.P95), d(h.P99), d(h.Max)
+	}
+	rep.Totals = tot
+	// An aborted client's failed operation spans the measured run (the
+	// sampled log cannot say when its last transaction ended), so that
+	// the operations' span stays the run's time.
+	start := res.began.UnixNano()
+	for _, a := range aborts {
+		rep.Ops = append(rep.Ops, abortedOp(a, start, start+rep.Elapsed.Nanoseconds()))
+	}
+	return rep, nil
+}
+
+// pgbenchTotals reads pgbench's summary: the transactions it processed,
+// those that failed (serialization and deadlock errors; other errors
+// abort the client) and its rate, without the connections' opening.
+func pgbenchTotals(stdout []byte) (n, failed int64, tps float64, err error) {
+	m := pgbenchProcessed.FindSubmatch(stdout)
+	if m == nil {
+		return 0, 0, 0, fmt.Errorf("pgbench printed no count of transactions: %q", clip(firstLine(string(stdout))))
+	}
+	n, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	if m := pgbenchFailed.FindSubmatch(stdout); m != nil {
+		failed, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
+	if m := pgbenchTPS.FindSubmatch(stdout); m != nil {
+		tps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	return n, failed, tps, nil
+}
+
+// runLogged runs connect, and a pool for a count: each transaction from
+// pgbench's per-transaction log (-l), which -C needs to time each
+// connection and a count needs to stop at MaxOps exactly. A pool's
+// warm-up is the first Warmup of its run (its clients connect first):
+// its operations are cut below by window.
+func (p *pgbench) runLogged(ctx context.Context, r Run, run pgbenchRun) (rep Report, err error) {
+	warmup := r.Warmup
+	if r.Experiment == "connect" {
+		warmup = 0
+	}
+	c := max(r.Concurrency, 1)
+	args := []string{"-l", "--log-prefix=" + filepath.Join(run.dir, "log")}
+	if r.Experiment == "connect" {
+		args = append(args, "-C")
+	}
+	if r.MaxOps > 0 {
+		args = append(args, "-t", strconv.FormatInt((r.MaxOps+int64(c)-1)/int64(c), 10))
+	} else {
+		args = append(args, "-T", strconv.Itoa(wholeSeconds(warmup+r.Duration)))
+	}
+	warm := time.AfterFunc(warmup, r.warmed)
+	res, aborts, err := p.exec(ctx, r, run, args...)
 	warm.Stop()
 	rep.Elapsed, rep.CPU = max(res.ended.Sub(res.began)-warmup, 0), res.cpu
-	if err != nil && !(res.exit && res.code == 2 && len(aborts) > 0) {
+	if err != nil {
 		return rep, err
 	}
 	var connAvg time.Duration
@@ -243,7 +381,7 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 		ms, _ := strconv.ParseFloat(string(m[1]), 64)
 		connAvg = time.Duration(ms * float64(time.Millisecond))
 	}
-	ops, err := readPgbenchLogs(dir, r.Experiment == "connect", connAvg)
+	ops, err := readPgbenchLogs(run.dir, r.Experiment == "connect", connAvg)
 	if err != nil {
 		return rep, fmt.Errorf("client %s: pgbench's log: %w", p.cfg.Stack.Name, err)
 	}
@@ -262,12 +400,7 @@ func (p *pgbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 		if !ok {
 			start = first
 		}
-		phase, kind := errorKind(a.msg)
-		if strings.Contains(a.msg, "ERROR:") {
-			phase, kind = "query", "server"
-		}
-		ops = append(ops, Op{Worker: a.client, Start: start, End: max(start, res.ended.UnixNano()), Phase: phase, Kind: kind,
-			Message: clip(a.msg)})
+		ops = append(ops, abortedOp(a, start, res.ended.UnixNano()))
 	}
 	all := len(ops)
 	rep.Ops = window(ops, first, warmup, r)

@@ -131,9 +131,7 @@ func TestLibpq(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("pool-1.3", func(t *testing.T) {
-		cfg := nativeConfig(t, s, "postgres", "libpq", "trust", "1.3")
-		cfg.Workload = "point-select"
-		c := startStack(t, cfg)
+		cfg, c := pointSelects(t, s, "1.3", 1)
 		before := pgStat(t, s, "sessions")
 		scans := pgScans(t, s)
 		var versions string
@@ -159,25 +157,63 @@ func TestLibpq(t *testing.T) {
 		if versions != "2 TLSv1.3" {
 			t.Errorf("pg_stat_ssl of pgbench's connections: %q, want 2 TLSv1.3", versions)
 		}
-		checkOps(t, cfg, rep, -1, 2)
-		if len(rep.Ops) < 10 {
-			t.Errorf("only %d operations in 3 s", len(rep.Ops))
+		// A pool for a duration: pgbench's own count, its latencies a
+		// sample of its log.
+		checkSampled(t, cfg, rep, 2)
+		if rep.Totals.Ops < 10 {
+			t.Errorf("only %d operations in 3 s", rep.Totals.Ops)
 		}
-		if first, last := rep.Ops[0].Start, rep.Ops[len(rep.Ops)-1].End; time.Duration(last-first) > 3500*time.Millisecond {
-			t.Errorf("the operations span %v of a 3 s run", time.Duration(last-first))
+		if rep.Elapsed <= 0 || rep.Elapsed > 3500*time.Millisecond {
+			t.Errorf("the run took %v of 3 s", rep.Elapsed)
 		}
 		// Its 2 connections and its setup one, and the checks: of the
 		// index scans, of TLS.
 		waitStat(t, s, "sessions", before, 2+1+1+int64(polls))
 		// (Counted as the backends exit, after the sessions.)
-		if got := pgScans(t, s) - scans; got != int64(len(rep.Ops)) {
-			t.Errorf("the server counted %d point selects, pgbench reported %d", got, len(rep.Ops))
+		if got := pgScans(t, s) - scans; got != rep.Totals.Ops {
+			t.Errorf("the server counted %d point selects, pgbench reported %d", got, rep.Totals.Ops)
+		}
+	})
+	t.Run("pool-warmup", func(t *testing.T) {
+		// The warm-up is a pgbench run of its own, before Warmed: the
+		// server counts its statements and sessions too, the report only
+		// the measured run's.
+		cfg, c := pointSelects(t, s, "off", 1)
+		before := pgStat(t, s, "sessions")
+		scans := pgScans(t, s)
+		warmed := 0
+		rep, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 2, Duration: time.Second, Warmup: time.Second,
+			Warmed: func() { warmed++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSampled(t, cfg, rep, 2)
+		if warmed != 1 || rep.Warmup < time.Second || rep.WarmupCPU <= 0 {
+			t.Errorf("warmed %d times, warm-up %v with %v of CPU", warmed, rep.Warmup, rep.WarmupCPU)
+		}
+		// Two runs of 2 connections and a setup one, and the check of
+		// the index scans.
+		waitStat(t, s, "sessions", before, 2*(2+1)+1)
+		if got := pgScans(t, s) - scans; got <= rep.Totals.Ops {
+			t.Errorf("the server counted %d point selects, no more than the %d reported after the warm-up", got, rep.Totals.Ops)
+		}
+	})
+	t.Run("pool-count", func(t *testing.T) {
+		// A pool for a count: each operation from the log, MaxOps of them.
+		cfg, c := pointSelects(t, s, "off", 1)
+		scans := pgScans(t, s)
+		rep, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 2, MaxOps: 41, Duration: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkOps(t, cfg, rep, 41, 2)
+		// pgbench runs whole transactions a client: 21 each.
+		if got := pgScans(t, s) - scans; got != 42 {
+			t.Errorf("the server counted %d point selects, want 2 clients × 21", got)
 		}
 	})
 	t.Run("pool-errors", func(t *testing.T) {
-		cfg := nativeConfig(t, s, "postgres", "libpq", "trust", "off")
-		cfg.Workload, cfg.Tables = "point-select", 3 // no sbtest2 and sbtest3
-		c := startStack(t, cfg)
+		_, c := pointSelects(t, s, "off", 3) // no sbtest2 and sbtest3
 		rep, err := c.Run(ctx, Run{Experiment: "pool", Concurrency: 2, Duration: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -194,6 +230,16 @@ func TestLibpq(t *testing.T) {
 		}
 		if failed != 2 {
 			t.Fatalf("%d failed operations, want the 2 aborted clients: %+v", failed, rep.Ops)
+		}
+		// The clients aborted: what they ran before is counted, and the
+		// failed operations span the run.
+		if rep.Totals == nil || rep.Totals.Errors != 0 {
+			t.Errorf("totals %+v", rep.Totals)
+		}
+		for _, o := range rep.Ops {
+			if time.Duration(o.End-o.Start) != rep.Elapsed {
+				t.Errorf("aborted client %d spans %v of the run's %v", o.Worker, time.Duration(o.End-o.Start), rep.Elapsed)
+			}
 		}
 	})
 	t.Run("wrong-password", func(t *testing.T) {
@@ -213,4 +259,63 @@ func TestLibpq(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// pointSelects starts libpq for point selects over tables tables, as the
+// trust user, with TLS tls.
+func pointSelects(t *testing.T, s lab.Server, tls string, tables int) (Config, Client) {
+	t.Helper()
+	cfg := nativeConfig(t, s, "postgres", "libpq", "trust", tls)
+	cfg.Workload, cfg.Tables = "point-select", tables
+	return cfg, startStack(t, cfg)
+}
+
+// checkSampled checks a pool run for a duration: pgbench's totals (its
+// count, the latencies of a sample), from c clients.
+func checkSampled(t *testing.T, cfg Config, rep Report, c int) {
+	t.Helper()
+	if rep.Totals == nil {
+		t.Fatalf("a pool for a duration reported %d operations, not pgbench's totals", len(rep.Ops))
+	}
+	checkOps(t, cfg, rep, -1, c)
+}
+
+// TestPgbenchTotals reads pgbench 15's summaries: a run, and one whose
+// clients aborted.
+func TestPgbenchTotals(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		n, failed int64
+		tps       float64
+	}{
+		{"run", `pgbench (15.18 (Debian 15.18-0+deb12u1))
+transaction type: workload.sql
+scaling factor: 1
+query mode: prepared
+number of clients: 4
+number of threads: 4
+maximum number of tries: 1
+duration: 2 s
+number of transactions actually processed: 33174
+number of failed transactions: 0 (0.000%)
+latency average = 0.230 ms
+initial connection time = 93.524 ms
+tps = 17381.517873 (without initial connection time)
+`, 33174, 0, 17381.517873},
+		{"aborted", `number of clients: 2
+number of transactions actually processed: 9380
+number of failed transactions: 3 (0.032%)
+latency average = 0.420 ms
+tps = 4757.825177 (without initial connection time)
+`, 9380, 3, 4757.825177},
+		{"none", "number of transactions actually processed: 0\nnumber of failed transactions: 0 (NaN%)\n", 0, 0, 0},
+	} {
+		n, failed, tps, err := pgbenchTotals([]byte(tc.out))
+		if err != nil || n != tc.n || failed != tc.failed || tps != tc.tps {
+			t.Errorf("%s: %d, %d, %v, %v", tc.name, n, failed, tps, err)
+		}
+	}
+	if _, _, _, err := pgbenchTotals([]byte("pgbench: error: connection to server failed\n")); err == nil {
+		t.Error("a summary without a count read")
+	}
 }

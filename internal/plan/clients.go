@@ -50,7 +50,7 @@ var clientStacks = []ClientStack{
 	{"java-httpclient", "http", "java", "java.net.http.HttpClient over JSSE"},
 	{"node-https", "http", "node", "Node's https module over its OpenSSL"},
 	// The C stacks: Debian's tools, driven by internal/clientstack itself.
-	{"libpq", "postgres", "native", "Debian's libpq and OpenSSL 3, through pgbench (threads: -j = -c)"},
+	{"libpq", "postgres", "native", "Debian's libpq and OpenSSL 3, through pgbench (threads: -j = -c; a pool's latencies: a 1-in-10 sample of its transactions, its count all of them)"},
 	{"hiredis", "redis", "native", "hiredis and OpenSSL 3, through redis-benchmark (one event loop)"},
 	{"openssl", "http", "native", "openssl s_time (OpenSSL 3): connect only, one process a concurrent connection"},
 	{"libmariadb", "mysql", "native", "Debian's libmariadb and OpenSSL 3, through sysbench's oltp_point_select (threads), pool only"},
