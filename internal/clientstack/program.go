@@ -393,7 +393,7 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 				}
 				cpu, err := p.cpu()
 				if err != nil {
-					return rep, p.failed("cannot be metered: " + err.Error())
+					return rep, p.unmetered(err)
 				}
 				warmed = true
 				rep.Warmup, rep.WarmupCPU = time.Since(began), max(cpu-cpu0, 0)
@@ -415,7 +415,7 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 				rep.Elapsed = time.Since(began)
 				cpu1, err := p.cpu()
 				if err != nil {
-					return rep, p.failed("cannot be metered: " + err.Error())
+					return rep, p.unmetered(err)
 				}
 				rep.CPU = max(cpu1-cpu0, 0)
 				if l.id != id || l.ops != int64(len(rep.Ops)) || l.errs != errs {
@@ -427,6 +427,18 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 				return rep, p.failed("said " + l.kind + " during a run")
 			}
 		}
+	}
+}
+
+// unmetered is the failure of a run whose process could not be metered
+// (err): most often it exited right after its line, and then the run
+// failed because it exited, which says more.
+func (p *program) unmetered(err error) error {
+	select {
+	case <-p.exited:
+		return p.failed("exited during a run" + p.exitStatus())
+	case <-time.After(quitGrace):
+		return p.failed("cannot be metered: " + err.Error())
 	}
 }
 
