@@ -145,7 +145,7 @@ var ClientWorkloads = map[string]map[string]string{
 	"postgres": {"point-select": "point-select", WorkloadPing: "ping"},
 	"mysql":    {"point-select": "point-select", WorkloadPing: "ping"},
 	"redis":    {"get": "get", WorkloadPing: "ping"},
-	"mongodb":  {"find-one-id": "find-one-id", WorkloadPing: "ping"},
+	"mongodb":  {"find-one-id": "find-one-id", "find-one": "find-one", WorkloadPing: "ping"},
 	"http":     {"get": "request"},
 }
 
@@ -185,20 +185,28 @@ func (s *Spec) clientStacksSection() error {
 		if why := s.notYet(); why != "" {
 			return errorf("not yet with ⟨client_stacks⟩ %s: %s", name, why)
 		}
+		if s.Preset == PresetMongoDBSeed && !slices.Contains(SeedLoopStacks, name) {
+			return errorf("not yet with ⟨client_stacks⟩ %s: ⟨preset⟩ %s (its new-client and reused-client loops run through %s and %s only)",
+				name, s.Preset, GoClient, strings.Join(SeedLoopStacks, ", "))
+		}
 	}
 	return nil
 }
+
+// SeedLoopStacks are the stacks other than Go's that run the MongoDB
+// seed's loops (new-client, reused-client): the seed's own pymongo.
+var SeedLoopStacks = []string{"pymongo"}
 
 // notYet says what of the spec a client stack other than Go's cannot run
 // yet, "" if nothing.
 func (s *Spec) notYet() string {
 	for _, e := range s.Experiments {
-		if e != Connect && e != Pool {
+		if e != Connect && e != Pool && e != NewClient && e != ReusedClient {
 			return fmt.Sprintf("the %s experiment (connect and pool only)", e)
 		}
 	}
 	switch {
-	case s.Preset != "":
+	case s.Preset != "" && s.Preset != PresetMongoDBSeed:
 		return "⟨preset⟩ " + s.Preset + " (Go's drivers only)"
 	case slices.ContainsFunc(s.Routes(), func(r Route) bool { return r.Kind != RouteDirect }):
 		return "⟨via⟩ tunnels and poolers (direct connections only)"

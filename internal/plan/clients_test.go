@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +92,9 @@ func TestClientRefusals(t *testing.T) {
 		{pg(Spec{ClientStacks: []string{}}), "⟨client_stacks⟩: the list is empty (an unset variable?): give values such as ⟨client_stacks⟩ go,psycopg, or leave ⟨client_stacks⟩ out for the default"},
 		{pg(Spec{Experiments: []Experiment{Stream}}), "not yet with ⟨client_stacks⟩ psycopg: the stream experiment (connect and pool only)"},
 		{pg(Spec{Experiments: []Experiment{Storm}}), "not yet with ⟨client_stacks⟩ psycopg: the storm experiment (connect and pool only)"},
-		{Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"pymongo"}}, "not yet with ⟨client_stacks⟩ pymongo: the new-client experiment (connect and pool only)"},
+		{Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"go", "node"}}, "not yet with ⟨client_stacks⟩ node-mongodb: ⟨preset⟩ mongodb-seed (its new-client and reused-client loops run through go and pymongo only)"},
+		{Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"mongodb-java"}}, "not yet with ⟨client_stacks⟩ mongodb-java: ⟨preset⟩ mongodb-seed (its new-client and reused-client loops run through go and pymongo only)"},
+		{Spec{Target: "lab:mongodb", Experiments: []Experiment{Connect}, ClientStacks: []string{"pymongo"}, Preset: PresetDefault}, "not yet with ⟨client_stacks⟩ pymongo: ⟨preset⟩ default (Go's drivers only)"},
 		{pg(Spec{Via: []string{"direct", "ssh"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨via⟩ tunnels and poolers (direct connections only)"},
 		{pg(Spec{Rates: []float64{100}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨rates⟩ (closed loops only)"},
 		{pg(Spec{RTT: []time.Duration{0, 44 * time.Millisecond}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨rtt⟩ (the relay that delays other stacks' connections is not wired in)"},
@@ -114,6 +117,16 @@ func TestClientRefusals(t *testing.T) {
 	// What Go alone does is not refused.
 	if _, err := New(pg(Spec{ClientStacks: []string{"go"}, RTT: []time.Duration{44 * time.Millisecond}})); err != nil {
 		t.Errorf("go alone with --rtt: %v", err)
+	}
+	// The MongoDB seed's loops run through pymongo, its find_one() with
+	// no filter the stack's workload.
+	s, err := New(Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"python", "go"}})
+	if err != nil {
+		t.Fatalf("--preset mongodb-seed --client python,go: %v", err)
+	}
+	if strings.Join(s.ClientStacks, "|") != "pymongo|go" || s.ClientWorkload() != "find-one" ||
+		!slices.Equal(s.Experiments, []Experiment{Connect, NewClient, ReusedClient}) {
+		t.Errorf("the seed through pymongo: stacks %q, workload %q, experiments %v", s.ClientStacks, s.ClientWorkload(), s.Experiments)
 	}
 }
 
