@@ -91,18 +91,8 @@ func TestClientPsycopg(t *testing.T) {
 	}
 	before := sessions()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := runMain(t, "connect", target.String(), "--client", "go,psycopg", "--tls", "off,1.3",
-		"-c", "2", "-n", "20", "--trials", "1", "-q", "-o", out)
-	if code != exitOK {
-		if strings.Contains(stderr, "is not installed") && os.Getenv("CI") == "" {
-			t.Skip(stderr)
-		}
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := result.Read(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, r := runClients(t, out, "connect", target.String(), "--client", "go,psycopg", "--tls", "off,1.3",
+		"-c", "2", "-n", "20", "--trials", "1", "-q")
 	if len(r.Trials) != 4 || len(r.Checks) != 4 {
 		t.Fatalf("%d trials, %d checks; want 4 and 4", len(r.Trials), len(r.Checks))
 	}
@@ -139,7 +129,7 @@ func TestClientPsycopg(t *testing.T) {
 	}
 
 	before = sessions()
-	code, _, stderr = runMain(t, "pool", target.String(), "--client", "psycopg", "--tls", "1.3", "--workload", "ping",
+	code, _, stderr := runMain(t, "pool", target.String(), "--client", "psycopg", "--tls", "1.3", "--workload", "ping",
 		"-c", "2", "-n", "30", "--warmup", "0s", "--trials", "2", "-q", "-o", out)
 	if code != exitOK {
 		t.Fatalf("pool: exit %d: %s", code, stderr)
@@ -155,4 +145,23 @@ func TestClientPsycopg(t *testing.T) {
 	if got, want := sessions()-before, int64(1+2*len(r.Trials)); len(r.Trials) != 2 || got != want {
 		t.Errorf("pool: the server counted %d sessions over %d trials, want %d", got, len(r.Trials), want)
 	}
+}
+
+// runClients runs tlsbench with args and -o out, a run through client
+// stacks that must succeed (or skip, outside CI, a stack not installed),
+// and returns its stdout and result.
+func runClients(t *testing.T, out string, args ...string) (string, *result.Result) {
+	t.Helper()
+	code, stdout, stderr := runMain(t, append(args, "-o", out)...)
+	if code != exitOK {
+		if strings.Contains(stderr, "is not installed") && os.Getenv("CI") == "" {
+			t.Skip(stderr)
+		}
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stdout, r
 }
