@@ -500,7 +500,12 @@ func (r *Runner) checkStack(ctx context.Context, v plan.Variant) (result.Check, 
 	if err != nil {
 		return c, err
 	}
-	run := clientstack.Run{Experiment: string(plan.Connect), Concurrency: 1, PerConn: 1, MaxOps: 1, Duration: r.Spec.Timeout}
+	// One connection; a pool of one on a stack that runs pool only.
+	exp := plan.Connect
+	if o := plan.ClientOnly(v.Client); o != "" {
+		exp = o
+	}
+	run := clientstack.Run{Experiment: string(exp), Concurrency: 1, PerConn: 1, MaxOps: 1, Duration: r.Spec.Timeout}
 	rep, err := client.Run(ctx, run)
 	if err != nil {
 		return c, err

@@ -198,6 +198,38 @@ func TestStackSeedTrials(t *testing.T) {
 	}
 }
 
+// TestStackCheckPoolOnly: the check of a stack that runs pool only
+// (libmariadb: sysbench) runs a pool of one, not a connection.
+func TestStackCheckPoolOnly(t *testing.T) {
+	spec := clientSpec()
+	spec.Target, spec.ClientStacks, spec.Experiments, spec.TLS = "lab:mariadb", []string{"libmariadb"}, []plan.Experiment{plan.Pool}, []string{"off"}
+	r, _ := stackRunner(t, spec, "ok", nil)
+	r.Scheme = "mysql" // the lab's mariadb is the mysql driver's
+	var runs []string
+	start := r.StartClient
+	r.StartClient = func(ctx context.Context, cfg clientstack.Config) (clientstack.Client, error) {
+		c, err := start(ctx, cfg)
+		return runsOf{c, &runs}, err
+	}
+	if _, err := r.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(runs, ",") != "pool" {
+		t.Errorf("the check ran %q, want one pool", runs)
+	}
+}
+
+// runsOf is a client that records the experiments of its runs.
+type runsOf struct {
+	clientstack.Client
+	runs *[]string
+}
+
+func (c runsOf) Run(ctx context.Context, r clientstack.Run) (clientstack.Report, error) {
+	*c.runs = append(*c.runs, r.Experiment)
+	return c.Client.Run(ctx, r)
+}
+
 // TestStackCrash: a client that dies or hangs mid-trial keeps the
 // operations it reported, the rest of the trial counts as failed under the
 // failure policy, and the next trial starts a new process.

@@ -30,6 +30,7 @@ func TestClientRefusals(t *testing.T) {
 		{[]string{"connect", "--lab", "postgres", "--client", "python", "--via", "ssh"}, "tlsbench: not yet with --client psycopg: --via tunnels and poolers (direct connections only)"},
 		{[]string{"connect", "--lab", "postgres", "--client", "java", "--wire"}, "tlsbench: not yet with --client pgjdbc: --wire (Go's connections only)"},
 		{[]string{"stream", "--lab", "postgres", "--client", "psycopg"}, "unknown flag: --client"},
+		{[]string{"connect", "--lab", "mariadb", "--client", "go,libmariadb"}, "tlsbench: client libmariadb runs pool only: sysbench 1.0.20 keeps a connection a thread and has no reconnect option; libmariadb's connect loop is --client mysqlclient"},
 	} {
 		code, _, stderr := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {

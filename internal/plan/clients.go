@@ -185,6 +185,13 @@ func (s *Spec) clientStacksSection() error {
 		if why := s.notYet(); why != "" {
 			return errorf("not yet with ⟨client_stacks⟩ %s: %s", name, why)
 		}
+		if o, ok := oneExperiment[name]; ok {
+			for _, e := range s.Experiments {
+				if (e == Connect || e == Pool) && e != o.runs {
+					return errorf("client %s runs %s only: %s", name, o.runs, o.why)
+				}
+			}
+		}
 		if s.Preset == PresetMongoDBSeed && !slices.Contains(SeedLoopStacks, name) {
 			return errorf("not yet with ⟨client_stacks⟩ %s: ⟨preset⟩ %s (its new-client and reused-client loops run through %s and %s only)",
 				name, s.Preset, GoClient, strings.Join(SeedLoopStacks, ", "))
@@ -192,6 +199,22 @@ func (s *Spec) clientStacksSection() error {
 	}
 	return nil
 }
+
+// oneExperiment are the stacks that run one of connect and pool: the
+// one, why, and which stack runs the other over the same library.
+var oneExperiment = map[string]struct {
+	runs Experiment
+	why  string
+}{
+	"libmariadb": {Pool, "sysbench 1.0.20 keeps a connection a thread and has no reconnect option; " +
+		"libmariadb's connect loop is ⟨client_stacks⟩ mysqlclient (MySQLdb over the same Debian libmariadb and OpenSSL)"},
+	"openssl": {Connect, "openssl s_time opens a connection per handshake (-new) or resumes one (-reuse), and runs no workload on a pool; " +
+		"OpenSSL's pool is ⟨client_stacks⟩ curl (libcurl over the same OpenSSL 3)"},
+}
+
+// ClientOnly is the experiment a stack runs alone of connect and pool
+// (its check's), "" for a stack that runs both.
+func ClientOnly(name string) Experiment { return oneExperiment[name].runs }
 
 // SeedLoopStacks are the stacks other than Go's that run the MongoDB
 // seed's loops (new-client, reused-client): the seed's own pymongo.
