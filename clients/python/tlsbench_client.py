@@ -2,8 +2,9 @@
 
 One program serves psycopg, mysqlclient, pymysql, redis-py, pymongo and
 urllib3: it reads its configuration from the file TLSBENCH_CONFIG names,
-says hello (or refuse), then runs the connect and pool experiments that
-tlsbench asks for on stdin, one thread per worker, and prints one line per
+says hello (or refuse), then runs the experiments that tlsbench asks for
+on stdin (connect and pool; pymongo's new-client and reused-client too,
+the MongoDB seed's loops), one thread per worker, and prints one line per
 operation. Each driver is used as applications use it: its own connect,
 its own TLS options, its own pool. The GIL is part of what these stacks
 cost, and is in the CPU tlsbench meters.
@@ -24,6 +25,10 @@ import threading
 import time
 
 PROTOCOL = "1"
+EXPERIMENTS = ("connect", "pool")
+# The MongoDB seed's loops (mongodb-ssl-impact-test): a stack that has a
+# client object which opens its own connections runs them.
+SEED_EXPERIMENTS = ("new-client", "reused-client")
 
 
 class Refuse(Exception):
@@ -90,6 +95,7 @@ def read_config(path):
               "server_name", "cert", "key", "group", "resume", "workload", "query_mode", "path"):
         cfg.setdefault(k, "")
     cfg["tls"] = cfg["tls"] or "off"
+    cfg["experiments"] = [e for e in cfg.get("experiments", "").split(",") if e]
     cfg["verify"] = cfg["verify"] or "full"
     cfg["timeout"] = max(cfg["timeout_ms"], 1) / 1000.0
     return cfg
@@ -299,6 +305,9 @@ class Stack:
     name = ""
     engines = ()
     workloads = ()
+    # seed_loops: connect() builds a client object that opens its own
+    # connections (its monitor's and its pool's), as the seed's loops time.
+    seed_loops = False
 
     def __init__(self, cfg):
         self.cfg = cfg
@@ -314,6 +323,12 @@ class Stack:
             raise Refuse("workload %s needs rows > 0" % cfg["workload"])
         if cfg["workload"] == "point-select" and cfg["tables"] <= 0:
             raise Refuse("workload point-select needs tables > 0")
+        for e in cfg["experiments"]:
+            if e in SEED_EXPERIMENTS and not self.seed_loops:
+                raise Refuse("%s runs connect and pool, not %s: the new-client and reused-client loops are the "
+                             "MongoDB seed's, which time a pymongo MongoClient" % (self.name, e))
+            if e not in EXPERIMENTS + SEED_EXPERIMENTS:
+                raise Refuse("this program runs the experiments %s, not %s" % (", ".join(EXPERIMENTS + SEED_EXPERIMENTS), e))
 
     # What hello says.
     def driver(self):
@@ -785,16 +800,18 @@ class RedisPool:
 
 
 class PyMongo(Stack):
-    """PyMongo: MongoClient's own TLS options; for connect, a new MongoClient
-    per operation, as mongodb-ssl-impact-test's loop did (its monitor and
-    its pool each open a connection); for pool, one MongoClient with
-    maxPoolSize=concurrency. PyMongo has no TLS version option: the
-    versions and the group are set on the SSLContext it made for the client,
-    before it connects."""
+    """PyMongo: MongoClient's own TLS options; for connect and new-client, a
+    new MongoClient per operation, as mongodb-ssl-impact-test's loop did
+    (its constructor starts the monitor, which opens a connection; the first
+    operation opens the pool's); for reused-client, one MongoClient's
+    operations; for pool, one MongoClient with maxPoolSize=concurrency.
+    PyMongo has no TLS version option: the versions and the group are set
+    on each SSLContext it makes, before it connects."""
 
     name = "pymongo"
     engines = ("mongodb",)
-    workloads = ("ping", "find-one-id")
+    workloads = ("ping", "find-one-id", "find-one")
+    seed_loops = True
 
     def __init__(self, cfg):
         super().__init__(cfg)
@@ -805,10 +822,12 @@ class PyMongo(Stack):
 
         self.pymongo = pymongo
         ms = cfg["timeout_ms"]
-        # No retried reads (a read failed by the network would run again on
-        # a new connection): one operation is one connection.
+        # MongoClient's defaults, as the seed built it (the constructor
+        # starts the monitor), bounded by the timeout; but no retried reads
+        # (a read failed by the network would run again on a new
+        # connection): one operation is one connection.
         self.params = dict(host=cfg["host"], port=cfg["port"], connectTimeoutMS=ms, socketTimeoutMS=ms,
-                           serverSelectionTimeoutMS=ms, connect=False, retryReads=False)
+                           serverSelectionTimeoutMS=ms, retryReads=False)
         if cfg["user"]:
             self.params.update(username=cfg["user"], password=cfg["password"],
                                authSource=cfg["database"] or "admin")
@@ -829,18 +848,30 @@ class PyMongo(Stack):
                             with open(part, "rb") as src:
                                 f.write(src.read().rstrip(b"\n") + b"\n")
                 self.params["tlsCertificateKeyFile"] = path
+            self.tune_contexts()
+
+    def tune_contexts(self):
+        """Sets the versions and the group on every SSLContext MongoClient
+        makes, as it makes it: the constructor's monitor connects at once,
+        so the context cannot be changed after."""
+        import pymongo.client_options
+
+        made, cfg = pymongo.client_options.get_ssl_context, self.cfg
+
+        def get_ssl_context(*args, **kwargs):
+            ctx = made(*args, **kwargs)
+            set_versions(ctx, cfg)
+            set_group(ctx, cfg)
+            ctx.sslsocket_class = Negotiated.socket_class()
+            return ctx
+
+        pymongo.client_options.get_ssl_context = get_ssl_context
 
     def driver(self):
         return "pymongo/" + version_of("pymongo")
 
     def client(self, **extra):
-        c = self.pymongo.MongoClient(**self.params, **extra)
-        if self.cfg["tls"] != "off":
-            ctx = c.options.pool_options._ssl_context
-            set_versions(ctx, self.cfg)
-            set_group(ctx, self.cfg)
-            ctx.sslsocket_class = Negotiated.socket_class()
-        return c
+        return self.pymongo.MongoClient(**self.params, **extra)
 
     def connect(self):
         return self.client()
@@ -848,6 +879,11 @@ class PyMongo(Stack):
     def work(self, c, rng):
         if self.cfg["workload"] == "ping":
             c.admin.command("ping")
+        elif self.cfg["workload"] == "find-one":
+            # The seed's find_one() with no filter; None is a collection
+            # tlsbench did not prepare, not a figure.
+            if c["ycsb"]["usertable"].find_one() is None:
+                raise OpError("query", "server", "ycsb.usertable is empty: prepare it (--rows)")
         else:
             c["ycsb"]["usertable"].find_one({"_id": ycsb_key(rng.randint(0, self.cfg["rows"] - 1))})
 
@@ -858,7 +894,7 @@ class PyMongo(Stack):
         return isinstance(exc, self.pymongo.errors.OperationFailure) and exc.code in (18, 13)
 
     def unconnected(self, exc):
-        # MongoClient connects at its first operation.
+        # MongoClient's pool connects (and logs in) at its first operation.
         return self.is_auth(exc) or isinstance(exc, self.pymongo.errors.ConnectionFailure)
 
     def is_server(self, exc):
@@ -1041,15 +1077,19 @@ class Run:
         if info is not None:
             OUT.line("tls %s %s %s %s" % tuple(x.replace(" ", "_") for x in info))
 
-    def report(self, worker, start, end, err=None):
+    def report(self, worker, start, end, err=None, built=None):
+        """Prints an operation's line: op, err, or seedop for a new client
+        built at built."""
         with self.lock:
             self.ops += 1
             if err is not None:
                 self.errors += 1
-        if err is None:
-            OUT.line("op %d %d %d" % (worker, start, end))
-        else:
+        if err is not None:
             OUT.line("err %d %d %d %s %s %s" % (worker, start, end, err.phase, err.kind, err.message))
+        elif built is not None:
+            OUT.line("seedop %d %d %d %d" % (worker, start, built, end))
+        else:
+            OUT.line("op %d %d %d" % (worker, start, end))
 
 
 def failure(stack, exc, during):
@@ -1062,14 +1102,38 @@ def failure(stack, exc, during):
 def connect_op(stack, run, per_conn, rng):
     """One connect operation: open, per_conn operations, close; run is None
     in the warm-up (no tls line)."""
+    h = open_handle(stack)
+    first_ops(stack, run, h, per_conn, rng)
+    close_handle(stack, h)
+
+
+def new_client_op(stack, run, rng):
+    """One iteration of the seed's new-client loop: a new client, its first
+    operation, then a close that is not timed. It returns when the client
+    was built and when its first operation ended."""
+    h = open_handle(stack)
+    built = time.monotonic_ns()
+    first_ops(stack, run, h, 1, rng)
+    end = time.monotonic_ns()
+    close_handle(stack, h)
+    return built, end
+
+
+def open_handle(stack):
     try:
-        h = stack.connect()
+        return stack.connect()
     except Exception as e:
         raise failure(stack, e, "connect")
+
+
+def first_ops(stack, run, h, n, rng):
+    """A new handle's first n operations (their failure a connect failure
+    when the driver connects lazily) and, once per run, its tls line; a
+    failure closes h."""
     try:
         done = 0
         try:
-            for done in range(per_conn):
+            for done in range(n):
                 stack.work(h, rng)
         except Exception as e:
             raise failure(stack, e, "connect" if done == 0 and stack.unconnected(e) else "query")
@@ -1085,10 +1149,45 @@ def connect_op(stack, run, per_conn, rng):
         except Exception:
             pass
         raise
+
+
+def close_handle(stack, h):
     try:
         stack.close(h)
     except Exception as e:
         raise failure(stack, e, "close")
+
+
+class Reused:
+    """A worker's client in the seed's reused-client loop: built, and its
+    first operation run, untimed, so that what follows reuses its
+    connection; dropped after a failed operation, and built anew before the
+    next."""
+
+    def __init__(self, stack, run, rng):
+        self.stack, self.run, self.rng = stack, run, rng
+        self.h = None
+
+    def open(self):
+        if self.h is None:
+            h = open_handle(self.stack)
+            first_ops(self.stack, self.run, h, 1, self.rng)
+            self.h = h
+
+    def op(self):
+        try:
+            self.stack.work(self.h, self.rng)
+        except Exception as e:
+            self.drop()
+            raise failure(self.stack, e, "query")
+
+    def drop(self):
+        if self.h is not None:
+            try:
+                self.stack.close(self.h)
+            except Exception:
+                pass
+            self.h = None
 
 
 def run_workers(n, body):
@@ -1129,6 +1228,53 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
                     run.report(w, start, time.monotonic_ns())
                 except OpError as e:
                     run.report(w, start, time.monotonic_ns(), e)
+
+        run_workers(conc, body)
+    elif exp == "new-client":
+
+        def body(w):
+            rng = rng_of(w)
+            warm_up(warmup_ms, lambda: new_client_op(stack, None, rng))
+            barrier.wait()
+            while run.take():
+                start = time.monotonic_ns()
+                try:
+                    built, end = new_client_op(stack, run, rng)
+                    run.report(w, start, end, built=built)
+                except OpError as e:
+                    run.report(w, start, time.monotonic_ns(), e)
+
+        run_workers(conc, body)
+    elif exp == "reused-client":
+
+        def body(w):
+            c = Reused(stack, run, rng_of(w))
+            try:
+                try:
+                    c.open()  # failed, it is built again after warm
+                except OpError:
+                    pass
+
+                def warm_op():
+                    c.open()
+                    c.op()
+
+                warm_up(warmup_ms, warm_op)
+                barrier.wait()
+                while run.take():
+                    start = time.monotonic_ns()
+                    try:
+                        if c.h is None:
+                            # A new client's failure is an operation's; its
+                            # success is not timed.
+                            c.open()
+                            start = time.monotonic_ns()
+                        c.op()
+                        run.report(w, start, time.monotonic_ns())
+                    except OpError as e:
+                        run.report(w, start, time.monotonic_ns(), e)
+            finally:
+                c.drop()
 
         run_workers(conc, body)
     else:
@@ -1173,10 +1319,13 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
     OUT.line("done %d %d %d" % (rid, run.ops, run.errors), flush=True)
 
 
-def parse_run(words):
-    if len(words) != 8 or words[2] not in ("connect", "pool"):
-        raise Fatal("a run is: run <id> connect|pool <concurrency> <per_conn> <max_ops> <duration_ms> <warmup_ms>, "
-                    "not %r" % " ".join(words))
+def parse_run(stack, words):
+    if len(words) != 8 or words[2] not in EXPERIMENTS + SEED_EXPERIMENTS:
+        raise Fatal("a run is: run <id> %s <concurrency> <per_conn> <max_ops> <duration_ms> <warmup_ms>, not %r"
+                    % ("|".join(EXPERIMENTS + SEED_EXPERIMENTS), " ".join(words)))
+    if words[2] in SEED_EXPERIMENTS and words[2] not in stack.cfg["experiments"]:
+        raise Fatal("run %s: the configuration's experiments (%s) do not name %s"
+                    % (words[1], ",".join(stack.cfg["experiments"]) or "none", words[2]))
     try:
         rid, conc, per_conn, max_ops, duration_ms, warmup_ms = (int(w) for w in words[1:2] + words[3:])
     except ValueError:
@@ -1213,7 +1362,7 @@ def main():
                 break
             if words[0] != "run":
                 raise Fatal("unknown command %r: run or quit" % words[0])
-            do_run(stack, *parse_run(words))
+            do_run(stack, *parse_run(stack, words))
         return 0
     except Refuse as e:
         OUT.line("refuse " + " ".join(str(e).split()), flush=True)

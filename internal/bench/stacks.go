@@ -143,7 +143,7 @@ func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.C
 	out := clientstack.Config{
 		Stack: st, Host: host, Port: p, TLS: v.TLS, Resume: v.Resume,
 		Workload: r.Spec.ClientWorkload(), Tables: r.Spec.Tables, Rows: r.Spec.Rows, QueryMode: r.Spec.QueryMode,
-		Path: cfg.Path, Timeout: cfg.Timeout,
+		Path: cfg.Path, Timeout: cfg.Timeout, Experiments: stackExperiments(r.Spec.Experiments),
 	}
 	if u := cfg.URL; u != nil {
 		out.User = u.User.Username()
@@ -284,6 +284,16 @@ func (e *relayFailed) Error() string {
 }
 
 func (e *relayFailed) Unwrap() []error { return []error{e.why, e.run} }
+
+// stackExperiments are the experiments a stack's runs ask for, as its
+// configuration names them.
+func stackExperiments(es []plan.Experiment) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = string(e)
+	}
+	return out
+}
 
 // netipParse is net.ParseIP with an error: is host an IP address?
 func netipParse(host string) (net.IP, error) {
@@ -483,7 +493,9 @@ type stackCounts struct {
 
 // stackTally counts a Report as Go's workers count theirs: each
 // operation's time (end - start) into the latency histogram, failures by
-// kind "phase: kind" with the first message of each, or a tool's Totals.
+// kind "phase: kind" with the first message of each, or a tool's Totals;
+// a new-client iteration's two phases as Go's seed trials count them
+// (seedSample), their round trips not counted (0).
 // A run that failed (err) counts what it did not run as failed under
 // clientFailed: the count left of a count-bounded run, else the rate so
 // far over the time left, at least one per worker.
@@ -508,6 +520,10 @@ func stackTally(rep clientstack.Report, run clientstack.Run, err error) stackCou
 		tl.Ops++
 		tl.errRun = 0
 		tl.Latency.Record(time.Duration(o.End - o.Start))
+		if run.Experiment == string(plan.NewClient) {
+			tl.RecordPhase(phaseOnlyConnection, time.Duration(o.Built-o.Start), 0)
+			tl.RecordPhase(phaseFirstQuery, time.Duration(o.End-o.Built), 0)
+		}
 	}
 	if len(rep.Ops) > 0 {
 		tl.span = time.Duration(last - first)
@@ -543,7 +559,9 @@ func (t *workerTally) countFailure(kind, msg string, n int64) {
 }
 
 // fill writes the counts into a trial, as a Go trial's: Ops, Conns (each
-// connect operation is a connection; a pool holds its concurrency),
+// connect operation is a connection, each new client two: its monitor's
+// and its first operation's; a pool, or a reused client, holds its
+// concurrency),
 // Latency, Errors and ErrorSamples, Negotiated from the stack's tls line,
 // Elapsed (the reported operations' span, or the measured part's time),
 // ClientCPU (the stack's processes' after the warm-up, not tlsbench's). A trial
@@ -552,9 +570,12 @@ func (tl stackCounts) fill(t *result.Trial, rep clientstack.Report, run clientst
 	if tl.errRun < maxConsecutiveErrors {
 		tl.errRun = 0 // the stack's workers do not give up: the error rate judges
 	}
-	if run.Experiment == string(plan.Connect) {
+	switch {
+	case run.Experiment == string(plan.Connect):
 		tl.Conns = tl.Ops
-	} else if tl.Ops > 0 {
+	case run.Experiment == string(plan.NewClient):
+		tl.Conns = 2 * tl.Ops
+	case tl.Ops > 0:
 		tl.Conns = int64(run.Concurrency)
 	}
 	if n := stackNegotiated(rep.TLS); n != nil {
@@ -610,7 +631,12 @@ func (r *Runner) checkStack(ctx context.Context, v plan.Variant) (result.Check, 
 	if err != nil {
 		return c, err
 	}
-	run := clientstack.Run{Experiment: string(plan.Connect), Concurrency: 1, PerConn: 1, MaxOps: 1, Duration: r.Spec.Timeout}
+	// One connection; a pool of one on a stack that runs pool only.
+	exp := plan.Connect
+	if o := plan.ClientOnly(v.Client); o != "" {
+		exp = o
+	}
+	run := clientstack.Run{Experiment: string(exp), Concurrency: 1, PerConn: 1, MaxOps: 1, Duration: r.Spec.Timeout}
 	rep, err := client.Run(ctx, run)
 	if n, why := r.relayFailures(v); n > 0 && (err != nil || slices.ContainsFunc(rep.Ops, clientstack.Op.Failed)) {
 		// The stack saw a reset; the relay, why.

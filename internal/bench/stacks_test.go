@@ -43,8 +43,9 @@ func stackRunner(t *testing.T, raw plan.Spec, mode string, modes map[string]stri
 		t.Fatal(err)
 	}
 	marker := fmt.Sprintf("tlsbench-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
-	r := &bench.Runner{Spec: spec, Variants: spec.Variants(), Scheme: "postgres", Untuned: true, Configs: map[string]driver.Config{}}
-	u := &url.URL{Scheme: "postgres", User: url.UserPassword("app", "S3cr3t-pw"), Host: "127.0.0.1:5432", Path: "/sbtest"}
+	scheme := strings.TrimPrefix(raw.Target, "lab:") // lab:postgres or lab:mongodb
+	r := &bench.Runner{Spec: spec, Variants: spec.Variants(), Scheme: scheme, Untuned: true, Configs: map[string]driver.Config{}}
+	u := &url.URL{Scheme: scheme, User: url.UserPassword("app", "S3cr3t-pw"), Host: "127.0.0.1:5432", Path: "/sbtest"}
 	for _, v := range r.Variants {
 		cfg := driver.Config{Variant: v, Addr: "127.0.0.1:5432", URL: u, Timeout: spec.Timeout}
 		if !v.Plain() {
@@ -139,6 +140,94 @@ func TestStackTrials(t *testing.T) {
 	if got := left(marker); len(got) > 0 {
 		t.Errorf("processes %v left after Close", got)
 	}
+}
+
+// TestStackSeedTrials: the MongoDB seed's loops through a stack are
+// trials as Go's are: a new-client iteration's latency is its two phases,
+// only-connection and first-query (round trips not counted), on two
+// connections (the client's monitor's and its first operation's); a
+// reused-client trial times each operation on the one client; the stack's
+// configuration names the experiments it will be asked for.
+func TestStackSeedTrials(t *testing.T) {
+	half := 0.5
+	spec := plan.Spec{Target: "lab:mongodb", Preset: plan.PresetMongoDBSeed, ClientStacks: []string{"pymongo"}, TLS: []string{"off"},
+		Count: 10, Trials: 1, MaxErrorRate: &half, Warmup: new(time.Duration)}
+	r, _ := stackRunner(t, spec, "ok", nil)
+	start := r.StartClient
+	r.StartClient = func(ctx context.Context, cfg clientstack.Config) (clientstack.Client, error) {
+		if got := strings.Join(cfg.Experiments, ","); got != "connect,new-client,reused-client" || cfg.Workload != "find-one" {
+			t.Errorf("the stack's configuration: experiments %q, workload %q", got, cfg.Workload)
+		}
+		return start(ctx, cfg)
+	}
+	if _, err := r.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var trials []result.Trial
+	r.Done = func(tr result.Trial, done, total int) { trials = append(trials, tr) }
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != 3 {
+		t.Fatalf("%d trials, want 3", len(trials))
+	}
+	for _, tr := range trials {
+		// 10 operations, every fifth one a server error.
+		if tr.Ops != 8 || tr.Errors["query: server"] != 2 || tr.Latency.Count != 8 || tr.ClientCPU <= 0 {
+			t.Errorf("%s: ops %d, errors %v, latency %d samples, client CPU %v", tr.Experiment, tr.Ops, tr.Errors, tr.Latency.Count, tr.ClientCPU)
+		}
+		switch tr.Experiment {
+		case plan.NewClient:
+			if len(tr.Phases) != 2 || tr.Phases[0].Name != "only-connection" || tr.Phases[1].Name != "first-query" || tr.Conns != 16 {
+				t.Fatalf("new-client: phases %+v on %d connections, want only-connection and first-query on 16", tr.Phases, tr.Conns)
+			}
+			sum := tr.Phases[0].Latency.Mean + tr.Phases[1].Latency.Mean
+			for _, p := range tr.Phases {
+				if p.Latency.Count != 8 || p.Latency.Mean <= 0 || p.RoundTrips != (result.RoundTrips{}) {
+					t.Errorf("new-client %s: %d samples, mean %v ms, round trips %+v", p.Name, p.Latency.Count, p.Latency.Mean, p.RoundTrips)
+				}
+			}
+			if d := sum - tr.Latency.Mean; d > 0.01*tr.Latency.Mean || d < -0.01*tr.Latency.Mean {
+				t.Errorf("new-client: the phases' means add up to %v ms, the iterations' to %v", sum, tr.Latency.Mean)
+			}
+		case plan.ReusedClient:
+			if len(tr.Phases) != 0 || tr.Conns != 1 {
+				t.Errorf("reused-client: phases %+v on %d connections", tr.Phases, tr.Conns)
+			}
+		}
+	}
+}
+
+// TestStackCheckPoolOnly: the check of a stack that runs pool only
+// (libmariadb: sysbench) runs a pool of one, not a connection.
+func TestStackCheckPoolOnly(t *testing.T) {
+	spec := clientSpec()
+	spec.Target, spec.ClientStacks, spec.Experiments, spec.TLS = "lab:mariadb", []string{"libmariadb"}, []plan.Experiment{plan.Pool}, []string{"off"}
+	r, _ := stackRunner(t, spec, "ok", nil)
+	r.Scheme = "mysql" // the lab's mariadb is the mysql driver's
+	var runs []string
+	start := r.StartClient
+	r.StartClient = func(ctx context.Context, cfg clientstack.Config) (clientstack.Client, error) {
+		c, err := start(ctx, cfg)
+		return runsOf{c, &runs}, err
+	}
+	if _, err := r.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(runs, ",") != "pool" {
+		t.Errorf("the check ran %q, want one pool", runs)
+	}
+}
+
+// runsOf is a client that records the experiments of its runs.
+type runsOf struct {
+	clientstack.Client
+	runs *[]string
+}
+
+func (c runsOf) Run(ctx context.Context, r clientstack.Run) (clientstack.Report, error) {
+	*c.runs = append(*c.runs, r.Experiment)
+	return c.Client.Run(ctx, r)
 }
 
 // TestStackCrash: a client that dies or hangs mid-trial keeps the

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,6 +156,55 @@ func TestMongoDBSeedPreset(t *testing.T) {
 	code, again, stderr := runMain(t, "report", out)
 	if code != 0 || !strings.Contains(again, "new-client") {
 		t.Errorf("report: exit %d, %s\n%s", code, stderr, again)
+	}
+}
+
+// TestMongoDBSeedPyMongo runs --preset mongodb-seed through pymongo and
+// Go's driver in one run, plain and TLS 1.3: every trial counts its
+// iterations, with the client's and the server's CPU (a new client's take
+// more than /proc's tick); pymongo's new-client
+// iterations are two connections each and their two phases add up to
+// their latency, as Go's; the seed's table has both stacks' rows for each
+// of its four figures.
+func TestMongoDBSeedPyMongo(t *testing.T) {
+	needServer(t, "ferretdb")
+	stdout, r := runClients(t, filepath.Join(t.TempDir(), "r.json"), "connect", "--preset", "mongodb-seed", "--lab", "mongodb",
+		"--key", "ecdsa-p256", "--client", "pymongo,go", "--tls", "off,1.3", "-n", "10", "--trials", "1", "--warmup", "0s", "--rows", "100", "-q")
+	if len(r.Trials) != 3*4 {
+		t.Fatalf("%d trials, want 12", len(r.Trials))
+	}
+	for _, tr := range r.Trials {
+		// Ten reused-client find_one()s may take less than one of /proc's
+		// 10 ms ticks on either side.
+		reused := tr.Experiment == plan.ReusedClient
+		if tr.Ops != 10 || len(tr.Errors) > 0 || !reused && (tr.ClientCPU <= 0 || tr.ServerCPU <= 0) {
+			t.Errorf("%s %s: ops %d, errors %v, client CPU %v, server CPU %v", tr.Experiment, tr.Variant, tr.Ops, tr.Errors, tr.ClientCPU, tr.ServerCPU)
+		}
+		if tls := strings.HasSuffix(tr.Variant, "tls1.3"); tls && (tr.Negotiated == nil || tr.Negotiated.Version != "TLS 1.3") {
+			t.Errorf("%s %s: negotiated %+v", tr.Experiment, tr.Variant, tr.Negotiated)
+		}
+		if tr.Experiment != plan.NewClient {
+			continue
+		}
+		if len(tr.Phases) != 2 || tr.Phases[0].Name != "only-connection" || tr.Phases[1].Name != "first-query" || tr.Conns != 20 {
+			t.Errorf("new-client %s: phases %v, %d connections", tr.Variant, phaseTrips(tr), tr.Conns)
+			continue
+		}
+		if sum, all := tr.Phases[0].Latency.Mean+tr.Phases[1].Latency.Mean, tr.Latency.Mean; math.Abs(sum-all) > 0.01*all {
+			t.Errorf("new-client %s: phases add up to %v ms, iterations to %v", tr.Variant, sum, all)
+		}
+	}
+	// The seed's table: a row per figure and variant, pymongo's first.
+	table, _, _ := strings.Cut(stdout, "\n\n")
+	for _, fig := range []string{"only-connection", "first-query", "connection-and-first-query", "reused-client query"} {
+		if !regexp.MustCompile(`(?m)^` + fig + `\s+pymongo plain\s+10\s`).MatchString(table) {
+			t.Errorf("the seed's table has no pymongo plain row for %s:\n%s", fig, table)
+		}
+	}
+	for _, v := range []string{"pymongo tls1.3", "go plain", "go tls1.3"} {
+		if n := strings.Count(table, " "+v+" "); n != 4 {
+			t.Errorf("the seed's table has %d rows of %s, want 4:\n%s", n, v, table)
+		}
 	}
 }
 

@@ -30,13 +30,17 @@ type Config struct {
 	Cert, Key string
 	Group     string
 	Resume    bool
-	// Workload is ping, point-select, get, find-one-id or request.
+	// Workload is ping, point-select, get, find-one-id, find-one or
+	// request.
 	Workload  string
 	Tables    int
 	Rows      int
 	QueryMode string
 	Path      string
 	Timeout   time.Duration
+	// Experiments are the experiments the runs will ask for; a stack
+	// that cannot run one refuses at its start. Empty: connect and pool.
+	Experiments []string
 }
 
 // file writes the configuration as PROTOCOL.md's key=value lines.
@@ -70,6 +74,7 @@ func (c Config) file() (string, error) {
 		{"query_mode", c.QueryMode},
 		{"path", c.Path},
 		{"timeout_ms", strconv.FormatInt(c.Timeout.Milliseconds(), 10)},
+		{"experiments", strings.Join(c.Experiments, ",")},
 	}
 	var s strings.Builder
 	for _, p := range pairs {

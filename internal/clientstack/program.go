@@ -24,7 +24,9 @@ import (
 // Warmup of unreported operations, until MaxOps operations (0: no bound)
 // or Duration after the warm-up.
 type Run struct {
-	Experiment           string // connect or pool
+	// Experiment is connect or pool; new-client or reused-client (the
+	// MongoDB seed's loops, for a stack whose Config names them).
+	Experiment           string
 	Concurrency, PerConn int
 	MaxOps               int64
 	Duration, Warmup     time.Duration
@@ -383,8 +385,13 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 				return rep, p.failed("printed what tlsbench cannot read: " + rd.err.Error())
 			}
 			l := rd.l
-			if !warmed && (l.kind == "op" || l.kind == "err" || l.kind == "done") {
+			if !warmed && (l.kind == "op" || l.kind == "seedop" || l.kind == "err" || l.kind == "done") {
 				return rep, p.failed("said " + l.kind + " before warm")
+			}
+			// A new client's iteration says when it was built; nothing
+			// else does.
+			if seed := r.Experiment == string(plan.NewClient); seed && l.kind == "op" || !seed && l.kind == "seedop" {
+				return rep, p.failed("said " + l.kind + " during a " + r.Experiment + " run")
 			}
 			switch l.kind {
 			case "warm":
@@ -399,7 +406,7 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 				rep.Warmup, rep.WarmupCPU = time.Since(began), max(cpu-cpu0, 0)
 				began, cpu0 = time.Now(), cpu
 				r.warmed()
-			case "op", "err":
+			case "op", "seedop", "err":
 				rep.Ops = append(rep.Ops, l.op)
 				if l.op.Failed() {
 					errs++

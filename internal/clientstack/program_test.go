@@ -92,6 +92,66 @@ func TestProgramRuns(t *testing.T) {
 	}
 }
 
+// TestProgramNewClient: a new-client run's iterations say when their
+// client was built (seedop), within each iteration; a seedop in another
+// run fails it.
+func TestProgramNewClient(t *testing.T) {
+	p, err := fake(t, "ok", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := p.Run(context.Background(), Run{Experiment: "new-client", Concurrency: 1, PerConn: 1, MaxOps: 10, Duration: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for _, o := range rep.Ops {
+		if !o.Failed() {
+			ok++
+			if !(o.Start < o.Built && o.Built < o.End) {
+				t.Errorf("iteration %+v: built outside it", o)
+			}
+		}
+	}
+	if len(rep.Ops) != 10 || ok != 8 {
+		t.Errorf("%d iterations, %d without an error; want 10 and 8", len(rep.Ops), ok)
+	}
+	if p, err = fake(t, "seedop", "off"); err != nil {
+		t.Fatal(err)
+	}
+	want := "client fake said seedop during a connect run: connecting with password xxxxx"
+	if _, err := p.Run(context.Background(), Run{Experiment: "connect", Concurrency: 1, MaxOps: 3, Duration: time.Second}); err == nil || err.Error() != want {
+		t.Errorf("a seedop in a connect run: %v, want %q", err, want)
+	}
+}
+
+// TestParseOps: op, seedop and err lines, and what is wrong with bad ones.
+func TestParseOps(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want Op
+		err  string
+	}{
+		{line: "op 1 10 20", want: Op{Worker: 1, Start: 10, End: 20}},
+		{line: "seedop 0 10 15 20", want: Op{Start: 10, Built: 15, End: 20}},
+		{line: "err 0 10 20 auth auth Authentication failed.", want: Op{Start: 10, End: 20, Phase: "auth", Kind: "auth", Message: "Authentication failed."}},
+		{line: "op 1 10 20 30", err: "op has 3 fields"},
+		{line: "seedop 0 10 20", err: "seedop needs 4 fields"},
+		{line: "seedop 0 10 25 20", err: "the client is built outside its iteration"},
+		{line: "seedop 0 10 5 20", err: "the client is built outside its iteration"},
+		{line: "seedop 0 10 x 20", err: "the built time is not a number of ns"},
+		{line: "seedop 0 20 15 10", err: "the operation ends before it starts"},
+	} {
+		l, err := parseLine(tc.line)
+		switch {
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("%q: %v, want %q", tc.line, err, tc.err)
+		case tc.err == "" && (err != nil || l.op != tc.want):
+			t.Errorf("%q: %+v, %v; want %+v", tc.line, l.op, err, tc.want)
+		}
+	}
+}
+
 func TestProgramStartFailures(t *testing.T) {
 	defer func(d time.Duration) { helloTimeout = d }(helloTimeout)
 	helloTimeout = 2 * time.Second

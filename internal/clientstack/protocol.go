@@ -23,6 +23,10 @@ type Hello struct {
 type Op struct {
 	Worker     int
 	Start, End int64
+	// Built splits a new-client iteration (a seedop line): the client was
+	// built from Start to Built, its first operation ran from Built to
+	// End. 0 for the other operations.
+	Built int64
 	// Phase and Kind are set for a failed operation (PROTOCOL.md's
 	// phases and kinds); Message is the library's line.
 	Phase, Kind, Message string
@@ -39,7 +43,7 @@ type Negotiated struct {
 
 // line is one line a program printed, read.
 type line struct {
-	kind  string // hello, refuse, warm, op, err, tls, done, fatal
+	kind  string // hello, refuse, warm, op, seedop, err, tls, done, fatal
 	hello Hello
 	op    Op
 	tls   Negotiated
@@ -82,14 +86,18 @@ func parseLine(s string) (line, error) {
 		}
 	case "refuse", "fatal":
 		l.text = rest
-	case "op", "err":
+	case "op", "err", "seedop":
+		// op <worker> <start_ns> <end_ns>; seedop <worker> <start_ns>
+		// <built_ns> <end_ns>; err <worker> <start_ns> <end_ns> <phase>
+		// <kind> <message>.
+		want := map[string]int{"op": 3, "seedop": 4, "err": 5}[word]
 		f := strings.SplitN(rest, " ", 6)
-		want := 3
-		if word == "err" {
-			want = 5
-		}
 		if len(f) < want {
 			return bad(word + " needs " + strconv.Itoa(want) + " fields")
+		}
+		end := f[2]
+		if word == "seedop" {
+			end = f[3]
 		}
 		var err error
 		if l.op.Worker, err = strconv.Atoi(f[0]); err != nil {
@@ -98,21 +106,28 @@ func parseLine(s string) (line, error) {
 		if l.op.Start, err = strconv.ParseInt(f[1], 10, 64); err != nil {
 			return bad("the start is not a number of ns")
 		}
-		if l.op.End, err = strconv.ParseInt(f[2], 10, 64); err != nil {
+		if l.op.End, err = strconv.ParseInt(end, 10, 64); err != nil {
 			return bad("the end is not a number of ns")
 		}
 		if l.op.End < l.op.Start {
 			return bad("the operation ends before it starts")
 		}
-		if word == "op" {
-			if len(f) > 3 {
-				return bad("op has 3 fields")
-			}
-			break
+		if word != "err" && len(f) > want {
+			return bad(word + " has " + strconv.Itoa(want) + " fields")
 		}
-		l.op.Phase, l.op.Kind = f[3], f[4]
-		if len(f) == 6 {
-			l.op.Message = f[5]
+		switch word {
+		case "seedop":
+			if l.op.Built, err = strconv.ParseInt(f[2], 10, 64); err != nil {
+				return bad("the built time is not a number of ns")
+			}
+			if l.op.Built < l.op.Start || l.op.Built > l.op.End {
+				return bad("the client is built outside its iteration")
+			}
+		case "err":
+			l.op.Phase, l.op.Kind = f[3], f[4]
+			if len(f) == 6 {
+				l.op.Message = f[5]
+			}
 		}
 	case "tls":
 		f := strings.Fields(rest)

@@ -144,7 +144,7 @@ var ClientWorkloads = map[string]map[string]string{
 	"postgres": {"point-select": "point-select", WorkloadPing: "ping"},
 	"mysql":    {"point-select": "point-select", WorkloadPing: "ping"},
 	"redis":    {"get": "get", WorkloadPing: "ping"},
-	"mongodb":  {"find-one-id": "find-one-id", WorkloadPing: "ping"},
+	"mongodb":  {"find-one-id": "find-one-id", "find-one": "find-one", WorkloadPing: "ping"},
 	"http":     {"get": "request"},
 }
 
@@ -184,20 +184,51 @@ func (s *Spec) clientStacksSection() error {
 		if why := s.notYet(); why != "" {
 			return errorf("not yet with ⟨client_stacks⟩ %s: %s", name, why)
 		}
+		if o, ok := oneExperiment[name]; ok {
+			for _, e := range s.Experiments {
+				if (e == Connect || e == Pool) && e != o.runs {
+					return errorf("client %s runs %s only: %s", name, o.runs, o.why)
+				}
+			}
+		}
+		if s.Preset == PresetMongoDBSeed && !slices.Contains(SeedLoopStacks, name) {
+			return errorf("not yet with ⟨client_stacks⟩ %s: ⟨preset⟩ %s (its new-client and reused-client loops run through %s and %s only)",
+				name, s.Preset, GoClient, strings.Join(SeedLoopStacks, ", "))
+		}
 	}
 	return nil
 }
+
+// oneExperiment are the stacks that run one of connect and pool: the
+// one, why, and which stack runs the other over the same library.
+var oneExperiment = map[string]struct {
+	runs Experiment
+	why  string
+}{
+	"libmariadb": {Pool, "sysbench 1.0.20 keeps a connection a thread and has no reconnect option; " +
+		"libmariadb's connect loop is ⟨client_stacks⟩ mysqlclient (MySQLdb over the same Debian libmariadb and OpenSSL)"},
+	"openssl": {Connect, "openssl s_time opens a connection per handshake (-new) or resumes one (-reuse), and runs no workload on a pool; " +
+		"OpenSSL's pool is ⟨client_stacks⟩ curl (libcurl over the same OpenSSL 3)"},
+}
+
+// ClientOnly is the experiment a stack runs alone of connect and pool
+// (its check's), "" for a stack that runs both.
+func ClientOnly(name string) Experiment { return oneExperiment[name].runs }
+
+// SeedLoopStacks are the stacks other than Go's that run the MongoDB
+// seed's loops (new-client, reused-client): the seed's own pymongo.
+var SeedLoopStacks = []string{"pymongo"}
 
 // notYet says what of the spec a client stack other than Go's cannot run
 // yet, "" if nothing.
 func (s *Spec) notYet() string {
 	for _, e := range s.Experiments {
-		if e != Connect && e != Pool {
+		if e != Connect && e != Pool && e != NewClient && e != ReusedClient {
 			return fmt.Sprintf("the %s experiment (connect and pool only)", e)
 		}
 	}
 	switch {
-	case s.Preset != "":
+	case s.Preset != "" && s.Preset != PresetMongoDBSeed:
 		return "⟨preset⟩ " + s.Preset + " (Go's drivers only)"
 	case slices.ContainsFunc(s.Routes(), func(r Route) bool { return r.Kind != RouteDirect }):
 		return "⟨via⟩ tunnels and poolers (direct connections only)"

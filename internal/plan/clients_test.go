@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +92,13 @@ func TestClientRefusals(t *testing.T) {
 		{pg(Spec{ClientStacks: []string{}}), "⟨client_stacks⟩: the list is empty (an unset variable?): give values such as ⟨client_stacks⟩ go,psycopg, or leave ⟨client_stacks⟩ out for the default"},
 		{pg(Spec{Experiments: []Experiment{Stream}}), "not yet with ⟨client_stacks⟩ psycopg: the stream experiment (connect and pool only)"},
 		{pg(Spec{Experiments: []Experiment{Storm}}), "not yet with ⟨client_stacks⟩ psycopg: the storm experiment (connect and pool only)"},
-		{Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"pymongo"}}, "not yet with ⟨client_stacks⟩ pymongo: the new-client experiment (connect and pool only)"},
+		{Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"go", "node"}}, "not yet with ⟨client_stacks⟩ node-mongodb: ⟨preset⟩ mongodb-seed (its new-client and reused-client loops run through go and pymongo only)"},
+		{Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"mongodb-java"}}, "not yet with ⟨client_stacks⟩ mongodb-java: ⟨preset⟩ mongodb-seed (its new-client and reused-client loops run through go and pymongo only)"},
+		{Spec{Target: "lab:mongodb", Experiments: []Experiment{Connect}, ClientStacks: []string{"pymongo"}, Preset: PresetDefault}, "not yet with ⟨client_stacks⟩ pymongo: ⟨preset⟩ default (Go's drivers only)"},
+		{Spec{Target: "lab:mariadb", Experiments: []Experiment{Connect}, ClientStacks: []string{"go", "libmariadb"}},
+			"client libmariadb runs pool only: sysbench 1.0.20 keeps a connection a thread and has no reconnect option; libmariadb's connect loop is ⟨client_stacks⟩ mysqlclient (MySQLdb over the same Debian libmariadb and OpenSSL)"},
+		{Spec{Experiments: []Experiment{Pool}, ClientStacks: []string{"openssl"}},
+			"client openssl runs connect only: openssl s_time opens a connection per handshake (-new) or resumes one (-reuse), and runs no workload on a pool; OpenSSL's pool is ⟨client_stacks⟩ curl (libcurl over the same OpenSSL 3)"},
 		{pg(Spec{Via: []string{"direct", "ssh"}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨via⟩ tunnels and poolers (direct connections only)"},
 		{pg(Spec{Rates: []float64{100}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨rates⟩ (closed loops only)"},
 		{pg(Spec{PerConn: []int{1, 10}}), "not yet with ⟨client_stacks⟩ psycopg: ⟨per_conn⟩ above 1 (a stack reports each connection's time, not each operation's)"},
@@ -117,6 +124,16 @@ func TestClientRefusals(t *testing.T) {
 	}
 	if _, err := New(pg(Spec{RTT: []time.Duration{0, 44 * time.Millisecond}, PredictRTT: []time.Duration{170 * time.Millisecond}})); err != nil {
 		t.Errorf("psycopg with --rtt and --predict-rtt: %v", err)
+	}
+	// The MongoDB seed's loops run through pymongo, its find_one() with
+	// no filter the stack's workload.
+	s, err := New(Spec{Target: "lab:mongodb", Preset: PresetMongoDBSeed, ClientStacks: []string{"python", "go"}})
+	if err != nil {
+		t.Fatalf("--preset mongodb-seed --client python,go: %v", err)
+	}
+	if strings.Join(s.ClientStacks, "|") != "pymongo|go" || s.ClientWorkload() != "find-one" ||
+		!slices.Equal(s.Experiments, []Experiment{Connect, NewClient, ReusedClient}) {
+		t.Errorf("the seed through pymongo: stacks %q, workload %q, experiments %v", s.ClientStacks, s.ClientWorkload(), s.Experiments)
 	}
 }
 

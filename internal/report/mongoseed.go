@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -27,23 +28,32 @@ var seedFigures = []seedFigure{
 // presetTable is the table of the seed study a preset replays, nil for a
 // result without a preset. The MongoDB seed's (--preset mongodb-seed):
 // each figure per variant over every iteration (histograms merged across
-// trials), its round trips, and its change against the baseline, trials
-// paired by round. Its error says that a histogram does not decode.
+// trials), its round trips, and its change against the baseline of the
+// variant's client stack (its own plain), trials paired by round. Its
+// error says that a histogram does not decode.
 func presetTable(r *result.Result) (*Table, error) {
 	if r.Spec.Preset != plan.PresetMongoDBSeed {
 		return nil, nil
 	}
-	baseline := ""
+	baselines := map[string]string{} // by client stack
+	stacks := false
 	for _, v := range r.Variants {
 		if v.Baseline {
-			baseline = v.ID
+			baselines[v.Client] = v.ID
+		}
+		stacks = stacks || v.Client != ""
+	}
+	vs := "vs plain"
+	if len(baselines) == 1 {
+		for _, b := range baselines {
+			vs = "vs " + b
 		}
 	}
 	t := Table{
 		Title: fmt.Sprintf("MongoDB seed study (--preset %s): the seed's figures, ms, over every iteration (%s per trial)",
 			plan.PresetMongoDBSeed, plural(int(r.Spec.Count), "iteration")),
 		Left:   2,
-		Header: []string{"figure", "variant", "iterations", "mean", "stddev", "p50", "p95", "p99", "round trips", "vs " + baseline},
+		Header: []string{"figure", "variant", "iterations", "mean", "stddev", "p50", "p95", "p99", "round trips", vs},
 	}
 	for _, f := range seedFigures {
 		for i, v := range r.Variants {
@@ -61,8 +71,10 @@ func presetTable(r *result.Result) (*Table, error) {
 				continue
 			}
 			change := textCell("baseline")
-			if v.ID != baseline {
-				change = deltaCell(f.paired(r.Trials, baseline, v.ID))
+			if b := baselines[v.Client]; b == "" {
+				change = textCell("-")
+			} else if v.ID != b {
+				change = deltaCell(f.paired(r.Trials, b, v.ID))
 			}
 			ms := func(v float64) Cell { return numCell(v, millis, "ms") }
 			t.addCells(textCell(name), textCell(v.ID), countCell(h.Count, "iterations"), ms(h.Mean), ms(h.StdDev),
@@ -74,8 +86,17 @@ func presetTable(r *result.Result) (*Table, error) {
 		"first-query: find_one() with no filter on that new client: server selection waits for the monitor's connection (tcp, TLS, hello),",
 		"  then the pool's connection (tcp, TLS, hello with SCRAM's first message, auth) and the find; round trips of both connections",
 		"reused-client query: find_one() on one client whose connection is open (one untimed find_one first)",
-		"vs " + baseline + ": change of the mean, trials paired by round, ±95% interval, * where it excludes 0",
 	}
+	if stacks {
+		t.Foot = append(t.Foot,
+			"pymongo rows: the seed's own loops through pymongo: only-connection is pymongo.MongoClient() (it starts its monitor thread),",
+			"  first-query its first find_one(); round trips are counted on Go's connections only (-)")
+	}
+	against := ""
+	if len(baselines) > 1 {
+		against = " against the plain variant of the same client stack"
+	}
+	t.Foot = append(t.Foot, vs+": change of the mean"+against+", trials paired by round, ±95% interval, * where it excludes 0")
 	if s := r.Target.Server; s != nil {
 		t.Foot = append(t.Foot, fmt.Sprintf("server: %s %s (see the notes for what it does and does not represent)", s.Software, s.Version))
 	}
@@ -110,7 +131,7 @@ func (f seedFigure) latency(t result.Trial) (result.Hist, result.RoundTrips, boo
 // merged is the figure over every trial of a variant, and its round trips.
 func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, Cell, error) {
 	all := stats.NewRecorder()
-	lo, hi, seen := 0, 0, false
+	lo, hi, seen, counted := 0, 0, false, false
 	for _, t := range trials {
 		if t.Variant != variant {
 			continue
@@ -119,6 +140,9 @@ func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, 
 		if !ok || h.Count == 0 {
 			continue
 		}
+		// A trial counted round trips if any of its phases took one: a
+		// client stack's do not (every phase's 0).
+		counted = counted || slices.ContainsFunc(t.Phases, func(p result.Phase) bool { return p.RoundTrips.Max > 0 })
 		rec, err := stats.DecodeHist(stats.Hist(h))
 		if err != nil {
 			return result.Hist{}, Cell{}, err
@@ -130,7 +154,7 @@ func (f seedFigure) merged(trials []result.Trial, variant string) (result.Hist, 
 		hi, seen = max(hi, rt.Max), true
 	}
 	trips := textCell("-")
-	if seen && (f.exp == plan.NewClient || hi > 0) {
+	if seen && counted {
 		trips = rtCell(float64(lo)).shown(roundTrips(lo, hi))
 	}
 	return result.Hist(all.Hist()), trips, nil

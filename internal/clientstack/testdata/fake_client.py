@@ -1,7 +1,8 @@
 # A stand-in of a client program (clients/PROTOCOL.md) for the tests of
 # clientstack's own logic: no driver, no server. argv[1] says how it
 # misbehaves: ok, refuse, fatal, crash, hang, garbage, miscount, silent,
-# nowarm (no warm line).
+# nowarm (no warm line), seedop (new-client's lines in any run). A
+# new-client run's iterations build their client in their first half.
 import os, sys, time
 
 mode = sys.argv[1]
@@ -38,6 +39,8 @@ for cmd in sys.stdin:
         x = 0
         for i in range(20000):  # some CPU per operation
             x += i
+            if i == 10000:
+                tmid = time.monotonic_ns()
         t1 = time.monotonic_ns()
         if mode == "crash" and n == 3:
             out.flush()  # what it printed before it died
@@ -50,6 +53,8 @@ for cmd in sys.stdin:
         if n % 5 == 4:
             print("err %d %d %d query server relation sbtest1 does not exist" % (n % conc, t0, t1))
             errs += 1
+        elif exp == "new-client" or mode == "seedop":
+            print("seedop %d %d %d %d" % (n % conc, t0, tmid, t1))
         else:
             print("op %d %d %d" % (n % conc, t0, t1))
         if n == 0 and conf["tls"] != "off":
