@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -100,13 +101,25 @@ func TestPredictNothing(t *testing.T) {
 }
 
 // TestPredictStacks: the model treats a client stack's variants as Go's
-// where their trials have phases (testdata/clients-connect.json's, as a
-// capture gives them), and where they have none it invents no round trip:
-// it models Go's variants and names the stacks' it leaves out.
+// where their trials have phases (as a capture gives them: here Go's of
+// the same variant and concurrency, lent to testdata/clients-connect.json's
+// stack trials, which have none), and where they have none it invents no
+// round trip: it models Go's variants and names the stacks' it leaves out.
 func TestPredictStacks(t *testing.T) {
 	r, err := result.Read(filepath.Join("testdata", "clients-connect.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	goPhases := map[string][]result.Phase{}
+	for _, tr := range r.Trials {
+		if rest, ok := strings.CutPrefix(tr.Variant, "go "); ok {
+			goPhases[fmt.Sprint(rest, tr.Concurrency)] = tr.Phases
+		}
+	}
+	for i, tr := range r.Trials {
+		if _, rest, _ := strings.Cut(tr.Variant, " "); !strings.HasPrefix(tr.Variant, "go ") {
+			r.Trials[i].Phases = goPhases[fmt.Sprint(rest, tr.Concurrency)]
+		}
 	}
 	r.Spec.PredictRTT = []time.Duration{44 * time.Millisecond}
 	modelled := func(r *result.Result) (ids []string) {
