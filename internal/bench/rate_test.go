@@ -295,9 +295,10 @@ func stallRelay(t *testing.T, target string) *relay {
 // twice in a row (the step and its repeat; none after it), a step over it
 // once is repeated before the search moves on, and a search that never
 // broke reached the last step. Which key sustains the higher rate (rsa4096's
-// signature costs ~10× ecdsa-p256's) is BenchmarkKnee's figure.
+// signature costs ~10× ecdsa-p256's) is BenchmarkKnee's figure. The
+// search's rules hold at any step length: 500 ms steps, not 2 s.
 func TestKnee(t *testing.T) {
-	knees(t)
+	knees(t, 500*time.Millisecond)
 }
 
 // BenchmarkKnee reports connect's knee over TLS 1.3 on the built-in
@@ -305,18 +306,18 @@ func TestKnee(t *testing.T) {
 // lower than ecdsa-p256's on an idle machine. make bench.
 func BenchmarkKnee(b *testing.B) {
 	for range b.N {
-		k := knees(b)
+		k := knees(b, 2*time.Second)
 		b.ReportMetric(k["tls1.3 rsa4096"], "rsa4096-conn/s")
 		b.ReportMetric(k["tls1.3 ecdsa-p256"], "ecdsa-p256-conn/s")
 	}
 }
 
-// knees runs the knee search of TestKnee, checks it and returns the knee
-// of each variant.
-func knees(t testing.TB) map[string]float64 {
+// knees runs the knee search of TestKnee with steps of d, checks it and
+// returns the knee of each variant.
+func knees(t testing.TB, d time.Duration) map[string]float64 {
 	t.Helper()
 	slo := 250 * time.Millisecond
-	res := run(t, plan.Spec{TLS: []string{"1.3"}, Keys: []string{"rsa4096", "ecdsa-p256"}, Knee: &plan.Knee{From: 10, To: 2560, Factor: 2}, SLO: slo, Duration: 2 * time.Second})
+	res := run(t, plan.Spec{TLS: []string{"1.3"}, Keys: []string{"rsa4096", "ecdsa-p256"}, Knee: &plan.Knee{From: 10, To: 2560, Factor: 2}, SLO: slo, Duration: d})
 	knee := map[string]float64{}
 	for _, id := range []string{"tls1.3 rsa4096", "tls1.3 ecdsa-p256"} {
 		var steps []string

@@ -617,9 +617,7 @@ func TestDocCommands(t *testing.T) {
 		if sub != "lab" && sub != "serve" {
 			args = shorten(args, flags)
 		}
-		// Sorted: -d 2s in the middle or 200ms added at the end is the
-		// same command once shortened.
-		key := strings.Join(slices.Sorted(slices.Values(args)), "\x00")
+		key := docKey(args)
 		if slices.Contains(args, "-o") {
 			key = dir + "\x00" + key // its file may be read by the doc's next command
 		}
@@ -652,6 +650,22 @@ func TestDocCommands(t *testing.T) {
 			t.Run(name, run)
 		})
 	}
+}
+
+// docKey is what makes two doc commands the same run once shortened:
+// the subcommand's arguments and the flags given, by their long names,
+// with their values as parsed (-d 2s in the middle or --duration 2s at
+// the end; -c 1,4 or --concurrency=1,4). A flag given at its default
+// stays in the key: a given flag can change what a command does. Args
+// the flags do not parse keep their text, sorted, as the key.
+func docKey(args []string) string {
+	flags, _ := flagsOf(args)
+	if err := flags.Parse(args); err != nil {
+		return strings.Join(slices.Sorted(slices.Values(args)), "\x00")
+	}
+	key := slices.Clone(flags.Args())
+	flags.Visit(func(f *pflag.Flag) { key = append(key, "--"+f.Name+"="+f.Value.String()) })
+	return strings.Join(key, "\x00")
 }
 
 // startDocServers starts a lab server of each engine (the built-in one as
@@ -932,6 +946,22 @@ func TestDocShorten(t *testing.T) {
 	} {
 		if got := strings.Join(withDuration(strings.Fields(tc.args), "2s"), " "); got != tc.want {
 			t.Errorf("withDuration(%s) = %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	// The same run, spelled differently, is one command; a flag given,
+	// even at its default, or another value makes another.
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"connect --lab postgres --key rsa1024 --tls off,1.3 --trials 1 -d 200ms", "connect --lab postgres --tls off,1.3 --key rsa1024 --trials 1 --duration 200ms", true},
+		{"crypto x25519 ecdh-p256 --duration 200ms", "crypto x25519 ecdh-p256 -d=200ms", true},
+		{"crypto x25519 ecdh-p256 -d 200ms", "crypto ecdh-p256 x25519 -d 200ms", false},
+		{"connect --lab postgres --group p256 -c 1", "connect --lab postgres --group p256", false},
+		{"connect --lab postgres --tls 1.2,1.3", "connect --lab postgres --tls off,1.2,1.3", false},
+	} {
+		if got := docKey(strings.Fields(tc.a)) == docKey(strings.Fields(tc.b)); got != tc.same {
+			t.Errorf("docKey(%s) == docKey(%s): %v, want %v", tc.a, tc.b, got, tc.same)
 		}
 	}
 	for args, want := range map[string]bool{

@@ -28,7 +28,7 @@ func TestHAProxy(t *testing.T) {
 			"haproxy":                   "tcp:1 auth:1 query:1 close:0",
 			"haproxy tls1.3 ecdsa-p256": "tcp:1 tls-handshake:1 auth:1 query:1 close:0",
 		}},
-		{"postgres 18 direct", []string{"--lab", "postgres:18", "--negotiation", "direct"}, pg18, map[string]string{
+		{"postgres 18 direct", []string{"--lab", "postgres:18", "--negotiation", "direct", "--tables", "1", "--rows", "100"}, pg18, map[string]string{
 			"haproxy":                          "tcp:1 startup:1 auth:2 query:2 close:0",
 			"haproxy tls1.3 ecdsa-p256 direct": "tcp:1 tls-handshake:1 auth:3 query:2 close:0",
 		}},

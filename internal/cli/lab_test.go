@@ -73,7 +73,7 @@ func TestLabRuns(t *testing.T) {
 			for _, tr := range r.Trials {
 				serverCPU += tr.ServerCPU
 				if tr.Ops != int64(tt.ops) || len(tr.Errors) > 0 {
-					t.Errorf("%s c=%d: ops %d, errors %v %v", tr.Variant, tr.Concurrency, tr.Ops, tr.Errors, tr.ErrorSamples)
+					t.Errorf("%s c=%d: ops %d, errors %v %q", tr.Variant, tr.Concurrency, tr.Ops, tr.Errors, tr.ErrorSamples)
 				}
 				if tt.workload == "read-only" && tr.Queries != 16*tr.Ops {
 					t.Errorf("%s: %d queries for %d read-only transactions", tr.Variant, tr.Queries, tr.Ops)

@@ -19,7 +19,7 @@ func TestNegotiationDirect(t *testing.T) {
 	needServer(t, pg18)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runMain(t, "connect", "--lab", "postgres:18", "--tls", "1.3", "--key", "ecdsa-p256",
-		"--negotiation", "postgres,direct", "-n", "20", "--trials", "1", "-o", out)
+		"--negotiation", "postgres,direct", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -72,7 +72,7 @@ func TestLabVersions(t *testing.T) {
 	needServer(t, pg18)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runMain(t, "connect", "--lab", "postgres:15,postgres:18", "--tls", "off,1.3", "--key", "ecdsa-p256",
-		"-n", "10", "--trials", "1", "-o", out)
+		"-n", "10", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

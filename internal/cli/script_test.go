@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,10 +154,10 @@ func TestScriptLongParseSignal(t *testing.T) {
 // "every operation failed", nothing saved); the trial counts its own
 // failures, by kind, and only those.
 func TestScriptWarmupFailures(t *testing.T) {
-	needServer(t, labBinaries["postgres"])
+	_, url := sharedLab(t, "postgres")
 	sc := writeScript(t, "div.sql", "\\set x random(1, 5)\nSELECT 1 / (:x - 1);\n")
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := runMain(t, "pool", "--lab", "postgres", "--tls", "off", "--script", sc, "-c", "1", "-d", "1s", "--warmup", "1s",
+	code, _, stderr := runMain(t, "pool", url, "--tls", "off", "--script", sc, "-c", "1", "-d", "1s", "--warmup", "1s",
 		"--max-error-rate", "100%", "--trials", "1", "--tables", "1", "--rows", "10", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -191,21 +192,24 @@ func TestScriptSleepBounds(t *testing.T) {
 		t.Errorf("fixed sleep past --timeout: exit %d, %q", code, lines)
 	}
 
-	needServer(t, labBinaries["postgres"])
+	_, target := sharedLab(t, "postgres")
 	t.Run("-d", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		// A sleep of 20 h within --timeout's bound of 24 h.
 		hours := writeScript(t, "hours.sql", "SELECT 1;\n\\sleep 72000 s\nSELECT 2;\n")
-		cmd := exec.CommandContext(ctx, os.Args[0], "pool", "--lab", "postgres", "--tls", "off", "--script", hours, "--timeout", "24h", "-d", "2s",
+		// A process of its own: the password in a passfile, not on its
+		// command line.
+		u, _ := url.Parse(target)
+		cmd := exec.CommandContext(ctx, os.Args[0], "pool", passfileURL(t, target, "*:*:*:*:%s\n")(u.Host), "--tls", "off", "--script", hours, "--timeout", "24h", "-d", "2s",
 			"--trials", "1", "--tables", "1", "--rows", "10", "-o", filepath.Join(t.TempDir(), "r.json"))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		start := time.Now()
 		cmd.Run()
 		took := time.Since(start)
-		// The lab server's start, the check (its sleep ends after -d), 1s
-		// of warm-up and 2s of trial.
+		// The check (its sleep ends after -d), 1s of warm-up and 2s of
+		// trial.
 		lines := errorLines(stderr.String())
 		if code := cmd.ProcessState.ExitCode(); code != exitFailed || took > time.Minute || len(lines) != 1 ||
 			!strings.HasSuffix(lines[0], "no operation finished within the trial: give a longer -d/--duration or a larger -n/--count") {
@@ -218,7 +222,7 @@ func TestScriptSleepBounds(t *testing.T) {
 		sc := writeScript(t, "var.sql", "\\set s :client_id * 1000\n\\sleep :s ms\nSELECT 1;\n")
 		out := filepath.Join(t.TempDir(), "r.json")
 		start := time.Now()
-		code, _, stderr := runMain(t, "pool", "--lab", "postgres", "--tls", "off", "--script", sc, "-c", "2", "--timeout", "500ms", "-d", "2s",
+		code, _, stderr := runMain(t, "pool", target, "--tls", "off", "--script", sc, "-c", "2", "--timeout", "500ms", "-d", "2s",
 			"--max-error-rate", "100%", "--trials", "1", "--tables", "1", "--rows", "10", "-o", out)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)

@@ -44,19 +44,42 @@ var (
 func sharedLab(t testing.TB, engine string) (lab.Server, string) {
 	t.Helper()
 	needServer(t, labBinaries[engine])
+	return shared(t, engine, true)
+}
+
+// bareLab is sharedLab's twin that holds none of tlsbench's data (engine:
+// postgres, mariadb, redis or mongodb): for tests of what a run does on a
+// stock server. Tests that use it write nothing to it.
+func bareLab(t testing.TB, engine string) (lab.Server, string) {
+	t.Helper()
+	labtest.Slow(t)
+	if bin := labBinaries[engine]; bin != "" {
+		needServer(t, bin)
+	}
+	return shared(t, engine, false)
+}
+
+// shared is the package's shared server of engine, with data (prepared)
+// or without, started on first use.
+func shared(t testing.TB, engine string, prepared bool) (lab.Server, string) {
+	t.Helper()
+	key := engine
+	if !prepared {
+		key += " bare"
+	}
 	sharedMu.Lock()
-	s := sharedServers[engine]
+	s := sharedServers[key]
 	if s == nil {
 		s = &sharedServer{}
-		sharedServers[engine] = s
+		sharedServers[key] = s
 	}
 	sharedMu.Unlock()
-	s.once.Do(func() { s.srv, s.url, s.err = startShared(engine) })
+	s.once.Do(func() { s.srv, s.url, s.err = startShared(engine, prepared) })
 	labtest.Check(t, s.err)
 	return s.srv, s.url
 }
 
-func startShared(engine string) (lab.Server, string, error) {
+func startShared(engine string, prepared bool) (lab.Server, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := lab.Start(ctx, engine, lab.Options{Keys: []string{"ecdsa-p256"}, LocalhostOnly: true})
@@ -64,7 +87,7 @@ func startShared(engine string) (lab.Server, string, error) {
 		return nil, "", err
 	}
 	url, err := srv.URL(srv.Auths()[0], false)
-	if err == nil {
+	if err == nil && prepared {
 		var out, errb syncBuffer
 		if code := Main([]string{"prepare", url, "--tables", fmt.Sprint(sharedTables), "--rows", fmt.Sprint(sharedRows)}, &out, &errb); code != 0 {
 			err = fmt.Errorf("shared lab %s: prepare: exit %d: %s", engine, code, errb.String())

@@ -48,7 +48,7 @@ func TestConnectNeedsNoData(t *testing.T) {
 		{"redis", "", []string{"plain"}},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
-			srv := labtest.Start(t, tc.engine, lab.Options{LocalhostOnly: true})
+			srv, _ := bareLab(t, tc.engine)
 			raw, err := srv.URL("", false)
 			if err != nil {
 				t.Fatal(err)
@@ -73,7 +73,7 @@ func TestConnectNeedsNoData(t *testing.T) {
 func TestPoolSaysPrepare(t *testing.T) {
 	for _, engine := range []string{"postgres", "mariadb", "redis", "mongodb"} {
 		t.Run(engine, func(t *testing.T) {
-			srv := labtest.Start(t, engine, lab.Options{LocalhostOnly: true})
+			srv, _ := bareLab(t, engine)
 			raw, err := srv.URL("", false)
 			if err != nil {
 				t.Fatal(err)

@@ -40,6 +40,9 @@ func TestNodeStacks(t *testing.T) {
 	labtest.Slow(t)
 	for _, nc := range nodeCases {
 		t.Run(nc.lab, func(t *testing.T) {
+			// Side by side: each engine's server counts its own
+			// connections, and nothing here is timed.
+			t.Parallel()
 			srv := sharedLab(t, nc.engine)
 			for _, tls := range []string{"off", "1.3"} {
 				cfg := nodeConfig(t, srv, nc.workload, tls)

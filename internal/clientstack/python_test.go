@@ -26,6 +26,9 @@ func TestPythonStacks(t *testing.T) {
 		{"mongodb", []string{"pymongo"}},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
+			// Side by side: each engine's server counts its own
+			// stacks' connections, and nothing here is timed.
+			t.Parallel()
 			srv := sharedLab(t, tc.engine)
 			for _, name := range tc.stacks {
 				t.Run(name, func(t *testing.T) {

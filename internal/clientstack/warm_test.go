@@ -36,9 +36,12 @@ func TestProgramWarmup(t *testing.T) {
 			if rep.Warmup < warmup {
 				t.Errorf("warm-up took %v, less than the %v asked", rep.Warmup, warmup)
 			}
-			// The warm-up busy-loops: on a loaded machine it still gets a
-			// good share of a core; ten operations take a few ms.
-			if rep.WarmupCPU < warmup/10 {
+			// The warm-up busy-loops; ten operations take a few ms. The
+			// share of a core it gets is the machine's (at load 20 it
+			// got 57 ms of CPU in 1.5 s): assert that its CPU was
+			// metered (a /proc tick at least) and kept apart from the
+			// measured CPU, not how much it got.
+			if rep.WarmupCPU < 10*time.Millisecond {
 				t.Errorf("the warm-up's CPU %v: the stand-in burned CPU for %v", rep.WarmupCPU, warmup)
 			}
 			if rep.CPU >= rep.WarmupCPU/2 {
@@ -62,8 +65,11 @@ func TestProgramWarmup(t *testing.T) {
 func TestStackWarmup(t *testing.T) {
 	labtest.Slow(t)
 	srv := sharedLab(t, "postgres")
-	// Operations a run: enough pool operations for /proc's 10 ms ticks.
-	ops := map[string]int{"connect": 100, "pool": 3000}
+	// Operations a run: enough for /proc's 10 ms ticks (a connection
+	// costs psycopg 7 ms of CPU, pgjdbc 40; a pool operation 0.3 ms).
+	// Nothing is asserted on the figures: more operations only sharpen
+	// the log, at seconds of CPU a run on a loaded machine.
+	ops := map[string]int{"connect": 30, "pool": 1000}
 	for _, name := range []string{"psycopg", "pgjdbc"} {
 		t.Run(name, func(t *testing.T) {
 			cfg := srv.config(t, name, "1.3")
