@@ -242,7 +242,7 @@ func (ix *index) stackCost(b *body, e plan.Experiment) {
 		if s != goStack && e == plan.Connect {
 			rts = ix.wireRoundTrips(p, n)
 		}
-		row = append(row, textCell(negotiatedWords(ix.trials[tk])), rts)
+		row = append(row, textCell(ix.stackNegotiated(n, ix.trials[tk])), rts)
 		t.addCells(row...)
 	}
 	t.Foot = []string{
@@ -278,6 +278,23 @@ func addedCell(m margin, d stats.Summary, scale float64, unit string) Cell {
 		}
 	}
 	return c
+}
+
+// stackNegotiated is what variant's trials negotiated in short: as the
+// wire shows its connections where the run captured them (--wire), marked
+// so ("TLS 1.3 … P-256 after HRR (wire)"): the wire sees the group and a
+// HelloRetryRequest, which few stacks tell and the C tools tell nothing
+// of; else as the stack said it.
+func (ix *index) stackNegotiated(variant string, ts []result.Trial) string {
+	for _, ws := range ix.r.WireStacks {
+		if ws.Variant != variant || ws.Negotiated == nil {
+			continue
+		}
+		n := *ws.Negotiated
+		n.HelloRetry = ws.HelloRetries > 0
+		return negotiatedWords([]result.Trial{{Negotiated: &n}}) + " (wire)"
+	}
+	return negotiatedWords(ts)
 }
 
 // negotiatedWords is what a variant's trials negotiated in short:
