@@ -250,6 +250,13 @@ func startTcpdump(ctx context.Context, o LiveOptions) (func() (LiveStats, error)
 	}()
 	return func() (LiveStats, error) {
 		close(stopped)
+		// tcpdump drops what it has not yet read when interrupted: the
+		// last segments of a run just ended, on a loaded machine. It
+		// writes each packet as it reads it (-U, immediate mode), so a
+		// file that stopped growing for a while has them all: 200 ms, a
+		// loaded 2-core machine's wait for a CPU (a stop, not a trial,
+		// pays it).
+		waitQuiet(o.File, 200*time.Millisecond, stopWait)
 		cmd.Process.Signal(os.Interrupt)
 		var werr error
 		select {
@@ -280,6 +287,22 @@ func startTcpdump(ctx context.Context, o LiveOptions) (func() (LiveStats, error)
 		}
 		return st, nil
 	}, nil
+}
+
+// waitQuiet waits until file has not grown for quiet, or for at most max.
+func waitQuiet(file string, quiet, max time.Duration) {
+	size, since := int64(-1), time.Now()
+	for end := time.Now().Add(max); time.Now().Before(end); time.Sleep(quiet / 5) {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return
+		}
+		if fi.Size() != size {
+			size, since = fi.Size(), time.Now()
+		} else if time.Since(since) >= quiet {
+			return
+		}
+	}
 }
 
 // linkType is the pcap link type of what a packet socket reads on iface:
