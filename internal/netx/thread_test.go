@@ -268,8 +268,14 @@ func TestWaitInPollerMovesBack(t *testing.T) {
 		return len(ents)
 	}
 	c := threadDial(t, addr)
-	before := fds()
 	br := bufio.NewReader(c)
+	// One line echoed first: the listener has then accepted (its side's
+	// descriptor is in the count before, not only after).
+	c.Write([]byte("first\n"))
+	if got, err := br.ReadString('\n'); err != nil || got != "first\n" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	before := fds()
 	for i := range 50 {
 		if i%2 == 0 {
 			if err := c.WaitInPoller(); err != nil {
