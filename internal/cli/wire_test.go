@@ -567,11 +567,14 @@ func TestWirePostgresNegotiation(t *testing.T) {
 		var phases []string
 		for _, p := range tr.Phases {
 			phases = append(phases, p.Name)
-			// The mean, rounded: the protocol's count. A connection the
-			// capture saw only in part (packets dropped, or a tail cut
-			// at the stop on a loaded machine) adds or loses a turn, and
-			// moves the minimum, not the rounded mean of 10.
-			trips[tr.Variant] += int(math.Round(p.RoundTrips.Mean))
+			// The setup's phases, whose turns the protocol fixes: the
+			// encrypted flights after the handshake vary from one
+			// connection to the next with when the server's answers
+			// arrive (on an idle machine too: means of 4.5 and 5.5),
+			// and say nothing of the negotiation.
+			if p.Name != "encrypted" {
+				trips[tr.Variant] += p.RoundTrips.Min
+			}
 			if p.Latency.Count != tr.Conns {
 				t.Errorf("%s: phase %s over %d connections of %d", tr.Variant, p.Name, p.Latency.Count, tr.Conns)
 			}
