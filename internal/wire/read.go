@@ -264,6 +264,10 @@ const linger = 2 * time.Second
 // decoder follows the TCP connections of a capture as its packets come,
 // and decodes each as it ends.
 type decoder struct {
+	// clock is the latest packet time seen: a record timed before it
+	// (a damaged or merged capture) is taken as at it, so that no
+	// connection's time runs backwards.
+	clock   time.Time
 	opt     Options
 	max     int
 	info    result.Capture
@@ -332,6 +336,10 @@ func (d *decoder) packet(lt layers.LinkType, data []byte, ci gopacket.CaptureInf
 	if size > len(payload) {
 		d.unseen("truncated", 1)
 	}
+	if ci.Timestamp.Before(d.clock) {
+		ci.Timestamp = d.clock
+	}
+	d.clock = ci.Timestamp
 	seg := segment{t: ci.Timestamp, seq: tl.Seq, ack: tl.Ack, size: size,
 		syn: tl.SYN, ackf: tl.ACK, fin: tl.FIN, rst: tl.RST}
 	d.segment(src, dst, seg, payload)
