@@ -26,8 +26,10 @@ type Proxy struct {
 	done          chan struct{} // the test ended
 
 	// TurnAfter's budget: whether the first connection ended, the bytes
-	// sent to later ones, and how many turn the proxy (0: never).
+	// of each later connection's setup, those sent to later ones past
+	// their setup, and how many turn the proxy (0: never).
 	firstEnded atomic.Bool
+	skip       atomic.Int64
 	later      atomic.Int64
 	after      atomic.Int64
 	afterMode  atomic.Int32
@@ -102,9 +104,13 @@ func NewProxy(t testing.TB, target string) *Proxy {
 func (p *Proxy) Turn(m Misbehaviour) { p.mode.CompareAndSwap(int32(Faithful), int32(m)) }
 
 // TurnAfter makes the proxy turn to m once its first connection (a run's
-// check) has ended and the connections after it have been sent n bytes.
-func (p *Proxy) TurnAfter(m Misbehaviour, n int64) {
+// check) has ended and the connections after it have been sent n bytes
+// past the first setup bytes of each (their handshakes): n counts
+// answers, so the turn comes after as many whatever the order in which
+// the connections' handshakes and answers interleave.
+func (p *Proxy) TurnAfter(m Misbehaviour, setup, n int64) {
 	p.afterMode.Store(int32(m))
+	p.skip.Store(setup)
 	p.after.Store(n)
 }
 
@@ -228,9 +234,10 @@ func (p *Proxy) toClient(c, s net.Conn, l *link, closed <-chan struct{}, first b
 				if _, err := c.Write(buf[:n]); err != nil {
 					return
 				}
-				l.sent.Add(int64(n))
+				sent := l.sent.Add(int64(n))
 				if !first {
-					p.count(int64(n))
+					// Only what passes the link's setup counts.
+					p.count(sent - max(sent-int64(n), p.skip.Load()))
 				}
 				continue
 			}
@@ -273,9 +280,12 @@ func (p *Proxy) toClient(c, s net.Conn, l *link, closed <-chan struct{}, first b
 	}
 }
 
-// count adds n bytes sent to a connection after the first, and turns the
-// proxy once TurnAfter's budget is spent.
+// count adds n bytes sent to a connection after the first past its
+// setup, and turns the proxy once TurnAfter's budget is spent.
 func (p *Proxy) count(n int64) {
+	if n <= 0 {
+		return
+	}
 	later := p.later.Add(n)
 	if after := p.after.Load(); after > 0 && p.firstEnded.Load() && later >= after {
 		p.Turn(Misbehaviour(p.afterMode.Load()))
