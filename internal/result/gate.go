@@ -58,6 +58,9 @@ func gateFigure(v float64, unit string) string {
 	case "%":
 		return s + "%"
 	case "count":
+		if v == 1 {
+			return s + " round trip"
+		}
 		return s + " round trips"
 	}
 	return s + " " + unit
