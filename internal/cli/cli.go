@@ -31,7 +31,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1   // the run failed: server, network, TLS
 	exitUsage       = 2   // bad flags or arguments
-	// exitGate (3, gates.go): the run went well, a gate failed.
+	exitGate        = 3   // the run went well, a gate failed (gates.go)
 	exitInterrupted = 130 // Ctrl-C: what finished is kept
 )
 

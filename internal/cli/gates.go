@@ -15,9 +15,6 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// exitGate is the exit code of a run that went well but failed a gate.
-const exitGate = 3
-
 // gateFlags are --gate, --gates, --gate-abort, --junit and --summary-md:
 // the gates a run or a comparison is judged by, and where the verdicts go
 // besides the report.
