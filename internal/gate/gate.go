@@ -53,7 +53,7 @@ func (e *Error) Error() string { return fmt.Sprintf("--gate %q: %s", e.Expr, e.P
 // Phases are the phase names tlsbench's drivers time (netx's and each
 // engine's): a phase. or roundtrips. quantity must name one of them.
 var Phases = []string{
-	"tcp", "tunnel", "ssh-kex", "ssh-auth", "tls-handshake", "startup", "greeting", "hello",
+	"tcp", "tunnel", "ssh-kex", "ssh-auth", "tls-negotiation", "tls-handshake", "startup", "greeting", "hello",
 	"auth", "query", "request", "response", "more-ops", "hold", "close",
 }
 

@@ -25,7 +25,8 @@ type Quantity struct {
 	Trials     int
 	Mean, CI95 float64 // CI95 is NaN with one trial
 	// Overhead is the paired change against Baseline in percent (N is 0
-	// on the baseline itself and where no round pairs).
+	// on the baseline itself and where no round pairs), without the
+	// rounds the findings leave out as outliers, unless that leaves none.
 	Overhead stats.Delta
 	Baseline string
 }
@@ -134,7 +135,14 @@ func (ix *index) quantities() []Quantity {
 				q := Quantity{Experiment: e, Variant: k.variant, Concurrency: k.c, Name: d.name, Unit: d.unit,
 					Trials: s.N, Mean: s.Mean, CI95: s.CI95, Overhead: stats.Delta{Pct: math.NaN(), CI95: math.NaN()}, Baseline: base}
 				if base != "" && base != k.variant {
-					q.Overhead = ix.pairedBy(e, base, k.variant, k.c, f)
+					// As the findings compare: without the rounds
+					// that hold an outlier (outliers.go), unless
+					// that leaves none.
+					a, b := ix.pairedTrials(e, k.c, base, k.variant)
+					if len(a) == 0 || len(b) == 0 {
+						a, b = ix.trials[cellKey{e, base, k.c}], ix.trials[k]
+					}
+					q.Overhead = pairTrials(a, b, f)
 				}
 				out = append(out, q)
 			}
@@ -146,18 +154,24 @@ func (ix *index) quantities() []Quantity {
 // pairedBy is name's figure f against from's in e at c, trials paired by
 // round (pairedWith for any figure).
 func (ix *index) pairedBy(e plan.Experiment, from, name string, c int, f func(result.Trial) (float64, bool)) stats.Delta {
-	base := map[int]float64{}
-	for _, t := range ix.trials[cellKey{e, from, c}] {
+	return pairTrials(ix.trials[cellKey{e, from, c}], ix.trials[cellKey{e, name, c}], f)
+}
+
+// pairTrials is figure f of the trials vs against that of the trials
+// base of the same rounds.
+func pairTrials(base, vs []result.Trial, f func(result.Trial) (float64, bool)) stats.Delta {
+	at := map[int]float64{}
+	for _, t := range base {
 		if x, ok := f(t); ok {
-			base[t.Round] = x
+			at[t.Round] = x
 		}
 	}
-	var bs, vs []float64
-	for _, t := range ix.trials[cellKey{e, name, c}] {
+	var bs, xs []float64
+	for _, t := range vs {
 		x, ok := f(t)
-		if b, bok := base[t.Round]; ok && bok {
-			bs, vs = append(bs, b), append(vs, x)
+		if b, bok := at[t.Round]; ok && bok {
+			bs, xs = append(bs, b), append(xs, x)
 		}
 	}
-	return stats.Paired(bs, vs)
+	return stats.Paired(bs, xs)
 }
