@@ -192,6 +192,9 @@ func scale(v float64, unit, want string) (float64, string, error) {
 		if f, ok := times[unit]; ok {
 			return v * f, want, nil
 		}
+		if unit == "" {
+			return 0, "", fmt.Errorf("a time needs its unit: ms, s or us, e.g. < 2ms (overhead. before the quantity for a change in %%)")
+		}
 	}
 	return 0, "", fmt.Errorf("%q does not fit a time: give ms, s or us (overhead. before the quantity for a change in %%)", unit)
 }

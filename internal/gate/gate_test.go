@@ -63,7 +63,7 @@ func TestParseRefuses(t *testing.T) {
 		{"connect[tls1.3].overhead.p99 < 40", "in percent"},
 		{"connect[tls1.3].overhead.p999 < 40%", `unknown quantity "p999"`},
 		{"connect[tls1.3].p99 < 40%", "does not fit a time"},
-		{"connect[tls1.3].p99 < 40", "does not fit a time"},
+		{"connect[tls1.3].p99 < 40", "a time needs its unit"},
 		{"connect[*].roundtrips.tls-handshake <= 1ms", "does not fit round trips"},
 		{"connect[*].roundtrips.tls-handshak <= 1", `unknown phase "tls-handshak"`},
 		{"pool[*].error_rate < 1ms", "does not fit error_rate"},
