@@ -27,7 +27,7 @@ func Evaluate(gates []Gate, qs []report.Quantity) []result.Gate {
 			if q.Experiment != g.Experiment || q.Name != g.Quantity || !slices.Contains(g.Variants, q.Variant) {
 				continue
 			}
-			f := figure{cell: fmt.Sprintf("%s %s c=%d", q.Experiment, q.Variant, q.Concurrency), mean: q.Mean, ci95: q.CI95}
+			f := figure{cell: cellName(q), mean: q.Mean, ci95: q.CI95}
 			if g.Overhead {
 				if q.Overhead.N == 0 { // the baseline, or no round paired
 					continue
@@ -39,6 +39,18 @@ func Evaluate(gates []Gate, qs []report.Quantity) []result.Gate {
 		out[i] = judge(g, figs)
 	}
 	return out
+}
+
+// cellName names a quantity's cell as verdicts show it: "connect tls1.3
+// c=4", "pool tls1.3 at 300/s" (an open loop's offered rate), "connect tls1.3 (rate search)".
+func cellName(q report.Quantity) string {
+	switch {
+	case q.Name == "capacity":
+		return fmt.Sprintf("%s %s (rate search)", q.Experiment, q.Variant)
+	case q.Rate > 0:
+		return fmt.Sprintf("%s %s at %g/s", q.Experiment, q.Variant, q.Rate)
+	}
+	return fmt.Sprintf("%s %s c=%d", q.Experiment, q.Variant, q.Concurrency)
 }
 
 // EvaluateCompare judges compare: gates (checked by CheckCompare) on the

@@ -141,7 +141,7 @@ func (g Gate) unitOf() string {
 		return "%"
 	}
 	switch {
-	case g.Quantity == "rate":
+	case g.Quantity == "rate", strings.HasSuffix(g.Quantity, "_rate") && g.Quantity != "error_rate", g.Quantity == "capacity":
 		return "/s"
 	case g.Quantity == "error_rate":
 		return "ratio"

@@ -35,6 +35,8 @@ func TestParse(t *testing.T) {
 		{"pool[*].error_rate < 1%", Gate{Experiment: plan.Pool, Variant: "*", Quantity: "error_rate", Op: "<", Bound: 0.01, Unit: "ratio"}},
 		{"pool[*].rate >= 1000/s", Gate{Experiment: plan.Pool, Variant: "*", Quantity: "rate", Op: ">=", Bound: 1000, Unit: "/s"}},
 		{"connect[tls1.2].overhead.rate > -30% @ci95", Gate{Experiment: plan.Connect, Variant: "tls1.2", Quantity: "rate", Overhead: true, Op: ">", Bound: -30, Unit: "%", CI95: true}},
+		{"connect[tls1.3].capacity >= 300/s", Gate{Experiment: plan.Connect, Variant: "tls1.3", Quantity: "capacity", Op: ">=", Bound: 300, Unit: "/s"}},
+		{"pool[*].achieved_rate > 95", Gate{Experiment: plan.Pool, Variant: "*", Quantity: "achieved_rate", Op: ">", Bound: 95, Unit: "/s"}},
 		{"storm[*].storm.all_connected < 3s", Gate{Experiment: plan.Storm, Variant: "*", Quantity: "storm.all_connected", Op: "<", Bound: 3000, Unit: "ms"}},
 		{"connect[tls1.3].roundtrips.auth == 1", Gate{Experiment: plan.Connect, Variant: "tls1.3", Quantity: "roundtrips.auth", Op: "==", Bound: 1, Unit: "count"}},
 	} {
@@ -154,6 +156,8 @@ func TestEvaluate(t *testing.T) {
 		{Experiment: plan.Connect, Variant: "tls1.3", Concurrency: 1, Name: "p99", Mean: 1.3, CI95: 0.1, Overhead: stats.Delta{N: 3, Pct: 30, CI95: 8}},
 		{Experiment: plan.Connect, Variant: "tls1.3", Concurrency: 1, Name: "roundtrips.tls-handshake", Mean: 1, CI95: nan},
 		{Experiment: plan.Connect, Variant: "tls1.3 x25519", Concurrency: 1, Name: "roundtrips.tls-handshake", Mean: 2, CI95: nan},
+		{Experiment: plan.Connect, Variant: "tls1.3", Concurrency: 1024, Rate: 300, Name: "achieved_rate", Mean: 290, CI95: 20},
+		{Experiment: plan.Connect, Variant: "tls1.3", Name: "capacity", Mean: 450, CI95: nan},
 	}
 	for _, tc := range []struct {
 		gate      Gate
@@ -171,6 +175,8 @@ func TestEvaluate(t *testing.T) {
 		{mustGate(t, "connect[plain].roundtrips.tls-handshake <= 1", "plain"), false, "", "no cell of connect [plain] measured roundtrips.tls-handshake", 0},
 		{mustGate(t, "connect[*].roundtrips.auth <= 1 @ci95", "tls1.3"), false, "", "no cell", 0},
 		{mustGate(t, "connect[tls1.3].roundtrips.tls-handshake <= 1 @ci95", "tls1.3"), false, "connect tls1.3 c=1", "no 95% interval", 0},
+		{mustGate(t, "connect[tls1.3].achieved_rate > 280 @ci95", "tls1.3"), false, "connect tls1.3 at 300/s", "", 270},
+		{mustGate(t, "connect[tls1.3].capacity >= 400/s", "tls1.3"), true, "connect tls1.3 (rate search)", "", 450},
 	} {
 		v := Evaluate([]Gate{tc.gate}, qs)[0]
 		if v.Pass != tc.pass || v.Cell != tc.cell || !strings.Contains(v.Why, tc.why) || math.Abs(v.Value-tc.value) > 1e-9 {

@@ -18,6 +18,9 @@ type Quantity struct {
 	Experiment  plan.Experiment
 	Variant     string
 	Concurrency int
+	// Rate is the offered arrival rate of an open-loop cell (--rate), 0
+	// for a closed loop's.
+	Rate float64
 	// Name is the figure (QuantityNames, or phase.NAME and
 	// roundtrips.NAME), Unit what Mean counts: "/s", "ms", "us" (CPU per
 	// operation), "count" (round trips), "ratio" (failed operations).
@@ -60,19 +63,33 @@ var figureDefs = []figureDef{
 			return float64(failed) / float64(t.Ops+failed), true
 		}
 	}},
+	{"offered_rate", "/s", openLoop(func(o result.OpenLoop) float64 { return o.Offered })},
+	{"achieved_rate", "/s", openLoop(result.OpenLoop.Achieved)},
 	{"storm.all_connected", "ms", stormTime(func(s *result.Storm) time.Duration { return s.AllConnected })},
 	{"storm.last_first_op", "ms", stormTime(func(s *result.Storm) time.Duration { return s.LastFirstOp })},
 }
 
 // QuantityNames are the names of the quantities every cell may have, in
-// the order Quantities lists them.
+// the order Quantities lists them, and capacity: a rate search's highest
+// rate sustained within the SLO, per variant (/s, no interval).
 var QuantityNames = func() []string {
 	names := make([]string, len(figureDefs))
 	for i, d := range figureDefs {
 		names[i] = d.name
 	}
-	return names
+	return append(names, "capacity")
 }()
+
+func openLoop(f func(result.OpenLoop) float64) func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
+	return func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
+		return func(t result.Trial) (float64, bool) {
+			if t.Open == nil {
+				return 0, false
+			}
+			return f(*t.Open), true
+		}
+	}
+}
 
 func stormTime(f func(*result.Storm) time.Duration) func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
 	return func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
@@ -146,6 +163,45 @@ func (ix *index) quantities() []Quantity {
 				}
 				out = append(out, q)
 			}
+		}
+	}
+	return append(out, ix.openLoopQuantities()...)
+}
+
+// openLoopQuantities are the quantities of the open-loop cells (--rate,
+// each offered rate a cell; Concurrency is -c) and, for a rate search,
+// each variant's capacity.
+func (ix *index) openLoopQuantities() []Quantity {
+	var out []Quantity
+	nan := stats.Delta{Pct: math.NaN(), CI95: math.NaN()}
+	for _, c := range ix.rt.cells {
+		for _, rate := range ix.rt.rates {
+			for _, name := range ix.variants {
+				ts := ix.rt.trials[rateKey{c.e, c.n, name, rate}]
+				if len(ts) == 0 {
+					continue
+				}
+				base := ix.baselineOf(name)
+				for _, d := range figureDefs {
+					f := d.value(ix, c.e)
+					s := stats.Summarize(values(ts, f))
+					if s.N == 0 {
+						continue
+					}
+					q := Quantity{Experiment: c.e, Variant: name, Concurrency: ts[0].Concurrency, Rate: rate, Name: d.name, Unit: d.unit,
+						Trials: s.N, Mean: s.Mean, CI95: s.CI95, Overhead: nan, Baseline: base}
+					if base != "" && base != name {
+						q.Overhead = pairTrials(ix.rt.trials[rateKey{c.e, c.n, base, rate}], ts, f)
+					}
+					out = append(out, q)
+				}
+			}
+		}
+	}
+	for _, f := range ix.capacities() {
+		for _, at := range f.At {
+			out = append(out, Quantity{Experiment: f.exp, Variant: at.Variant, Name: "capacity", Unit: "/s",
+				Trials: 1, Mean: at.Rate, CI95: math.NaN(), Overhead: nan, Baseline: ix.baselineOf(at.Variant)})
 		}
 	}
 	return out

@@ -55,8 +55,8 @@ func gateFigure(v float64, unit string) string {
 	switch unit {
 	case "", "ratio":
 		return s
-	case "%":
-		return s + "%"
+	case "%", "/s":
+		return s + unit
 	case "count":
 		if v == 1 {
 			return s + " round trip"
