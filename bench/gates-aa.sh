@@ -48,7 +48,9 @@ report() {
   local o r
   IFS=$'\t' read -ra o <<<"${v[0]}"
   IFS=$'\t' read -ra r <<<"${v[1]}"
-  printf '%-3s %2d: overhead gate %s: %s%% (95%% interval %s to %s%%); round-trip gate %s: %s\n' "$1" "$2" "${o[0]}" "${o[2]}" "${o[3]}" "${o[4]}" "${r[0]}" "${r[1]}"
+  local fig="${o[2]}% (95% interval ${o[3]} to ${o[4]}%)"
+  [ -z "${o[5]:-}" ] || fig="${o[5]}"
+  printf '%-3s %2d: overhead gate %s: %s; round-trip gate %s: %s\n' "$1" "$2" "${o[0]}" "$fig" "${r[0]}" "${r[1]}"
 }
 
 tb --key rsa2048 --group p256 -o "$tmp/cal.json" --gate "connect[tls1.3].overhead.$quantity < 1000000% @ci95" >/dev/null 2>&1

@@ -29,7 +29,8 @@ type Quantity struct {
 	Mean, CI95 float64 // CI95 is NaN with one trial
 	// Overhead is the paired change against Baseline in percent (N is 0
 	// on the baseline itself and where no round pairs), without the
-	// rounds the findings leave out as outliers, unless that leaves none.
+	// rounds the findings leave out as outliers, unless that leaves fewer
+	// than two pairs (no interval).
 	Overhead stats.Delta
 	Baseline string
 }
@@ -154,9 +155,9 @@ func (ix *index) quantities() []Quantity {
 				if base != "" && base != k.variant {
 					// As the findings compare: without the rounds
 					// that hold an outlier (outliers.go), unless
-					// that leaves none.
+					// that leaves no interval (two pairs).
 					a, b := ix.pairedTrials(e, k.c, base, k.variant)
-					if len(a) == 0 || len(b) == 0 {
+					if min(len(a), len(b)) < min(2, len(ix.trials[k])) {
 						a, b = ix.trials[cellKey{e, base, k.c}], ix.trials[k]
 					}
 					q.Overhead = pairTrials(a, b, f)
