@@ -32,14 +32,11 @@ type gateFailed struct {
 }
 
 func (e gateFailed) Error() string {
-	return fmt.Sprintf("%d of %s failed: %s (see the gates table)", e.failed, plural(e.total, "gate"), e.first.Name)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
+	gates := "gates"
+	if e.total == 1 {
+		gates = "gate"
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return fmt.Sprintf("%d of %d %s failed: %s (see the gates table)", e.failed, e.total, gates, e.first.Name)
 }
 
 // errGateAbort is the cause of a run stopped by --gate-abort.
@@ -73,7 +70,8 @@ func (f gateFlags) parse() ([]gate.Gate, error) {
 		}
 		gs = append(gs, more...)
 	}
-	for flag, path := range map[string]string{"--junit": f.junit, "--summary-md": f.summary} {
+	for _, out := range [][2]string{{"--junit", f.junit}, {"--summary-md", f.summary}} {
+		flag, path := out[0], out[1]
 		if path == "" {
 			continue
 		}
