@@ -31,6 +31,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1   // the run failed: server, network, TLS
 	exitUsage       = 2   // bad flags or arguments
+	exitGate        = 3   // the run went well, a gate failed (gates.go)
 	exitInterrupted = 130 // Ctrl-C: what finished is kept
 )
 
@@ -67,6 +68,10 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(stderr, "tlsbench: interrupted")
 		return exitInterrupted
+	}
+	if errors.As(err, new(gateFailed)) {
+		fmt.Fprintln(stderr, "tlsbench: "+oneLine(err.Error()))
+		return exitGate
 	}
 	msg := err.Error()
 	var pe *plan.Error
@@ -167,7 +172,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet, gate: f.gate}, argv, stdout, stderr)
 		},
 	}
 	root.SuggestionsMinimumDistance = 2 // SuggestionsFor's own default is 0
@@ -253,7 +258,7 @@ MongoDB seed study.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet, gate: f.gate}, argv, stdout, stderr)
 		},
 	}
 	f.register(cmd, commandSet(e), []plan.Experiment{e})

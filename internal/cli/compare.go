@@ -6,11 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tlsbench/tlsbench/internal/gate"
 	"github.com/tlsbench/tlsbench/internal/report"
 )
 
 func newCompareCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var gf gateFlags
+	cmd := &cobra.Command{
 		Use:   "compare OLD.json NEW.json",
 		Short: "Compare two result files: before and after a change, cell by cell",
 		Long: `Compare two result files: before and after a change, cell by cell.
@@ -22,7 +24,10 @@ each as mean ±95% CI, and the change in percent with its 95% interval. The
 runs share no rounds, so the interval is Welch's; * marks a change whose
 interval excludes 0, ~ one that does not. Cells and variants in one file only
 are listed as such; a note says when the runs differ in target, workload,
-duration or machine.`,
+duration or machine.
+
+--gate 'compare: EXPERIMENT[VARIANT|*].QUANTITY.delta OP BOUND% [@ci95]'
+judges those changes (exit 3 when one fails; docs/gates.md).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageError{fmt.Errorf("compare takes two result files, OLD and NEW, got %d arguments", len(args))}
@@ -30,6 +35,10 @@ duration or machine.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
+			gates, err := gf.parse()
+			if err != nil {
+				return err
+			}
 			var runs [2]report.Run
 			for i, path := range args {
 				r, err := readResult(path)
@@ -38,7 +47,21 @@ duration or machine.`,
 				}
 				runs[i] = report.Run{Name: path, Result: r}
 			}
-			return report.CompareText(stdout, report.Compare(runs[0], runs[1]))
+			if gates, err = gate.CheckCompare(gates, runs[0].Result, runs[1].Result); err != nil {
+				return usageError{err}
+			}
+			c := report.Compare(runs[0], runs[1])
+			if err := report.CompareText(stdout, c); err != nil || len(gates) == 0 {
+				return err
+			}
+			vs := gate.EvaluateCompare(gates, c)
+			fmt.Fprintln(stdout)
+			if err := report.GatesText(stdout, vs); err != nil {
+				return err
+			}
+			return gf.finish(vs, "tlsbench compare", "")
 		},
 	}
+	gf.register(cmd)
+	return cmd
 }

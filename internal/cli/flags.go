@@ -70,6 +70,8 @@ type runFlags struct {
 	wire bool
 	// quiet: no progress lines on stderr (progress.go).
 	quiet bool
+	// gate: --gate, --gates, --gate-abort, --junit, --summary-md (gates.go).
+	gate gateFlags
 }
 
 // The run flags are one table (options), and serve's, lab's and crypto's
@@ -375,10 +377,25 @@ var options = []runOption{
 	{flag: "start-at", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.startAt },
 		usage: "with --shard: when every shard starts its first trial, RFC 3339 (2025-06-01T12:00:00Z; the same on every shard) or +DURATION from now (+30s, rounded up to the second, for processes started together)"},
 
+	// Gates (gates.go, package gate): judged on the report model.
+	{flag: "gate", field: "-", section: secOutput, on: onRuns, array: true, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.exprs },
+		usage: "a gate the run must pass, else exit 3, repeatable: EXPERIMENT[VARIANT|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'connect[tls1.3].overhead.p99 < 40% @ci95', 'connect[*].roundtrips.tls-handshake <= 1' (docs/gates.md)"},
+	{flag: "gates", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.file },
+		usage: "a YAML file of gates: a list of expressions or {name: NAME, gate: EXPR}"},
+	{flag: "gate-abort", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.abort },
+		usage: "stop after the first trial at which a gate fails on the trials so far (the trials run are kept and saved)"},
+	{flag: "junit", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.junit },
+		usage: "write the gates' verdicts as JUnit XML to FILE, one test case per gate"},
+	{flag: "summary-md", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.summary },
+		usage: "append the gates' verdicts as a Markdown table to FILE (e.g. $GITHUB_STEP_SUMMARY)"},
+
 	// A CPU profile of tlsbench itself, for its developers (profile.go).
 	{flag: "cpuprofile", field: "-", section: secOther, hide: onRuns, refuse: []refusal{inKube("a profile written in a pod is lost with it")}, ptr: func(f *runFlags) any { return &f.cpuProfile },
 		usage: "write a CPU profile of tlsbench itself to FILE (go tool pprof)"},
 }
+
+// noKubeGates is why kube refuses gates: each pod measures a shard.
+const noKubeGates = "each pod measures a shard: gate the merged result with tlsbench compare, or run the gates without kube"
 
 func or(s, alt string) string {
 	if s == "" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/gate"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/site"
 	"github.com/tlsbench/tlsbench/internal/wire"
@@ -24,6 +27,7 @@ type runOutput struct {
 	path  string
 	wire  bool
 	quiet bool
+	gate  gateFlags
 }
 
 // run measures raw against its target, saves the result (also the part that
@@ -35,6 +39,10 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	case ctx.Err() != nil:
 		return errInterrupted
 	case err != nil:
+		return err
+	}
+	gates, err := o.gate.forRun(spec)
+	if err != nil {
 		return err
 	}
 	out, err := openResultFile(o.path)
@@ -97,8 +105,26 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	}
 	// A warning comes at the check, when no bar is drawn.
 	warn := func(w string) { fmt.Fprintln(stderr, "warning: "+w) }
-	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: bars.update, Warn: warn})
+	// --gate-abort cancels the trials, not the run: what finished is
+	// judged and saved as a run that ended early.
+	trialsCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	judge := o.gate.abortWhen(gates, res, cancel)
+	progress := func(p bench.Progress) {
+		bars.update(p)
+		if p.Trial != nil {
+			judge()
+		}
+	}
+	runErr := bench.Execute(trialsCtx, res, st, bench.Options{Ceilings: ceilings, Progress: progress, Warn: warn})
 	bars.finish()
+	if ctx.Err() == nil && errors.Is(context.Cause(trialsCtx), errGateAbort) {
+		res.Interrupted, runErr = false, nil
+		res.Notes = append(res.Notes, fmt.Sprintf("stopped by --gate-abort after %d of %d trials: a gate failed on the trials so far", len(res.Trials), res.PlannedTrials))
+	}
+	if len(gates) > 0 && len(res.Trials) > 0 {
+		res.Gates = gate.Evaluate(gates, report.Quantities(res))
+	}
 	var wireErr error // reported once the result is saved
 	if wc != nil && len(res.Trials) > 0 {
 		if wireErr = wc.Finish(res); wireErr != nil {
@@ -124,8 +150,10 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 		return runErr
 	case wireErr != nil:
 		return wireErr
+	case pageErr != nil:
+		return pageErr
 	}
-	return pageErr
+	return o.gate.finish(res.Gates, suiteName(spec), res.Started.Format(time.RFC3339))
 }
 
 // newResult starts the result of a run: tool, machine, command line

@@ -35,8 +35,11 @@ type Run struct {
 type Figure struct {
 	Experiment plan.Experiment
 	Title      string // "connections/s", "p95 latency, ms"
-	precision  precision
-	Rows       []Row
+	// Quantity names the figure as gates do (Quantity.Name): "rate",
+	// "p95", "mean", "client_cpu_per_op", "server_cpu_per_op".
+	Quantity  string
+	precision precision
+	Rows      []Row
 }
 
 // Row is one variant at one concurrency. Only is "old" or "new" for a cell
@@ -51,6 +54,7 @@ type Row struct {
 
 // measure is a figure taken from every trial that has it.
 type measure struct {
+	quantity  string // as Quantity.Name
 	title     string
 	precision precision
 	only      plan.Experiment // "" for every experiment
@@ -58,14 +62,14 @@ type measure struct {
 }
 
 var measures = []measure{
-	{title: "", precision: rate, value: func(v *index, e plan.Experiment) func(result.Trial) (float64, bool) {
+	{quantity: "rate", title: "", precision: rate, value: func(v *index, e plan.Experiment) func(result.Trial) (float64, bool) {
 		m := v.metric(e)
 		return func(t result.Trial) (float64, bool) { return m(t), true }
 	}},
-	{title: "p95 latency, ms", precision: millis, value: latency(func(h result.Hist) float64 { return h.P95 })},
-	{title: "mean latency, ms", precision: millis, only: plan.Connect, value: latency(func(h result.Hist) float64 { return h.Mean })},
-	{title: "client CPU, µs/op", precision: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ClientCPU })},
-	{title: "server CPU, µs/op", precision: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ServerCPU })},
+	{quantity: "p95", title: "p95 latency, ms", precision: millis, value: latency(func(h result.Hist) float64 { return h.P95 })},
+	{quantity: "mean", title: "mean latency, ms", precision: millis, only: plan.Connect, value: latency(func(h result.Hist) float64 { return h.Mean })},
+	{quantity: "client_cpu_per_op", title: "client CPU, µs/op", precision: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ClientCPU })},
+	{quantity: "server_cpu_per_op", title: "server CPU, µs/op", precision: millis, value: cpuPerOp(func(t result.Trial) time.Duration { return t.ServerCPU })},
 }
 
 func latency(f func(result.Hist) float64) func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
@@ -84,6 +88,16 @@ func cpuPerOp(f func(result.Trial) time.Duration) func(*index, plan.Experiment) 
 		}
 	}
 }
+
+// CompareQuantities are the quantities a comparison has, as Figure.Quantity
+// names them (besides a capture's figures).
+var CompareQuantities = func() []string {
+	out := make([]string, len(measures))
+	for i, m := range measures {
+		out[i] = m.quantity
+	}
+	return out
+}()
 
 // Compare compares the cells and figures of two runs: variants are matched
 // by ID, cells by experiment, variant and concurrency; a figure is compared
@@ -117,7 +131,7 @@ func Compare(old, new Run) *Comparison {
 			if m.only != "" && m.only != e {
 				continue
 			}
-			f := Figure{Experiment: e, Title: m.title, precision: m.precision}
+			f := Figure{Experiment: e, Title: m.title, Quantity: m.quantity, precision: m.precision}
 			if i == 0 {
 				f.Title = b.unit(e)
 			}

@@ -189,17 +189,7 @@ func (ix *index) paired(e plan.Experiment, name string, c int) stats.Delta {
 // paired by round.
 func (ix *index) pairedWith(e plan.Experiment, from, name string, c int) stats.Delta {
 	metric := ix.metric(e)
-	base := map[int]float64{}
-	for _, t := range ix.trials[cellKey{e, from, c}] {
-		base[t.Round] = metric(t)
-	}
-	var bs, vs []float64
-	for _, t := range ix.trials[cellKey{e, name, c}] {
-		if x, ok := base[t.Round]; ok {
-			bs, vs = append(bs, x), append(vs, metric(t))
-		}
-	}
-	return stats.Paired(bs, vs)
+	return ix.pairedBy(e, from, name, c, func(t result.Trial) (float64, bool) { return metric(t), true })
 }
 
 // mergeOrder adds the phase names of one trial to names, each new one right

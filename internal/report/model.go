@@ -52,6 +52,11 @@ type Model struct {
 	// the elements of the json summary, whose Source says what they are of.
 	Cells  []CellSummary
 	Source Source
+	// Quantities are every figure of every cell as numbers, with its
+	// interval and its paired change against the baseline: what gates
+	// judge (package gate). Gates are the verdicts the run recorded.
+	Quantities []Quantity
+	Gates      []result.Gate
 }
 
 // Header is what the run was: a title, then fields such as the date, the
@@ -115,6 +120,8 @@ func Build(r *result.Result) *Model {
 		Figures:    ix.figures(),
 		Colors:     ix.colorKey(),
 		Cells:      ix.cellSummaries(),
+		Quantities: ix.quantities(),
+		Gates:      r.Gates,
 		Source: Source{
 			Target:   r.Target.URL,
 			Kind:     r.Target.Kind,
@@ -358,5 +365,6 @@ func (ix *index) body() []Block {
 	ix.negotiated(&b)
 	ix.tunnels(&b)
 	ix.cpu(&b)
+	ix.gates(&b)
 	return b.blocks
 }

@@ -325,6 +325,7 @@ type KneeAt struct {
 // the highest rate sustained with the p99 from the intended start below
 // SLO and no more than 1% of arrivals dropped or failed.
 type Capacity struct {
+	exp        plan.Experiment
 	Experiment string // rateTitle
 	Arrival    string // arrivalWord
 	SLO        time.Duration
@@ -343,7 +344,7 @@ func (ix *index) capacities() []Capacity {
 	slo := ix.r.Spec.SLO
 	var out []Capacity
 	for _, c := range ix.rt.cells {
-		f := Capacity{Experiment: rateTitle(c), Arrival: arrivalWord(c.e), SLO: slo, From: k.From}
+		f := Capacity{exp: c.e, Experiment: rateTitle(c), Arrival: arrivalWord(c.e), SLO: slo, From: k.From}
 		for _, name := range ix.variants {
 			at := KneeAt{Variant: name, ServerUsPerOp: math.NaN()}
 			seen := false

@@ -87,6 +87,9 @@ type Result struct {
 	Shard  *Shard  `json:"shard,omitempty"`
 	Shards []Shard `json:"shards,omitempty"`
 	Skew   *Skew   `json:"skew,omitempty"`
+
+	// Gates are the verdicts of the run's --gate expressions (gate.go).
+	Gates []Gate `json:"gates,omitempty"`
 }
 
 // ClientStack is a client stack a run used, as its program said of

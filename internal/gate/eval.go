@@ -1,0 +1,146 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tlsbench/tlsbench/internal/report"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// figure is what one cell says of a gate's quantity: its point estimate
+// and the half-width of its 95% interval (NaN: none).
+type figure struct {
+	cell       string
+	mean, ci95 float64
+}
+
+// Evaluate judges gates (checked by Check) on a run's quantities
+// (report.Model.Quantities), one verdict per gate. A gate that no cell has
+// a figure for fails: a quantity the run did not measure never passes.
+func Evaluate(gates []Gate, qs []report.Quantity) []result.Gate {
+	out := make([]result.Gate, len(gates))
+	for i, g := range gates {
+		var figs []figure
+		for _, q := range qs {
+			if q.Experiment != g.Experiment || q.Name != g.Quantity || !slices.Contains(g.Variants, q.Variant) {
+				continue
+			}
+			f := figure{cell: cellName(q), mean: q.Mean, ci95: q.CI95}
+			if g.Overhead {
+				if q.Overhead.N == 0 { // the baseline, or no round paired
+					continue
+				}
+				f.mean, f.ci95 = q.Overhead.Pct, q.Overhead.CI95
+			}
+			figs = append(figs, f)
+		}
+		out[i] = judge(g, figs)
+	}
+	return out
+}
+
+// cellName names a quantity's cell as verdicts show it: "connect tls1.3
+// c=4", "pool tls1.3 at 300/s" (an open loop's offered rate), "connect tls1.3 (rate search)".
+func cellName(q report.Quantity) string {
+	switch {
+	case q.Name == "capacity":
+		return fmt.Sprintf("%s %s (rate search)", q.Experiment, q.Variant)
+	case q.Rate > 0:
+		return fmt.Sprintf("%s %s at %g/s", q.Experiment, q.Variant, q.Rate)
+	}
+	return fmt.Sprintf("%s %s c=%d", q.Experiment, q.Variant, q.Concurrency)
+}
+
+// EvaluateCompare judges compare: gates (checked by CheckCompare) on the
+// Welch changes of a comparison.
+func EvaluateCompare(gates []Gate, c *report.Comparison) []result.Gate {
+	out := make([]result.Gate, len(gates))
+	for i, g := range gates {
+		var figs []figure
+		for _, t := range c.Tables {
+			if t.Experiment != g.Experiment || t.Quantity != g.Quantity {
+				continue
+			}
+			for _, r := range t.Rows {
+				if r.Only != "" || !slices.Contains(g.Variants, r.Variant) || math.IsNaN(r.Delta.Pct) {
+					continue
+				}
+				figs = append(figs, figure{cell: fmt.Sprintf("%s %s c=%d", t.Experiment, r.Variant, r.Concurrency), mean: r.Delta.Pct, ci95: r.Delta.CI95})
+			}
+		}
+		out[i] = judge(g, figs)
+	}
+	return out
+}
+
+// judge is g's verdict over its cells' figures: it holds when it holds in
+// every cell. The verdict shows the first cell that failed, else the one
+// nearest its bound.
+func judge(g Gate, figs []figure) result.Gate {
+	v := result.Gate{Name: g.Name, Expr: g.Expr, Bound: g.Bound, Unit: g.unitOf(), Cells: len(figs), Pass: true}
+	if len(figs) == 0 {
+		v.Pass = false
+		what := g.Quantity
+		if g.Overhead {
+			what = "overhead." + what + " (a change against the baseline)"
+		}
+		v.Why = fmt.Sprintf("no cell of %s %s measured %s", g.Experiment, quoted(g.Variants), what)
+		return v
+	}
+	margin := math.Inf(1)
+	for _, f := range figs {
+		lo, hi := f.mean, f.mean
+		if g.CI95 {
+			if math.IsNaN(f.ci95) {
+				v.Pass, v.Cell = false, f.cell
+				v.Why = f.cell + ": no 95% interval (one trial, or one pair of trials)"
+				return v
+			}
+			lo, hi = f.mean-f.ci95, f.mean+f.ci95
+		}
+		value, ok := far(g.Op, lo, hi, g.Bound)
+		m := math.Abs(value - g.Bound)
+		if !ok || m < margin {
+			margin = m
+			v.Cell, v.Value, v.Mean, v.Low, v.High = f.cell, value, f.mean, lo, hi
+		}
+		if !ok {
+			v.Pass = false
+			return v
+		}
+	}
+	return v
+}
+
+// far is the end of [lo, hi] that decides op against bound, and whether
+// it holds: the upper end for < and <=, the lower for > and >=; == needs
+// both ends at the bound.
+func far(op string, lo, hi, bound float64) (float64, bool) {
+	switch op {
+	case "<":
+		return hi, hi < bound
+	case "<=":
+		return hi, hi <= bound
+	case ">":
+		return lo, lo > bound
+	case ">=":
+		return lo, lo >= bound
+	}
+	if lo != bound {
+		return lo, false
+	}
+	return hi, hi == bound
+}
+
+// Failed counts the verdicts that failed.
+func Failed(vs []result.Gate) int {
+	n := 0
+	for _, v := range vs {
+		if !v.Pass {
+			n++
+		}
+	}
+	return n
+}
