@@ -90,3 +90,8 @@ func DecodeHist(h Hist) (*Recorder, error) {
 	}
 	return &Recorder{h: p}, nil
 }
+
+// Buckets calls yield with each populated bucket's value (nanoseconds)
+// and count, in increasing order, until yield returns false: what an
+// exporter needs to rebuild the distribution in another form.
+func (r *Recorder) Buckets(yield func(value, count int64) bool) { r.h.ForEachBucket(yield) }
