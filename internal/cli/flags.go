@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/internal/clientstack"
+	"github.com/tlsbench/tlsbench/internal/export"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -70,6 +71,9 @@ type runFlags struct {
 	wire bool
 	// quiet: no progress lines on stderr (progress.go).
 	quiet bool
+	// Live metrics (export.go): --otlp's endpoint (export.FromEnv given
+	// bare), --prometheus-push's Pushgateway.
+	otlp, promPush string
 }
 
 // The run flags are one table (options), and serve's, lab's and crypto's
@@ -163,6 +167,9 @@ type option[F, P any] struct {
 	// takes it; nil: no default to show.
 	def  func(P) string
 	when string
+	// bare is the value of the flag given without one (--otlp), "" if
+	// it needs one.
+	bare string
 }
 
 // runOption is one flag of the measuring commands.
@@ -375,6 +382,11 @@ var options = []runOption{
 	{flag: "start-at", section: secOutput, on: onURL, hide: onRoot, ptr: func(f *runFlags) any { return &f.startAt },
 		usage: "with --shard: when every shard starts its first trial, RFC 3339 (2025-06-01T12:00:00Z; the same on every shard) or +DURATION from now (+30s, rounded up to the second, for processes started together)"},
 
+	{flag: "otlp", field: "-", section: secOutput, on: onRuns, bare: export.FromEnv, ptr: func(f *runFlags) any { return &f.otlp },
+		usage: "send the run's series live, per trial and at the end, over OTLP: --otlp alone where the OTEL_EXPORTER_OTLP_* variables say (OTLP/HTTP, or gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc), --otlp=URL to that endpoint; failures never stop the run (docs/metrics.md)"},
+	{flag: "prometheus-push", field: "-", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.promPush },
+		usage: "push the run's series per trial and at the end to this Pushgateway URL (job tlsbench, grouped by run_id and shard); failures never stop the run (docs/metrics.md)"},
+
 	// A CPU profile of tlsbench itself, for its developers (profile.go).
 	{flag: "cpuprofile", field: "-", section: secOther, hide: onRuns, refuse: []refusal{inKube("a profile written in a pod is lost with it")}, ptr: func(f *runFlags) any { return &f.cpuProfile },
 		usage: "write a CPU profile of tlsbench itself to FILE (go tool pprof)"},
@@ -434,6 +446,9 @@ func registerTable[F, P any](fs *pflag.FlagSet, table []option[F, P], c cmdSet, 
 		}
 		o.add(fs, f)
 		fs.Lookup(o.flag).DefValue = defaults[o.flag]
+		if o.bare != "" {
+			fs.Lookup(o.flag).NoOptDefVal = o.bare
+		}
 		_ = fs.SetAnnotation(o.flag, sectionKey, []string{o.section})
 		_ = fs.SetAnnotation(o.flag, orderKey, []string{strconv.Itoa(i)})
 		if o.hide&c != 0 || refused {

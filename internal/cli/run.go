@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/export"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -24,6 +25,9 @@ type runOutput struct {
 	path  string
 	wire  bool
 	quiet bool
+	// export is where the run's series go live (--otlp,
+	// --prometheus-push; export.go).
+	export export.Config
 }
 
 // run measures raw against its target, saves the result (also the part that
@@ -44,6 +48,11 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	defer out.discard()
 	res := newResult(argv)
 	res.Spec = spec
+	feed, err := startExport(ctx, o.export, res)
+	if err != nil {
+		return err
+	}
+	defer feed.Close() // after endExport, nothing
 	// A panic (a bug) still saves the finished trials; the servers are
 	// stopped by the deferred stop below, which runs before this.
 	defer func() {
@@ -97,7 +106,13 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	}
 	// A warning comes at the check, when no bar is drawn.
 	warn := func(w string) { fmt.Fprintln(stderr, "warning: "+w) }
-	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: bars.update, Warn: warn})
+	progress := func(p bench.Progress) {
+		bars.update(p)
+		if p.Trial != nil {
+			feed.Trial(*p.Trial) // handed over: the export is not the trial's time
+		}
+	}
+	runErr := bench.Execute(ctx, res, st, bench.Options{Ceilings: ceilings, Progress: progress, Warn: warn})
 	bars.finish()
 	var wireErr error // reported once the result is saved
 	if wc != nil && len(res.Trials) > 0 {
@@ -110,6 +125,7 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	if len(res.Trials) > 0 {
 		where, pageErr, saveErr = out.save(res, stdout, stderr)
 	}
+	endExport(feed, res, stderr)
 	switch {
 	case saveErr != nil && runErr != nil:
 		return fmt.Errorf("%w; %v", runErr, saveErr)

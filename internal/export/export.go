@@ -66,6 +66,9 @@ type Feed struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
+	// ended is set by End or Close, the first of them that runs.
+	ended sync.Once
+
 	// Written by the exporting goroutine, read after it stopped.
 	tries, fails []int
 	last         []error
@@ -143,18 +146,23 @@ func (f *Feed) take() bool {
 	return len(ts) > 0
 }
 
+// exportAll sends the series so far to every destination at once, each
+// within the timeout.
 func (f *Feed) exportAll() {
 	snap := f.st.snapshot()
+	var wg sync.WaitGroup
 	for i, s := range f.sinks {
-		ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
-		err := s.export(ctx, snap)
-		cancel()
-		f.tries[i]++
-		if err != nil {
-			f.fails[i]++
-			f.last[i] = err
-		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+			defer cancel()
+			f.tries[i]++
+			if err := s.export(ctx, snap); err != nil {
+				f.fails[i]++
+				f.last[i] = err
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // End exports the run's last trials and what only the end has (the
@@ -162,10 +170,32 @@ func (f *Feed) exportAll() {
 // verdicts), closes the exporters, and says in one line per destination
 // how many exports failed, none if all went out. It waits for an export
 // under way, and the last, each at most the timeout.
-func (f *Feed) End(m *report.Model, gates []Verdict) []string {
+func (f *Feed) End(m *report.Model, gates []Verdict) (lines []string) {
 	if f == nil {
 		return nil
 	}
+	f.ended.Do(func() { lines = f.end(m, gates) })
+	return lines
+}
+
+// Close stops the feed without a last export (a run that failed before
+// its trials): a no-op after End.
+func (f *Feed) Close() {
+	if f == nil {
+		return
+	}
+	f.ended.Do(func() {
+		close(f.stop)
+		<-f.stopped
+		for _, s := range f.sinks {
+			ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+			s.shutdown(ctx)
+			cancel()
+		}
+	})
+}
+
+func (f *Feed) end(m *report.Model, gates []Verdict) []string {
 	close(f.stop)
 	select {
 	case <-f.stopped:
