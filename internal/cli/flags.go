@@ -383,9 +383,9 @@ var options = []runOption{
 		usage: "with --shard: when every shard starts its first trial, RFC 3339 (2025-06-01T12:00:00Z; the same on every shard) or +DURATION from now (+30s, rounded up to the second, for processes started together)"},
 
 	{flag: "otlp", field: "-", section: secOutput, on: onRuns, bare: export.FromEnv, ptr: func(f *runFlags) any { return &f.otlp },
-		usage: "send the run's series live, per trial and at the end, over OTLP: --otlp alone where the OTEL_EXPORTER_OTLP_* variables say (OTLP/HTTP, or gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc), --otlp=URL to that endpoint; failures never stop the run (docs/metrics.md)"},
+		usage: "send the run's series live, per trial and at the end, over OTLP: --otlp alone where the OTEL_EXPORTER_OTLP_* variables say (OTLP/HTTP, or gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc), --otlp=`URL` to that endpoint; failures never stop the run (docs/metrics.md)"},
 	{flag: "prometheus-push", field: "-", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.promPush },
-		usage: "push the run's series per trial and at the end to this Pushgateway URL (job tlsbench, grouped by run_id and shard); failures never stop the run (docs/metrics.md)"},
+		usage: "push the run's series per trial and at the end to the Pushgateway at `URL` (job tlsbench, grouped by run_id and shard); failures never stop the run (docs/metrics.md)"},
 
 	// A CPU profile of tlsbench itself, for its developers (profile.go).
 	{flag: "cpuprofile", field: "-", section: secOther, hide: onRuns, refuse: []refusal{inKube("a profile written in a pod is lost with it")}, ptr: func(f *runFlags) any { return &f.cpuProfile },
