@@ -44,8 +44,8 @@ func (p *promSink) export(ctx context.Context, snap snapshot) error {
 
 // snapCollector is a snapshot as Prometheus metrics: gauges, counters,
 // and each duration histogram as a summary of its HdrHistogram's p50,
-// p95 and p99 (exact; the text exposition a Pushgateway serves has no
-// exponential histograms).
+// p95 and p99 (exact), which any Prometheus reads, native histograms
+// turned on or not.
 type snapCollector struct {
 	snap snapshot
 	run  Run
