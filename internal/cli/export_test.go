@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	otlpcommon "go.opentelemetry.io/proto/otlp/common/v1"
 
@@ -169,5 +173,52 @@ func TestExportDown(t *testing.T) {
 	r, err := result.Read(out)
 	if err != nil || len(r.Trials) != 2 {
 		t.Fatalf("%v, want 2 trials", err)
+	}
+}
+
+// TestExportShards: two shard processes of one run, each with bare
+// --otlp configured by the standard variables (gRPC), export under one
+// run id, each with its shard, to OTLP and to the Pushgateway.
+func TestExportShards(t *testing.T) {
+	_, target := sharedLab(t, "redis")
+	rcv := exporttest.OTLPGRPC(t)
+	pg := exporttest.PushgatewayServer(t)
+	startAt := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	cmds := make([]*exec.Cmd, 2)
+	errs := make([]strings.Builder, 2)
+	for i := range cmds {
+		cmds[i] = exec.Command(os.Args[0], "connect", target, "-c", "2", "-d", "500ms", "--trials", "1", "-q",
+			"--shard", fmt.Sprintf("%d/2", i), "--start-at", startAt, "-o", filepath.Join(t.TempDir(), "r.json"),
+			"--otlp", "--prometheus-push", pg.URL)
+		cmds[i].Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")
+		cmds[i].Stderr = &errs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil || strings.Contains(errs[i].String(), "warning") {
+			t.Fatalf("shard %d/2: %v: %s", i, err, errs[i].String())
+		}
+	}
+	runs, shards := map[string]bool{}, map[string]bool{}
+	for _, req := range rcv.Requests() {
+		for _, rm := range req.GetResourceMetrics() {
+			res := attrs(rm.GetResource().GetAttributes())
+			runs[res["tlsbench.run.id"]], shards[res["tlsbench.shard"]] = true, true
+		}
+	}
+	if len(runs) != 1 || !shards["0/2"] || !shards["1/2"] || len(shards) != 2 {
+		t.Errorf("OTLP: run ids %v, shards %v; want one run id, shards 0/2 and 1/2", runs, shards)
+	}
+	pushed := map[string]bool{}
+	for _, p := range pg.Pushes() {
+		if !runs[p.Grouping["run_id"]] {
+			t.Errorf("pushed to run_id %q, OTLP's %v", p.Grouping["run_id"], runs)
+		}
+		pushed[p.Grouping["shard"]] = true
+	}
+	if !pushed["0/2"] || !pushed["1/2"] {
+		t.Errorf("pushed shards %v", pushed)
 	}
 }
