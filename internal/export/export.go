@@ -65,6 +65,10 @@ type Feed struct {
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
+	// cancel ends the exporting goroutine's export under way at End: the
+	// last export carries all it would have.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	// ended is set by End or Close, the first of them that runs.
 	ended sync.Once
@@ -85,6 +89,7 @@ func Start(ctx context.Context, cfg Config) (*Feed, error) {
 		cfg.Timeout = DefaultTimeout
 	}
 	f := &Feed{timeout: cfg.Timeout, st: newState(cfg.Run.Engine), wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if cfg.OTLP != "" {
 		o, err := newOTLP(ctx, cfg.OTLP, cfg.Run, cfg.Timeout)
 		if err != nil {
@@ -126,7 +131,7 @@ func (f *Feed) loop() {
 			return
 		case <-f.wake:
 			if f.take() {
-				f.exportAll()
+				f.exportAll(f.ctx)
 			}
 		}
 	}
@@ -147,16 +152,21 @@ func (f *Feed) take() bool {
 }
 
 // exportAll sends the series so far to every destination at once, each
-// within the timeout.
-func (f *Feed) exportAll() {
+// within the timeout. An export that parent cancelled (End's) is not
+// counted.
+func (f *Feed) exportAll(parent context.Context) {
 	snap := f.st.snapshot()
 	var wg sync.WaitGroup
 	for i, s := range f.sinks {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+			ctx, cancel := context.WithTimeout(parent, f.timeout)
 			defer cancel()
+			err := s.export(ctx, snap)
+			if parent.Err() != nil {
+				return
+			}
 			f.tries[i]++
-			if err := s.export(ctx, snap); err != nil {
+			if err != nil {
 				f.fails[i]++
 				f.last[i] = err
 			}
@@ -168,8 +178,9 @@ func (f *Feed) exportAll() {
 // End exports the run's last trials and what only the end has (the
 // overhead against the baseline from the report model m, the gates'
 // verdicts), closes the exporters, and says in one line per destination
-// how many exports failed, none if all went out. It waits for an export
-// under way, and the last, each at most the timeout.
+// how many exports failed, none if all went out. An export under way is
+// cancelled (the last carries what it would have); the last takes at most
+// the timeout.
 func (f *Feed) End(m *report.Model, gates []Verdict) (lines []string) {
 	if f == nil {
 		return nil
@@ -186,6 +197,7 @@ func (f *Feed) Close() {
 	}
 	f.ended.Do(func() {
 		close(f.stop)
+		f.cancel()
 		<-f.stopped
 		for _, s := range f.sinks {
 			ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
@@ -197,14 +209,11 @@ func (f *Feed) Close() {
 
 func (f *Feed) end(m *report.Model, gates []Verdict) []string {
 	close(f.stop)
-	select {
-	case <-f.stopped:
-	case <-time.After(f.timeout + time.Second):
-		return []string{"metrics export: an export did not end within " + f.timeout.String() + "; the last series were not sent"}
-	}
+	f.cancel()
+	<-f.stopped
 	f.take()
 	f.st.end(m, gates)
-	f.exportAll()
+	f.exportAll(context.Background())
 	var lines []string
 	for i, s := range f.sinks {
 		ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
