@@ -63,10 +63,9 @@ type Feed struct {
 	mu      sync.Mutex
 	pending []result.Trial
 	wake    chan struct{}
-	stop    chan struct{}
 	stopped chan struct{}
-	// cancel ends the exporting goroutine's export under way at End: the
-	// last export carries all it would have.
+	// ctx is the exporting goroutine's: End cancels it, and with it an
+	// export under way, which the last export carries anyway.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -88,8 +87,15 @@ func Start(ctx context.Context, cfg Config) (*Feed, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	f := &Feed{timeout: cfg.Timeout, st: newState(cfg.Run.Engine), wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
-	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f := &Feed{timeout: cfg.Timeout, st: newState(cfg.Run.Engine), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	var push sink
+	if cfg.PushURL != "" { // checked first: it makes no connection
+		p, err := newProm(cfg.PushURL, cfg.Run, cfg.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		push = p
+	}
 	if cfg.OTLP != "" {
 		o, err := newOTLP(ctx, cfg.OTLP, cfg.Run, cfg.Timeout)
 		if err != nil {
@@ -97,13 +103,10 @@ func Start(ctx context.Context, cfg Config) (*Feed, error) {
 		}
 		f.sinks = append(f.sinks, o)
 	}
-	if cfg.PushURL != "" {
-		p, err := newProm(cfg.PushURL, cfg.Run, cfg.Timeout)
-		if err != nil {
-			return nil, err
-		}
-		f.sinks = append(f.sinks, p)
+	if push != nil {
+		f.sinks = append(f.sinks, push)
 	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.tries, f.fails, f.last = make([]int, len(f.sinks)), make([]int, len(f.sinks)), make([]error, len(f.sinks))
 	go f.loop()
 	return f, nil
@@ -127,7 +130,7 @@ func (f *Feed) loop() {
 	defer close(f.stopped)
 	for {
 		select {
-		case <-f.stop:
+		case <-f.ctx.Done():
 			return
 		case <-f.wake:
 			if f.take() {
@@ -196,7 +199,6 @@ func (f *Feed) Close() {
 		return
 	}
 	f.ended.Do(func() {
-		close(f.stop)
 		f.cancel()
 		<-f.stopped
 		for _, s := range f.sinks {
@@ -208,7 +210,6 @@ func (f *Feed) Close() {
 }
 
 func (f *Feed) end(m *report.Model, gates []Verdict) []string {
-	close(f.stop)
 	f.cancel()
 	<-f.stopped
 	f.take()

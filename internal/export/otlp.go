@@ -48,12 +48,11 @@ func otlpProtocol() (string, error) {
 }
 
 // checkEndpoint is the one-line error of an --otlp or --prometheus-push
-// URL that cannot be one.
-func checkEndpoint(flag, endpoint string) error {
+// URL that cannot be one; example is the fix.
+func checkEndpoint(flag, endpoint, example string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s %s: give an http:// or https:// URL, e.g. %s", flag, redact(endpoint), map[string]string{
-			"--otlp": "--otlp=http://127.0.0.1:4318 (OTLP/HTTP; OTEL_EXPORTER_OTLP_PROTOCOL=grpc and :4317 for gRPC)", "--prometheus-push": "--prometheus-push http://127.0.0.1:9091"}[flag])
+		return fmt.Errorf("%s %s: give an http:// or https:// URL, e.g. %s", flag, redact(endpoint), example)
 	}
 	return nil
 }
@@ -75,7 +74,7 @@ func newOTLP(ctx context.Context, endpoint string, run Run, timeout time.Duratio
 	}
 	where := "the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT (or its default)"
 	if endpoint != FromEnv {
-		if err := checkEndpoint("--otlp", endpoint); err != nil {
+		if err := checkEndpoint("--otlp", endpoint, "--otlp=http://127.0.0.1:4318 (OTLP/HTTP; OTEL_EXPORTER_OTLP_PROTOCOL=grpc and :4317 for gRPC)"); err != nil {
 			return nil, err
 		}
 		where = redact(endpoint)

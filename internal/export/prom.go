@@ -19,7 +19,7 @@ type promSink struct {
 }
 
 func newProm(url string, run Run, timeout time.Duration) (*promSink, error) {
-	if err := checkEndpoint("--prometheus-push", url); err != nil {
+	if err := checkEndpoint("--prometheus-push", url, "--prometheus-push http://127.0.0.1:9091"); err != nil {
 		return nil, err
 	}
 	return &promSink{url: url, run: run, timeout: timeout}, nil

@@ -115,9 +115,9 @@ func (s *state) set(name string, k kind, value float64, labels ...label) {
 }
 
 // observe adds h's values to the histogram series; a histogram without
-// its HDR encoding (a stand-in's) adds nothing.
+// its HDR encoding (a stand-in driver's) adds nothing.
 func (s *state) observe(name string, h result.Hist, labels ...label) error {
-	if h.Count == 0 {
+	if h.Count == 0 || h.HDR == "" {
 		return nil
 	}
 	r, err := stats.DecodeHist(stats.Hist(h))
