@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -72,8 +71,7 @@ func TestHelpListsWhatApplies(t *testing.T) {
 			}
 		}
 		for _, l := range tt.lack {
-			// A flag's own line, not a mention in another's usage.
-			if regexp.MustCompile(`(?m)^ {2,6}(-\w, )?` + l + ` `).MatchString(stdout) {
+			if strings.Contains(stdout, " "+l+" ") {
 				t.Errorf("%v --help lists %s, which does not apply", tt.args, l)
 			}
 		}
