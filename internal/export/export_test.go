@@ -2,9 +2,13 @@ package export
 
 import (
 	"context"
+	"encoding/base64"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,5 +240,33 @@ func TestBadEndpoint(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
 	if _, err := Start(context.Background(), Config{OTLP: FromEnv}); err == nil || !strings.Contains(err.Error(), "use grpc or http/protobuf") {
 		t.Errorf("http/json: %v", err)
+	}
+}
+
+// A user and password in an endpoint's URL go as basic auth, and never
+// into what End says, even where a receiver's refusal quotes the URL.
+func TestEndpointPassword(t *testing.T) {
+	var mu sync.Mutex
+	auths := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths[r.Header.Get("Authorization")] = true
+		mu.Unlock()
+		http.Error(w, "refused", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	url := strings.Replace(srv.URL, "http://", "http://tlsbench:s3cret@", 1)
+	f, err := Start(context.Background(), Config{OTLP: url, PushURL: url, Run: testRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Trial(trial("off", 0, time.Millisecond))
+	lines := f.End(nil, nil)
+	if len(lines) != 2 || strings.Contains(strings.Join(lines, "\n"), "s3cret") {
+		t.Errorf("End said %q: want two lines without the password", lines)
+	}
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("tlsbench:s3cret"))
+	if len(auths) != 1 || !auths[want] {
+		t.Errorf("the receiver saw Authorization %v, want %q", auths, want)
 	}
 }

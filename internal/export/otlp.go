@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"os"
@@ -59,12 +60,26 @@ func checkEndpoint(flag, endpoint, example string) error {
 
 // redact drops a URL's user and password, for messages.
 func redact(endpoint string) string {
+	u, _, _ := splitUser(endpoint)
+	return u
+}
+
+// splitUser takes the user and password out of a URL: the exporters'
+// errors print the URL they were given, and they go as basic auth.
+func splitUser(endpoint string) (bare, user, pass string) {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.User == nil {
-		return endpoint
+		return endpoint, "", ""
 	}
+	user = u.User.Username()
+	pass, _ = u.User.Password()
 	u.User = nil
-	return u.String()
+	return u.String(), user, pass
+}
+
+// basicAuth is the Authorization header of a user and password.
+func basicAuth(user, pass string) map[string]string {
+	return map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))}
 }
 
 func newOTLP(ctx context.Context, endpoint string, run Run, timeout time.Duration) (*otlpSink, error) {
@@ -73,7 +88,12 @@ func newOTLP(ctx context.Context, endpoint string, run Run, timeout time.Duratio
 		return nil, err
 	}
 	where := "the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT (or its default)"
+	var headers map[string]string
 	if endpoint != FromEnv {
+		var user, pass string
+		if endpoint, user, pass = splitUser(endpoint); user != "" || pass != "" {
+			headers = basicAuth(user, pass)
+		}
 		if err := checkEndpoint("--otlp", endpoint, "--otlp=http://127.0.0.1:4318 (OTLP/HTTP; OTEL_EXPORTER_OTLP_PROTOCOL=grpc and :4317 for gRPC)"); err != nil {
 			return nil, err
 		}
@@ -88,11 +108,17 @@ func newOTLP(ctx context.Context, endpoint string, run Run, timeout time.Duratio
 		if endpoint != FromEnv {
 			opts = append(opts, otlpmetricgrpc.WithEndpointURL(endpoint))
 		}
+		if headers != nil {
+			opts = append(opts, otlpmetricgrpc.WithHeaders(headers))
+		}
 		exp, err = otlpmetricgrpc.New(ctx, opts...)
 	default:
 		opts := []otlpmetrichttp.Option{otlpmetrichttp.WithTimeout(timeout), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false})}
 		if endpoint != FromEnv {
 			opts = append(opts, otlpmetrichttp.WithEndpointURL(metricsPath(endpoint)))
+		}
+		if headers != nil {
+			opts = append(opts, otlpmetrichttp.WithHeaders(headers))
 		}
 		exp, err = otlpmetrichttp.New(ctx, opts...)
 	}

@@ -13,19 +13,24 @@ import (
 // run's shard's group (job tlsbench, run_id, shard): the series are
 // cumulative, so the latest push is the run so far.
 type promSink struct {
-	url     string
-	run     Run
-	timeout time.Duration
+	// url has no user: push's errors print it; user and pass go as
+	// basic auth.
+	url        string
+	user, pass string
+	run        Run
+	timeout    time.Duration
 }
 
-func newProm(url string, run Run, timeout time.Duration) (*promSink, error) {
-	if err := checkEndpoint("--prometheus-push", url, "--prometheus-push http://127.0.0.1:9091"); err != nil {
+func newProm(endpoint string, run Run, timeout time.Duration) (*promSink, error) {
+	if err := checkEndpoint("--prometheus-push", endpoint, "--prometheus-push http://127.0.0.1:9091"); err != nil {
 		return nil, err
 	}
-	return &promSink{url: url, run: run, timeout: timeout}, nil
+	p := &promSink{run: run, timeout: timeout}
+	p.url, p.user, p.pass = splitUser(endpoint)
+	return p, nil
 }
 
-func (p *promSink) name() string { return "--prometheus-push to " + redact(p.url) }
+func (p *promSink) name() string { return "--prometheus-push to " + p.url }
 
 func (p *promSink) shutdown(context.Context) error { return nil }
 
@@ -38,8 +43,12 @@ func (p *promSink) export(ctx context.Context, snap snapshot) error {
 	if shard == "" {
 		shard = "0/1"
 	}
-	return push.New(p.url, "tlsbench").Client(&http.Client{Timeout: p.timeout}).
-		Grouping("run_id", p.run.ID).Grouping("shard", shard).Gatherer(reg).PushContext(ctx)
+	pusher := push.New(p.url, "tlsbench").Client(&http.Client{Timeout: p.timeout}).
+		Grouping("run_id", p.run.ID).Grouping("shard", shard).Gatherer(reg)
+	if p.user != "" || p.pass != "" {
+		pusher = pusher.BasicAuth(p.user, p.pass)
+	}
+	return pusher.PushContext(ctx)
 }
 
 // snapCollector is a snapshot as Prometheus metrics: gauges, counters,
