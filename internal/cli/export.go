@@ -53,8 +53,9 @@ func startExport(ctx context.Context, cfg export.Config, res *result.Result) (*e
 
 // endExport sends the run's last series, the overhead against the
 // baseline from the report model among them, and says once per
-// destination whether exports failed.
-func endExport(feed *export.Feed, res *result.Result, stderr io.Writer) {
+// destination whether exports failed. An interrupted run (ctx done)
+// sends none: its trials went out as they finished.
+func endExport(ctx context.Context, feed *export.Feed, res *result.Result, stderr io.Writer) {
 	if feed == nil {
 		return
 	}
@@ -63,7 +64,7 @@ func endExport(feed *export.Feed, res *result.Result, stderr io.Writer) {
 		m = report.Build(res)
 	}
 	// The gates' verdicts (export.Verdict) go here once the run has them.
-	for _, line := range feed.End(m, nil) {
+	for _, line := range feed.End(ctx, m, nil) {
 		fmt.Fprintln(stderr, "warning: "+strings.TrimSpace(line))
 	}
 }

@@ -125,7 +125,7 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	if len(res.Trials) > 0 {
 		where, pageErr, saveErr = out.save(res, stdout, stderr)
 	}
-	endExport(feed, res, stderr)
+	endExport(ctx, feed, res, stderr)
 	switch {
 	case saveErr != nil && runErr != nil:
 		return fmt.Errorf("%w; %v", runErr, saveErr)

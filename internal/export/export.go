@@ -183,12 +183,12 @@ func (f *Feed) exportAll(parent context.Context) {
 // verdicts), closes the exporters, and says in one line per destination
 // how many exports failed, none if all went out. An export under way is
 // cancelled (the last carries what it would have); the last takes at most
-// the timeout.
-func (f *Feed) End(m *report.Model, gates []Verdict) (lines []string) {
+// the timeout, and none once ctx is done (an interrupted run).
+func (f *Feed) End(ctx context.Context, m *report.Model, gates []Verdict) (lines []string) {
 	if f == nil {
 		return nil
 	}
-	f.ended.Do(func() { lines = f.end(m, gates) })
+	f.ended.Do(func() { lines = f.end(ctx, m, gates) })
 	return lines
 }
 
@@ -209,12 +209,12 @@ func (f *Feed) Close() {
 	})
 }
 
-func (f *Feed) end(m *report.Model, gates []Verdict) []string {
+func (f *Feed) end(ctx context.Context, m *report.Model, gates []Verdict) []string {
 	f.cancel()
 	<-f.stopped
 	f.take()
 	f.st.end(m, gates)
-	f.exportAll(context.Background())
+	f.exportAll(ctx)
 	var lines []string
 	for i, s := range f.sinks {
 		ctx, cancel := context.WithTimeout(context.Background(), f.timeout)

@@ -96,7 +96,7 @@ func TestFeedOTLP(t *testing.T) {
 			}
 			f.Trial(trial("off", 0, 700*time.Microsecond))
 			f.Trial(trial("tls1.3", 0, 750*time.Microsecond))
-			if lines := f.End(nil, []Verdict{{Gate: "connect[*].roundtrips.tls-handshake <= 1", Pass: true}}); len(lines) > 0 {
+			if lines := f.End(context.Background(), nil, []Verdict{{Gate: "connect[*].roundtrips.tls-handshake <= 1", Pass: true}}); len(lines) > 0 {
 				t.Fatalf("End: %q", lines)
 			}
 			reqs := rcv.Requests()
@@ -154,7 +154,7 @@ func TestFeedPush(t *testing.T) {
 	}
 	f.Trial(trial("off", 0, 700*time.Microsecond))
 	f.Trial(trial("off", 1, 700*time.Microsecond))
-	if lines := f.End(nil, nil); len(lines) > 0 {
+	if lines := f.End(context.Background(), nil, nil); len(lines) > 0 {
 		t.Fatalf("End: %q", lines)
 	}
 	pushes := pg.Pushes()
@@ -207,7 +207,7 @@ func TestFeedDownEndpoint(t *testing.T) {
 				t.Errorf("50 trials handed over in %v: Trial waited for an export", took)
 			}
 			began = time.Now()
-			lines := f.End(nil, nil)
+			lines := f.End(context.Background(), nil, nil)
 			if took := time.Since(began); took > 3*time.Second {
 				t.Errorf("End took %v, bound 300 ms for the last export, 300 ms to shut down (+ a loaded machine)", took)
 			}
@@ -261,7 +261,7 @@ func TestEndpointPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Trial(trial("off", 0, time.Millisecond))
-	lines := f.End(nil, nil)
+	lines := f.End(context.Background(), nil, nil)
 	if len(lines) != 2 || strings.Contains(strings.Join(lines, "\n"), "s3cret") {
 		t.Errorf("End said %q: want two lines without the password", lines)
 	}
