@@ -151,6 +151,9 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Measure what TLS costs: connections, pools, phases and round trips",
 		Long:  rootLong(),
 		Args: func(cmd *cobra.Command, args []string) error {
+			if err := f.otlpMisread(args); err != nil {
+				return err
+			}
 			if len(args) == 0 {
 				return nil
 			}
@@ -172,7 +175,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet, gate: f.gate}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet, gate: f.gate, export: f.exportConfig()}, argv, stdout, stderr)
 		},
 	}
 	root.SuggestionsMinimumDistance = 2 // SuggestionsFor's own default is 0
@@ -237,6 +240,9 @@ fills it with the sbtest data (--tables, --rows; MongoDB: a YCSB usertable of
 --rows documents) and stops it at the end. --preset mongodb-seed replays the
 MongoDB seed study.`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if err := f.otlpMisread(args); err != nil {
+				return err
+			}
 			if len(args) > 1 || (len(args) == 0 && f.lab == "") {
 				return usageError{fmt.Errorf("%s takes one TARGET (a URL or builtin) or --lab ENGINE, got %d arguments", e, len(args))}
 			}
@@ -258,7 +264,7 @@ MongoDB seed study.`,
 				return err
 			}
 			defer stop()
-			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet, gate: f.gate}, argv, stdout, stderr)
+			return run(cmd.Context(), raw, runOutput{path: f.output, wire: f.wire, quiet: f.quiet, gate: f.gate, export: f.exportConfig()}, argv, stdout, stderr)
 		},
 	}
 	f.register(cmd, commandSet(e), []plan.Experiment{e})

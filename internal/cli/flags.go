@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/internal/clientstack"
+	"github.com/tlsbench/tlsbench/internal/export"
 	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
@@ -72,6 +73,9 @@ type runFlags struct {
 	quiet bool
 	// gate: --gate, --gates, --gate-abort, --junit, --summary-md (gates.go).
 	gate gateFlags
+	// Live metrics (export.go): --otlp's endpoint (export.FromEnv given
+	// bare), --prometheus-push's Pushgateway.
+	otlp, promPush string
 }
 
 // The run flags are one table (options), and serve's, lab's and crypto's
@@ -165,6 +169,9 @@ type option[F, P any] struct {
 	// takes it; nil: no default to show.
 	def  func(P) string
 	when string
+	// bare is the value of the flag given without one (--otlp), "" if
+	// it needs one.
+	bare string
 }
 
 // runOption is one flag of the measuring commands.
@@ -388,6 +395,10 @@ var options = []runOption{
 		usage: "write the gates' verdicts as JUnit XML to FILE, one test case per gate"},
 	{flag: "summary-md", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.summary },
 		usage: "append the gates' verdicts as a Markdown table to FILE (e.g. $GITHUB_STEP_SUMMARY)"},
+	{flag: "otlp", field: "-", section: secOutput, on: onRuns, bare: export.FromEnv, ptr: func(f *runFlags) any { return &f.otlp },
+		usage: "send the run's series live, per trial and at the end, over OTLP: --otlp alone where the OTEL_EXPORTER_OTLP_* variables say (OTLP/HTTP, or gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc), --otlp=`URL` to that endpoint; failures never stop the run (docs/metrics.md)"},
+	{flag: "prometheus-push", field: "-", section: secOutput, on: onRuns, ptr: func(f *runFlags) any { return &f.promPush },
+		usage: "push the run's series per trial and at the end to the Pushgateway at `URL` (job tlsbench, grouped by run_id and shard); failures never stop the run (docs/metrics.md)"},
 
 	// A CPU profile of tlsbench itself, for its developers (profile.go).
 	{flag: "cpuprofile", field: "-", section: secOther, hide: onRuns, refuse: []refusal{inKube("a profile written in a pod is lost with it")}, ptr: func(f *runFlags) any { return &f.cpuProfile },
@@ -451,6 +462,9 @@ func registerTable[F, P any](fs *pflag.FlagSet, table []option[F, P], c cmdSet, 
 		}
 		o.add(fs, f)
 		fs.Lookup(o.flag).DefValue = defaults[o.flag]
+		if o.bare != "" {
+			fs.Lookup(o.flag).NoOptDefVal = o.bare
+		}
 		_ = fs.SetAnnotation(o.flag, sectionKey, []string{o.section})
 		_ = fs.SetAnnotation(o.flag, orderKey, []string{strconv.Itoa(i)})
 		if o.hide&c != 0 || refused {

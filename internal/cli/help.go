@@ -63,7 +63,7 @@ func runUsage(c *cobra.Command) error {
 		fmt.Fprintf(&b, "\n%s:\n", sec)
 		for _, f := range bySection[sec] {
 			left := flagLeft(f)
-			text := f.Usage
+			_, text := pflag.UnquoteUsage(f) // a `NAME` in it names the value
 			if d := shownDefault(f); d != "" {
 				text += " (default " + d + ")"
 			}

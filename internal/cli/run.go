@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/export"
 	"github.com/tlsbench/tlsbench/internal/gate"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -28,6 +29,9 @@ type runOutput struct {
 	wire  bool
 	quiet bool
 	gate  gateFlags
+	// export is where the run's series go live (--otlp,
+	// --prometheus-push; export.go).
+	export export.Config
 }
 
 // run measures raw against its target, saves the result (also the part that
@@ -52,6 +56,11 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	defer out.discard()
 	res := newResult(argv)
 	res.Spec = spec
+	feed, err := startExport(ctx, o.export, res)
+	if err != nil {
+		return err
+	}
+	defer feed.Close() // after endExport, nothing
 	// A panic (a bug) still saves the finished trials; the servers are
 	// stopped by the deferred stop below, which runs before this.
 	defer func() {
@@ -113,6 +122,7 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	progress := func(p bench.Progress) {
 		bars.update(p)
 		if p.Trial != nil {
+			feed.Trial(*p.Trial) // handed over: the export is not the trial's time
 			judge()
 		}
 	}
@@ -136,6 +146,7 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	if len(res.Trials) > 0 {
 		where, pageErr, saveErr = out.save(res, stdout, stderr)
 	}
+	endExport(ctx, feed, res, stderr)
 	switch {
 	case saveErr != nil && runErr != nil:
 		return fmt.Errorf("%w; %v", runErr, saveErr)

@@ -3,6 +3,7 @@ package stats
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -89,4 +90,21 @@ func DecodeHist(h Hist) (*Recorder, error) {
 		return nil, fmt.Errorf("decoding HDR histogram: %w", err)
 	}
 	return &Recorder{h: p}, nil
+}
+
+// Buckets calls yield with each populated bucket's value (nanoseconds)
+// and count, in increasing order, until yield returns false: what an
+// exporter needs to rebuild the distribution in another form. The value
+// is the bucket's highest, the one its percentiles report.
+func (r *Recorder) Buckets(yield func(value, count int64) bool) {
+	r.h.ForEachBucket(func(low, count int64) bool { return yield(top(low), count) })
+}
+
+// top is the highest value of the bucket that holds v: buckets are
+// 2^unit wide up to 2^(unit+11), twice as wide in each octave above
+// (HdrHistogram's geometry for lowest and 3 digits: 2048 sub-buckets).
+func top(v int64) int64 {
+	unit := bits.Len64(uint64(lowest)) - 1
+	width := int64(1) << (unit + max(0, bits.Len64(uint64(v))-1-(unit+10)))
+	return v&^(width-1) + width - 1
 }

@@ -130,3 +130,20 @@ func BenchmarkRecord(b *testing.B) {
 		r.Record(time.Duration(50_000 + i%100_000))
 	}
 }
+
+// Buckets reports each bucket at the value its percentiles report, so
+// that another form of the distribution reads the same quantiles.
+func TestRecorderBuckets(t *testing.T) {
+	for _, d := range []time.Duration{100, 7 * time.Microsecond, 34567, 65535, 65536, 131071, 131072, 750 * time.Microsecond, 3 * time.Second, 10 * time.Minute} {
+		r := NewRecorder()
+		r.Record(d)
+		var got []int64
+		r.Buckets(func(value, count int64) bool {
+			got = append(got, value, count)
+			return true
+		})
+		if want := int64(r.h.ValueAtPercentile(100)); len(got) != 2 || got[0] != want || got[1] != 1 {
+			t.Errorf("%d ns: buckets %v, want [%d 1] (ValueAtPercentile)", d, got, want)
+		}
+	}
+}
