@@ -13,7 +13,9 @@
 #              pooling, TLS off
 #
 # Each capture is taken with tlsbench wire --capture lo while the client
-# runs, then advised with --confirm. The table prints, per change and
+# runs, then advised with --confirm and --calibration: a lab connect run
+# on the same engine (PostgreSQL 15, the built-in server) whose CPU per
+# connection gives the CPU predictions the replay then checks. The table prints, per change and
 # figure, the saving per connection predicted from the capture and the one
 # the replay measured (paired with now, ±95% interval over trials), and the
 # error (the measured saving's difference from the predicted, % of the
@@ -26,7 +28,7 @@
 #   ACC_D=2s         --confirm trial length
 #   ACC_OUT=dir      keep each capture's advise result (NAME.json) and text there
 #   TLSBENCH=path    use this binary instead of building ./cmd/tlsbench
-# Defaults take about 3-4 minutes.
+# Defaults take about 6-8 minutes on a quiet machine.
 set -euo pipefail
 
 CONNS=${ACC_CONNS:-200}
@@ -92,10 +94,19 @@ capture() {
     die "$name: the capture failed: $(tail -c 600 "$tmp/$name.out" | tr '\n' ' ')"
 }
 
-# confirm NAME PORT: advise --confirm on the capture, the table printed.
+# calibrate NAME ARGS...: a lab connect run, the CPU predictions' source.
+calibrate() {
+  local name=$1
+  shift
+  "$bin" connect "$@" --tls off,1.2,1.3 --key rsa2048,ecdsa-p256 --trials "$TRIALS" -d "$D" -q -o "$tmp/$name.json" >"$tmp/$name.txt" 2>&1 ||
+    die "$name: the calibration failed: $(tail -c 600 "$tmp/$name.txt" | tr '\n' ' ')"
+}
+
+# confirm NAME PORT CALIBRATION: advise --confirm on the capture, the
+# table printed.
 confirm() {
-  local name=$1 port=$2
-  "$bin" advise "$tmp/$name.pcap" --port "$port" --confirm --trials "$TRIALS" -d "$D" -q -o "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err" ||
+  local name=$1 port=$2 cal=$3
+  "$bin" advise "$tmp/$name.pcap" --port "$port" --calibration "$tmp/$cal.json" --confirm --trials "$TRIALS" -d "$D" -q -o "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err" ||
     die "$name: advise --confirm failed: $(tail -c 600 "$tmp/$name.err" | tr '\n' ' ')"
   if [ -n "${ACC_OUT:-}" ]; then mkdir -p "$ACC_OUT" && cp "$tmp/$name.json" "$tmp/$name.txt" "$ACC_OUT/"; fi
   jq -r --arg name "$name" '
@@ -112,19 +123,22 @@ confirm() {
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "load before: $(load)"
+calibrate cal-pg --lab postgres --workload ping --tables 1 --rows 100
+calibrate cal-https builtin --resume off,on
+echo "load after the calibrations: $(load)"
 printf '  %s\t %s\t%s\t%s\t%s\n' change figure "predicted saved" "measured saved" error
 
 q="sslmode=require"
 capture pg-tls12 "$pg_port" -- pgbench -C -n -t "$CONNS" -f "$tmp/select.sql" "$pg_url&$q&ssl_max_protocol_version=TLSv1.2"
-confirm pg-tls12 "$pg_port"
+confirm pg-tls12 "$pg_port" cal-pg
 echo "load: $(load)"
 
 capture pg-tls13 "$pg_port" -- pgbench -C -n -t "$CONNS" -f "$tmp/select.sql" "$pg_url&$q&ssl_min_protocol_version=TLSv1.3"
-confirm pg-tls13 "$pg_port"
+confirm pg-tls13 "$pg_port" cal-pg
 echo "load: $(load)"
 
 args=(-s -k --no-sessionid -o /dev/null -H "Connection: close")
 for _ in $(seq "$CONNS"); do args+=("https://$https/"); done
 capture https-tls12 "$https_port" -- curl "${args[@]}"
-confirm https-tls12 "$https_port"
+confirm https-tls12 "$https_port" cal-https
 echo "load after: $(load)"

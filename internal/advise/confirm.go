@@ -457,14 +457,14 @@ func measured(f *result.Figure, replayNow stats.Summary, saved, savedCI float64)
 // errorPct is the measured saving's difference from the predicted one,
 // in percent of the predicted (the "measured: 1.7 ms (−6%)" of a
 // predicted 1.8): nil without both, or where next to nothing was
-// predicted saved (under 0.1% of now: a loopback round trip), of which a
+// predicted saved (under 1% of now: a loopback round trip), of which a
 // percentage says nothing.
 func errorPct(f result.Figure) *float64 {
 	if f.Now == nil || f.Predicted == nil || f.Measured == nil {
 		return nil
 	}
 	pred, meas := *f.Now-*f.Predicted, *f.Now-*f.Measured
-	if math.Abs(pred) <= 1e-3*math.Abs(*f.Now) || pred == 0 {
+	if math.Abs(pred) <= 0.01*math.Abs(*f.Now) || pred == 0 {
 		return nil
 	}
 	return f64(math.Round((meas-pred)/math.Abs(pred)*1000) / 10)
