@@ -180,37 +180,38 @@ func signedPct(x float64) string {
 
 // adviceChart draws what each change would save of the setup time per
 // connection, predicted and (with --confirm) measured side by side, each
-// with its 95% interval.
+// with its 95% interval. Bars run from 0 (chart draws no negative bar): a
+// negative saving, a cost, is drawn by its size and marked.
 func (b *figurer) adviceChart() {
 	for i, a := range b.ix.r.Advise {
 		var bars []chart.Bar
-		least := 0.0
+		add := func(label string, v float64, ci *float64, style int) {
+			note := num(v, millis) + " ms"
+			if v < 0 {
+				label, v = label+" (a cost)", -v
+			}
+			bars = append(bars, chart.Bar{Label: label, Value: v, Err: orZero(ci), Color: chart.VariantStyle(style, false).Color, Note: note})
+		}
 		for _, c := range a.Advice {
 			if c.NotApplicable {
 				continue
 			}
 			if p, ok := c.Setup.Saved(); ok {
-				bars = append(bars, chart.Bar{Label: c.Change + " predicted", Value: p, Err: orZero(c.Setup.PredictedCI), Color: chart.VariantStyle(0, false).Color, Note: num(p, millis) + " ms"})
-				least = min(least, p)
+				add(c.Change+" predicted", p, c.Setup.PredictedCI, 0)
 			}
 			if m, ok := measuredSaving(c.Setup); ok {
-				bars = append(bars, chart.Bar{Label: c.Change + " measured", Value: m, Err: orZero(c.Setup.MeasuredCI), Color: chart.VariantStyle(1, false).Color, Note: num(m, millis) + " ms"})
-				least = min(least, m)
+				add(c.Change+" measured", m, c.Setup.MeasuredCI, 1)
 			}
 		}
 		if len(bars) == 0 {
 			continue
 		}
-		x := chart.Axis{Label: "setup time saved per connection, ms"}
-		if least >= 0 {
-			x.Min = chart.At(0)
-		}
-		caption := "Bars: the setup time each change would save per connection, predicted from the capture's round trips at its RTTs; whiskers: the 95% interval."
+		caption := "Bars: the setup time each change would save per connection, predicted from the capture's round trips at its RTTs; whiskers: the 95% interval; a bar marked (a cost) is a negative saving, drawn by its size."
 		if confirmed(a) {
 			caption += " Measured: the saving a lab replay of the profile measured, paired round by round against now, with its 95% interval over rounds."
 		}
 		b.add(chart.Figure{ID: fmt.Sprintf("advise-%d", i), Title: "advise: what each change would save, " + strings.TrimSpace(a.Profile.Engine+" "+a.Profile.Server),
-			Caption: caption, Kind: chart.Bars, X: x, Bars: bars})
+			Caption: caption, Kind: chart.Bars, X: chart.Axis{Label: "setup time saved per connection, ms", Min: chart.At(0)}, Bars: bars})
 	}
 }
 
