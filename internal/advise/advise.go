@@ -128,12 +128,12 @@ func Result(info result.Capture, advised []result.Advised) *result.Result {
 	r.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Advise}, Target: info.Source, Concurrency: []int{1}, Trials: 1}
 	r.Target = result.Target{URL: info.Source, Kind: string(plan.Advise)}
 	r.Advise = advised
-	r.Notes = append(r.Notes, notes(info)...)
+	r.Notes = append(r.Notes, notes(info, advised)...)
 	return r
 }
 
 // notes say what the capture held that the profiles leave out.
-func notes(info result.Capture) []string {
+func notes(info result.Capture, advised []result.Advised) []string {
 	var out []string
 	if n := info.Unseen["began-before-capture"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d connections began before the capture (no SYN): counted, and left out of the profiles", n))
@@ -144,6 +144,13 @@ func notes(info result.Capture) []string {
 	if n := info.Unseen["lost"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d connections miss bytes the capture did not see: left out of the profiles", n))
 	}
-	out = append(out, "predictions, not yet checked by a lab replay of the profile (--confirm, to come): round trips are the protocols' own counts, each at the connection's RTT at the capture point; CPU figures come only from a lab calibration and transfer to another machine only as ratios")
+	replayed := slices.ContainsFunc(advised, func(a result.Advised) bool {
+		return slices.ContainsFunc(a.Advice, func(c result.Change) bool { return c.RoundTripsMeasured != nil })
+	})
+	check := "not yet checked by a lab replay of the profile (--confirm)"
+	if replayed {
+		check = "checked by a lab replay of the profile (--confirm): measured savings are paired round by round against now's variant, scaled to the share of connections each change changes"
+	}
+	out = append(out, "predictions, "+check+": round trips are the protocols' own counts, each at the connection's RTT at the capture point; CPU figures come only from a lab calibration and transfer to another machine only as ratios")
 	return out
 }

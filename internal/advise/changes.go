@@ -295,7 +295,7 @@ func notTLS12(p *profile) (string, bool) {
 	return "", false
 }
 
-func isHybrid(group string) bool { return strings.Contains(group, "MLKEM") }
+func isHybrid(group string) bool { return strings.Contains(strings.ToUpper(group), "MLKEM") }
 
 func keyFrom(p *profile) string {
 	switch p.ServerKeyFrom {

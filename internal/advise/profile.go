@@ -169,6 +169,7 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *pr
 		}
 	}
 	p.Engine = mostOf(engines)
+	p.ClientTLS = clientTLS(p.offered)
 	p.Versions, p.Suites, p.Groups = shares(versions), shares(suites), shares(groups)
 	if len(p.Versions) > 0 {
 		p.version = p.Versions[0].Name
@@ -200,6 +201,21 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *pr
 	p.Setup = dist(p.samples, func(s sample) float64 { return s.setup })
 	p.Bytes = dist(p.samples, func(s sample) float64 { return float64(s.bytes) })
 	return p
+}
+
+// clientTLS is the TLS library a ClientHello looks like, by the groups
+// it offers: OpenSSL offers X448, Go's crypto/tls never does, and since
+// Go 1.24 offers X25519MLKEM768 by default.
+func clientTLS(o *result.Offered) string {
+	switch {
+	case o == nil:
+		return ""
+	case slices.Contains(o.Groups, "X448"):
+		return "OpenSSL"
+	case slices.ContainsFunc(o.Groups, isHybrid):
+		return "Go crypto/tls"
+	}
+	return ""
 }
 
 // rateOf counts the connections begun in each second from the first.

@@ -122,6 +122,10 @@ type Options struct {
 	// Warn, when set, is told each warning as the run finds it (a variant
 	// the server refused, left out); res.Warnings keeps them too.
 	Warn func(string)
+	// Pick, when set, keeps the variants of the spec's matrix the run
+	// measures, in its order (a lab replay measures one variant per
+	// change, not the matrix's every combination); nil keeps them all.
+	Pick func(plan.Variant) bool
 }
 
 // Execute runs the spec of res (made by plan.New) against s: the notes on
@@ -137,6 +141,13 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	res.Variants = spec.Variants()
 	res.Target = s.Target()
 	defer func() { res.End(ctx, err) }()
+	if o.Pick != nil {
+		res.Variants = slices.DeleteFunc(res.Variants, func(v plan.Variant) bool { return !o.Pick(v) })
+		if len(res.Variants) == 0 {
+			return errors.New("the run picks none of its variants")
+		}
+		plan.MarkBaseline(res.Variants)
+	}
 	progress := o.Progress
 	if progress == nil {
 		progress = func(Progress) {}

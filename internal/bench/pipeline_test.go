@@ -173,3 +173,20 @@ func TestExecuteInterrupted(t *testing.T) {
 		t.Errorf("error %v, %d trials, interrupted %v, result error %q", err, len(res.Trials), res.Interrupted, res.Error)
 	}
 }
+
+// TestExecutePick: Options.Pick keeps the variants a run measures (the
+// baseline marked among them); a run that picks none fails before it
+// measures anything.
+func TestExecutePick(t *testing.T) {
+	d := &standIn{addr: acceptor(t)}
+	keep := func(plan.Variant) bool { return true }
+	res, _, err := execute(t, context.Background(), plan.Spec{Trials: 1}, &standInSite{addr: d.addr}, d, bench.Options{Pick: keep})
+	if err != nil || len(res.Variants) != 1 || !res.Variants[0].Baseline || len(res.Trials) != 1 {
+		t.Fatalf("kept: %v, variants %+v, %d trials", err, res.Variants, len(res.Trials))
+	}
+	none := func(plan.Variant) bool { return false }
+	res, _, err = execute(t, context.Background(), plan.Spec{Trials: 1}, &standInSite{addr: d.addr}, d, bench.Options{Pick: none})
+	if err == nil || len(res.Trials) != 0 || res.Error == "" || !strings.Contains(err.Error(), "picks none of its variants") {
+		t.Errorf("none picked: %v, %d trials, error %q", err, len(res.Trials), res.Error)
+	}
+}

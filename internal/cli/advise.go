@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,12 @@ type adviseFlags struct {
 	calibration string
 	output      string
 	format      string
+	// confirm replays each profile in the lab (confirm.go), trials and
+	// duration sizing it; quiet keeps its progress off stderr.
+	confirm  bool
+	trials   int
+	duration time.Duration
+	quiet    bool
 }
 
 const adviseShort = "From a capture of your own traffic: its profile, and what each TLS change would save"
@@ -50,13 +57,19 @@ predicts (mean and p95 over the connections' own RTTs, with an interval).
 CPU figures (server and client CPU per connection, cores at the observed
 rate, new connections per second per server core) come only from a lab run
 on the same engine given as --calibration; without one the output names the
-tlsbench connect command that makes it. These are predictions, not yet
-checked by a lab replay of the profile.
+tlsbench connect command that makes it.
+
+--confirm checks the predictions: it replays each profile against a lab
+server of the same engine (the observed connection rate as Poisson
+arrivals, at most 100/s; operations per connection; the median RTT
+emulated), once as now (the observed TLS version, key, group and
+negotiation) and once per change, in interleaved trials, and sets what it
+measured beside what was predicted, with the error in percent.
 
 advise RESULT.json renders an advise result again.
 
   tlsbench advise db.pcap --port 5432
-  tlsbench advise db.pcap --port 5432 --calibration calibration.json`,
+  tlsbench advise db.pcap --port 5432 --calibration calibration.json --confirm`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("advise takes one capture file (pcap or pcapng) or advise result, got %d arguments", len(args))}
@@ -70,6 +83,10 @@ advise RESULT.json renders an advise result again.
 	fs.StringVar(&f.calibration, "calibration", "", "a tlsbench connect `RESULT.json` of a lab server of the same engine: the CPU figures' source")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
 	fs.StringVar(&f.format, "format", "text", "output format: text, csv or json")
+	fs.BoolVar(&f.confirm, "confirm", false, "replay each profile in the lab, now and once per change, and set the measured savings beside the predicted")
+	fs.IntVar(&f.trials, "trials", advise.DefaultReplayTrials, "--confirm: trials of each variant, interleaved")
+	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm: length of each trial")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm: no progress lines on stderr")
 	return cmd
 }
 
@@ -91,7 +108,13 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	if f.serverKey != "" && !slices.Contains(plan.KeyTypes, f.serverKey) {
 		return usageError{fmt.Errorf("--server-key: unknown key type %q: use %s", f.serverKey, strings.Join(plan.KeyTypes, ", "))}
 	}
+	if f.trials < 1 || f.duration <= 0 {
+		return usageError{fmt.Errorf("--trials %d, -d %s: give at least 1 trial of a positive duration", f.trials, f.duration)}
+	}
 	if filepath.Ext(file) == ".json" {
+		if f.confirm {
+			return usageError{fmt.Errorf("--confirm replays a capture's profile: give the capture file (pcap or pcapng), not a result")}
+		}
 		return adviseResult(file, render, stdout)
 	}
 	if err := checkCaptureFile(file); err != nil {
@@ -127,6 +150,11 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 		return usageError{err}
 	}
 	res := newResult(argv)
+	if f.confirm {
+		if err := confirm(ctx, advised, f, stderr); err != nil {
+			return err
+		}
+	}
 	r := advise.Result(c.Info, advised)
 	r.Tool, r.Env, r.Command, r.Started = res.Tool, res.Env, res.Command, res.Started
 	r.End(ctx, nil)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -213,6 +214,55 @@ func TestAdvisePgbench(t *testing.T) {
 				t.Errorf("the report lacks %q:\n%s", w, stdout)
 			}
 		}
+
+		// --confirm replays the profile in the lab: TLS 1.3 and direct TLS
+		// measured to save exactly the round trip predicted, the ECDSA
+		// key less server CPU than RSA-2048's.
+		r, stdout = advised(t, file, "--port", u.Port(), "--confirm", "--trials", "2", "-d", "1s", "-q")
+		a = r.Advise[0]
+		if len(a.Replays) != 2 || a.Replays[0].Error != "" || a.Replays[1].Error != "" {
+			t.Fatalf("replays %+v", a.Replays)
+		}
+		if a.Profile.ClientTLS != "OpenSSL" || !strings.Contains(a.Replays[0].Client, "as libpq's would be") {
+			t.Errorf("pgbench's client: %q; the replay says %q", a.Profile.ClientTLS, a.Replays[0].Client)
+		}
+		for _, name := range []string{"TLS 1.2 → 1.3", "PostgreSQL 17+ direct TLS"} {
+			c := findChange(t, a, name)
+			if c.RoundTripsMeasured == nil || *c.RoundTripsMeasured != c.RoundTripsSaved || c.Setup.Measured == nil || c.Setup.MeasuredCI == nil {
+				t.Errorf("%s: round trips predicted %v, measured %v; setup %s", name, c.RoundTripsSaved, val(c.RoundTripsMeasured), figure(c.Setup))
+			}
+		}
+		// ECDSA: no round trip, a smaller certificate and signature (bytes
+		// do not vary with load), and the server CPU measured with its
+		// interval. Not asserted lower: RSA-2048's signature is about 2%
+		// of a PostgreSQL connection's server CPU (its backend's fork and
+		// SCRAM), which 2 short trials on a loaded machine do not resolve.
+		ecdsa := findChange(t, a, "RSA → ECDSA P-256 server key")
+		if ecdsa.RoundTripsMeasured == nil || *ecdsa.RoundTripsMeasured != 0 || ecdsa.Bytes.Measured == nil || *ecdsa.Bytes.Measured >= *ecdsa.Bytes.Now ||
+			ecdsa.Server.Measured == nil || ecdsa.Server.MeasuredCI == nil {
+			t.Errorf("ECDSA measured: rt %v, bytes %s, server CPU %s", val(ecdsa.RoundTripsMeasured), figure(ecdsa.Bytes), figure(ecdsa.Server))
+		}
+		for _, w := range []string{"advise: predicted vs measured in the lab replay", "measured in the lab replay:"} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("the report lacks %q:\n%s", w, stdout)
+			}
+		}
+	})
+
+	t.Run("hello retry", func(t *testing.T) {
+		// libpq (OpenSSL 3.0) offers an X25519 key share first; PostgreSQL
+		// 15 takes P-256 only: every TLS 1.3 connection pays a
+		// HelloRetryRequest, and avoiding it saves exactly 1 round trip.
+		file := pgbench("require", url.Values{"ssl_min_protocol_version": {"TLSv1.3"}})
+		r, _ := advised(t, file, "--port", u.Port(), "--confirm", "--trials", "2", "-d", "1s", "-q")
+		a := r.Advise[0]
+		if a.Profile.HelloRetries != a.Profile.Conns {
+			t.Fatalf("profile: %d HelloRetryRequests of %d connections", a.Profile.HelloRetries, a.Profile.Conns)
+		}
+		c := findChange(t, a, "avoid HelloRetryRequest")
+		if c.NotApplicable || c.RoundTripsSaved != 1 || c.RoundTripsMeasured == nil || *c.RoundTripsMeasured != 1 {
+			t.Errorf("HelloRetryRequest avoided: round trips predicted %v, measured %v (%s); replays %+v", c.RoundTripsSaved, val(c.RoundTripsMeasured), c.Unmeasured, a.Replays)
+		}
 	})
 
 	t.Run("plain", func(t *testing.T) {
@@ -275,6 +325,45 @@ func TestAdviseCurl(t *testing.T) {
 	}
 }
 
+// TestAdviseConfirmNoLab: a capture of an engine the lab cannot start
+// (TLS on a port no engine uses, without ALPN: openssl s_client against
+// the built-in server) keeps its predictions under --confirm, and says
+// why in one line.
+func TestAdviseConfirmNoLab(t *testing.T) {
+	needServer(t, "openssl")
+	srv := startServer(t, lab.BuiltinOptions{Keys: []string{"rsa2048"}, ResponseSize: 16, MaxTLS: "1.2"})
+	p := port(srv.Endpoint("rsa2048"))[1:]
+	n, _ := strconv.Atoi(p)
+	file := captureWhile(t, n, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "openssl", "s_client", "-connect", "127.0.0.1:"+p, "-CAfile", srv.CAFile())
+		cmd.Stdin = strings.NewReader("GET / HTTP/1.0\r\n\r\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("openssl s_client: %v: %s", err, out)
+		}
+	})
+	out := filepath.Join(t.TempDir(), "advice.json")
+	code, _, stderr := runMain(t, "advise", file, "--confirm", "-o", out)
+	var warnings []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "warning:") {
+			warnings = append(warnings, l)
+		}
+	}
+	if code != 0 || len(warnings) != 1 || !strings.Contains(warnings[0], "the lab cannot start a server of an unknown engine to replay the profile on") {
+		t.Fatalf("exit %d; stderr %q, want one warning", code, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Advise[0]
+	if len(a.Replays) != 1 || a.Replays[0].Error == "" || findChange(t, a, "TLS 1.2 → 1.3").RoundTripsMeasured != nil {
+		t.Errorf("replays %+v", a.Replays)
+	}
+}
+
 // TestAdviseBadInput: what advise refuses, in one line each.
 func TestAdviseBadInput(t *testing.T) {
 	dir := t.TempDir()
@@ -299,6 +388,8 @@ func TestAdviseBadInput(t *testing.T) {
 		{"bad format", []string{begun, "--format", "xml"}, 2, `--format: unknown format "xml"`},
 		{"bad key", []string{begun, "--server-key", "rsa512"}, 2, `--server-key: unknown key type "rsa512": use rsa1024, rsa2048`},
 		{"two files", []string{begun, begun}, 2, "advise takes one capture file"},
+		{"confirm a result", []string{wireResult, "--confirm"}, 2, "--confirm replays a capture's profile: give the capture file"},
+		{"no trial", []string{begun, "--confirm", "--trials", "0"}, 2, "give at least 1 trial of a positive duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,6 +400,19 @@ func TestAdviseBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// val writes an optional figure.
+func val(p *float64) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*p, 'g', 4, 64)
+}
+
+// figure writes a figure's values.
+func figure(f result.Figure) string {
+	return fmt.Sprintf("now %s ±%s, predicted %s ±%s, measured %s ±%s, error %s%%", val(f.Now), val(f.NowCI), val(f.Predicted), val(f.PredictedCI), val(f.Measured), val(f.MeasuredCI), val(f.ErrorPct))
 }
 
 // tcpPacket is an Ethernet frame of a TCP segment on loopback.

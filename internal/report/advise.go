@@ -54,7 +54,10 @@ func (ix *index) adviseTables(b *body) {
 			b.table(s)
 		}
 		b.table(adviceTable(a))
-		b.prose(adviceLines(a)...)
+		if confirmed(a) {
+			b.table(confirmTable(a))
+		}
+		b.prose(append(adviceLines(a), replayLines(a)...)...)
 	}
 }
 
@@ -81,6 +84,9 @@ func profileLines(p result.Profile) []string {
 	shares("versions", p.Versions)
 	shares("suites", p.Suites)
 	shares("groups", p.Groups)
+	if p.ClientTLS != "" {
+		out = append(out, "client TLS library: "+p.ClientTLS+", by the groups its ClientHello offers")
+	}
 	key := "server key: " + p.ServerKey + " (" + p.ServerKeyFrom + ")"
 	if p.CertChainBytes > 0 {
 		key += fmt.Sprintf(", certificate chain %d bytes", p.CertChainBytes)
@@ -108,8 +114,8 @@ func adviceTable(a result.Advised) Table {
 // prediction. Its value is the prediction.
 func figureCell(f result.Figure, unit string) Cell {
 	if f.Predicted == nil {
-		if f.Now != nil {
-			return textCell(num(*f.Now, millis) + " → -")
+		if f.Now != nil { // now from a replay, without a calibration's prediction
+			return Cell{Text: num(*f.Now, millis) + " → -", Unit: unit, Value: *f.Now, StdDev: math.NaN(), CI: math.NaN()}
 		}
 		return textCell("-")
 	}
@@ -193,6 +199,7 @@ func (ix *index) adviceSummaries() []CellSummary {
 			}
 			rt := c.RoundTripsSaved
 			row("round trips saved", &rt, nil)
+			row("round trips saved measured", c.RoundTripsMeasured, nil)
 			for _, f := range []struct {
 				name string
 				f    result.Figure
@@ -200,6 +207,8 @@ func (ix *index) adviceSummaries() []CellSummary {
 				{"server cores", c.Cores}, {"bytes", c.Bytes}, {"capacity conn/s", c.Capacity}} {
 				row(f.name+" now", f.f.Now, f.f.NowCI)
 				row(f.name+" predicted", f.f.Predicted, f.f.PredictedCI)
+				row(f.name+" measured", f.f.Measured, f.f.MeasuredCI)
+				row(f.name+" error %", f.f.ErrorPct, nil)
 			}
 		}
 	}
@@ -257,7 +266,7 @@ func adviceWords(f AdviceFact) string {
 	if saved, ok := c.Bytes.Saved(); ok && saved != 0 {
 		fmt.Fprintf(&b, "; %s %s bytes per connection", gain(saved), num(math.Abs(saved), rate))
 	}
-	b.WriteString(". A prediction, not yet checked by a lab replay.")
+	b.WriteString(confirmWords(c))
 	return b.String()
 }
 

@@ -43,6 +43,7 @@ func (ix *index) figures() []chart.Figure {
 	b.rttOverhead()
 	b.ceilings()
 	b.crypto()
+	b.adviceChart()
 	return b.out
 }
 

@@ -158,6 +158,8 @@ func TestHTMLContent(t *testing.T) {
 			[]string{"40.5% of the 1770 its 2 cores can sign for", "server ceiling per key"}},
 		{"measured-tunnels", []string{"connect-rate-c1", "connect-phases", "ceilings"},
 			[]string{"Through stunnel rsa4096, a new connection costs", "a resumed handshake between stunnels", "tunnels, each set up once per run", "ssh aes256-ctr"}},
+		{"measured-advise-confirm", []string{"advise-0"},
+			[]string{"advise: predicted vs measured in the lab replay", "measured in the lab replay: 1 round trip", "The round trips missed: predicted 4, measured 7", "lab replay on postgres:18 PostgreSQL 18.4"}},
 		{"failed", []string{"connect-phases"}, // one variant: no chart of one bar
 			[]string{"error: tls1.3 ecdsa-p256 c=1: built-in server exited", "Only one variant was measured", "None: this run has nothing to compare."}},
 		{"crypto", []string{"crypto-public-key", "crypto-ciphers"},

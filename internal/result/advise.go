@@ -15,6 +15,33 @@ type Advised struct {
 	// Calibrate is the tlsbench command that would measure the CPU figures
 	// the advice lacks, "" when none is lacking.
 	Calibrate string `json:"calibrate,omitempty"`
+	// Replays are the lab replays that measured the advice's figures
+	// (advise --confirm): one, and one more for PostgreSQL's direct TLS.
+	Replays []Replay `json:"replays,omitempty"`
+}
+
+// Replay is what a lab replay of the profile ran (advise --confirm): the
+// connect experiment against a lab server of the profile's engine, now
+// and one variant per change, interleaved.
+type Replay struct {
+	Lab    string `json:"lab"`              // --lab ENGINE, or builtin
+	Server string `json:"server,omitempty"` // software and version
+	// Client is the client stack that made the connections, and why.
+	Client string `json:"client"`
+	// Rate is the arrivals per second offered (Poisson), 0 for a closed
+	// loop of one connection at a time; RTT the emulated round trip, ms
+	// (0: the bare link); PerConn the operations per connection.
+	Rate    float64 `json:"rate,omitempty"`
+	RTT     float64 `json:"rtt_ms,omitempty"`
+	PerConn int     `json:"per_conn"`
+	Trials  int     `json:"trials"`
+	// Variants are the variants measured, now's first.
+	Variants []string `json:"variants"`
+	// Notes say where the replay departs from the profile.
+	Notes []string `json:"notes,omitempty"`
+	// Error is why the replay did not run or failed; the advice then
+	// stands as predictions.
+	Error string `json:"error,omitempty"`
 }
 
 // Profile is what a capture showed of one server endpoint's traffic.
@@ -65,6 +92,10 @@ type Profile struct {
 	CertChainBytes int    `json:"cert_chain_bytes,omitempty"`
 	ServerKey      string `json:"server_key,omitempty"`
 	ServerKeyFrom  string `json:"server_key_from,omitempty"`
+	// ClientTLS is the TLS library the first ClientHello looks like:
+	// "OpenSSL" (it offers X448, which Go never does), "Go crypto/tls"
+	// (the post-quantum hybrid without X448), "" where it cannot tell.
+	ClientTLS string `json:"client_tls,omitempty"`
 	// Split is each phase's mean time per connection by whose turn it
 	// was, as the wire splits it.
 	Split []PhaseSplit `json:"split,omitempty"`
@@ -102,8 +133,10 @@ type Change struct {
 	NotApplicable bool   `json:"not_applicable,omitempty"`
 	// Conns is how many of the profile's connections it changes.
 	Conns int64 `json:"conns"`
-	// RoundTripsSaved is per connection, mean over all of the profile's.
-	RoundTripsSaved float64 `json:"round_trips_saved"`
+	// RoundTripsSaved is per connection, mean over all of the profile's;
+	// RoundTripsMeasured the same as the lab replay counted them.
+	RoundTripsSaved    float64  `json:"round_trips_saved"`
+	RoundTripsMeasured *float64 `json:"round_trips_measured,omitempty"`
 	// Model says in words how the prediction was made.
 	Model  string `json:"model,omitempty"`
 	Setup  Figure `json:"setup_ms"`
@@ -118,12 +151,19 @@ type Change struct {
 	// to); Missing those the calibration given lacked.
 	Needs   string   `json:"needs,omitempty"`
 	Missing []string `json:"missing,omitempty"`
+	// Unmeasured says why a lab replay measured none of the figures.
+	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Figure is one predicted quantity: now (observed, or for CPU the
-// calibration's variant like the observed), predicted, the 95% interval's
-// half-width of each; measured and its error only from a lab replay of the
-// profile (not yet). Absent values are omitted, never zero.
+// calibration's variant like the observed, or without one the lab
+// replay's), predicted, the 95% interval's half-width of each; measured
+// (from a lab replay of the profile, advise --confirm) is now less the
+// saving the replay measured, paired round by round and scaled to the
+// share of connections the change changes, MeasuredCI that saving's
+// interval, and ErrorPct the measured saving's difference from the
+// predicted one in percent of the predicted. Absent values are omitted,
+// never zero.
 type Figure struct {
 	Now         *float64 `json:"now,omitempty"`
 	NowCI       *float64 `json:"now_ci,omitempty"`
