@@ -619,7 +619,9 @@ func stackNegotiated(n *clientstack.Negotiated) *result.Negotiated {
 // starts (a stack that cannot run the variant says why: *clientstack.Refused;
 // one not installed: *clientstack.NotInstalled), runs one connection, and
 // says it negotiated what the variant asks for (plain: nothing; TLS: the
-// version, and the group where one is asked for and the stack says).
+// version, and the group where one is asked for and the stack says); then
+// the server says what it saw of the stack's connections, where it can
+// (stackServer).
 func (r *Runner) checkStack(ctx context.Context, v plan.Variant) (result.Check, error) {
 	c := result.Check{Variant: v.ID}
 	if r.Before != nil {
@@ -655,7 +657,12 @@ func (r *Runner) checkStack(ctx context.Context, v plan.Variant) (result.Check, 
 	}
 	n := stackNegotiated(rep.TLS)
 	c.Client = n
-	return c, verifyStack(v, n)
+	if err := verifyStack(v, n); err != nil {
+		return c, err
+	}
+	// What the server says of the stack's connections (stackserver.go).
+	c.Server, c.ServerUnknown, err = r.stackServer(ctx, v, client)
+	return c, err
 }
 
 // saysTLS reports whether a stack's client prints what it negotiated:

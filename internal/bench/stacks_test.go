@@ -65,6 +65,10 @@ func stackRunner(t *testing.T, raw plan.Spec, mode string, modes map[string]stri
 			return exec.Command("python3", script, m, marker), nil
 		})
 	}
+	// The session the check asks the server on (stackserver.go): a
+	// stand-in's, which cannot ask.
+	addr := acceptor(t)
+	r.NewDriver = func(string, driver.Config) (driver.Driver, error) { return &standIn{addr: addr}, nil }
 	t.Cleanup(func() { r.Close() })
 	return r, marker
 }
@@ -375,4 +379,85 @@ func TestStackWarmup(t *testing.T) {
 			t.Errorf("%s: started %v after the run, before the warm-up ended", tr.Experiment, tr.Start.Sub(began))
 		}
 	}
+}
+
+// TestStackServerMismatch: a stack's variant that the server saw other
+// than it asked (recorded views, given through tlsbench's own driver
+// seam: the stand-in client reaches no server) fails the check in one
+// line naming the stack, what it asked and what the server saw; one the
+// server saw as asked has the server's view in its check.
+func TestStackServerMismatch(t *testing.T) {
+	labtest.Slow(t) // the stand-in holds a pool a second per variant
+	tls13 := driver.ServerView{TLS: true, Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}
+	for _, tc := range []struct {
+		name        string
+		plain, tls  driver.ServerView // what the server says of each variant's stack
+		err         string
+		wantTLSView *result.ServerView
+	}{
+		{name: "as asked", tls: tls13, wantTLSView: &result.ServerView{TLS: true, Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}},
+		{name: "TLS seen plain", tls: driver.ServerView{},
+			err: "psycopg tls1.3 rsa2048: client psycopg: asked for TLS 1.3, the server reports a plaintext connection"},
+		{name: "plain seen TLS", plain: tls13, tls: tls13,
+			err: "psycopg plain: client psycopg: asked for plaintext, the server reports a connection over TLSv1.3 TLS_AES_256_GCM_SHA384"},
+		{name: "TLS seen 1.2", tls: driver.ServerView{TLS: true, Version: "TLSv1.2", Cipher: "ECDHE-RSA-AES128-GCM-SHA256"},
+			err: "psycopg tls1.3 rsa2048: client psycopg: asked for TLS 1.3, the server reports a connection over TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := clientSpec()
+			spec.Experiments = []plan.Experiment{plan.Connect}
+			r, _ := stackRunner(t, spec, "ok", nil)
+			addr := acceptor(t)
+			r.NewDriver = func(_ string, cfg driver.Config) (driver.Driver, error) {
+				view := tc.tls
+				if cfg.Variant.Plain() {
+					view = tc.plain
+				}
+				return &peerStandIn{standIn: standIn{addr: addr}, view: view}, nil
+			}
+			checks, err := r.Check(context.Background())
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Errorf("check: %v\nwant %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(checks) != 2 || checks[0].Server == nil || *checks[0].Server != (result.ServerView{}) ||
+				checks[1].Server == nil || *checks[1].Server != *tc.wantTLSView {
+				t.Errorf("checks %+v", checks)
+			}
+		})
+	}
+}
+
+// peerStandIn is a stand-in driver whose sessions tell a server's view of
+// the stack's sessions: none open at first, then one, as view.
+type peerStandIn struct {
+	standIn
+	view driver.ServerView
+}
+
+func (d *peerStandIn) Open(ctx context.Context) (driver.Session, error) {
+	s, err := d.standIn.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &peerSession{Session: s, view: d.view}, nil
+}
+
+type peerSession struct {
+	driver.Session
+	view  driver.ServerView
+	asked int
+}
+
+func (s *peerSession) Peers(context.Context) (driver.Peers, error) {
+	s.asked++
+	if s.asked == 1 {
+		return driver.Peers{Open: map[string]driver.ServerView{"100": {}}}, nil // another client's, there before
+	}
+	return driver.Peers{Open: map[string]driver.ServerView{"100": {}, "101": s.view}}, nil
 }

@@ -102,6 +102,29 @@ type ServerChecker interface {
 	ServerTLS(ctx context.Context) (ServerView, error)
 }
 
+// PeerChecker is a Session that can ask the server about the encryption of
+// other sessions: those of a client stack (--client), another process on
+// whose connections tlsbench cannot ask.
+type PeerChecker interface {
+	// Peers is what the server says now of the sessions other than this
+	// one: its view of each of the same user's sessions open now, or its
+	// counts of the connections it accepted, whichever it keeps.
+	Peers(ctx context.Context) (Peers, error)
+}
+
+// Peers is a server's view of the sessions other than the one asking.
+type Peers struct {
+	// Open is the server's view of each of the same user's other sessions
+	// open now, by the server's id of each (PostgreSQL: pg_stat_ssl of a
+	// backend's pid); nil where it keeps no such view.
+	Open map[string]ServerView
+	// Counted says the server counts the connections it accepted since it
+	// started, every user's (MariaDB, MySQL: Connections), and how many of
+	// them over TLS (Ssl_finished_accepts): Accepted and TLS.
+	Counted       bool
+	Accepted, TLS int64
+}
+
 // Preparer is a Driver that can create the data its workloads read:
 // sysbench-compatible sbtest tables, or keys. Idempotent.
 type Preparer interface {

@@ -175,6 +175,8 @@ func (ix *index) negotiated(b *body) {
 	server := map[string]string{}
 	for _, c := range ix.r.Checks {
 		switch sv := c.Server; {
+		case sv == nil && c.ServerUnknown != "":
+			server[c.Variant] = "not available" // a client stack's, where the server cannot tell
 		case sv == nil:
 		case !sv.TLS:
 			server[c.Variant] = "plaintext"

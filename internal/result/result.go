@@ -160,6 +160,10 @@ type Check struct {
 	// Server is what the server said about the same connection (engines
 	// that can tell: pg_stat_ssl, SHOW SESSION STATUS, ...).
 	Server *ServerView `json:"server,omitempty"`
+	// ServerUnknown says why the server could not say (a client stack's
+	// connections on an engine that keeps no view of another connection's
+	// TLS), "" where it said or was not asked.
+	ServerUnknown string `json:"server_unknown,omitempty"`
 	// Remote is the server address the check's connection reached (a
 	// name resolved: [::1]:5432 or 127.0.0.1:5432), "" where unknown.
 	Remote string `json:"remote,omitempty"`

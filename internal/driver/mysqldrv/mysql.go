@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -466,6 +467,45 @@ func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 		v.ClientCertKnown = v.ClientCert != ""
 	}
 	return v, nil
+}
+
+// Peers implements driver.PeerChecker: the server's counts of the
+// connections it accepted (Connections) and of those over TLS
+// (Ssl_finished_accepts), every user's. MariaDB keeps no view of another
+// session's TLS but in performance_schema, which is off by default.
+func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
+	p := driver.Peers{Counted: true}
+	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
+	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx,
+		"SHOW GLOBAL STATUS WHERE Variable_name IN ('Connections', 'Ssl_finished_accepts')", nil)
+	if err != nil {
+		return p, s.o.cause(err)
+	}
+	defer rows.Close()
+	seen := 0
+	var bad error
+	err = eachRow(rows, func(row []sqldriver.Value) {
+		n, err := strconv.ParseInt(asString(row[1]), 10, 64)
+		if err != nil {
+			bad = fmt.Errorf("the server's %s is %q, not a count", asString(row[0]), asString(row[1]))
+		}
+		switch asString(row[0]) {
+		case "Connections":
+			p.Accepted, seen = n, seen+1
+		case "Ssl_finished_accepts":
+			p.TLS, seen = n, seen+1
+		}
+	})
+	if err == nil {
+		err = bad
+	}
+	if err == nil && seen != 2 {
+		err = errors.New("the server counts no Connections or Ssl_finished_accepts (SHOW GLOBAL STATUS)")
+	}
+	if err != nil {
+		return driver.Peers{}, s.o.cause(err)
+	}
+	return p, rows.Close()
 }
 
 // requiredCert is what the session's user requires of a client

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -321,6 +322,41 @@ func (s *session) Close() error {
 		return &driver.OpError{Phase: netx.PhaseClose, Err: err}
 	}
 	return nil
+}
+
+// Peers implements driver.PeerChecker: pg_stat_ssl of the same user's
+// other client backends in this database, which a role may read of its
+// own (a client stack's connections, when it logs in as this session
+// does). A backend shows there once it has logged in, until it exits.
+func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
+	defer cancel()
+	rows, err := s.pg.Query(ctx, `SELECT a.pid, s.ssl, coalesce(s.version, ''), coalesce(s.cipher, ''), s.client_dn
+		FROM pg_stat_activity a JOIN pg_stat_ssl s ON s.pid = a.pid
+		WHERE a.usename = session_user AND a.datname = current_database()
+		AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()`, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return driver.Peers{}, fmt.Errorf("asking pg_stat_ssl: %w", err)
+	}
+	p := driver.Peers{Open: map[string]driver.ServerView{}}
+	for rows.Next() {
+		var pid int64
+		var v driver.ServerView
+		var dn *string
+		if err := rows.Scan(&pid, &v.TLS, &v.Version, &v.Cipher, &dn); err != nil {
+			rows.Close()
+			return driver.Peers{}, fmt.Errorf("asking pg_stat_ssl: %w", err)
+		}
+		v.ClientCertKnown = v.TLS
+		if dn != nil {
+			v.ClientCert = *dn
+		}
+		p.Open[strconv.FormatInt(pid, 10)] = v
+	}
+	if err := rows.Err(); err != nil {
+		return driver.Peers{}, fmt.Errorf("asking pg_stat_ssl: %w", err)
+	}
+	return p, nil
 }
 
 // ServerTLS implements driver.ServerChecker: what pg_stat_ssl says of this

@@ -335,6 +335,42 @@ func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 	return v, nil
 }
 
+// Peers implements driver.PeerChecker: CLIENT LIST's connections of the
+// same user but this one, each TLS when its local address is the
+// server's tls-port, as ServerTLS tells of its own.
+func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
+	me, err := s.client.ClientInfo(ctx).Result()
+	if err != nil {
+		return driver.Peers{}, fmt.Errorf("CLIENT INFO: %w", err)
+	}
+	list, err := s.client.ClientList(ctx).Result()
+	if err != nil {
+		return driver.Peers{}, fmt.Errorf("CLIENT LIST: %w", err)
+	}
+	conf, err := s.client.ConfigGet(ctx, "tls-port").Result()
+	if err != nil {
+		return driver.Peers{}, fmt.Errorf("CONFIG GET tls-port: %w", err)
+	}
+	tlsPort := conf["tls-port"]
+	p := driver.Peers{Open: map[string]driver.ServerView{}}
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		f := map[string]string{}
+		for _, kv := range strings.Fields(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		if f["id"] == strconv.FormatInt(me.ID, 10) || f["user"] != me.User {
+			continue
+		}
+		_, port, err := net.SplitHostPort(f["laddr"])
+		if err != nil {
+			return driver.Peers{}, fmt.Errorf("CLIENT LIST laddr %q: %w", f["laddr"], err)
+		}
+		p.Open[f["id"]] = driver.ServerView{TLS: tlsPort != "" && tlsPort != "0" && port == tlsPort}
+	}
+	return p, nil
+}
+
 // skipHello answers go-redis's HELLO at connect without sending it: on a
 // RESP2 connection HELLO 2 changes nothing, and it would add a round trip
 // to every connection that redis-cli and most RESP2 clients do not make.
