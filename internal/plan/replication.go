@@ -1,0 +1,206 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Replicate is the experiment of `tlsbench replicate`: writes on a
+// primary, the replica's lag behind them, with only the replication link
+// changing between variants.
+const Replicate Experiment = "replicate"
+
+// ReplicaSyncs are the commit modes of a replicate variant: asynchronous
+// (off), and synchronous with synchronous_commit on (the replica has the
+// WAL on disk) or remote_apply (the replica has applied it).
+var ReplicaSyncs = []string{"off", "on", "remote_apply"}
+
+// ReplicaLabs are the engines whose lab cluster replicate builds.
+var ReplicaLabs = []string{"postgres"}
+
+// Replicate's bounds and defaults.
+const (
+	DefaultHeartbeat = 20 * time.Millisecond // within the 10-50 ms a heartbeat table usually ticks at
+	DefaultLagPoll   = 2 * time.Millisecond  // the heartbeat lag's resolution, with the read's own time
+	MaxRTTReplicate  = 10 * time.Second
+)
+
+// Replication is what a replicate run measures. Build it with
+// NewReplication, which applies defaults and validates.
+type Replication struct {
+	// Lab is the engine whose lab cluster is built ("postgres").
+	Lab string `json:"lab"`
+	// TLS is the replication link's variants: off, 1.2, 1.3.
+	TLS []string `json:"tls"`
+	// Keys are the primary's certificate keys of the TLS variants.
+	Keys []string `json:"keys"`
+	// Sync is the commit modes (ReplicaSyncs); nil is off.
+	Sync []string `json:"sync"`
+	// RTT is the emulated round trip of the replication link alone.
+	RTT time.Duration `json:"rtt_ns,omitempty"`
+	// ClientTLS makes the writers' link to the primary TLS 1.3 too (the
+	// same in every variant); plain by default.
+	ClientTLS bool `json:"client_tls,omitempty"`
+	// Concurrency is the writers: closed-loop sessions on the primary.
+	Concurrency int           `json:"concurrency"`
+	Duration    time.Duration `json:"duration_ns"`
+	Warmup      time.Duration `json:"warmup_ns"`
+	Trials      int           `json:"trials"`
+	// Heartbeat is how often the heartbeat row is written, LagPoll how
+	// often the replica is read for it.
+	Heartbeat time.Duration `json:"heartbeat_ns"`
+	LagPoll   time.Duration `json:"lag_poll_ns"`
+	// Timeout bounds one operation, a link's switch, and how long the
+	// replica may take to show the last heartbeat after the writes stop
+	// (a trial past it is marked behind).
+	Timeout time.Duration `json:"timeout_ns"`
+	// Resync copies the whole primary over each variant's link once
+	// before the trials (pg_basebackup), timed.
+	Resync bool `json:"resync"`
+
+	givenFields
+}
+
+// NewReplication fills defaults into raw and validates it.
+func NewReplication(raw Replication) (Replication, error) {
+	r := raw
+	if r.Lab == "" {
+		r.Lab = "postgres"
+	}
+	if !slices.Contains(ReplicaLabs, r.Lab) {
+		return r, errorf("⟨lab⟩: no lab cluster of %q yet: use %s (MariaDB, Galera and Redis clusters are to come)", r.Lab, strings.Join(ReplicaLabs, ", "))
+	}
+	if len(r.TLS) == 0 {
+		r.TLS = []string{"off", "1.3"}
+	}
+	for _, t := range r.TLS {
+		if !slices.Contains([]string{"off", "1.2", "1.3"}, t) {
+			return r, errorf("⟨tls⟩: %q is no replication link: use off, 1.2 or 1.3", t)
+		}
+	}
+	if len(r.Keys) == 0 {
+		r.Keys = []string{DefaultKey}
+	}
+	for _, k := range r.Keys {
+		if !slices.Contains(KeyTypes, k) {
+			return r, errorf("⟨keys⟩: unknown key type %q: use %s", k, strings.Join(KeyTypes, ", "))
+		}
+	}
+	if len(r.Sync) == 0 {
+		r.Sync = []string{"off"}
+	}
+	for _, s := range r.Sync {
+		if !slices.Contains(ReplicaSyncs, s) {
+			return r, errorf("⟨sync⟩: %q is no commit mode: use off (asynchronous), on or remote_apply", s)
+		}
+	}
+	for _, l := range [][]string{r.TLS, r.Keys, r.Sync} {
+		if d := firstDuplicate(l); d != "" {
+			return r, errorf("%q is given twice: give each variant once", d)
+		}
+	}
+	if r.Concurrency == 0 && !r.Given("concurrency") {
+		r.Concurrency = 4
+	}
+	if r.Concurrency < 1 || r.Concurrency > 256 {
+		return r, errorf("⟨concurrency⟩: %d writers is out of range: use 1 to 256", r.Concurrency)
+	}
+	if r.Duration == 0 && !r.Given("duration") {
+		r.Duration = DefaultDuration
+	}
+	if r.Warmup == 0 && !r.Given("warmup") {
+		r.Warmup = DefaultWarmup
+	}
+	if r.Trials == 0 && !r.Given("trials") {
+		r.Trials = DefaultTrials
+	}
+	if r.Timeout == 0 && !r.Given("timeout") {
+		r.Timeout = DefaultTimeout
+	}
+	if r.Heartbeat == 0 && !r.Given("heartbeat") {
+		r.Heartbeat = DefaultHeartbeat
+	}
+	if r.LagPoll == 0 && !r.Given("lag_poll") {
+		r.LagPoll = DefaultLagPoll
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"duration", r.Duration}, {"timeout", r.Timeout}, {"heartbeat", r.Heartbeat}, {"lag_poll", r.LagPoll}} {
+		if d.v <= 0 {
+			return r, errorf("⟨%s⟩: %v is no time: give a positive duration", d.field, d.v)
+		}
+	}
+	if r.Warmup < 0 {
+		return r, errorf("⟨warmup⟩: %v is negative: give 0 or more", r.Warmup)
+	}
+	if r.Trials < 1 {
+		return r, errorf("⟨trials⟩: %d: give at least 1 trial (3 or more for intervals)", r.Trials)
+	}
+	if r.LagPoll > r.Heartbeat {
+		return r, errorf("⟨lag_poll⟩: %v is slower than the heartbeat (%v): poll at least as often as it beats", r.LagPoll, r.Heartbeat)
+	}
+	if r.RTT < 0 || r.RTT > MaxRTTReplicate {
+		return r, errorf("⟨rtt⟩: %v is out of range: use 0 to %v", r.RTT, MaxRTTReplicate)
+	}
+	return r, nil
+}
+
+func firstDuplicate(xs []string) string {
+	for i, x := range xs {
+		if slices.Contains(xs[:i], x) {
+			return x
+		}
+	}
+	return ""
+}
+
+// ReplicaVariant is one replication link of a replicate run.
+type ReplicaVariant struct {
+	ID   string `json:"id"`
+	TLS  string `json:"tls"`
+	Key  string `json:"key,omitempty"`
+	Sync string `json:"sync"`
+	// Baseline marks the plain link of its Sync, which the TLS links of
+	// that Sync are compared with.
+	Baseline bool `json:"baseline,omitempty"`
+}
+
+// Variants is the matrix: each commit mode, each link (TLS variants once
+// per key), plain first within a mode.
+func (r Replication) Variants() []ReplicaVariant {
+	var out []ReplicaVariant
+	for _, s := range r.Sync {
+		mode := "async"
+		if s != "off" {
+			mode = "sync=" + s
+		}
+		tls := slices.Clone(r.TLS)
+		slices.SortStableFunc(tls, func(a, b string) int { // plain first: the baseline
+			return boolInt(b == "off") - boolInt(a == "off")
+		})
+		for _, t := range tls {
+			if t == "off" {
+				out = append(out, ReplicaVariant{ID: "plain " + mode, TLS: t, Sync: s, Baseline: true})
+				continue
+			}
+			for _, k := range r.Keys {
+				id := fmt.Sprintf("tls%s %s", t, mode)
+				if len(r.Keys) > 1 {
+					id = fmt.Sprintf("tls%s %s %s", t, k, mode)
+				}
+				out = append(out, ReplicaVariant{ID: id, TLS: t, Key: k, Sync: s})
+			}
+		}
+	}
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
