@@ -53,6 +53,9 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 	}
 	p := res.Replicate.Plan
 	vs := p.Variants()
+	for _, v := range vs {
+		res.Variants = append(res.Variants, v.Variant())
+	}
 	var addr string
 	if p.RTT > 0 {
 		// The link alone has the RTT: the replica dials the primary

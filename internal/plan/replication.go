@@ -204,3 +204,9 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// Variant is v as a result's variants list it: its ID, link TLS and key
+// (Sync is in the ID and in each trial).
+func (v ReplicaVariant) Variant() Variant {
+	return Variant{ID: v.ID, TLS: v.TLS, Key: v.Key, Baseline: v.Baseline}
+}

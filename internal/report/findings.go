@@ -23,24 +23,25 @@ type Topic string
 
 // The topics, in the order the rules run.
 const (
-	TopicRun        Topic = "run"         // caveats: what the run cannot tell
-	TopicConnect    Topic = "connect"     // what a new TLS connection costs
-	TopicHelloRetry Topic = "hello-retry" // HelloRetryRequests
-	TopicGroup      Topic = "group"       // key-exchange groups: the post-quantum hybrid
-	TopicAuth       Topic = "auth"        // authentication methods
-	TopicVersion    Topic = "version"     // TLS 1.3 against 1.2
-	TopicKey        Topic = "key"         // server keys
-	TopicResumption Topic = "resumption"  // resumed sessions, refused ones
-	TopicTunnel     Topic = "tunnel"      // SSH tunnels, stunnel
-	TopicPersistent Topic = "persistent"  // TLS on open connections (pool, stream)
-	TopicRTT        Topic = "rtt"         // setup at emulated or predicted RTTs
-	TopicPooling    Topic = "pooling"     // keeping connections open
-	TopicPerConn    Topic = "per-conn"    // operations per connection (perconn.go)
-	TopicCapacity   Topic = "capacity"    // the knee of a rate search (rate.go)
-	TopicClients    Topic = "clients"     // client stacks (--client, clients.go)
-	TopicCeiling    Topic = "ceiling"     // signing ceilings per key
-	TopicCrypto     Topic = "crypto"      // primitives
-	TopicAdvice     Topic = "advice"      // a capture's advice (advise.go)
+	TopicRun         Topic = "run"         // caveats: what the run cannot tell
+	TopicConnect     Topic = "connect"     // what a new TLS connection costs
+	TopicHelloRetry  Topic = "hello-retry" // HelloRetryRequests
+	TopicGroup       Topic = "group"       // key-exchange groups: the post-quantum hybrid
+	TopicAuth        Topic = "auth"        // authentication methods
+	TopicVersion     Topic = "version"     // TLS 1.3 against 1.2
+	TopicKey         Topic = "key"         // server keys
+	TopicResumption  Topic = "resumption"  // resumed sessions, refused ones
+	TopicTunnel      Topic = "tunnel"      // SSH tunnels, stunnel
+	TopicPersistent  Topic = "persistent"  // TLS on open connections (pool, stream)
+	TopicRTT         Topic = "rtt"         // setup at emulated or predicted RTTs
+	TopicPooling     Topic = "pooling"     // keeping connections open
+	TopicPerConn     Topic = "per-conn"    // operations per connection (perconn.go)
+	TopicCapacity    Topic = "capacity"    // the knee of a rate search (rate.go)
+	TopicClients     Topic = "clients"     // client stacks (--client, clients.go)
+	TopicCeiling     Topic = "ceiling"     // signing ceilings per key
+	TopicCrypto      Topic = "crypto"      // primitives
+	TopicAdvice      Topic = "advice"      // a capture's advice (advise.go)
+	TopicReplication Topic = "replication" // the replication link (replicate.go)
 )
 
 // Finding is one sentence drawn from a result's figures: the facts it
@@ -63,7 +64,7 @@ func Findings(r *result.Result) []Finding { return newIndex(r).findings() }
 func (ix *index) findings() []Finding {
 	r := &rules{ix: ix}
 	r.caveats()
-	if len(ix.r.Trials) > 0 && ix.comparable() {
+	if len(ix.r.Trials) > 0 && ix.comparable() && !isReplicate(ix.r) {
 		r.connect()
 		r.hello()
 		r.groups()
@@ -90,6 +91,7 @@ func (ix *index) findings() []Finding {
 	r.crypto()
 	r.hybridKex()
 	r.advice()
+	r.replication()
 	var out []Finding
 	for _, k := range []Kind{KindCaveat, KindFinding, KindRecommendation} {
 		for _, f := range r.out {
