@@ -31,7 +31,7 @@ the CPU of each node. Each trial first checks from the primary (pg_stat_replicat
 joined with pg_stat_ssl) that the link is TLS of the variant's version, or plain.
 
 Only the replication link changes: the writers' link to the primary is plain
-(--client-tls: TLS 1.3) in every variant. --rtt delays the replication link alone
+(--client-tls: TLS) in every variant. --rtt delays the replication link alone
 (through a relay). --resync times a whole copy of the primary (pg_basebackup) over
 each variant's link first.
 
@@ -67,34 +67,32 @@ type replicateFlags struct {
 
 type replicateOption = option[replicateFlags, plan.Replication]
 
-func replicateDef(f func(plan.Replication) string) func(plan.Replication) string { return f }
-
 // replicateOptions are replicate's flags.
 var replicateOptions = []replicateOption{
 	{flag: "lab", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Lab },
-		usage: "the engine of the lab cluster: " + strings.Join(plan.ReplicaLabs, ", "), def: replicateDef(func(p plan.Replication) string { return p.Lab })},
+		usage: "the engine of the lab cluster: " + strings.Join(plan.ReplicaLabs, ", "), def: func(p plan.Replication) string { return p.Lab }},
 	{flag: "tls", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.TLS },
-		usage: "replication link variants: off, 1.2, 1.3", def: replicateDef(func(p plan.Replication) string { return strings.Join(p.TLS, ",") })},
+		usage: "replication link variants: off, 1.2, 1.3", def: func(p plan.Replication) string { return strings.Join(p.TLS, ",") }},
 	{flag: "key", field: "keys", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Keys },
-		usage: "the primary's certificate keys for the TLS variants: " + strings.Join(plan.KeyTypes, ", "), def: replicateDef(func(p plan.Replication) string { return strings.Join(p.Keys, ",") })},
+		usage: "the primary's certificate keys for the TLS variants: " + strings.Join(plan.KeyTypes, ", "), def: func(p plan.Replication) string { return strings.Join(p.Keys, ",") }},
 	{flag: "sync", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Sync },
-		usage: "commit modes: off (asynchronous), on, remote_apply (synchronous_commit with the replica in synchronous_standby_names)", def: replicateDef(func(p plan.Replication) string { return strings.Join(p.Sync, ",") })},
+		usage: "commit modes: off (asynchronous), on, remote_apply (synchronous_commit with the replica in synchronous_standby_names)", def: func(p plan.Replication) string { return strings.Join(p.Sync, ",") }},
 	{flag: "client-tls", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.ClientTLS },
-		usage: "the writers reach the primary over TLS 1.3 (in every variant); plain by default"},
+		usage: "the writers reach the primary over TLS (Go's default: 1.3) in every variant; plain by default"},
 	{flag: "concurrency", short: "c", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Concurrency },
-		usage: "writers on the primary, each in a closed loop", def: replicateDef(func(p plan.Replication) string { return fmt.Sprint(p.Concurrency) })},
+		usage: "writers on the primary, each in a closed loop", def: func(p plan.Replication) string { return fmt.Sprint(p.Concurrency) }},
 	{flag: "duration", short: "d", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Duration },
-		usage: "measured time of each trial", def: replicateDef(func(p plan.Replication) string { return p.Duration.String() })},
+		usage: "measured time of each trial", def: func(p plan.Replication) string { return p.Duration.String() }},
 	{flag: "warmup", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Warmup },
-		usage: "writes before each trial's measured time", def: replicateDef(func(p plan.Replication) string { return p.Warmup.String() })},
+		usage: "writes before each trial's measured time", def: func(p plan.Replication) string { return p.Warmup.String() }},
 	{flag: "trials", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Trials },
-		usage: "trials per variant, interleaved", def: replicateDef(func(p plan.Replication) string { return fmt.Sprint(p.Trials) })},
+		usage: "trials per variant, interleaved", def: func(p plan.Replication) string { return fmt.Sprint(p.Trials) }},
 	{flag: "timeout", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Timeout },
-		usage: "bound of each operation, and of the replica's catching up after a trial (past it the trial is marked behind)", def: replicateDef(func(p plan.Replication) string { return p.Timeout.String() })},
+		usage: "bound of each operation, and of the replica's catching up after a trial (past it the trial is marked behind)", def: func(p plan.Replication) string { return p.Timeout.String() }},
 	{flag: "heartbeat", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Heartbeat },
-		usage: "how often the heartbeat row is written on the primary", def: replicateDef(func(p plan.Replication) string { return p.Heartbeat.String() })},
+		usage: "how often the heartbeat row is written on the primary", def: func(p plan.Replication) string { return p.Heartbeat.String() }},
 	{flag: "lag-poll", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.LagPoll },
-		usage: "how often the replica is read for the heartbeat: the lag's resolution", def: replicateDef(func(p plan.Replication) string { return p.LagPoll.String() })},
+		usage: "how often the replica is read for the heartbeat: the lag's resolution", def: func(p plan.Replication) string { return p.LagPoll.String() }},
 	{flag: "rtt", section: secPaths, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.RTT },
 		usage: "emulated round trip of the replication link alone (a delaying relay between the nodes)"},
 	{flag: "resync", section: secOther, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Resync },

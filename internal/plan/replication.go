@@ -40,8 +40,8 @@ type Replication struct {
 	Sync []string `json:"sync"`
 	// RTT is the emulated round trip of the replication link alone.
 	RTT time.Duration `json:"rtt_ns,omitempty"`
-	// ClientTLS makes the writers' link to the primary TLS 1.3 too (the
-	// same in every variant); plain by default.
+	// ClientTLS makes the writers' link to the primary TLS (Go's
+	// default, 1.3) in every variant; plain by default.
 	ClientTLS bool `json:"client_tls,omitempty"`
 	// Concurrency is the writers: closed-loop sessions on the primary.
 	Concurrency int           `json:"concurrency"`
