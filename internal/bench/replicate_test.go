@@ -1,0 +1,139 @@
+package bench_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/lab"
+	"github.com/tlsbench/tlsbench/internal/lab/labtest"
+	"github.com/tlsbench/tlsbench/internal/plan"
+	"github.com/tlsbench/tlsbench/internal/result"
+)
+
+// startCluster starts a lab PostgreSQL cluster for t (skipped under
+// -short), stopped when t ends.
+func startCluster(t *testing.T) *lab.PostgresCluster {
+	t.Helper()
+	labtest.Slow(t)
+	c, err := lab.StartPostgresCluster(context.Background(), lab.Options{Keys: []string{"ecdsa-p256"}})
+	labtest.Check(t, err)
+	t.Cleanup(func() { c.Stop() })
+	return c
+}
+
+// replicatePlan is a short plan: one trial per variant.
+func replicatePlan(t *testing.T, raw plan.Replication) plan.Replication {
+	t.Helper()
+	raw.Keys = []string{"ecdsa-p256"}
+	if raw.Duration == 0 {
+		raw.Duration = 2 * time.Second
+	}
+	raw.Warmup, raw.Trials, raw.Concurrency = 200*time.Millisecond, 1, 2
+	raw.Give("warmup")
+	p, err := plan.NewReplication(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestReplicateLinks: each trial's link is what its variant asked for, as
+// the primary showed it (TLS 1.3 or plain); writes, heartbeats, WAL sent
+// and both nodes' CPU are counted; every heartbeat reached the replica;
+// and the heartbeat's lag agrees with the server's replay_lag within the
+// heartbeat's resolution (the poll interval plus a read), with 5 ms more
+// for a busy machine's scheduling of the poll. remote_apply commits only
+// once the replica has applied them: its heartbeats are seen at once.
+func TestReplicateLinks(t *testing.T) {
+	c := startCluster(t)
+	res := result.New()
+	res.Replicate = &result.Replicate{Plan: replicatePlan(t, plan.Replication{TLS: []string{"off", "1.3"}, Sync: []string{"off", "remote_apply"}})}
+	if err := bench.Replicate(context.Background(), res, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 4 || len(res.Variants) != 4 {
+		t.Fatalf("%d trials of %d variants, want 4 of 4", len(res.Trials), len(res.Variants))
+	}
+	for _, tr := range res.Trials {
+		r := tr.Replication
+		tls := strings.HasPrefix(tr.Variant, "tls1.3")
+		if r.LinkEncrypted != tls || tls && r.LinkTLS != "TLSv1.3" {
+			t.Errorf("%s: link encrypted=%v %q", tr.Variant, r.LinkEncrypted, r.LinkTLS)
+		}
+		if tr.Ops == 0 || r.Heartbeats < 10 || r.Unseen != 0 || r.BehindTimeout || r.LinkBytes <= 0 || r.PrimaryCPU <= 0 || r.ReplicaCPU <= 0 {
+			t.Errorf("%s: %d writes, %d heartbeats (%d unseen), %d WAL bytes, CPU %v/%v", tr.Variant, tr.Ops, r.Heartbeats, r.Unseen, r.LinkBytes, r.PrimaryCPU, r.ReplicaCPU)
+		}
+		if r.Commit.Count != tr.Ops || r.Lag.Count != r.Heartbeats {
+			t.Errorf("%s: %d commits timed of %d, %d lags of %d heartbeats", tr.Variant, r.Commit.Count, tr.Ops, r.Lag.Count, r.Heartbeats)
+		}
+		res := float64(r.LagResolution) / 1e6
+		if r.ServerLag.Count > 0 && math.Abs(r.Lag.P50-r.ServerLag.P50) > res+5 {
+			t.Errorf("%s: heartbeat lag p50 %.3f ms, server replay_lag p50 %.3f ms: further apart than the resolution %.3f ms + 5", tr.Variant, r.Lag.P50, r.ServerLag.P50, res)
+		}
+		if r.Sync == "remote_apply" && r.Lag.P50 > res {
+			t.Errorf("%s: heartbeat lag p50 %.3f ms under remote_apply, want 0 within the resolution %.3f ms", tr.Variant, r.Lag.P50, res)
+		}
+	}
+}
+
+// TestReplicateNodeKilled: a replica killed mid-trial ends the run with
+// an error that says, on its first line, that the replica is gone; the
+// trial before it is kept; Stop leaves no process of the cluster.
+func TestReplicateNodeKilled(t *testing.T) {
+	c := startCluster(t)
+	res := result.New()
+	res.Replicate = &result.Replicate{Plan: replicatePlan(t, plan.Replication{TLS: []string{"off", "1.3"}, Duration: 20 * time.Second})}
+	replica, primary := postmasterPID(t, c.Replica), postmasterPID(t, c.Primary)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	err := bench.Replicate(ctx, res, c, func(done, _ int, label string) {
+		if done == 1 && label != "" { // the second trial begins
+			time.AfterFunc(2*time.Second, func() { syscall.Kill(replica, syscall.SIGKILL) })
+		}
+	})
+	if err == nil {
+		t.Fatal("a run whose replica was killed ended without an error")
+	}
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	if !strings.Contains(first, "replica") || !strings.Contains(first, "exited") {
+		t.Errorf("error's first line %q does not say the replica exited", first)
+	}
+	if len(res.Trials) != 1 || res.Error == "" {
+		t.Errorf("%d trials kept, error %q: want the first trial and the error", len(res.Trials), res.Error)
+	}
+	if d := time.Since(start); d > 50*time.Second {
+		t.Errorf("the run took %v to end after the kill: its 20 s trial ran on", d)
+	}
+	if err := c.Stop(); err != nil && !strings.Contains(err.Error(), "exited by itself") {
+		t.Errorf("stop: %v", err)
+	}
+	for _, pid := range []int{replica, primary} {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("process %d is still there after Stop", pid)
+		}
+	}
+}
+
+// postmasterPID is the pid in a lab PostgreSQL's postmaster.pid.
+func postmasterPID(t *testing.T, s *lab.Postgres) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(s.LogFile()), "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
