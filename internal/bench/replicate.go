@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,14 +75,21 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 	res.PlannedTrials = len(vs) * p.Trials
 	total := res.PlannedTrials
 	if p.Resync {
-		total += len(vs)
-		for i, v := range vs {
-			progress(i, total, "resync "+v.ID)
+		// Once per link: the commit mode does not change a copy.
+		var links []plan.ReplicaVariant
+		for _, v := range vs {
+			if !slices.ContainsFunc(links, func(l plan.ReplicaVariant) bool { return l.LinkID == v.LinkID }) {
+				links = append(links, v)
+			}
+		}
+		total += len(links)
+		for i, v := range links {
+			progress(i, total, "resync "+v.LinkID)
 			rs, err := c.Resync(ctx, link(v))
 			if err != nil {
-				return fmt.Errorf("resync over %s: %w", v.ID, err)
+				return fmt.Errorf("resync over %s: %w", v.LinkID, err)
 			}
-			rs.Variant = v.ID
+			rs.Link = v.LinkID
 			res.Replicate.Resyncs = append(res.Replicate.Resyncs, rs)
 		}
 	}

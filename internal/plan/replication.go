@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -159,10 +158,14 @@ func firstDuplicate(xs []string) string {
 
 // ReplicaVariant is one replication link of a replicate run.
 type ReplicaVariant struct {
-	ID   string `json:"id"`
-	TLS  string `json:"tls"`
-	Key  string `json:"key,omitempty"`
-	Sync string `json:"sync"`
+	// ID is the link and the commit mode: "tls1.3 async", "plain
+	// sync=remote_apply".
+	ID string `json:"id"`
+	// LinkID is the link alone: "tls1.3", "tls1.3 ecdsa-p256", "plain".
+	LinkID string `json:"link"`
+	TLS    string `json:"tls"`
+	Key    string `json:"key,omitempty"`
+	Sync   string `json:"sync"`
 	// Baseline marks the plain link of its Sync, which the TLS links of
 	// that Sync are compared with.
 	Baseline bool `json:"baseline,omitempty"`
@@ -183,15 +186,15 @@ func (r Replication) Variants() []ReplicaVariant {
 		})
 		for _, t := range tls {
 			if t == "off" {
-				out = append(out, ReplicaVariant{ID: "plain " + mode, TLS: t, Sync: s, Baseline: true})
+				out = append(out, ReplicaVariant{ID: "plain " + mode, LinkID: "plain", TLS: t, Sync: s, Baseline: true})
 				continue
 			}
 			for _, k := range r.Keys {
-				id := fmt.Sprintf("tls%s %s", t, mode)
+				link := "tls" + t
 				if len(r.Keys) > 1 {
-					id = fmt.Sprintf("tls%s %s %s", t, k, mode)
+					link += " " + k
 				}
-				out = append(out, ReplicaVariant{ID: id, TLS: t, Key: k, Sync: s})
+				out = append(out, ReplicaVariant{ID: link + " " + mode, LinkID: link, TLS: t, Key: k, Sync: s})
 			}
 		}
 	}

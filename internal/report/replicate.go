@@ -222,7 +222,7 @@ func (ix *index) replicateTables(b *body) {
 		}
 		methods := []string{}
 		for _, r := range rs {
-			row(r.Variant, r)
+			row(r.Link, r)
 			if !slices.Contains(methods, r.Method) {
 				methods = append(methods, r.Method)
 			}

@@ -10,8 +10,8 @@ import (
 // learned beyond its trials: its plan, and a full resync per variant.
 type Replicate struct {
 	Plan plan.Replication `json:"plan"`
-	// Resyncs are a whole copy of the primary over each variant's link
-	// (pg_basebackup), once per variant before the trials; Built is the
+	// Resyncs are a whole copy of the primary over each link of the
+	// variants (pg_basebackup), once before the trials; Built is the
 	// copy that made the replica, over a plain link.
 	Resyncs []Resync `json:"resyncs,omitempty"`
 	Built   *Resync  `json:"built,omitempty"`
@@ -20,7 +20,9 @@ type Replicate struct {
 // Resync is one full copy of a primary to a replica: its bytes, time
 // and the CPU of each end.
 type Resync struct {
-	Variant string        `json:"variant,omitempty"`
+	// Link is the replication link copied over ("plain", "tls1.3"),
+	// "" for the replica's build.
+	Link    string        `json:"link,omitempty"`
 	Method  string        `json:"method"` // "pg_basebackup -F tar -X fetch ..."
 	Bytes   int64         `json:"bytes"`
 	Elapsed time.Duration `json:"elapsed_ns"`
