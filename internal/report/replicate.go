@@ -49,6 +49,19 @@ func (x *replIndex) baseline(v plan.ReplicaVariant) string {
 	return ""
 }
 
+// replBaseline is the baseline of the variant named name in a replicate
+// result: the plain link of its commit mode, "" for none; what the
+// generic summaries (CSV, JSON) compare it with too.
+func replBaseline(r *result.Result, name string) string {
+	x := newReplIndex(r)
+	for _, v := range x.vs {
+		if v.ID == name {
+			return x.baseline(v)
+		}
+	}
+	return ""
+}
+
 // replFigure reads one figure of a replicate trial.
 type replFigure func(t result.Trial) float64
 
