@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,4 +137,41 @@ func postmasterPID(t *testing.T, s *lab.Postgres) int {
 		t.Fatal(err)
 	}
 	return pid
+}
+
+// TestReplicateRTT: --rtt delays the replication link alone: a
+// synchronous commit waits at least one round trip, an asynchronous
+// heartbeat reaches the replica no sooner than half of one after its
+// commit began, and an asynchronous commit, which does not wait for the
+// replica, stays under one round trip at its median.
+func TestReplicateRTT(t *testing.T) {
+	c := startCluster(t)
+	const rtt = 30 * time.Millisecond
+	res := result.New()
+	res.Replicate = &result.Replicate{Plan: replicatePlan(t, plan.Replication{TLS: []string{"1.3"}, Sync: []string{"off", "on"}, RTT: rtt})}
+	if err := bench.Replicate(context.Background(), res, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	ms := float64(rtt) / 1e6
+	for _, tr := range res.Trials {
+		r := tr.Replication
+		switch r.Sync {
+		case "on":
+			if r.Commit.P50 < ms {
+				t.Errorf("%s: commit p50 %.3f ms, under the link's RTT %.0f ms", tr.Variant, r.Commit.P50, ms)
+			}
+		case "off":
+			if r.Commit.P50 >= ms {
+				t.Errorf("%s: commit p50 %.3f ms, at least the link's RTT %.0f ms, which an asynchronous commit does not wait for", tr.Variant, r.Commit.P50, ms)
+			}
+			// The lag is from the commit's answer, which comes after the
+			// WAL left: the bound is half an RTT less the commit's time.
+			if r.Lag.P50 < ms/2-r.Commit.P50 {
+				t.Errorf("%s: heartbeat lag p50 %.3f ms, under half the link's RTT %.0f ms", tr.Variant, r.Lag.P50, ms)
+			}
+		}
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "on the replication link only") }) {
+		t.Errorf("no note says the RTT is the replication link's: %q", res.Notes)
+	}
 }
