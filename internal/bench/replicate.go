@@ -124,7 +124,8 @@ type beats struct {
 }
 
 // seen records that the replica shows seq at now: every beat up to it
-// is visible from now on, if it was not before.
+// is visible from now on, if it was not before (a seq of an earlier trial
+// is below last, where the trial's beats begin).
 func (b *beats) seen(seq int64, now time.Time, took time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -253,15 +254,18 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	if err != nil {
 		fail(err)
 	}
-	b := &beats{acked: map[int64]time.Time{}, visible: map[int64]time.Time{}}
-	var lastSeq int64
+	// The row keeps the last trial's seq: this trial's begin above it,
+	// at the clock's nanoseconds, which no trial's beats reach.
+	base := time.Now().UnixNano()
+	b := &beats{acked: map[int64]time.Time{}, visible: map[int64]time.Time{}, last: base}
+	lastSeq := base
 	beatDone := make(chan struct{})
 	go func() { // the heartbeat writer
 		defer close(beatDone)
 		hb := conns[p.Concurrency]
 		tick := time.NewTicker(p.Heartbeat)
 		defer tick.Stop()
-		for seq := int64(1); time.Now().Before(end); seq++ {
+		for seq := base + 1; time.Now().Before(end); seq++ {
 			if err := op(func(ctx context.Context) error { return hb.Beat(ctx, seq) }); err != nil {
 				if ctx.Err() == nil {
 					fail(fmt.Errorf("the heartbeat on the primary: %w", err))
