@@ -177,3 +177,30 @@ func TestReplicateRTT(t *testing.T) {
 		t.Errorf("no note says the RTT is the replication link's: %q", res.Notes)
 	}
 }
+
+// TestReplicateRedis: the same engine on a Redis cluster: each link
+// verified from the primary, writes and heartbeats counted, every
+// heartbeat seen, no server lag of Redis's own.
+func TestReplicateRedis(t *testing.T) {
+	labtest.Slow(t)
+	c, err := lab.StartRedisCluster(context.Background(), lab.Options{Keys: []string{"ecdsa-p256"}})
+	labtest.Check(t, err)
+	t.Cleanup(func() { c.Stop() })
+	res := result.New()
+	res.Replicate = &result.Replicate{Plan: replicatePlan(t, plan.Replication{Lab: "redis", TLS: []string{"1.3", "off"}})}
+	if err := bench.Replicate(context.Background(), res, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 2 {
+		t.Fatalf("%d trials, want 2", len(res.Trials))
+	}
+	for _, tr := range res.Trials {
+		r := tr.Replication
+		if r.LinkEncrypted != strings.HasPrefix(tr.Variant, "tls1.3") {
+			t.Errorf("%s: link encrypted=%v", tr.Variant, r.LinkEncrypted)
+		}
+		if tr.Ops == 0 || r.Heartbeats < 10 || r.Unseen != 0 || r.LinkBytes <= 0 || r.ServerLag.Count != 0 {
+			t.Errorf("%s: %d writes, %d heartbeats (%d unseen), %d bytes sent, %d server lag samples", tr.Variant, tr.Ops, r.Heartbeats, r.Unseen, r.LinkBytes, r.ServerLag.Count)
+		}
+	}
+}

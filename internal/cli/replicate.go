@@ -18,24 +18,25 @@ import (
 func newReplicateCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f replicateFlags
 	cmd := &cobra.Command{
-		Use:   "replicate --lab postgres",
+		Use:   "replicate --lab postgres|redis",
 		Short: "Measure the replication link between a primary and its replica, plain vs TLS",
 		Long: `Measure what TLS on the replication link costs: tlsbench builds a lab cluster
-(PostgreSQL 15: a primary and a physical streaming replica made by pg_basebackup,
-on loopback), and for each variant of the link (--tls, --key, --sync) runs
+(PostgreSQL 15: a primary and a physical streaming replica made by pg_basebackup;
+Redis: a primary and a replica, asynchronous only), on loopback, and for each variant of the link (--tls, --key, --sync) runs
 closed-loop writes on the primary (one-row INSERT transactions, -c writers) while
 a heartbeat row is written every --heartbeat and read on the replica every
 --lag-poll. It reports each write's commit latency, the replica's lag behind the
 heartbeat (beside the server's own replay_lag), writes/s, the WAL bytes sent and
-the CPU of each node. Each trial first checks from the primary (pg_stat_replication
-joined with pg_stat_ssl) that the link is TLS of the variant's version, or plain.
+the CPU of each node. Each trial first checks from the primary (PostgreSQL: pg_stat_replication
+joined with pg_stat_ssl; Redis: the port of the replica's connection in CLIENT
+LIST) that the link is TLS of the variant's version, or plain.
 
 Only the replication link changes: the writers' link to the primary is plain
 (--client-tls: TLS) in every variant. --rtt delays the replication link alone
 (through a relay). --resync times a whole copy of the primary (pg_basebackup) over
 each variant's link first.
 
-MariaDB, Galera and Redis clusters, PostgreSQL 18, the lag-SLO capacity search and
+MariaDB and Galera clusters, PostgreSQL 18, Redis's --rtt and full sync, the lag-SLO capacity search and
 a cluster of your own (PRIMARY_URL --replica URL) are not measured yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -114,8 +115,7 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 	defer out.discard()
 	sweepStale(stderr)
 	lines := newRunProgress(stderr, quiet, "")
-	lines.printf("starting the lab cluster: PostgreSQL primary and replica (pg_basebackup)")
-	c, err := lab.StartPostgresCluster(ctx, lab.Options{Keys: p.Keys})
+	c, kind, built, err := startCluster(ctx, p, lines)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
@@ -123,9 +123,9 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 		return err
 	}
 	res := newResult(argv)
-	res.Replicate = &result.Replicate{Plan: p, Built: &c.Built}
+	res.Replicate = &result.Replicate{Plan: p, Built: built}
 	res.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Replicate}, Trials: p.Trials, Duration: p.Duration, Timeout: p.Timeout, Lab: p.Lab, Keys: p.Keys}
-	res.Target = result.Target{URL: "lab:" + p.Lab + " cluster", Kind: "PostgreSQL primary + streaming replica", Servers: c.Info()}
+	res.Target = result.Target{URL: "lab:" + p.Lab + " cluster", Kind: kind, Servers: c.Info()}
 	res.Notes = append(res.Notes, c.Notes()...)
 	res.Trials = []result.Trial{}
 	var bar *progress
@@ -166,4 +166,29 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 		return runErr
 	}
 	return pageErr
+}
+
+// labCluster is a lab cluster as replicate runs and records it.
+type labCluster interface {
+	bench.Cluster
+	Info() []result.Server
+	Notes() []string
+	Stop() error
+}
+
+// startCluster starts the lab cluster of p's engine, and says what it is
+// and how its replica was built (nil when not timed).
+func startCluster(ctx context.Context, p plan.Replication, lines *runProgress) (labCluster, string, *result.Resync, error) {
+	o := lab.Options{Keys: p.Keys}
+	if p.Lab == "redis" {
+		lines.printf("starting the lab cluster: Redis primary and replica (REPLICAOF)")
+		c, err := lab.StartRedisCluster(ctx, o)
+		return c, "Redis primary + replica", nil, err
+	}
+	lines.printf("starting the lab cluster: PostgreSQL primary and replica (pg_basebackup)")
+	c, err := lab.StartPostgresCluster(ctx, o)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return c, "PostgreSQL primary + streaming replica", &c.Built, nil
 }

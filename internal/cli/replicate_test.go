@@ -57,7 +57,8 @@ func TestReplicateBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"replicate", "postgres://u@127.0.0.1/db"}, "replicate measures a lab cluster only so far: give --lab postgres"},
-		{[]string{"replicate", "--lab", "redis"}, `lab: no lab cluster of "redis" yet: use postgres`},
+		{[]string{"replicate", "--lab", "mariadb"}, `lab: no lab cluster of "mariadb" yet: use postgres, redis`},
+		{[]string{"replicate", "--lab", "redis", "--sync", "on"}, "Redis replicates asynchronously only"},
 		{[]string{"replicate", "--sync", "sometimes"}, `"sometimes" is no commit mode: use off (asynchronous), on or remote_apply`},
 		{[]string{"replicate", "--heartbeat", "1ms", "--lag-poll", "5ms"}, "--lag-poll"},
 	} {

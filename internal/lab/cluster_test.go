@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,5 +109,58 @@ func TestClusterLinkVerify(t *testing.T) {
 		if err := c.l.Verify(c.st); (err == nil) != c.want {
 			t.Errorf("%+v against %+v: %v", c.l, c.st, err)
 		}
+	}
+}
+
+// TestRedisClusterReplicates: a Redis replica shows a heartbeat set on the
+// primary, over a plain link and a TLS 1.3 one, each verified from the
+// primary (the port the replica's connection came in on).
+func TestRedisClusterReplicates(t *testing.T) {
+	slow(t)
+	c, err := StartRedisCluster(context.Background(), Options{Keys: []string{"ecdsa-p256"}})
+	needInstalled(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := c.OpenPrimary(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := c.OpenReplica(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for seq, l := range []Link{{TLS: "1.3", Sync: "off"}, {TLS: "off", Sync: "off"}, {TLS: "1.2", Sync: "off"}} {
+		st, err := c.SetLink(ctx, l)
+		if err != nil {
+			t.Fatalf("%+v: %v", l, err)
+		}
+		if st.Encrypted != (l.TLS != "off") || l.TLS != "off" && st.Version != "TLSv"+l.TLS {
+			t.Errorf("%+v: the primary shows the link encrypted=%v %q", l, st.Encrypted, st.Version)
+		}
+		if err := w.Write(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Beat(ctx, int64(seq+1)); err != nil {
+			t.Fatal(err)
+		}
+		err = pgPollFor(ctx, 10*time.Second, func() error {
+			got, err := r.Seen(ctx)
+			if err == nil && got != int64(seq+1) {
+				err = os.ErrNotExist
+			}
+			return err
+		})
+		if err != nil {
+			t.Errorf("%+v: the replica did not show heartbeat %d: %v", l, seq+1, err)
+		}
+	}
+	if _, err := c.SetLink(ctx, Link{TLS: "off", Sync: "on"}); err == nil || !strings.Contains(err.Error(), "asynchronously only") {
+		t.Errorf("a synchronous Redis link: %v", err)
 	}
 }

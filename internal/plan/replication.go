@@ -17,7 +17,7 @@ const Replicate Experiment = "replicate"
 var ReplicaSyncs = []string{"off", "on", "remote_apply"}
 
 // ReplicaLabs are the engines whose lab cluster replicate builds.
-var ReplicaLabs = []string{"postgres"}
+var ReplicaLabs = []string{"postgres", "redis"}
 
 // Replicate's bounds and defaults.
 const (
@@ -69,7 +69,7 @@ func NewReplication(raw Replication) (Replication, error) {
 		r.Lab = "postgres"
 	}
 	if !slices.Contains(ReplicaLabs, r.Lab) {
-		return r, errorf("⟨lab⟩: no lab cluster of %q yet: use %s (MariaDB, Galera and Redis clusters are to come)", r.Lab, strings.Join(ReplicaLabs, ", "))
+		return r, errorf("⟨lab⟩: no lab cluster of %q yet: use %s (MariaDB and Galera clusters are to come)", r.Lab, strings.Join(ReplicaLabs, ", "))
 	}
 	if len(r.TLS) == 0 {
 		r.TLS = []string{"off", "1.3"}
@@ -98,6 +98,16 @@ func NewReplication(raw Replication) (Replication, error) {
 	for _, l := range [][]string{r.TLS, r.Keys, r.Sync} {
 		if d := firstDuplicate(l); d != "" {
 			return r, errorf("%q is given twice: give each variant once", d)
+		}
+	}
+	if r.Lab == "redis" {
+		switch {
+		case len(r.Sync) > 1 || r.Sync[0] != "off":
+			return r, errorf("⟨sync⟩: Redis replicates asynchronously only: use off")
+		case r.RTT != 0:
+			return r, errorf("⟨rtt⟩: not on a Redis cluster's link yet: use --lab postgres for a delayed link")
+		case r.Resync:
+			return r, errorf("⟨resync⟩: no Redis full-sync figure yet: use --lab postgres for pg_basebackup's")
 		}
 	}
 	if r.Concurrency == 0 && !r.Given("concurrency") {

@@ -14,7 +14,11 @@ func TestNewReplication(t *testing.T) {
 		want string // "" when accepted
 	}{
 		{"defaults", Replication{}, ""},
-		{"other lab", Replication{Lab: "mariadb"}, `lab: no lab cluster of "mariadb" yet: use postgres`},
+		{"other lab", Replication{Lab: "mariadb"}, `lab: no lab cluster of "mariadb" yet: use postgres, redis`},
+		{"redis", Replication{Lab: "redis", TLS: []string{"off", "1.2", "1.3"}}, ""},
+		{"redis sync", Replication{Lab: "redis", Sync: []string{"on"}}, "sync: Redis replicates asynchronously only"},
+		{"redis rtt", Replication{Lab: "redis", RTT: time.Millisecond}, "rtt: not on a Redis cluster's link yet"},
+		{"redis resync", Replication{Lab: "redis", Resync: true}, "resync: no Redis full-sync figure yet"},
 		{"bad tls", Replication{TLS: []string{"1.1"}}, `tls: "1.1" is no replication link: use off, 1.2 or 1.3`},
 		{"bad key", Replication{Keys: []string{"rsa512"}}, `keys: unknown key type "rsa512"`},
 		{"bad sync", Replication{Sync: []string{"remote_write"}}, `sync: "remote_write" is no commit mode`},

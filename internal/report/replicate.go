@@ -13,7 +13,7 @@ import (
 
 // A replicate result (tlsbench replicate): per variant of the replication
 // link, the writes' commit latency and rate on the primary, the replica's
-// lag by heartbeat beside the server's replay_lag, the WAL sent and each
+// lag by heartbeat beside the server's own view, the stream sent and each
 // node's CPU; each TLS link compared with the plain link of its commit
 // mode, trials paired by round.
 
@@ -74,9 +74,14 @@ var (
 	lagP95       replFigure = func(t result.Trial) float64 { return lagShown(t.Replication.Lag.P95) }
 	lagP99       replFigure = func(t result.Trial) float64 { return lagShown(t.Replication.Lag.P99) }
 	lagMax       replFigure = func(t result.Trial) float64 { return lagShown(t.Replication.Lag.Max) }
-	serverLagP50 replFigure = func(t result.Trial) float64 { return t.Replication.ServerLag.P50 }
-	lagRes       replFigure = func(t result.Trial) float64 { return float64(t.Replication.LagResolution) / 1e6 }
-	linkMBps     replFigure = func(t result.Trial) float64 {
+	serverLagP50 replFigure = func(t result.Trial) float64 {
+		if t.Replication.ServerLag.Count == 0 {
+			return math.NaN() // none sampled, or none the engine reports (Redis)
+		}
+		return t.Replication.ServerLag.P50
+	}
+	lagRes   replFigure = func(t result.Trial) float64 { return float64(t.Replication.LagResolution) / 1e6 }
+	linkMBps replFigure = func(t result.Trial) float64 {
 		return float64(t.Replication.LinkBytes) / 1e6 / t.Elapsed.Seconds()
 	}
 	primaryUs replFigure = func(t result.Trial) float64 { return perWrite(t, t.Replication.PrimaryCPU.Seconds()) }
@@ -181,17 +186,40 @@ func diffText(s stats.Summary) string {
 	return out + "  "
 }
 
+// replEngine is how a replicate result's tables name what its engine
+// does.
+type replEngine struct{ write, stream, link, server string }
+
+var replEngines = map[string]replEngine{
+	"postgres": {
+		write:  "one INSERT of a 100-byte row, its own transaction",
+		stream: "WAL sent: sent_lsn's advance over the trial (the payload, before TLS's framing)",
+		link:   "as pg_stat_ssl showed the walsender's connection after each trial",
+		server: "server replay_lag is pg_stat_replication's, sampled every 100 ms, the replica's reports at most 1 s apart",
+	},
+	"redis": {
+		write:  "one SET of a 100-byte value",
+		stream: "stream sent: master_repl_offset's advance over the trial (the replication stream, before TLS's framing)",
+		link:   "as the primary's CLIENT LIST showed the replica's connection after each trial (the tls-port: TLS, of the version tls-protocols allows; Redis does not report a connection's)",
+		server: "Redis reports no replay lag of its own (INFO's lag is whole seconds since the replica's last ack)",
+	},
+}
+
 // replicateTables writes a replicate result's tables.
 func (ix *index) replicateTables(b *body) {
 	x := newReplIndex(ix.r)
+	eng, ok := replEngines[ix.r.Replicate.Plan.Lab]
+	if !ok {
+		eng = replEngines["postgres"]
+	}
 	over := "mean (stddev) over " + plural(x.rounds, "trial")
 	legend := ix.deltaLegend()
 	w := Table{Title: "replicate: writes on the primary and their commit latency, " + over, Left: 1,
 		Header: []string{"variant", "writes/s", "vs baseline", "commit p50 ms", "p95 ms", "p99 ms", "p99 vs baseline, ms"}}
 	l := Table{Title: "replicate: replica lag by heartbeat, ms, " + over, Left: 1,
-		Header: []string{"variant", "p50", "p95", "p99", "max", "p99 vs baseline", "server replay_lag p50", "resolution"}}
+		Header: []string{"variant", "p50", "p95", "p99", "max", "p99 vs baseline", "server's lag p50", "resolution"}}
 	n := Table{Title: "replicate: the replication link and each node's CPU, " + over, Left: 1,
-		Header: []string{"variant", "link (from the primary)", "WAL sent MB/s", "primary µs/write", "vs baseline", "replica µs/write", "vs baseline"}}
+		Header: []string{"variant", "link (from the primary)", "sent MB/s", "primary µs/write", "vs baseline", "replica µs/write", "vs baseline"}}
 	var behind []string
 	for _, v := range x.vs {
 		ts := x.trials[v.ID]
@@ -213,12 +241,12 @@ func (ix *index) replicateTables(b *body) {
 			}
 		}
 	}
-	w.Foot = []string{"each write is one INSERT of a 100-byte row, its own transaction; commit latency is the client's, on the primary; each TLS link is compared with the plain link of its commit mode; " + legend}
+	w.Foot = []string{"each write is " + eng.write + "; commit latency is the client's, on the primary; each TLS link is compared with the plain link of its commit mode; " + legend}
 	l.Foot = append([]string{
-		"lag: per heartbeat (a row written on the primary every " + ix.r.Replicate.Plan.Heartbeat.String() + "), from its commit's answer to its first sight on the replica (read every " + ix.r.Replicate.Plan.LagPoll.String() + "), both on tlsbench's clock; 0 when the replica had it before the commit answered (remote_apply)",
-		"resolution: the poll interval plus a read's mean time; server replay_lag is pg_stat_replication's, sampled every 100 ms, the replica's reports at most 1 s apart",
+		"lag: per heartbeat (a row or key written on the primary every " + ix.r.Replicate.Plan.Heartbeat.String() + "), from its commit's answer to its first sight on the replica (read every " + ix.r.Replicate.Plan.LagPoll.String() + "), both on tlsbench's clock; 0 when the replica had it before the commit answered (remote_apply)",
+		"resolution: the poll interval plus a read's mean time; " + eng.server,
 	}, behind...)
-	n.Foot = []string{"link: as pg_stat_ssl showed the walsender's connection after each trial; WAL sent: sent_lsn's advance over the trial (the payload, before TLS's framing); CPU: all of each node's processes (the replica's includes the heartbeat's reads)"}
+	n.Foot = []string{"link: " + eng.link + "; " + eng.stream + "; CPU: all of each node's processes (the replica's includes the heartbeat's reads)"}
 	b.table(w)
 	b.table(l)
 	b.table(n)

@@ -57,13 +57,15 @@ type Replication struct {
 	// replica had not shown by the end of the trial's drain (--timeout).
 	Heartbeats int64 `json:"heartbeats"`
 	Unseen     int64 `json:"unseen,omitempty"`
-	// ServerLag is the primary's own view, pg_stat_replication.replay_lag,
-	// sampled during the trial (its non-NULL samples).
+	// ServerLag is the primary's own view, PostgreSQL's
+	// pg_stat_replication.replay_lag, sampled during the trial (its
+	// non-NULL samples); empty for Redis, which has none.
 	ServerLag Hist `json:"server_lag_ms"`
 	// WritesPerSec is the committed writes per second (Trial.Throughput).
 	WritesPerSec float64 `json:"writes_per_s"`
-	// LinkBytes is the WAL the primary sent the replica over the trial
-	// (sent_lsn's advance): the link's payload, before TLS's framing.
+	// LinkBytes is what the primary sent the replica over the trial
+	// (PostgreSQL: sent_lsn's advance, the WAL; Redis: master_repl_offset's):
+	// the link's payload, before TLS's framing.
 	LinkBytes int64 `json:"link_bytes"`
 	// PrimaryCPU and ReplicaCPU are each node's processes' CPU over the
 	// trial (the replica's includes the heartbeat's polls).
