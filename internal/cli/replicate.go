@@ -149,23 +149,7 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 		runErr = serr
 		res.Error = serr.Error()
 	}
-	var where string
-	var pageErr error
-	if len(res.Trials) > 0 || res.Interrupted {
-		var serr error
-		if where, pageErr, serr = out.save(res, stdout, stderr); serr != nil {
-			return serr
-		}
-	}
-	switch {
-	case res.Interrupted:
-		return errInterrupted
-	case runErr != nil && len(res.Trials) > 0:
-		return fmt.Errorf("%w (the trials that finished are in %s)", runErr, where)
-	case runErr != nil:
-		return runErr
-	}
-	return pageErr
+	return out.finish(res, len(res.Trials) > 0, "the trials that finished", runErr, stdout, stderr)
 }
 
 // labCluster is a lab cluster as replicate runs and records it.

@@ -547,21 +547,36 @@ func (p *pgClusterConn) Close() error { return p.c.Close(context.Background()) }
 
 // CPU is the CPU time each node's processes have used so far.
 func (c *PostgresCluster) CPU() (primary, replica time.Duration, err error) {
-	if primary, err = c.Primary.CPU(); err != nil {
-		return 0, 0, err
-	}
-	replica, err = c.Replica.CPU()
-	return primary, replica, err
+	return nodesCPU(&c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Alive reports why a node is gone, if one is.
 func (c *PostgresCluster) Alive() error {
-	if err := c.Primary.Alive(); err != nil {
-		return fmt.Errorf("primary: %w", err)
+	if c.Replica == nil { // still being made
+		return nodesAlive(&c.Primary.labBase)
 	}
-	if c.Replica != nil {
-		if err := c.Replica.Alive(); err != nil {
-			return fmt.Errorf("replica: %w", err)
+	return nodesAlive(&c.Primary.labBase, &c.Replica.labBase)
+}
+
+// nodesCPU is the CPU time of a cluster's primary and replica so far.
+func nodesCPU(primary, replica *labBase) (time.Duration, time.Duration, error) {
+	p, err := primary.CPU()
+	if err != nil {
+		return 0, 0, fmt.Errorf("primary: %w", err)
+	}
+	r, err := replica.CPU()
+	if err != nil {
+		return 0, 0, fmt.Errorf("replica: %w", err)
+	}
+	return p, r, nil
+}
+
+// nodesAlive reports which of a cluster's nodes (the primary, then the
+// replica) is gone and why, if one is.
+func nodesAlive(nodes ...*labBase) error {
+	for i, n := range nodes {
+		if err := n.Alive(); err != nil {
+			return fmt.Errorf("%s: %w", []string{"primary", "replica"}[i], err)
 		}
 	}
 	return nil

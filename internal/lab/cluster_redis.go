@@ -278,22 +278,12 @@ func (r *redisConn) Close() error { return r.c.Close() }
 
 // CPU is the CPU time each node's process has used so far.
 func (c *RedisCluster) CPU() (primary, replica time.Duration, err error) {
-	if primary, err = c.Primary.CPU(); err != nil {
-		return 0, 0, err
-	}
-	replica, err = c.Replica.CPU()
-	return primary, replica, err
+	return nodesCPU(&c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Alive reports why a node is gone, if one is.
 func (c *RedisCluster) Alive() error {
-	if err := c.Primary.Alive(); err != nil {
-		return fmt.Errorf("primary: %w", err)
-	}
-	if err := c.Replica.Alive(); err != nil {
-		return fmt.Errorf("replica: %w", err)
-	}
-	return nil
+	return nodesAlive(&c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Info describes both nodes for the result.
