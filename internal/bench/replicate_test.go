@@ -204,3 +204,60 @@ func TestReplicateRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicateUserCluster: a cluster of the user's, given by URLs (here
+// a lab cluster's, its link set to TLS 1.3 beforehand), is measured as it
+// is: one variant, the link the primary shows, no CPU; tlsbench's tables
+// are dropped at the end. A primary without a replica is refused in one
+// line.
+func TestReplicateUserCluster(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	if _, err := c.SetLink(ctx, lab.Link{TLS: "1.3", Key: "ecdsa-p256", Sync: "on"}); err != nil {
+		t.Fatal(err)
+	}
+	primary, _ := c.Primary.URL("", false)
+	replica, _ := c.Replica.URL("", false)
+	p, err := plan.NewReplication(plan.Replication{Primary: primary + "?sslmode=disable", Replica: replica + "?sslmode=disable",
+		Duration: time.Second, Trials: 1, Warmup: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.Primary, strings.Split(strings.TrimPrefix(primary, "postgres://bench_scram:"), "@")[0]) {
+		t.Fatalf("the plan keeps the password: %s", p.Primary)
+	}
+	pu, ru := p.URLs()
+	u, err := lab.OpenUserCluster(ctx, pu, ru)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := result.New()
+	res.Replicate = &result.Replicate{Plan: p}
+	err = bench.Replicate(ctx, res, u, nil)
+	if serr := u.Stop(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 1 {
+		t.Fatalf("%d trials, want 1", len(res.Trials))
+	}
+	r := res.Trials[0].Replication
+	if !r.LinkEncrypted || r.LinkTLS != "TLSv1.3" || r.Sync != "sync" || r.PrimaryCPU != 0 || res.Trials[0].Ops == 0 || r.Unseen != 0 {
+		t.Errorf("the user's cluster: link %v %q, sync %q, CPU %v, %d writes, %d unseen", r.LinkEncrypted, r.LinkTLS, r.Sync, r.PrimaryCPU, res.Trials[0].Ops, r.Unseen)
+	}
+	again, err := lab.OpenUserCluster(ctx, pu, ru) // it creates the tables: they must be gone
+	if err != nil {
+		t.Errorf("the tables were not dropped: a second run cannot start: %v", err)
+	} else if err := again.Stop(); err != nil {
+		t.Error(err)
+	}
+
+	alone := labtest.Start(t, "postgres", lab.Options{Keys: []string{"ecdsa-p256"}})
+	single, _ := alone.URL("", false)
+	_, err = lab.OpenUserCluster(ctx, single+"?sslmode=disable", single+"?sslmode=disable")
+	if err == nil || !strings.Contains(err.Error(), "no replica streaming from it") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a primary without a replica: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 func newReplicateCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f replicateFlags
 	cmd := &cobra.Command{
-		Use:   "replicate --lab postgres|redis",
+		Use:   "replicate [--lab postgres|redis | PRIMARY_URL --replica REPLICA_URL]",
 		Short: "Measure the replication link between a primary and its replica, plain vs TLS",
 		Long: `Measure what TLS on the replication link costs: tlsbench builds a lab cluster
 (PostgreSQL 15: a primary and a physical streaming replica made by pg_basebackup;
@@ -36,13 +37,21 @@ Only the replication link changes: the writers' link to the primary is plain
 (through a relay). --resync times a whole copy of the primary (pg_basebackup) over
 each variant's link first.
 
-MariaDB and Galera clusters, PostgreSQL 18, Redis's --rtt and full sync, the lag-SLO capacity search and
-a cluster of your own (PRIMARY_URL --replica URL) are not measured yet.`,
+PRIMARY_URL --replica URL measures a PostgreSQL cluster of your own as it is: one
+variant, the link as configured (checked from the primary's pg_stat_ssl, which
+its user needs pg_monitor to read), the writers' link as PRIMARY_URL asks. It
+writes only to two tables it creates on the primary and drops at the end.
+
+MariaDB and Galera clusters, PostgreSQL 18, Redis's --rtt and full sync, and the
+lag-SLO capacity search are not measured yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError{errors.New("replicate measures a lab cluster only so far: give --lab postgres, no URL (your own cluster, PRIMARY_URL --replica URL, is to come)")}
+			if len(args) > 1 {
+				return usageError{errors.New("replicate takes one URL, the primary's: give the replica's as --replica URL")}
 			}
 			raw := f.Replication
+			if len(args) == 1 {
+				raw.Primary = args[0]
+			}
 			giveTable(cmd.Flags(), replicateOptions, raw.Give)
 			p, err := plan.NewReplication(raw)
 			if err != nil {
@@ -78,6 +87,8 @@ var replicateOptions = []replicateOption{
 		usage: "the primary's certificate keys for the TLS variants: " + strings.Join(plan.KeyTypes, ", "), def: func(p plan.Replication) string { return strings.Join(p.Keys, ",") }},
 	{flag: "sync", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Sync },
 		usage: "commit modes: off (asynchronous), on, remote_apply (synchronous_commit with the replica in synchronous_standby_names)", def: func(p plan.Replication) string { return strings.Join(p.Sync, ",") }},
+	{flag: "replica", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Replica },
+		usage: "with PRIMARY_URL, the URL of its replica: your own PostgreSQL cluster, measured as it is (one variant, the link as configured)"},
 	{flag: "client-tls", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.ClientTLS },
 		usage: "the writers reach the primary over TLS (Go's default: 1.3) in every variant; plain by default"},
 	{flag: "concurrency", short: "c", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Concurrency },
@@ -115,7 +126,7 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 	defer out.discard()
 	sweepStale(stderr)
 	lines := newRunProgress(stderr, quiet, "")
-	c, kind, built, err := startCluster(ctx, p, lines)
+	c, kind, built, err := openCluster(ctx, p, lines)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
@@ -125,7 +136,7 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 	res := newResult(argv)
 	res.Replicate = &result.Replicate{Plan: p, Built: built}
 	res.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Replicate}, Trials: p.Trials, Duration: p.Duration, Timeout: p.Timeout, Lab: p.Lab, Keys: p.Keys}
-	res.Target = result.Target{URL: "lab:" + p.Lab + " cluster", Kind: kind, Servers: c.Info()}
+	res.Target = result.Target{URL: cmp.Or(p.Primary, "lab:"+p.Lab+" cluster"), Kind: kind, Servers: c.Info()}
 	res.Notes = append(res.Notes, c.Notes()...)
 	res.Trials = []result.Trial{}
 	var bar *progress
@@ -160,9 +171,15 @@ type labCluster interface {
 	Stop() error
 }
 
-// startCluster starts the lab cluster of p's engine, and says what it is
-// and how its replica was built (nil when not timed).
-func startCluster(ctx context.Context, p plan.Replication, lines *runProgress) (labCluster, string, *result.Resync, error) {
+// openCluster opens the user's cluster or starts the lab cluster of p's
+// engine, and says what it is and how its replica was built (nil when
+// not timed).
+func openCluster(ctx context.Context, p plan.Replication, lines *runProgress) (labCluster, string, *result.Resync, error) {
+	if primary, replica := p.URLs(); primary != "" {
+		lines.printf("checking your cluster: the primary, its replica, tlsbench's tables")
+		c, err := lab.OpenUserCluster(ctx, primary, replica)
+		return c, "your PostgreSQL primary + replica, as configured", nil, err
+	}
 	o := lab.Options{Keys: p.Keys}
 	if p.Lab == "redis" {
 		lines.printf("starting the lab cluster: Redis primary and replica (REPLICAOF)")

@@ -56,7 +56,10 @@ func TestReplicateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"replicate", "postgres://u@127.0.0.1/db"}, "replicate measures a lab cluster only so far: give --lab postgres"},
+		{[]string{"replicate", "postgres://u@127.0.0.1/db"}, "--replica: give the replica's URL (--replica postgres://...) beside the primary's"},
+		{[]string{"replicate", "postgres://u@127.0.0.1/db", "--replica", "postgres://u@127.0.0.2/db", "--tls", "1.3"}, "--tls changes a lab cluster's link: your own cluster is measured as it is"},
+		{[]string{"replicate", "redis://u@127.0.0.1/0", "--replica", "redis://u@127.0.0.2/0"}, "your own cluster is measured on PostgreSQL only so far"},
+		{[]string{"replicate", "a", "b"}, "replicate takes one URL, the primary's"},
 		{[]string{"replicate", "--lab", "mariadb"}, `lab: no lab cluster of "mariadb" yet: use postgres, redis`},
 		{[]string{"replicate", "--lab", "redis", "--sync", "on"}, "Redis replicates asynchronously only"},
 		{[]string{"replicate", "--sync", "sometimes"}, `"sometimes" is no commit mode: use off (asynchronous), on or remote_apply`},

@@ -135,12 +135,20 @@ func StartPostgresCluster(ctx context.Context, o Options) (_ *PostgresCluster, e
 }
 
 // pgClusterTables are made on the primary before the replica is copied.
-var pgClusterTables = []string{
-	"CREATE TABLE " + pgWritesTable + " (id bigserial PRIMARY KEY, worker int NOT NULL, at timestamptz NOT NULL DEFAULT now(), pad text NOT NULL)",
-	"CREATE TABLE " + pgHeartbeatTable + " (id int PRIMARY KEY, seq bigint NOT NULL)",
-	"INSERT INTO " + pgHeartbeatTable + " VALUES (1, 0)",
-	"ALTER TABLE " + pgWritesTable + " OWNER TO " + pgOwner,
-	"ALTER TABLE " + pgHeartbeatTable + " OWNER TO " + pgOwner,
+var pgClusterTables = append(pgTables(pgTableNames{pgWritesTable, pgHeartbeatTable}),
+	"ALTER TABLE "+pgWritesTable+" OWNER TO "+pgOwner,
+	"ALTER TABLE "+pgHeartbeatTable+" OWNER TO "+pgOwner)
+
+// pgTableNames name the writes' and the heartbeat's tables.
+type pgTableNames struct{ writes, heartbeat string }
+
+// pgTables makes the writes' and the heartbeat's tables, on any primary.
+func pgTables(n pgTableNames) []string {
+	return []string{
+		"CREATE TABLE " + n.writes + " (id bigserial PRIMARY KEY, worker int NOT NULL, at timestamptz NOT NULL DEFAULT now(), pad text NOT NULL)",
+		"CREATE TABLE " + n.heartbeat + " (id int PRIMARY KEY, seq bigint NOT NULL)",
+		"INSERT INTO " + n.heartbeat + " VALUES (1, 0)",
+	}
 }
 
 // newReplica makes the replica's lab dir (its own certificates, the
@@ -394,6 +402,7 @@ func (c *PostgresCluster) SetLink(ctx context.Context, l Link) (LinkState, error
 // for: TLS of its version, or plain.
 func (l Link) Verify(st LinkState) error {
 	switch {
+	case l.TLS == "": // a cluster of the user's, as it is
 	case l.TLS == "off" && st.Encrypted:
 		return fmt.Errorf("replication link: asked for plain, pg_stat_ssl shows the walsender's connection encrypted (%s)", st.Version)
 	case l.TLS != "off" && !st.Encrypted:
@@ -421,23 +430,30 @@ func (c *PostgresCluster) walsenders(ctx context.Context) ([]int, error) {
 // LinkState reads the link from the primary; an error when no replica is
 // connected.
 func (c *PostgresCluster) LinkState(ctx context.Context) (LinkState, error) {
-	rows, err := c.Primary.superuserQuery(ctx, `SELECT r.pid, r.state, r.sync_state, coalesce(s.ssl, false), coalesce(s.version, ''),
-		coalesce(s.cipher, ''), (r.sent_lsn - '0/0'::pg_lsn)::bigint, coalesce((extract(epoch FROM r.replay_lag) * 1e9)::bigint, -1)
-		FROM pg_stat_replication r LEFT JOIN pg_stat_ssl s ON s.pid = r.pid WHERE r.application_name = '`+pgReplicaName+`'`)
+	rows, err := c.Primary.superuserQuery(ctx, pgLinkQuery+" WHERE r.application_name = '"+pgReplicaName+"'")
 	if err != nil {
 		return LinkState{}, fmt.Errorf("%s: reading pg_stat_replication: %w", c.name(), err)
 	}
 	if len(rows) == 0 {
 		return LinkState{}, errors.New("no replica is connected to the primary (pg_stat_replication is empty)")
 	}
-	r := rows[0]
+	return pgLinkRow(rows[0]), nil
+}
+
+// pgLinkQuery reads a primary's walsenders with their TLS (see pgLinkRow).
+const pgLinkQuery = `SELECT r.pid, coalesce(r.state, ''), coalesce(r.sync_state, ''), coalesce(s.ssl, false), coalesce(s.version, ''),
+		coalesce(s.cipher, ''), coalesce((r.sent_lsn - '0/0'::pg_lsn)::bigint, 0), coalesce((extract(epoch FROM r.replay_lag) * 1e9)::bigint, -1)
+		FROM pg_stat_replication r LEFT JOIN pg_stat_ssl s ON s.pid = r.pid`
+
+// pgLinkRow is a row of pgLinkQuery as a LinkState.
+func pgLinkRow(r []string) LinkState {
 	var st LinkState
 	st.PID, _ = strconv.Atoi(r[0])
 	st.State, st.SyncState, st.Encrypted, st.Version, st.Cipher = r[1], r[2], r[3] == "t", r[4], r[5]
 	st.Sent, _ = strconv.ParseInt(r[6], 10, 64)
 	lag, _ := strconv.ParseInt(r[7], 10, 64)
 	st.ReplayLag, st.HasReplayLag = time.Duration(lag), lag >= 0
-	return st, nil
+	return st
 }
 
 // superuserQuery runs q over a superuser connection to the bench database
@@ -448,17 +464,7 @@ func (s *Postgres) superuserQuery(ctx context.Context, q string) ([][]string, er
 		return nil, err
 	}
 	defer cc.Close(context.Background())
-	res := cc.ExecParams(ctx, q, nil, nil, nil, nil).Read()
-	if res.Err != nil {
-		return nil, res.Err
-	}
-	out := make([][]string, len(res.Rows))
-	for i, row := range res.Rows {
-		for _, v := range row {
-			out[i] = append(out[i], string(v))
-		}
-	}
-	return out, nil
+	return pgRows(ctx, cc, q)
 }
 
 // pgPollFor retries check every 20 ms for up to limit.
@@ -502,38 +508,44 @@ func openClusterConn(ctx context.Context, s *Postgres, tls bool) (ClusterConn, e
 	if tls {
 		mode = "sslmode=verify-ca&sslrootcert=" + s.CAFile()
 	}
-	cfg, err := pgconn.ParseConfig(raw + "?" + mode)
-	if err != nil {
-		return nil, errors.New("PostgreSQL lab cluster: parsing the lab URL failed") // its error quotes the URL
-	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	pc, err := pgconn.ConnectConfig(cctx, cfg)
+	pc, err := pgDialURL(ctx, raw+"?"+mode)
 	if err != nil {
 		return nil, err
 	}
-	return &pgClusterConn{c: pc}, nil
+	return &pgClusterConn{c: pc, tables: pgTableNames{pgWritesTable, pgHeartbeatTable}}, nil
+}
+
+// pgDialURL connects to a PostgreSQL URL, within 10 s.
+func pgDialURL(ctx context.Context, raw string) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(raw)
+	if err != nil {
+		return nil, errors.New("parsing the PostgreSQL URL failed: check its form (postgres://user@host:port/db?...)") // its error may quote the URL
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return pgconn.ConnectConfig(cctx, cfg)
 }
 
 // pgClusterConn is a ClusterConn on one lab PostgreSQL node.
 type pgClusterConn struct {
-	c   *pgconn.PgConn
-	pad []byte
+	c      *pgconn.PgConn
+	tables pgTableNames
+	pad    []byte
 }
 
 func (p *pgClusterConn) Write(ctx context.Context) error {
 	if p.pad == nil {
 		p.pad = []byte(strings.Repeat("x", 100)) // a sysbench-sized row
 	}
-	return p.c.ExecParams(ctx, "INSERT INTO "+pgWritesTable+" (worker, pad) VALUES (0, $1)", [][]byte{p.pad}, nil, nil, nil).Read().Err
+	return p.c.ExecParams(ctx, "INSERT INTO "+p.tables.writes+" (worker, pad) VALUES (0, $1)", [][]byte{p.pad}, nil, nil, nil).Read().Err
 }
 
 func (p *pgClusterConn) Beat(ctx context.Context, seq int64) error {
-	return p.c.ExecParams(ctx, "UPDATE "+pgHeartbeatTable+" SET seq = $1 WHERE id = 1", [][]byte{[]byte(strconv.FormatInt(seq, 10))}, nil, nil, nil).Read().Err
+	return p.c.ExecParams(ctx, "UPDATE "+p.tables.heartbeat+" SET seq = $1 WHERE id = 1", [][]byte{[]byte(strconv.FormatInt(seq, 10))}, nil, nil, nil).Read().Err
 }
 
 func (p *pgClusterConn) Seen(ctx context.Context) (int64, error) {
-	res := p.c.ExecParams(ctx, "SELECT seq FROM "+pgHeartbeatTable+" WHERE id = 1", nil, nil, nil, nil).Read()
+	res := p.c.ExecParams(ctx, "SELECT seq FROM "+p.tables.heartbeat+" WHERE id = 1", nil, nil, nil, nil).Read()
 	if res.Err != nil {
 		return 0, res.Err
 	}

@@ -58,6 +58,13 @@ type Replication struct {
 	// Resync copies the whole primary over each variant's link once
 	// before the trials (pg_basebackup), timed.
 	Resync bool `json:"resync"`
+	// Primary and Replica are the URLs of a cluster of the user's own
+	// (postgres://), measured as it is: one variant, its link as
+	// configured; "" for a lab cluster. Stored redacted; the secret
+	// ones are PrimaryURL and ReplicaURL.
+	Primary                string `json:"primary,omitempty"`
+	Replica                string `json:"replica,omitempty"`
+	primaryURL, replicaURL string
 
 	givenFields
 }
@@ -65,6 +72,9 @@ type Replication struct {
 // NewReplication fills defaults into raw and validates it.
 func NewReplication(raw Replication) (Replication, error) {
 	r := raw
+	if r.Primary != "" || r.Replica != "" {
+		return r.ownCluster()
+	}
 	if r.Lab == "" {
 		r.Lab = "postgres"
 	}
@@ -157,6 +167,42 @@ func NewReplication(raw Replication) (Replication, error) {
 	return r, nil
 }
 
+// ownCluster checks a plan for the user's own cluster: two postgres://
+// URLs, none of the lab's link settings, the defaults of the load.
+func (r Replication) ownCluster() (Replication, error) {
+	for _, f := range []string{"lab", "tls", "keys", "sync", "rtt", "resync", "client_tls"} {
+		if r.Given(f) {
+			return r, errorf("⟨%s⟩ changes a lab cluster's link: your own cluster is measured as it is (drop it, or use --lab postgres)", f)
+		}
+	}
+	if r.Replica == "" {
+		return r, errorf("⟨replica⟩: give the replica's URL (--replica postgres://...) beside the primary's")
+	}
+	if r.Primary == "" {
+		return r, errorf("⟨replica⟩ is a cluster of your own: give the primary's URL too (tlsbench replicate PRIMARY_URL --replica URL)")
+	}
+	for _, u := range []string{r.Primary, r.Replica} {
+		if !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+			return r, errorf("%s: your own cluster is measured on PostgreSQL only so far: give postgres:// URLs", Redact(u))
+		}
+	}
+	r.primaryURL, r.replicaURL = r.Primary, r.Replica
+	r.Primary, r.Replica = Redact(r.Primary), Redact(r.Replica)
+	r.Lab, r.TLS, r.Keys, r.Sync = "", []string{""}, nil, []string{""}
+	lab := r
+	lab.Primary, lab.Replica, lab.Lab, lab.TLS, lab.Sync = "", "", "postgres", nil, nil
+	d, err := NewReplication(lab)
+	if err != nil {
+		return r, err
+	}
+	r.Concurrency, r.Duration, r.Warmup, r.Trials, r.Timeout, r.Heartbeat, r.LagPoll = d.Concurrency, d.Duration, d.Warmup, d.Trials, d.Timeout, d.Heartbeat, d.LagPoll
+	return r, nil
+}
+
+// URLs are the secret URLs of the user's own cluster ("" for a lab's):
+// never stored or printed.
+func (r Replication) URLs() (primary, replica string) { return r.primaryURL, r.replicaURL }
+
 func firstDuplicate(xs []string) string {
 	for i, x := range xs {
 		if slices.Contains(xs[:i], x) {
@@ -184,6 +230,11 @@ type ReplicaVariant struct {
 // Variants is the matrix: each commit mode, each link (TLS variants once
 // per key), plain first within a mode.
 func (r Replication) Variants() []ReplicaVariant {
+	if r.Primary != "" {
+		// The user's cluster: one variant, its link as configured (TLS
+		// and Sync "": whatever the servers show).
+		return []ReplicaVariant{{ID: "as configured", LinkID: "as configured", Baseline: true}}
+	}
 	var out []ReplicaVariant
 	for _, s := range r.Sync {
 		mode := "async"

@@ -29,6 +29,11 @@ func TestNewReplication(t *testing.T) {
 		{"poll slower than beat", Replication{Heartbeat: 10 * time.Millisecond, LagPoll: 20 * time.Millisecond}, "lag_poll: 20ms is slower than the heartbeat"},
 		{"rtt", Replication{RTT: time.Minute}, "rtt: 1m0s is out of range"},
 		{"fine", Replication{TLS: []string{"1.2", "off"}, Sync: []string{"off", "remote_apply"}, RTT: 44 * time.Millisecond}, ""},
+		{"own cluster", Replication{Primary: "postgres://u:pw@h1/db", Replica: "postgres://u:pw@h2/db"}, ""},
+		{"own without replica", Replication{Primary: "postgres://u@h1/db"}, "replica: give the replica's URL"},
+		{"own replica alone", Replication{Replica: "postgres://u@h2/db"}, "give the primary's URL too"},
+		{"own with a link", Replication{Primary: "postgres://u@h1/db", Replica: "postgres://u@h2/db", TLS: []string{"1.3"}, givenFields: givenFields{"tls"}}, "tls changes a lab cluster's link"},
+		{"own redis", Replication{Primary: "redis://u@h1/0", Replica: "redis://u@h2/0"}, "PostgreSQL only so far"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,5 +76,23 @@ func TestReplicationVariants(t *testing.T) {
 	r, _ = NewReplication(Replication{})
 	if vs := r.Variants(); len(vs) != 2 || vs[1].ID != "tls1.3 async" || vs[1].Key != DefaultKey {
 		t.Errorf("default variants %+v, want plain async and tls1.3 async with %s", vs, DefaultKey)
+	}
+}
+
+// TestReplicationOwnClusterRedacted: the plan of the user's cluster keeps
+// its URLs redacted; the secret ones only URLs returns; one variant.
+func TestReplicationOwnClusterRedacted(t *testing.T) {
+	r, err := NewReplication(Replication{Primary: "postgres://u:s3cret@h1/db", Replica: "postgres://u:s3cret@h2/db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Primary+r.Replica, "s3cret") {
+		t.Errorf("the plan keeps the password: %s %s", r.Primary, r.Replica)
+	}
+	if p, q := r.URLs(); !strings.Contains(p, "s3cret") || !strings.Contains(q, "s3cret") {
+		t.Errorf("URLs lost the password: %s %s", p, q)
+	}
+	if vs := r.Variants(); len(vs) != 1 || !vs[0].Baseline || vs[0].TLS != "" || r.Trials != DefaultTrials {
+		t.Errorf("variants %+v, trials %d: want one, as configured, and the default trials", vs, r.Trials)
 	}
 }

@@ -100,7 +100,7 @@ func lagShown(ms float64) float64 {
 
 // perWrite is CPU seconds per committed write, in µs.
 func perWrite(t result.Trial, sec float64) float64 {
-	if t.Ops == 0 {
+	if t.Ops == 0 || sec == 0 { // no writes, or CPU not measured (your own cluster)
 		return math.NaN()
 	}
 	return sec * 1e6 / float64(t.Ops)

@@ -75,7 +75,9 @@ type Replication struct {
 	// (pg_stat_ssl of the walsender); LinkTLS its version ("TLSv1.3").
 	LinkEncrypted bool   `json:"link_encrypted"`
 	LinkTLS       string `json:"link_tls,omitempty"`
-	Sync          string `json:"sync"` // off, on, remote_apply
+	// Sync is off, on or remote_apply; for your own cluster, what the
+	// primary showed: async, sync, quorum, potential.
+	Sync string `json:"sync"`
 	// BehindTimeout is set when the replica had not caught up with the
 	// last heartbeat within --timeout after the writes stopped.
 	BehindTimeout bool `json:"behind_timeout,omitempty"`
