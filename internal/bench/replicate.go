@@ -171,7 +171,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	// A node that dies ends the trial with why, not with each session's
 	// error.
 	fail := func(err error) {
-		if aerr := c.Alive(); aerr != nil {
+		if aerr := nodeGone(c); aerr != nil {
 			err = aerr
 		}
 		cancel(err)
@@ -382,6 +382,20 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		LinkEncrypted: st1.Encrypted, LinkTLS: st1.Version, Sync: cmp.Or(v.Sync, st1.SyncState), BehindTimeout: behind,
 	}
 	return t, nil
+}
+
+// nodeGone is why a node of c is gone, if one is. A node's death shows in
+// its sessions' errors a moment before its process is seen to have
+// exited ("terminating connection due to unexpected postmaster exit"), so
+// it looks again for up to a second.
+func nodeGone(c Cluster) error {
+	for range 10 {
+		if err := c.Alive(); err != nil {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
 }
 
 // sleepUntil waits until at, or ctx is done.
