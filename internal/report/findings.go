@@ -23,25 +23,25 @@ type Topic string
 
 // The topics, in the order the rules run.
 const (
-	TopicRun         Topic = "run"         // caveats: what the run cannot tell
-	TopicConnect     Topic = "connect"     // what a new TLS connection costs
-	TopicHelloRetry  Topic = "hello-retry" // HelloRetryRequests
-	TopicGroup       Topic = "group"       // key-exchange groups: the post-quantum hybrid
-	TopicAuth        Topic = "auth"        // authentication methods
-	TopicVersion     Topic = "version"     // TLS 1.3 against 1.2
-	TopicKey         Topic = "key"         // server keys
-	TopicResumption  Topic = "resumption"  // resumed sessions, refused ones
-	TopicTunnel      Topic = "tunnel"      // SSH tunnels, stunnel
-	TopicPersistent  Topic = "persistent"  // TLS on open connections (pool, stream)
-	TopicRTT         Topic = "rtt"         // setup at emulated or predicted RTTs
-	TopicPooling     Topic = "pooling"     // keeping connections open
-	TopicPerConn     Topic = "per-conn"    // operations per connection (perconn.go)
-	TopicCapacity    Topic = "capacity"    // the knee of a rate search (rate.go)
-	TopicClients     Topic = "clients"     // client stacks (--client, clients.go)
-	TopicCeiling     Topic = "ceiling"     // signing ceilings per key
-	TopicCrypto      Topic = "crypto"      // primitives
-	TopicAdvice      Topic = "advice"      // a capture's advice (advise.go)
-	TopicReplication Topic = "replication" // the replication link (replicate.go)
+	TopicRun        Topic = "run"         // caveats: what the run cannot tell
+	TopicConnect    Topic = "connect"     // what a new TLS connection costs
+	TopicHelloRetry Topic = "hello-retry" // HelloRetryRequests
+	TopicGroup      Topic = "group"       // key-exchange groups: the post-quantum hybrid
+	TopicAuth       Topic = "auth"        // authentication methods
+	TopicVersion    Topic = "version"     // TLS 1.3 against 1.2
+	TopicKey        Topic = "key"         // server keys
+	TopicResumption Topic = "resumption"  // resumed sessions, refused ones
+	TopicTunnel     Topic = "tunnel"      // SSH tunnels, stunnel
+	TopicPersistent Topic = "persistent"  // TLS on open connections (pool, stream)
+	TopicRTT        Topic = "rtt"         // setup at emulated or predicted RTTs
+	TopicPooling    Topic = "pooling"     // keeping connections open
+	TopicPerConn    Topic = "per-conn"    // operations per connection (perconn.go)
+	TopicCapacity   Topic = "capacity"    // the knee of a rate search (rate.go)
+	TopicClients    Topic = "clients"     // client stacks (--client, clients.go)
+	TopicCeiling    Topic = "ceiling"     // signing ceilings per key
+	TopicCrypto     Topic = "crypto"      // primitives
+	TopicAdvice     Topic = "advice"      // a capture's advice (advise.go)
+	TopicReplica    Topic = "replication" // the replication link (replicate.go)
 )
 
 // Finding is one sentence drawn from a result's figures: the facts it

@@ -315,7 +315,7 @@ func (r *rules) replication() {
 		if base == "" || base == v.ID || len(x.trials[v.ID]) == 0 {
 			continue
 		}
-		r.add(KindFinding, TopicReplication, ReplicationFact{Variant: v.ID, Baseline: base,
+		r.add(KindFinding, TopicReplica, ReplicationFact{Variant: v.ID, Baseline: base,
 			Writes: x.change(v, writesPerSec), CommitP99: x.diff(v, commitP99), LagP99: x.diff(v, lagP99),
 			PrimaryCPU: x.change(v, primaryUs)})
 	}
