@@ -193,7 +193,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newPrepareCmd(stdout, stderr), newLabCmd(stdout),
 		newServeCmd(), newReportCmd(stdout), newCompareCmd(stdout), newVersionCmd(stdout),
 		newCryptoCmd(argv, stdout, stderr), newMergeCmd(argv, stdout), newWireCmd(argv, stdout, stderr),
-		newAdviseCmd(argv, stdout, stderr))
+		newAdviseCmd(argv, stdout, stderr), newReplicateCmd(argv, stdout, stderr))
 	for _, c := range root.Commands() {
 		if c.Name() == "crypto" {
 			refuseShard(c, "crypto measures this machine's own primitives, with no server to share: run it on each machine")

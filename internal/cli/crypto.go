@@ -133,23 +133,7 @@ func cryptoRun(ctx context.Context, o plan.Crypto, openssl, output string, quiet
 	res.Notes = append(res.Notes, more...)
 	res.Notes = append(res.Notes, notes...)
 	res.End(ctx, err)
-	var where string
-	var pageErr error
-	if len(res.Crypto) > 0 {
-		var serr error
-		if where, pageErr, serr = out.save(res, stdout, stderr); serr != nil {
-			return serr
-		}
-	}
-	switch {
-	case res.Interrupted:
-		return errInterrupted
-	case err != nil && len(res.Crypto) > 0:
-		return fmt.Errorf("%w (the figures taken are in %s)", err, where)
-	case err != nil:
-		return err
-	}
-	return pageErr
+	return out.finish(res, len(res.Crypto) > 0, "the figures taken", err, stdout, stderr)
 }
 
 // ceilings measures, before a connect run, the server-side ceiling of each

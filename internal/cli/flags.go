@@ -101,6 +101,7 @@ const (
 	onServe
 	onLab
 	onCrypto
+	onReplicate
 
 	onClosed = onRoot | onConnect | onPool | onStream // -c, -d, -n: a closed loop's
 	onRate   = onConnect | onPool                     // --rate's open loop

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the help golden files")
 var helpCommands = [][]string{
 	{}, {"connect"}, {"pool"}, {"stream"}, {"storm"},
 	{"kube", "connect"}, {"kube", "pool"}, {"kube", "storm"},
-	{"serve"}, {"lab"}, {"crypto"}, {"prepare"}, {"report"}, {"compare"}, {"merge"}, {"wire"}, {"advise"},
+	{"serve"}, {"lab"}, {"crypto"}, {"prepare"}, {"report"}, {"compare"}, {"merge"}, {"wire"}, {"advise"}, {"replicate"},
 }
 
 // TestHelpGolden: each command's --help is its golden file

@@ -86,6 +86,29 @@ func (f *resultFile) saveAs(res *result.Result, render func(*report.Model, io.Wr
 	return f.path, writePage(f.path, m, stderr), nil
 }
 
+// finish saves res when kept (it holds figures) and says how the run
+// ends: errInterrupted, err with where what it kept (what: "the trials
+// that finished") is, or the page's error.
+func (f *resultFile) finish(res *result.Result, kept bool, what string, err error, stdout, stderr io.Writer) error {
+	var where string
+	var pageErr error
+	if kept {
+		var serr error
+		if where, pageErr, serr = f.save(res, stdout, stderr); serr != nil {
+			return serr
+		}
+	}
+	switch {
+	case res.Interrupted:
+		return errInterrupted
+	case err != nil && kept:
+		return fmt.Errorf("%w (%s are in %s)", err, what, where)
+	case err != nil:
+		return err
+	}
+	return pageErr
+}
+
 // pageBeside names the HTML page of the result at output: x.json: x.html.
 func pageBeside(output string) string {
 	if filepath.Ext(output) != ".json" {

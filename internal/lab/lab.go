@@ -106,6 +106,9 @@ type Options struct {
 	// are raised above it where their defaults are lower (see
 	// connectionLimit); 0 keeps the lab's defaults.
 	Connections int
+	// Replication lets a replica in (PostgreSQL: a REPLICATION user and
+	// its pg_hba.conf lines): the primary of a lab cluster (cluster.go).
+	Replication bool
 }
 
 // tunnelListen is the address the server listens on in o.Tunnel, "" for

@@ -59,6 +59,9 @@ type Postgres struct {
 	port  int
 	bin   string
 	runAs *syscall.Credential // nil: this process's own user
+	// standby is set on a cluster's replica (cluster.go): a copy of its
+	// primary, read-only.
+	standby bool
 
 	mu       sync.Mutex
 	key      string // the key presented now
@@ -241,7 +244,7 @@ func (s *Postgres) initdb(ctx context.Context) error {
 		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
 	}
 	return errors.Join(
-		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly, s.opts.TLSOnly)+s.hbaTunnel()+s.hbaClientCert()), 0o600),
+		os.WriteFile(filepath.Join(s.dataDir(), "pg_hba.conf"), []byte(pgHBA(s.opts.LocalhostOnly, s.opts.TLSOnly)+s.hbaTunnel()+s.hbaClientCert()+s.hbaReplication()), 0o600),
 		s.appendConf(),
 		s.chownAll(),
 	)
@@ -340,8 +343,11 @@ func (s *Postgres) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := s.createUsers(ctx); err != nil {
-		return s.proc.failure(fmt.Sprintf("could not create the bench users (%v)", err))
+	// A replica has its primary's users, and cannot write.
+	if !s.standby {
+		if err := s.createUsers(ctx); err != nil {
+			return s.proc.failure(fmt.Sprintf("could not create the bench users (%v)", err))
+		}
 	}
 	if err := s.readSettings(ctx); err != nil {
 		return s.proc.failure(fmt.Sprintf("did not report its settings (%v)", err))
@@ -403,6 +409,10 @@ func (s *Postgres) createUsers(ctx context.Context) error {
 	// with pg_read_all_stats (its session user is another role).
 	stmts = append(stmts, "RESET password_encryption", "GRANT pg_read_all_stats TO "+pgOwner,
 		"CREATE DATABASE "+pgDatabase+" OWNER "+pgOwner)
+	if s.opts.Replication {
+		// After the RESET: stored as SCRAM, as its pg_hba.conf line asks.
+		stmts = append(stmts, fmt.Sprintf("CREATE ROLE %s LOGIN REPLICATION PASSWORD '%s'", pgReplUser, s.password))
+	}
 	return s.superuserExec(ctx, "postgres", stmts...)
 }
 
@@ -573,18 +583,7 @@ func (s *Postgres) presentedKey(ctx context.Context) (string, error) {
 
 // pgPoll retries check every 20 ms for up to 10 s.
 func pgPoll(ctx context.Context, check func() error) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := check()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return pgPollFor(ctx, 10*time.Second, check)
 }
 
 func (s *Postgres) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }

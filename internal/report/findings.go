@@ -41,6 +41,7 @@ const (
 	TopicCeiling    Topic = "ceiling"     // signing ceilings per key
 	TopicCrypto     Topic = "crypto"      // primitives
 	TopicAdvice     Topic = "advice"      // a capture's advice (advise.go)
+	TopicReplica    Topic = "replication" // the replication link (replicate.go)
 )
 
 // Finding is one sentence drawn from a result's figures: the facts it
@@ -63,7 +64,7 @@ func Findings(r *result.Result) []Finding { return newIndex(r).findings() }
 func (ix *index) findings() []Finding {
 	r := &rules{ix: ix}
 	r.caveats()
-	if len(ix.r.Trials) > 0 && ix.comparable() {
+	if len(ix.r.Trials) > 0 && ix.comparable() && !isReplicate(ix.r) {
 		r.connect()
 		r.hello()
 		r.groups()
@@ -90,6 +91,7 @@ func (ix *index) findings() []Finding {
 	r.crypto()
 	r.hybridKex()
 	r.advice()
+	r.replication()
 	var out []Finding
 	for _, k := range []Kind{KindCaveat, KindFinding, KindRecommendation} {
 		for _, f := range r.out {

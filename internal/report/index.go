@@ -115,6 +115,8 @@ func (ix *index) unit(e plan.Experiment) string {
 		return "clients back/s (clients over the time until the last was back)"
 	case e == plan.Wire:
 		return "connections/s (over the span of the capture's connections)"
+	case e == plan.Replicate:
+		return "writes/s"
 	case ix.r.Spec.Workload == "read-only":
 		return "queries/s (16 per read-only transaction, as sysbench counts)"
 	case ix.r.Spec.Workload == "point-select":
@@ -167,6 +169,9 @@ func (ix *index) metric(e plan.Experiment) func(result.Trial) float64 {
 // and RTT), which the run marks as a baseline too; "" when the run
 // measured none, so that no stack is set against another's plain.
 func (ix *index) baselineOf(name string) string {
+	if isReplicate(ix.r) {
+		return replBaseline(ix.r, name)
+	}
 	info, ok := ix.info[name]
 	base, bok := ix.info[ix.baseline]
 	if !ok || !bok || info.Client == base.Client {

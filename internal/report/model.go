@@ -335,6 +335,10 @@ func (ix *index) body() []Block {
 		ix.adviseTables(&b)
 		return b.blocks
 	}
+	if isReplicate(ix.r) {
+		ix.replicateTables(&b)
+		return b.blocks
+	}
 	for _, e := range ix.experiments {
 		switch e {
 		case plan.Storm:

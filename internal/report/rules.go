@@ -56,6 +56,9 @@ func (r *rules) caveats() {
 	if isWire(res) {
 		return // a capture is what it is: its variants are what the client did, not a comparison
 	}
+	if isReplicate(res) {
+		return // its baselines are per commit mode (replicate.go)
+	}
 	r.outlierCaveat()
 	names := r.ix.measuredAny()
 	if len(names) == 1 {

@@ -160,6 +160,8 @@ func (ix *index) metricName(e plan.Experiment) string {
 		return "MB/s"
 	case e == plan.Storm:
 		return "clients back/s"
+	case e == plan.Replicate:
+		return "writes/s"
 	case ix.r.Spec.Workload == "read-only" || ix.r.Spec.Workload == "point-select":
 		return "queries/s"
 	}

@@ -21,6 +21,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return "No trial finished: there is nothing to conclude from this run."
 	case AdviceFact:
 		return adviceWords(f)
+	case ReplicationFact:
+		return replicationWords(f)
 	case Interrupted:
 		if f.Planned > 0 {
 			return fmt.Sprintf("The run was interrupted after %d of %d trials: what follows rests on the trials that finished.", f.Finished, f.Planned)

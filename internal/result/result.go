@@ -69,6 +69,8 @@ type Result struct {
 	// does, for readers from before it).
 	Crypto     []Primitive  `json:"crypto,omitempty"`
 	CryptoPlan *plan.Crypto `json:"crypto_plan,omitempty"`
+	// Replicate is a replicate run's plan and resyncs (replication.go).
+	Replicate *Replicate `json:"replicate,omitempty"`
 
 	// Capture is the packet capture a wire result was decoded from;
 	// WireChecks set tlsbench's phases beside the wire's (connect --wire).
@@ -335,6 +337,9 @@ type Trial struct {
 	// Wire is what a capture showed beyond phases (experiment wire); see
 	// wire.go.
 	Wire *Wire `json:"wire,omitempty"`
+
+	// Replication is a replicate trial's own figures (replication.go).
+	Replication *Replication `json:"replication,omitempty"`
 }
 
 // Throughput is operations per second.
