@@ -34,7 +34,11 @@ func TestMain(m *testing.M) {
 		if n, err := strconv.Atoi(os.Getenv("TLSBENCH_TEST_PANIC_AT")); err == nil {
 			panicAt(int64(n))
 		}
-		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+		code := Main(os.Args[1:], os.Stdout, os.Stderr)
+		if f := os.Getenv("TLSBENCH_TEST_PEAK_FILE"); f != "" {
+			writePeakRSS(f)
+		}
+		os.Exit(code)
 	}
 	os.Setenv("TLSBENCH_AS_MAIN", "1")
 	code := m.Run()
