@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/cluster"
 	"github.com/tlsbench/tlsbench/internal/host"
-	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/netx"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -23,12 +23,12 @@ import (
 type Cluster interface {
 	// SetLink switches the replication link and returns it as the
 	// primary shows it, verified.
-	SetLink(ctx context.Context, l lab.Link) (lab.LinkState, error)
-	LinkState(ctx context.Context) (lab.LinkState, error)
+	SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error)
+	LinkState(ctx context.Context) (cluster.LinkState, error)
 	// Resync copies the whole primary over link l, timed.
-	Resync(ctx context.Context, l lab.Link) (result.Resync, error)
-	OpenPrimary(ctx context.Context, tls bool) (lab.ClusterConn, error)
-	OpenReplica(ctx context.Context) (lab.ClusterConn, error)
+	Resync(ctx context.Context, l cluster.Link) (result.Resync, error)
+	OpenPrimary(ctx context.Context, tls bool) (cluster.Conn, error)
+	OpenReplica(ctx context.Context) (cluster.Conn, error)
 	// PrimaryAddr is what a relay on the link dials.
 	PrimaryAddr() string
 	CPU() (primary, replica time.Duration, err error)
@@ -70,8 +70,8 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 		addr = rl.Addr()
 		res.Notes = append(res.Notes, fmt.Sprintf("rtt %s on the replication link only: the replica reaches the primary through tlsbench's relay on loopback, which delays each direction by half of it and passes the bytes untouched (TLS stays end to end between the nodes); the writers' link to the primary has none", plan.RTTLabel(p.RTT)))
 	}
-	link := func(v plan.ReplicaVariant) lab.Link {
-		return lab.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr}
+	link := func(v plan.ReplicaVariant) cluster.Link {
+		return cluster.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr}
 	}
 	res.PlannedTrials = len(vs) * p.Trials
 	total := res.PlannedTrials
@@ -162,7 +162,7 @@ func (b *beats) lags() (*stats.Recorder, int64) {
 // p.LagPoll, the primary's replay_lag sampled, then a drain until the
 // replica shows the last heartbeat (at most p.Timeout) and the link
 // verified again.
-func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.ReplicaVariant, l lab.Link, round int) (t result.Trial, err error) {
+func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.ReplicaVariant, l cluster.Link, round int) (t result.Trial, err error) {
 	if _, err := c.SetLink(ctx, l); err != nil {
 		return t, err
 	}
@@ -176,13 +176,13 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		}
 		cancel(err)
 	}
-	conns := make([]lab.ClusterConn, 0, p.Concurrency+2)
+	conns := make([]cluster.Conn, 0, p.Concurrency+2)
 	defer func() {
 		for _, cc := range conns {
 			cc.Close()
 		}
 	}()
-	open := func(f func() (lab.ClusterConn, error)) (lab.ClusterConn, error) {
+	open := func(f func() (cluster.Conn, error)) (cluster.Conn, error) {
 		cc, err := f()
 		if err == nil {
 			conns = append(conns, cc)
@@ -190,11 +190,11 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		return cc, err
 	}
 	for range p.Concurrency + 1 { // the writers and the heartbeat's
-		if _, err := open(func() (lab.ClusterConn, error) { return c.OpenPrimary(ctx, p.ClientTLS) }); err != nil {
+		if _, err := open(func() (cluster.Conn, error) { return c.OpenPrimary(ctx, p.ClientTLS) }); err != nil {
 			return t, errors.Join(fmt.Errorf("connecting to the primary: %w", err), c.Alive())
 		}
 	}
-	reader, err := open(func() (lab.ClusterConn, error) { return c.OpenReplica(ctx) })
+	reader, err := open(func() (cluster.Conn, error) { return c.OpenReplica(ctx) })
 	if err != nil {
 		return t, errors.Join(fmt.Errorf("connecting to the replica: %w", err), c.Alive())
 	}
@@ -213,7 +213,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	for i := range p.Concurrency {
 		recs[i] = stats.NewRecorder()
 		wg.Add(1)
-		go func(w lab.ClusterConn) {
+		go func(w cluster.Conn) {
 			defer wg.Done()
 			for ctx.Err() == nil {
 				t0 := time.Now()
@@ -247,7 +247,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		return t, context.Cause(ctx)
 	}
 	cpu0p, cpu0r, err := c.CPU()
-	if err != nil && !errors.Is(err, lab.ErrNoNodeCPU) {
+	if err != nil && !errors.Is(err, cluster.ErrNoNodeCPU) {
 		fail(err)
 	}
 	client0 := host.ProcessCPU()
@@ -338,7 +338,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		return t, err
 	}
 	cpu1p, cpu1r, err := c.CPU()
-	if err != nil && !errors.Is(err, lab.ErrNoNodeCPU) {
+	if err != nil && !errors.Is(err, cluster.ErrNoNodeCPU) {
 		return t, err
 	}
 	// The link is checked again: a walreceiver that dialed again during

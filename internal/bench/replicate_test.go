@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/bench"
+	"github.com/tlsbench/tlsbench/internal/cluster"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/lab/labtest"
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -213,7 +214,7 @@ func TestReplicateRedis(t *testing.T) {
 func TestReplicateUserCluster(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
-	if _, err := c.SetLink(ctx, lab.Link{TLS: "1.3", Key: "ecdsa-p256", Sync: "on"}); err != nil {
+	if _, err := c.SetLink(ctx, cluster.Link{TLS: "1.3", Key: "ecdsa-p256", Sync: "on"}); err != nil {
 		t.Fatal(err)
 	}
 	primary, _ := c.Primary.URL("", false)

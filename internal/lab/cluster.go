@@ -16,13 +16,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tlsbench/tlsbench/internal/cluster"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // A lab cluster: a PostgreSQL primary and one physical streaming replica
 // made from it with pg_basebackup, both throw-away lab servers on
 // loopback. Only the replication link changes between the variants of a
-// replicate run (Link); the clients' link to the primary is the run's.
+// replicate run (cluster.Link); the clients' link to the primary is the run's.
 
 // pgReplUser is the lab primary's replication login (Options.Replication),
 // with the bench users' password, stored as SCRAM.
@@ -49,54 +50,6 @@ func (s *Postgres) hbaReplication() string {
 	return fmt.Sprintf("host replication %[1]s 127.0.0.0/8 scram-sha-256\nhost replication %[1]s ::1/128 scram-sha-256\n", pgReplUser)
 }
 
-// Link is how a cluster's replica reaches its primary: what a replicate
-// variant changes.
-type Link struct {
-	// TLS is "off" (sslmode=disable), "1.2" or "1.3" (sslmode=verify-ca,
-	// that version only).
-	TLS string
-	// Key is the key type of the certificate the primary presents; "" is
-	// the one it presents now.
-	Key string
-	// Sync is "off" (asynchronous), "on" or "remote_apply": the primary's
-	// synchronous_commit with the replica in synchronous_standby_names.
-	Sync string
-	// Addr is the host:port the replica dials to reach the primary: a
-	// relay's that delays the link; "" is the primary's own.
-	Addr string
-}
-
-// LinkState is the replication link as the primary sees it:
-// pg_stat_replication joined with pg_stat_ssl on the walsender's pid.
-type LinkState struct {
-	PID       int
-	State     string // "streaming" once caught up
-	SyncState string // "async", "sync"
-	Encrypted bool
-	Version   string // "TLSv1.3"; "" when plain
-	Cipher    string
-	// Sent is sent_lsn as a byte position in the WAL: its difference over
-	// a span is the WAL bytes the link carried.
-	Sent int64
-	// ReplayLag is the server's replay_lag; HasReplayLag is false when it
-	// is NULL (nothing to replay lately).
-	ReplayLag    time.Duration
-	HasReplayLag bool
-}
-
-// ClusterConn is a session on one node of a cluster: the writes of a
-// replicate run on the primary, the heartbeat's reads on the replica.
-type ClusterConn interface {
-	// Write commits one small transaction (an INSERT of one row).
-	Write(ctx context.Context) error
-	// Beat commits the heartbeat row's new seq.
-	Beat(ctx context.Context, seq int64) error
-	// Seen reads the heartbeat row's seq (on the replica: the latest the
-	// replica has applied).
-	Seen(ctx context.Context) (int64, error)
-	Close() error
-}
-
 // PostgresCluster is a running lab primary with its streaming replica.
 type PostgresCluster struct {
 	Primary, Replica *Postgres
@@ -104,7 +57,7 @@ type PostgresCluster struct {
 	Built result.Resync
 
 	mu   sync.Mutex
-	link Link
+	link cluster.Link
 }
 
 // StartPostgresCluster starts a primary (o, with Replication) and a
@@ -119,7 +72,7 @@ func StartPostgresCluster(ctx context.Context, o Options) (_ *PostgresCluster, e
 	if err != nil {
 		return nil, err
 	}
-	c := &PostgresCluster{Primary: srv.(*Postgres), link: Link{TLS: "off", Sync: "off", Key: o.Keys[0]}}
+	c := &PostgresCluster{Primary: srv.(*Postgres), link: cluster.Link{TLS: "off", Sync: "off", Key: o.Keys[0]}}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -192,7 +145,7 @@ func (c *PostgresCluster) newReplica(ctx context.Context) (_ *Postgres, err erro
 	if err != nil {
 		return nil, err
 	}
-	if c.Built, err = c.basebackup(ctx, r, Link{TLS: "off"}, r.dataDir()); err != nil {
+	if c.Built, err = c.basebackup(ctx, r, cluster.Link{TLS: "off"}, r.dataDir()); err != nil {
 		return nil, err
 	}
 	// The copy has the primary's postgresql.conf: the replica's own lab
@@ -203,7 +156,7 @@ func (c *PostgresCluster) newReplica(ctx context.Context) (_ *Postgres, err erro
 	standby := strings.Join([]string{
 		"wal_retrieve_retry_interval = '100ms'", // a new primary_conninfo is taken up at once
 		"wal_receiver_status_interval = 1",      // the primary's replay_lag is at most 1 s old
-		"primary_conninfo = '" + c.conninfo(r, Link{TLS: "off"}) + "'",
+		"primary_conninfo = '" + c.conninfo(r, cluster.Link{TLS: "off"}) + "'",
 	}, "\n")
 	f, err := os.OpenFile(filepath.Join(r.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -229,7 +182,7 @@ func (c *PostgresCluster) name() string { return "PostgreSQL lab cluster" }
 
 // conninfo is primary_conninfo for link l, as the replica r dials: no
 // password (a passfile), sslmode per l.TLS, that TLS version only.
-func (c *PostgresCluster) conninfo(r *Postgres, l Link) string {
+func (c *PostgresCluster) conninfo(r *Postgres, l cluster.Link) string {
 	host, port := "127.0.0.1", strconv.Itoa(c.Primary.port)
 	if l.Addr != "" {
 		host, port, _ = net.SplitHostPort(l.Addr)
@@ -250,7 +203,7 @@ func (c *PostgresCluster) conninfo(r *Postgres, l Link) string {
 // the replica's user: into dataDir, or, with dataDir "", as a tar stream
 // that is counted and dropped (a resync's figure without the replica's
 // disk). It times the copy and meters the CPU of both ends.
-func (c *PostgresCluster) basebackup(ctx context.Context, r *Postgres, l Link, dataDir string) (result.Resync, error) {
+func (c *PostgresCluster) basebackup(ctx context.Context, r *Postgres, l cluster.Link, dataDir string) (result.Resync, error) {
 	args := []string{"-d", c.conninfo(r, l), "-w", "--no-sync", "-c", "fast"}
 	var counted *countWriter
 	if dataDir != "" {
@@ -299,7 +252,7 @@ func (c *PostgresCluster) basebackup(ctx context.Context, r *Postgres, l Link, d
 // Resync copies the whole primary over link l as a new replica would
 // (pg_basebackup), timed, with the CPU of both ends. Its sync setting
 // does not matter.
-func (c *PostgresCluster) Resync(ctx context.Context, l Link) (result.Resync, error) {
+func (c *PostgresCluster) Resync(ctx context.Context, l cluster.Link) (result.Resync, error) {
 	if l.TLS != "off" && l.Key != "" {
 		if _, err := c.Primary.UseKey(ctx, l.Key); err != nil {
 			return result.Resync{}, err
@@ -331,10 +284,10 @@ func dirSize(dir string) (int64, error) {
 // streams, and verified from the primary: TLS of l's version, or plain,
 // and synchronous when l.Sync asks. A link that is not what l asks for is
 // an error, never a fallback.
-func (c *PostgresCluster) SetLink(ctx context.Context, l Link) (LinkState, error) {
+func (c *PostgresCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error) {
 	if l.TLS != "off" && l.Key != "" {
 		if _, err := c.Primary.UseKey(ctx, l.Key); err != nil {
-			return LinkState{}, err
+			return cluster.LinkState{}, err
 		}
 	}
 	names, commit := "", "on"
@@ -350,21 +303,21 @@ func (c *PostgresCluster) SetLink(ctx context.Context, l Link) (LinkState, error
 			"ALTER SYSTEM SET primary_conninfo = '"+c.conninfo(c.Replica, l)+"'", "SELECT pg_reload_conf()")
 	}
 	if err != nil {
-		return LinkState{}, fmt.Errorf("%s: setting the link: %w", c.name(), err)
+		return cluster.LinkState{}, fmt.Errorf("%s: setting the link: %w", c.name(), err)
 	}
 	old, err := c.walsenders(ctx)
 	if err != nil {
-		return LinkState{}, err
+		return cluster.LinkState{}, err
 	}
 	// A changed primary_conninfo restarts the walreceiver, a changed
 	// certificate does not: end the walsender so that the replica dials
 	// again either way.
 	if len(old) > 0 {
 		if err := c.Primary.superuserExec(ctx, "postgres", "SELECT pg_terminate_backend(pid) FROM pg_stat_replication"); err != nil {
-			return LinkState{}, err
+			return cluster.LinkState{}, err
 		}
 	}
-	var st LinkState
+	var st cluster.LinkState
 	err = pgPollFor(ctx, 30*time.Second, func() error {
 		if err := c.Alive(); err != nil {
 			return err
@@ -385,9 +338,9 @@ func (c *PostgresCluster) SetLink(ctx context.Context, l Link) (LinkState, error
 	})
 	if err != nil {
 		if aerr := c.Alive(); aerr != nil {
-			return LinkState{}, aerr
+			return cluster.LinkState{}, aerr
 		}
-		return LinkState{}, c.Replica.proc.failure(fmt.Sprintf("did not stream from the primary over the link (tls %s, sync %s) within 30 s (%v)", l.TLS, l.Sync, err))
+		return cluster.LinkState{}, c.Replica.proc.failure(fmt.Sprintf("did not stream from the primary over the link (tls %s, sync %s) within 30 s (%v)", l.TLS, l.Sync, err))
 	}
 	if err := l.Verify(st); err != nil {
 		return st, err
@@ -396,21 +349,6 @@ func (c *PostgresCluster) SetLink(ctx context.Context, l Link) (LinkState, error
 	c.link = l
 	c.mu.Unlock()
 	return st, nil
-}
-
-// Verify checks that st, the link as the primary sees it, is what l asks
-// for: TLS of its version, or plain.
-func (l Link) Verify(st LinkState) error {
-	switch {
-	case l.TLS == "": // a cluster of the user's, as it is
-	case l.TLS == "off" && st.Encrypted:
-		return fmt.Errorf("replication link: asked for plain, pg_stat_ssl shows the walsender's connection encrypted (%s)", st.Version)
-	case l.TLS != "off" && !st.Encrypted:
-		return fmt.Errorf("replication link: asked for TLS %s, pg_stat_ssl shows the walsender's connection plain", l.TLS)
-	case l.TLS != "off" && st.Version != pgTLSVersion(l.TLS):
-		return fmt.Errorf("replication link: asked for TLS %s, pg_stat_ssl shows %s", l.TLS, st.Version)
-	}
-	return nil
 }
 
 // walsenders lists the pids of the primary's walsenders.
@@ -429,13 +367,13 @@ func (c *PostgresCluster) walsenders(ctx context.Context) ([]int, error) {
 
 // LinkState reads the link from the primary; an error when no replica is
 // connected.
-func (c *PostgresCluster) LinkState(ctx context.Context) (LinkState, error) {
+func (c *PostgresCluster) LinkState(ctx context.Context) (cluster.LinkState, error) {
 	rows, err := c.Primary.superuserQuery(ctx, pgLinkQuery+" WHERE r.application_name = '"+pgReplicaName+"'")
 	if err != nil {
-		return LinkState{}, fmt.Errorf("%s: reading pg_stat_replication: %w", c.name(), err)
+		return cluster.LinkState{}, fmt.Errorf("%s: reading pg_stat_replication: %w", c.name(), err)
 	}
 	if len(rows) == 0 {
-		return LinkState{}, errors.New("no replica is connected to the primary (pg_stat_replication is empty)")
+		return cluster.LinkState{}, errors.New("no replica is connected to the primary (pg_stat_replication is empty)")
 	}
 	return pgLinkRow(rows[0]), nil
 }
@@ -445,9 +383,9 @@ const pgLinkQuery = `SELECT r.pid, coalesce(r.state, ''), coalesce(r.sync_state,
 		coalesce(s.cipher, ''), coalesce((r.sent_lsn - '0/0'::pg_lsn)::bigint, 0), coalesce((extract(epoch FROM r.replay_lag) * 1e9)::bigint, -1)
 		FROM pg_stat_replication r LEFT JOIN pg_stat_ssl s ON s.pid = r.pid`
 
-// pgLinkRow is a row of pgLinkQuery as a LinkState.
-func pgLinkRow(r []string) LinkState {
-	var st LinkState
+// pgLinkRow is a row of pgLinkQuery as a cluster.LinkState.
+func pgLinkRow(r []string) cluster.LinkState {
+	var st cluster.LinkState
 	st.PID, _ = strconv.Atoi(r[0])
 	st.State, st.SyncState, st.Encrypted, st.Version, st.Cipher = r[1], r[2], r[3] == "t", r[4], r[5]
 	st.Sent, _ = strconv.ParseInt(r[6], 10, 64)
@@ -489,17 +427,17 @@ func (c *PostgresCluster) PrimaryAddr() string { return c.Primary.addr() }
 // Primary opens a session on the primary as the default bench user, over
 // TLS (verify-ca, the lab CA) or plain: the clients' link, not the
 // replication link.
-func (c *PostgresCluster) OpenPrimary(ctx context.Context, tls bool) (ClusterConn, error) {
+func (c *PostgresCluster) OpenPrimary(ctx context.Context, tls bool) (cluster.Conn, error) {
 	return openClusterConn(ctx, c.Primary, tls)
 }
 
 // OpenReplica opens a plain session on the replica, which reads the
 // heartbeat.
-func (c *PostgresCluster) OpenReplica(ctx context.Context) (ClusterConn, error) {
+func (c *PostgresCluster) OpenReplica(ctx context.Context) (cluster.Conn, error) {
 	return openClusterConn(ctx, c.Replica, false)
 }
 
-func openClusterConn(ctx context.Context, s *Postgres, tls bool) (ClusterConn, error) {
+func openClusterConn(ctx context.Context, s *Postgres, tls bool) (cluster.Conn, error) {
 	raw, err := s.URL("", tls)
 	if err != nil {
 		return nil, err
@@ -526,7 +464,7 @@ func pgDialURL(ctx context.Context, raw string) (*pgconn.PgConn, error) {
 	return pgconn.ConnectConfig(cctx, cfg)
 }
 
-// pgClusterConn is a ClusterConn on one lab PostgreSQL node.
+// pgClusterConn is a cluster.Conn on one lab PostgreSQL node.
 type pgClusterConn struct {
 	c      *pgconn.PgConn
 	tables pgTableNames

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/cluster"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
@@ -69,7 +70,7 @@ func StartRedisCluster(ctx context.Context, o Options) (_ *RedisCluster, err err
 	if _, err := c.Primary.command(ctx, "SET", redisHeartbeatKey, "0"); err != nil {
 		return nil, err
 	}
-	if _, err := c.SetLink(ctx, Link{TLS: "off", Sync: "off"}); err != nil {
+	if _, err := c.SetLink(ctx, cluster.Link{TLS: "off", Sync: "off"}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -82,33 +83,33 @@ func StartRedisCluster(ctx context.Context, o Options) (_ *RedisCluster, err err
 // copies nothing), waited for until both sides show it up, and verified
 // from the primary (CLIENT LIST: the port the replica's connection came
 // in on).
-func (c *RedisCluster) SetLink(ctx context.Context, l Link) (LinkState, error) {
+func (c *RedisCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error) {
 	switch {
 	case l.Sync != "" && l.Sync != "off":
-		return LinkState{}, errors.New("Redis lab cluster: Redis replicates asynchronously only: use --sync off")
+		return cluster.LinkState{}, errors.New("Redis lab cluster: Redis replicates asynchronously only: use --sync off")
 	case l.Addr != "":
-		return LinkState{}, errors.New("Redis lab cluster: no --rtt on the link yet")
+		return cluster.LinkState{}, errors.New("Redis lab cluster: no --rtt on the link yet")
 	}
 	p, r := c.Primary, c.Replica
 	port, replTLS := p.port, "no"
 	if l.TLS != "off" {
 		if l.Key != "" {
 			if _, err := p.UseKey(ctx, l.Key); err != nil {
-				return LinkState{}, err
+				return cluster.LinkState{}, err
 			}
 		}
 		if _, err := p.command(ctx, "CONFIG", "SET", "tls-protocols", pgTLSVersion(l.TLS)); err != nil {
-			return LinkState{}, fmt.Errorf("Redis lab cluster: tls-protocols: %w", err)
+			return cluster.LinkState{}, fmt.Errorf("Redis lab cluster: tls-protocols: %w", err)
 		}
 		port, replTLS = p.tlsPort, "yes"
 	}
 	steps := [][]string{{"REPLICAOF", "NO", "ONE"}, {"CONFIG", "SET", "tls-replication", replTLS}, {"REPLICAOF", "127.0.0.1", strconv.Itoa(port)}}
 	for _, cmd := range steps {
 		if _, err := r.command(ctx, cmd...); err != nil {
-			return LinkState{}, fmt.Errorf("Redis lab cluster: %s on the replica: %w", strings.Join(cmd[:2], " "), err)
+			return cluster.LinkState{}, fmt.Errorf("Redis lab cluster: %s on the replica: %w", strings.Join(cmd[:2], " "), err)
 		}
 	}
-	var st LinkState
+	var st cluster.LinkState
 	err := pgPollFor(ctx, 30*time.Second, func() error {
 		if err := c.Alive(); err != nil {
 			return err
@@ -128,9 +129,9 @@ func (c *RedisCluster) SetLink(ctx context.Context, l Link) (LinkState, error) {
 	})
 	if err != nil {
 		if aerr := c.Alive(); aerr != nil {
-			return LinkState{}, aerr
+			return cluster.LinkState{}, aerr
 		}
-		return LinkState{}, r.proc.failure(fmt.Sprintf("did not replicate from the primary over the link (tls %s) within 30 s (%v)", l.TLS, err))
+		return cluster.LinkState{}, r.proc.failure(fmt.Sprintf("did not replicate from the primary over the link (tls %s) within 30 s (%v)", l.TLS, err))
 	}
 	if err := l.Verify(st); err != nil {
 		return st, err
@@ -142,17 +143,17 @@ func (c *RedisCluster) SetLink(ctx context.Context, l Link) (LinkState, error) {
 // (CLIENT LIST TYPE replica), encrypted when it came in on the tls-port,
 // and master_repl_offset (INFO replication). Redis does not say which TLS
 // version a connection has: Version is the one tls-protocols allows.
-func (c *RedisCluster) LinkState(ctx context.Context) (LinkState, error) {
+func (c *RedisCluster) LinkState(ctx context.Context) (cluster.LinkState, error) {
 	p := c.Primary
 	clients, err := p.command(ctx, "CLIENT", "LIST", "TYPE", "replica")
 	if err != nil {
-		return LinkState{}, err
+		return cluster.LinkState{}, err
 	}
 	info, err := p.command(ctx, "INFO", "replication")
 	if err != nil {
-		return LinkState{}, err
+		return cluster.LinkState{}, err
 	}
-	var st LinkState
+	var st cluster.LinkState
 	list := strings.TrimSpace(strings.Join(clients, ""))
 	if list == "" {
 		return st, errors.New("no replica is connected to the primary (CLIENT LIST TYPE replica is empty)")
@@ -186,7 +187,7 @@ func redisFields(s, sep, kv string) map[string]string {
 }
 
 // Resync is not measured on Redis yet.
-func (c *RedisCluster) Resync(context.Context, Link) (result.Resync, error) {
+func (c *RedisCluster) Resync(context.Context, cluster.Link) (result.Resync, error) {
 	return result.Resync{}, errors.New("Redis lab cluster: no resync figure yet (a full sync is to come)")
 }
 
@@ -196,16 +197,16 @@ func (c *RedisCluster) PrimaryAddr() string {
 }
 
 // OpenPrimary opens a session on the primary, over its tls-port or plain.
-func (c *RedisCluster) OpenPrimary(ctx context.Context, useTLS bool) (ClusterConn, error) {
+func (c *RedisCluster) OpenPrimary(ctx context.Context, useTLS bool) (cluster.Conn, error) {
 	return openRedisConn(ctx, c.Primary, useTLS)
 }
 
 // OpenReplica opens a plain session on the replica.
-func (c *RedisCluster) OpenReplica(ctx context.Context) (ClusterConn, error) {
+func (c *RedisCluster) OpenReplica(ctx context.Context) (cluster.Conn, error) {
 	return openRedisConn(ctx, c.Replica, false)
 }
 
-// redisConn is a ClusterConn on one lab Redis node: RESP2 over one
+// redisConn is a cluster.Conn on one lab Redis node: RESP2 over one
 // connection, logged in as the lab user.
 type redisConn struct {
 	c   net.Conn
@@ -214,7 +215,7 @@ type redisConn struct {
 	pad string
 }
 
-func openRedisConn(ctx context.Context, s *redisServer, useTLS bool) (ClusterConn, error) {
+func openRedisConn(ctx context.Context, s *redisServer, useTLS bool) (cluster.Conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, redisAdminTimeout)
 	defer cancel()
 	var d net.Dialer

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/cluster"
 )
 
 // startCluster starts a lab PostgreSQL cluster for t, stopped when t ends.
@@ -43,7 +45,7 @@ func TestClusterReplicates(t *testing.T) {
 	}
 	defer r.Close()
 	seq := int64(0)
-	for _, l := range []Link{
+	for _, l := range []cluster.Link{
 		{TLS: "off", Sync: "off"},
 		{TLS: "1.3", Key: "ecdsa-p256", Sync: "off"},
 		{TLS: "1.2", Key: "rsa2048", Sync: "on"},
@@ -83,32 +85,12 @@ func TestClusterReplicates(t *testing.T) {
 			}
 		}
 	}
-	rs, err := c.Resync(ctx, Link{TLS: "1.3", Key: "ecdsa-p256"})
+	rs, err := c.Resync(ctx, cluster.Link{TLS: "1.3", Key: "ecdsa-p256"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rs.Bytes < 1<<20 || rs.SourceCPU <= 0 || rs.DestCPU <= 0 {
 		t.Errorf("resync over TLS 1.3: %+v, want megabytes and both ends' CPU", rs)
-	}
-}
-
-// TestClusterLinkVerify: a link that is not what the variant asked for
-// is an error that says what the server showed.
-func TestClusterLinkVerify(t *testing.T) {
-	for _, c := range []struct {
-		l    Link
-		st   LinkState
-		want bool
-	}{
-		{Link{TLS: "off"}, LinkState{}, true},
-		{Link{TLS: "off"}, LinkState{Encrypted: true, Version: "TLSv1.3"}, false},
-		{Link{TLS: "1.3"}, LinkState{}, false},
-		{Link{TLS: "1.3"}, LinkState{Encrypted: true, Version: "TLSv1.2"}, false},
-		{Link{TLS: "1.2"}, LinkState{Encrypted: true, Version: "TLSv1.2"}, true},
-	} {
-		if err := c.l.Verify(c.st); (err == nil) != c.want {
-			t.Errorf("%+v against %+v: %v", c.l, c.st, err)
-		}
 	}
 }
 
@@ -135,7 +117,7 @@ func TestRedisClusterReplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	for seq, l := range []Link{{TLS: "1.3", Sync: "off"}, {TLS: "off", Sync: "off"}, {TLS: "1.2", Sync: "off"}} {
+	for seq, l := range []cluster.Link{{TLS: "1.3", Sync: "off"}, {TLS: "off", Sync: "off"}, {TLS: "1.2", Sync: "off"}} {
 		st, err := c.SetLink(ctx, l)
 		if err != nil {
 			t.Fatalf("%+v: %v", l, err)
@@ -160,7 +142,7 @@ func TestRedisClusterReplicates(t *testing.T) {
 			t.Errorf("%+v: the replica did not show heartbeat %d: %v", l, seq+1, err)
 		}
 	}
-	if _, err := c.SetLink(ctx, Link{TLS: "off", Sync: "on"}); err == nil || !strings.Contains(err.Error(), "asynchronously only") {
+	if _, err := c.SetLink(ctx, cluster.Link{TLS: "off", Sync: "on"}); err == nil || !strings.Contains(err.Error(), "asynchronously only") {
 		t.Errorf("a synchronous Redis link: %v", err)
 	}
 }

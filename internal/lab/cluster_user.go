@@ -10,11 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tlsbench/tlsbench/internal/cluster"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
-
-// ErrNoNodeCPU is a cluster's CPU when tlsbench did not start its nodes.
-var ErrNoNodeCPU = errors.New("the nodes' CPU is not measured: tlsbench did not start them")
 
 // UserCluster is a PostgreSQL primary and replica of the user's own,
 // reached by their URLs and measured as they are: the link is what the
@@ -108,37 +106,37 @@ func pgRows(ctx context.Context, c *pgconn.PgConn, q string) ([][]string, error)
 }
 
 // SetLink changes nothing: it reads the link as it is.
-func (c *UserCluster) SetLink(ctx context.Context, _ Link) (LinkState, error) {
+func (c *UserCluster) SetLink(ctx context.Context, _ cluster.Link) (cluster.LinkState, error) {
 	return c.LinkState(ctx)
 }
 
 // LinkState reads the primary's first streaming walsender (the one of
 // its replicas pg_stat_replication lists first).
-func (c *UserCluster) LinkState(ctx context.Context) (LinkState, error) {
+func (c *UserCluster) LinkState(ctx context.Context) (cluster.LinkState, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rows, err := pgRows(ctx, c.admin, pgLinkQuery+" ORDER BY r.state = 'streaming' DESC, r.pid")
 	if err != nil {
-		return LinkState{}, fmt.Errorf("reading the primary's pg_stat_replication: %w", err)
+		return cluster.LinkState{}, fmt.Errorf("reading the primary's pg_stat_replication: %w", err)
 	}
 	if len(rows) == 0 {
-		return LinkState{}, errors.New("the primary has no replica streaming from it (pg_stat_replication is empty): give the primary of a replicating cluster")
+		return cluster.LinkState{}, errors.New("the primary has no replica streaming from it (pg_stat_replication is empty): give the primary of a replicating cluster")
 	}
 	st := pgLinkRow(rows[0])
 	if st.State == "" {
-		return LinkState{}, errors.New("the primary hides its replication state from this user: grant it pg_monitor (or pg_read_all_stats)")
+		return cluster.LinkState{}, errors.New("the primary hides its replication state from this user: grant it pg_monitor (or pg_read_all_stats)")
 	}
 	return st, nil
 }
 
 // Resync is not measured on a cluster of the user's.
-func (c *UserCluster) Resync(context.Context, Link) (result.Resync, error) {
+func (c *UserCluster) Resync(context.Context, cluster.Link) (result.Resync, error) {
 	return result.Resync{}, errors.New("no resync on your own cluster")
 }
 
 // OpenPrimary opens a session as PRIMARY_URL says (its sslmode: the
 // client's link as the user has it).
-func (c *UserCluster) OpenPrimary(ctx context.Context, _ bool) (ClusterConn, error) {
+func (c *UserCluster) OpenPrimary(ctx context.Context, _ bool) (cluster.Conn, error) {
 	pc, err := pgDialURL(ctx, c.primaryURL)
 	if err != nil {
 		return nil, err
@@ -147,7 +145,7 @@ func (c *UserCluster) OpenPrimary(ctx context.Context, _ bool) (ClusterConn, err
 }
 
 // OpenReplica opens a session as --replica's URL says.
-func (c *UserCluster) OpenReplica(ctx context.Context) (ClusterConn, error) {
+func (c *UserCluster) OpenReplica(ctx context.Context) (cluster.Conn, error) {
 	pc, err := pgDialURL(ctx, c.replicaURL)
 	if err != nil {
 		return nil, err
@@ -159,7 +157,7 @@ func (c *UserCluster) OpenReplica(ctx context.Context) (ClusterConn, error) {
 func (c *UserCluster) PrimaryAddr() string { return "" }
 
 // CPU is not measured: tlsbench did not start the nodes.
-func (c *UserCluster) CPU() (time.Duration, time.Duration, error) { return 0, 0, ErrNoNodeCPU }
+func (c *UserCluster) CPU() (time.Duration, time.Duration, error) { return 0, 0, cluster.ErrNoNodeCPU }
 
 // Alive is nil: a node that is gone shows as its sessions' errors.
 func (c *UserCluster) Alive() error { return nil }
