@@ -3,11 +3,14 @@
 # fails a build that did not change (false failures), and how often it and
 # the round-trip gate catch one that did (detection).
 #
-# 1. Calibration: one run of connect on a lab PostgreSQL 15, plain vs TLS 1.3
-#    (RSA-2048, P-256 offered: no HelloRetryRequest); the gate's bound is the
-#    upper end of the 95% interval of TLS's paired overhead on the median
-#    connection time (AA_QUANTITY: p50; mean, p99 and rate take every stall
-#    of a loaded machine in), plus AA_MARGIN percentage points.
+# 1. Calibration: AA_CALS runs of connect on a lab PostgreSQL 15, plain vs
+#    TLS 1.3 (RSA-2048, P-256 offered: no HelloRetryRequest); the gate's
+#    bound is the largest upper end of the 95% interval of TLS's paired
+#    overhead on the median connection time (AA_QUANTITY: p50; mean, p99 and
+#    rate take every stall of a loaded machine in) over those runs, plus
+#    AA_MARGIN percentage points. One run's upper end is itself a random
+#    figure: on an idle machine here one calibration run gave 43%, and the
+#    upper ends of the next 10 runs of the same command ranged 55-79%.
 # 2. A/A: AA_RUNS runs of the same command with the gates
 #      connect[tls1.3].overhead.p50 < BOUND% @ci95
 #      connect[*].roundtrips.tls-handshake <= 1
@@ -27,6 +30,7 @@ runs="${AA_RUNS:-10}"
 trials="${AA_TRIALS:-5}"
 dur="${AA_DURATION:-2s}"
 margin="${AA_MARGIN:-25}"
+cals="${AA_CALS:-3}"
 quantity="${AA_QUANTITY:-p50}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -53,10 +57,15 @@ report() {
   printf '%-3s %2d: overhead gate %s: %s; round-trip gate %s: %s\n' "$1" "$2" "${o[0]}" "$fig" "${r[0]}" "${r[1]}"
 }
 
-tb --key rsa2048 --group p256 -o "$tmp/cal.json" --gate "connect[tls1.3].overhead.$quantity < 1000000% @ci95" >/dev/null 2>&1
-read -r _ high mean low _ < <(gates "$tmp/cal.json" | awk -F'\t' '{ print $1, $5, $3, $4 }')
+high=
+for i in $(seq 1 "$cals"); do
+  tb --key rsa2048 --group p256 -o "$tmp/cal$i.json" --gate "connect[tls1.3].overhead.$quantity < 1000000% @ci95" >/dev/null 2>&1
+  read -r _ h mean low _ < <(gates "$tmp/cal$i.json" | awk -F'\t' '{ print $1, $5, $3, $4 }')
+  echo "calibration $i: TLS 1.3 overhead on the connection time's $quantity ${mean}% (95% interval ${low} to ${h}%)"
+  high=$(python3 -c "print(max(float('$h'), float('${high:-$h}')))")
+done
 bound=$(python3 -c "print(round($high + $margin, 1))")
-echo "calibration: TLS 1.3 overhead on the connection time's $quantity ${mean}% (95% interval ${low} to ${high}%); bound ${bound}% (+${margin} points)"
+echo "bound: ${bound}% (the largest upper end of $cals calibration runs, ${high}%, +${margin} points)"
 echo "runs: $runs per arm, $trials trials of $dur per variant, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 over="connect[tls1.3].overhead.$quantity < ${bound}% @ci95"
