@@ -294,18 +294,27 @@ func Checks(variants []plan.Variant, trials []result.Trial, conns []*Conn) ([]re
 	var notes []string
 	for _, id := range a.order {
 		v := vs[id]
-		if folded := foldEncrypted(v.phases, v.tool, v.wire); len(folded) > 0 {
-			// After the handshake the wire sees encrypted flights only: set
-			// tlsbench's phases there, summed, beside them.
+		for _, into := range []string{PhaseEncrypted, PhaseData} {
+			folded := fold(into, v.phases, v.tool, v.wire)
+			if len(folded) == 0 {
+				continue
+			}
+			// The wire sees encrypted flights only after the handshake, or
+			// a plaintext protocol it does not decode: set tlsbench's
+			// phases there, summed, beside them.
 			sum := &sums{n: 1}
 			for _, name := range folded {
 				s := v.tool[name]
 				sum.ms += s.ms / float64(s.n)
 				sum.trip += s.trip / float64(s.n)
 			}
-			v.tool[PhaseEncrypted] = sum
+			v.tool[into] = sum
 			v.phases = slices.DeleteFunc(v.phases, func(p string) bool { return slices.Contains(folded, p) })
-			notes = append(notes, fmt.Sprintf("--wire: %s: the wire cannot see inside the encrypted flights after the handshake; tlsbench's %s are summed beside them as %s", id, strings.Join(folded, ", "), PhaseEncrypted))
+			why := "cannot see inside the encrypted flights after the handshake"
+			if into == PhaseData {
+				why = "does not decode this protocol's plaintext"
+			}
+			notes = append(notes, fmt.Sprintf("--wire: %s: the wire %s; tlsbench's %s are summed beside them as %s", id, why, strings.Join(folded, ", "), into))
 		}
 		if seen := int64(len(a.conns[id])); seen != a.opened[id] {
 			notes = append(notes, fmt.Sprintf("--wire: %s opened %d connections in its trials, the capture shows %d starting within them", id, a.opened[id], seen))
@@ -453,11 +462,11 @@ func stackSaid(v plan.Variant, trials []result.Trial, wire *result.Negotiated) s
 	return fmt.Sprintf("--wire: %s: client %s said it negotiated %s, the wire shows %s", v.ID, v.Client, words(said), words(wire))
 }
 
-// foldEncrypted names tlsbench's phases that the wire saw only as its
-// encrypted phase: those it timed and the wire did not, when the wire
-// has an encrypted phase and tlsbench none.
-func foldEncrypted[S any](phases []string, tool, wired map[string]*S) []string {
-	if wired[PhaseEncrypted] == nil || tool[PhaseEncrypted] != nil {
+// fold names tlsbench's phases that the wire saw only as its phase into
+// (encrypted, or data: a plaintext protocol it does not decode): those it
+// timed and the wire did not, when the wire has into and tlsbench none.
+func fold[S any](into string, phases []string, tool, wired map[string]*S) []string {
+	if wired[into] == nil || tool[into] != nil {
 		return nil
 	}
 	var folded []string

@@ -71,6 +71,41 @@ func TestChecks(t *testing.T) {
 	}
 }
 
+// TestChecksFoldData: where the wire does not decode a plaintext protocol
+// (Redis, MongoDB) it has one data phase; tlsbench's phases it did not see
+// are summed beside it, not each set against a phase of 0 connections.
+func TestChecksFoldData(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	phase := func(name string, ms float64, trips int) result.Phase {
+		return result.Phase{Name: name, Latency: result.Hist{Count: 1, Mean: ms}, RoundTrips: result.RoundTrips{Mean: float64(trips)}}
+	}
+	trials := []result.Trial{{Experiment: plan.Connect, Variant: "plain", Start: t0, Elapsed: time.Second, Conns: 1,
+		Phases: []result.Phase{phase("tcp", 0.1, 1), phase("auth", 0.2, 1), phase("query", 0.1, 1), phase("close", 0.05, 0)}}}
+	conns := []*Conn{{Trace: netx.Trace{Start: t0.Add(time.Millisecond), End: t0.Add(2 * time.Millisecond), Phases: []netx.Phase{
+		{Name: "tcp", Duration: 100 * time.Microsecond, RoundTrips: 1},
+		{Name: PhaseData, Duration: 300 * time.Microsecond, RoundTrips: 2},
+		{Name: "close", Duration: 50 * time.Microsecond}}}}}
+	checks, notes := Checks(nil, trials, conns)
+	var phases []string
+	for _, c := range checks {
+		phases = append(phases, c.Phase)
+		if c.Conns != 1 {
+			t.Errorf("%s: %d connections on the wire, want 1", c.Phase, c.Conns)
+		}
+		if c.Phase == PhaseData && (c.Tool < 0.3-1e-9 || c.Tool > 0.3+1e-9 || c.ToolRoundTrips != 2) {
+			t.Errorf("data: tlsbench %.3g ms [%g], want auth and query summed: 0.3 ms [2]", c.Tool, c.ToolRoundTrips)
+		}
+	}
+	if want := []string{"tcp", "close", PhaseData}; !slices.Equal(phases, want) {
+		t.Errorf("phases %q, want %q", phases, want)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.Contains(n, "does not decode this protocol's plaintext; tlsbench's auth, query are summed beside them as data")
+	}) {
+		t.Errorf("notes %q: no note of the fold", notes)
+	}
+}
+
 // TestStackChecks: a client stack's trial has the last connections the
 // capture shows starting before its done, as many as it reported (not
 // its warm-up's, which come first; its first measured one may start
