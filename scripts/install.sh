@@ -27,6 +27,8 @@ need=(
   wg:wireguard-tools
   # the load the suite must pass beside (stress-ng --cpu 4 with make test)
   stress-ng:stress-ng
+  # the JUnit reports' validator (internal/gate TestJUnitSchema)
+  xmllint:libxml2-utils
 )
 if [ "${1:-}" = bench ]; then
   need+=(wrk:wrk jq:jq)
@@ -38,6 +40,8 @@ bash "$(dirname "$0")/install-ferretdb.sh"
 bash "$(dirname "$0")/install-pg18.sh"
 # The client stacks of --client: Python, Node and Java libraries.
 bash "$(dirname "$0")/install-clients.sh"
+# The schema Jenkins reads JUnit reports with, from pytest's source package.
+bash "$(dirname "$0")/install-junit-xsd.sh"
 
 missing=()
 for pair in "${need[@]}"; do

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tlsbench/tlsbench/internal/advise"
+	"github.com/tlsbench/tlsbench/internal/gate"
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -32,6 +33,7 @@ type adviseFlags struct {
 	trials   int
 	duration time.Duration
 	quiet    bool
+	gate     gateFlags // --gate, --gates, --junit, --summary-md (gates.go)
 }
 
 const adviseShort = "From a capture of your own traffic: its profile, and what each TLS change would save"
@@ -87,6 +89,7 @@ advise RESULT.json renders an advise result again.
 	fs.IntVar(&f.trials, "trials", advise.DefaultReplayTrials, "--confirm: trials of each variant, interleaved")
 	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm: length of each trial")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm: no progress lines on stderr")
+	f.gate.register(cmd, "a gate the advice must pass, else exit 3, repeatable: advise[CHANGE|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'advise[tls1.3].saved.round_trips >= 1', 'advise[ecdsa-p256].error_pct.server_cpu < 10' with --confirm (docs/gates.md)")
 	return cmd
 }
 
@@ -111,11 +114,17 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	if f.trials < 1 || f.duration <= 0 {
 		return usageError{fmt.Errorf("--trials %d, -d %s: give at least 1 trial of a positive duration", f.trials, f.duration)}
 	}
-	if filepath.Ext(file) == ".json" {
+	stored := filepath.Ext(file) == ".json"
+	// A result given again has its replays or not: its figures decide.
+	gates, err := f.gate.forAdvise(f.confirm || stored, f.trials)
+	if err != nil {
+		return err
+	}
+	if stored {
 		if f.confirm {
 			return usageError{fmt.Errorf("--confirm replays a capture's profile: give the capture file (pcap or pcapng), not a result")}
 		}
-		return adviseResult(file, render, stdout)
+		return adviseResult(file, render, f.gate, gates, stdout)
 	}
 	if err := checkCaptureFile(file); err != nil {
 		return err
@@ -158,23 +167,31 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	r := advise.Result(c.Info, advised)
 	r.Tool, r.Env, r.Command, r.Started = res.Tool, res.Env, res.Command, res.Started
 	r.End(ctx, nil)
+	recordVerdicts(gates, r)
 	_, pageErr, err := out.saveAs(r, render, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	return pageErr
+	if pageErr != nil {
+		return pageErr
+	}
+	return f.gate.finish(r.Gates, "tlsbench advise", r.Started.Format(time.RFC3339))
 }
 
-// adviseResult renders an advise result again; any other result is
-// refused in a line that says what to give instead.
-func adviseResult(file string, render func(*report.Model, io.Writer) error, stdout io.Writer) error {
+// adviseResult renders an advise result again, judged by gates if given;
+// any other result is refused in a line that says what to give instead.
+func adviseResult(file string, render func(*report.Model, io.Writer) error, gf gateFlags, gates []gate.Gate, stdout io.Writer) error {
 	r, err := readResult(file)
 	if err != nil {
 		return err
 	}
 	switch {
 	case len(r.Advise) > 0:
-		return render(report.Build(r), stdout)
+		recordVerdicts(gates, r)
+		if err := render(report.Build(r), stdout); err != nil {
+			return err
+		}
+		return gf.finish(r.Gates, "tlsbench advise", r.Started.Format(time.RFC3339))
 	case r.Capture != nil:
 		return usageError{fmt.Errorf("%s: %w", file, advise.ErrNotAdvisable)}
 	}

@@ -62,6 +62,6 @@ judges those changes (exit 3 when one fails; docs/gates.md).`,
 			return gf.finish(vs, "tlsbench compare", "")
 		},
 	}
-	gf.register(cmd)
+	gf.register(cmd, "a compare: gate on the change from OLD to NEW, repeatable, e.g. 'compare: pool[*].server_cpu_per_op.delta < +10% @ci95' (docs/gates.md)")
 	return cmd
 }

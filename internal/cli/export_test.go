@@ -135,7 +135,7 @@ func TestExportLive(t *testing.T) {
 	}
 	tlsVariant := r.Trials[1].Variant
 	for _, want := range []string{"tlsbench_latency_seconds plain/", "tlsbench_phase_seconds plain/tcp", "tlsbench_phase_seconds " + tlsVariant + "/tls-handshake",
-		export.PhaseRoundTrips, export.CPUPerOperation, export.Rate, export.Operations, export.Trials, export.OverheadPercent} {
+		export.PhaseRoundTrips, export.CPUPerOperation, export.OTLPName(export.Rate), export.Operations, export.Trials, export.OverheadPercent} {
 		if seen[want] == 0 {
 			t.Errorf("no %s among %v", want, seen)
 		}

@@ -42,12 +42,12 @@ func (e gateFailed) Error() string {
 // errGateAbort is the cause of a run stopped by --gate-abort.
 var errGateAbort = errors.New("a gate failed (--gate-abort)")
 
-// registerGateFlags adds the gate flags of compare (the run commands take
-// them from the options table).
-func (f *gateFlags) register(cmd *cobra.Command) {
+// register adds the gate flags of compare, replicate and advise (the run
+// commands take them from the options table); gate is --gate's usage.
+func (f *gateFlags) register(cmd *cobra.Command, gate string) {
 	fs := cmd.Flags()
-	fs.StringArrayVar(&f.exprs, "gate", nil, "a compare: gate on the change from OLD to NEW, repeatable, e.g. 'compare: pool[*].server_cpu_per_op.delta < +10% @ci95' (docs/gates.md)")
-	fs.StringVar(&f.file, "gates", "", "a YAML file of compare: gates")
+	fs.StringArrayVar(&f.exprs, "gate", nil, gate)
+	fs.StringVar(&f.file, "gates", "", "a YAML file of gates: a list of expressions or {name: NAME, gate: EXPR}")
 	fs.StringVar(&f.junit, "junit", "", "write the gates' verdicts as JUnit XML to FILE")
 	fs.StringVar(&f.summary, "summary-md", "", "write the gates' verdicts as a Markdown table to FILE (e.g. $GITHUB_STEP_SUMMARY)")
 }
@@ -88,16 +88,42 @@ func (f gateFlags) parse() ([]gate.Gate, error) {
 	return gs, nil
 }
 
-// forRun parses the gates and checks them against the run's plan.
-func (f gateFlags) forRun(spec plan.Spec) ([]gate.Gate, error) {
+// checked parses the gates and checks them with check (gate.Check or
+// its kin): a gate the run cannot judge is a usage error.
+func (f gateFlags) checked(check func([]gate.Gate) ([]gate.Gate, error)) ([]gate.Gate, error) {
 	gs, err := f.parse()
 	if err != nil || len(gs) == 0 {
 		return nil, err
 	}
-	if gs, err = gate.Check(gs, spec); err != nil {
+	if gs, err = check(gs); err != nil {
 		return nil, usageError{err}
 	}
 	return gs, nil
+}
+
+// forRun parses the gates and checks them against the run's plan.
+func (f gateFlags) forRun(spec plan.Spec) ([]gate.Gate, error) {
+	return f.checked(func(gs []gate.Gate) ([]gate.Gate, error) { return gate.Check(gs, spec) })
+}
+
+// forReplicate parses the gates and checks them against a replicate
+// run's plan.
+func (f gateFlags) forReplicate(p plan.Replication) ([]gate.Gate, error) {
+	return f.checked(func(gs []gate.Gate) ([]gate.Gate, error) { return gate.CheckReplicate(gs, p) })
+}
+
+// forAdvise parses the gates and checks them against what advise
+// measures: with --confirm, replays of trials trials each.
+func (f gateFlags) forAdvise(confirm bool, trials int) ([]gate.Gate, error) {
+	return f.checked(func(gs []gate.Gate) ([]gate.Gate, error) { return gate.CheckAdvise(gs, confirm, trials) })
+}
+
+// recordVerdicts records the gates' verdicts on res in it, from the report
+// model's quantities.
+func recordVerdicts(gs []gate.Gate, res *result.Result) {
+	if len(gs) > 0 {
+		res.Gates = gate.Evaluate(gs, report.Quantities(res))
+	}
 }
 
 // abortWhen wraps a run's progress so that, with --gate-abort, the run

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -57,12 +58,13 @@ lag-SLO capacity search are not measured yet.`,
 			if err != nil {
 				return err
 			}
-			return replicateRun(cmd.Context(), p, f.output, f.quiet, argv, stdout, stderr)
+			return replicateRun(cmd.Context(), p, f.output, f.quiet, f.gate, argv, stdout, stderr)
 		},
 	}
 	registerTable(cmd.Flags(), replicateOptions, onReplicate, &f, tableDefaults(replicateOptions, onReplicate, func(string) (plan.Replication, error) {
 		return plan.NewReplication(plan.Replication{})
 	}))
+	f.gate.register(cmd, "a gate the run must pass, else exit 3, repeatable: replicate[VARIANT|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'replicate[tls1.3].overhead.commit.p99 < 20% @ci95', 'replicate[tls1.3].lag.p99 < 1s' (docs/gates.md)")
 	refuseShard(cmd, "replicate measures a cluster tlsbench builds on this machine")
 	return cmd
 }
@@ -73,6 +75,7 @@ type replicateFlags struct {
 	plan.Replication
 	output string
 	quiet  bool
+	gate   gateFlags // --gate, --gates, --junit, --summary-md (gates.go)
 }
 
 type replicateOption = option[replicateFlags, plan.Replication]
@@ -118,7 +121,11 @@ var replicateOptions = []replicateOption{
 // replicateRun builds the lab cluster, runs the trials, stops the cluster
 // (also on an error or Ctrl-C) and saves the result with the trials that
 // finished.
-func replicateRun(ctx context.Context, p plan.Replication, output string, quiet bool, argv []string, stdout, stderr io.Writer) error {
+func replicateRun(ctx context.Context, p plan.Replication, output string, quiet bool, gf gateFlags, argv []string, stdout, stderr io.Writer) error {
+	gates, err := gf.forReplicate(p)
+	if err != nil {
+		return err
+	}
 	out, err := openResultFile(output)
 	if err != nil {
 		return err
@@ -160,7 +167,13 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 		runErr = serr
 		res.Error = serr.Error()
 	}
-	return out.finish(res, len(res.Trials) > 0, "the trials that finished", runErr, stdout, stderr)
+	if len(res.Trials) > 0 {
+		recordVerdicts(gates, res)
+	}
+	if err := out.finish(res, len(res.Trials) > 0, "the trials that finished", runErr, stdout, stderr); err != nil {
+		return err
+	}
+	return gf.finish(res.Gates, "tlsbench replicate", res.Started.Format(time.RFC3339))
 }
 
 // labCluster is a lab cluster as replicate runs and records it.

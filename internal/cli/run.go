@@ -12,10 +12,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/internal/bench"
 	"github.com/tlsbench/tlsbench/internal/export"
-	"github.com/tlsbench/tlsbench/internal/gate"
 	"github.com/tlsbench/tlsbench/internal/lab"
 	"github.com/tlsbench/tlsbench/internal/plan"
-	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
 	"github.com/tlsbench/tlsbench/internal/site"
 	"github.com/tlsbench/tlsbench/internal/wire"
@@ -132,8 +130,8 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 		res.Interrupted, runErr = false, nil
 		res.Notes = append(res.Notes, fmt.Sprintf("stopped by --gate-abort after %d of %d trials: a gate failed on the trials so far", len(res.Trials), res.PlannedTrials))
 	}
-	if len(gates) > 0 && len(res.Trials) > 0 {
-		res.Gates = gate.Evaluate(gates, report.Quantities(res))
+	if len(res.Trials) > 0 {
+		recordVerdicts(gates, res)
 	}
 	var wireErr error // reported once the result is saved
 	if wc != nil && len(res.Trials) > 0 {

@@ -137,7 +137,7 @@ func TestFeedOTLP(t *testing.T) {
 					}
 				}
 			}
-			for _, name := range []string{LatencySeconds, PhaseSeconds, PhaseRoundTrips, CPUPerOperation, Rate, Operations, Errors, Trials, GatePassed} {
+			for _, name := range []string{LatencySeconds, PhaseSeconds, PhaseRoundTrips, CPUPerOperation, OTLPName(Rate), Operations, Errors, Trials, GatePassed} {
 				if !got[name] {
 					t.Errorf("no %s among %v", name, got)
 				}

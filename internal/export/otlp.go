@@ -156,10 +156,14 @@ func (r Run) attributes() []attribute.KeyValue {
 		attribute.String("tlsbench.run.id", r.ID),
 		attribute.String("tlsbench.tls.library", r.TLSLibrary),
 	}
+	// An instance of its own per shard: Prometheus' OTLP receiver makes it
+	// the instance label, so that the shards' series never collide.
+	instance := r.ID
 	if r.Shard != "" {
 		kv = append(kv, attribute.String("tlsbench.shard", r.Shard))
+		instance += " " + r.Shard
 	}
-	return kv
+	return append(kv, semconv.ServiceInstanceID(instance))
 }
 
 func (o *otlpSink) name() string { return o.where }
@@ -177,7 +181,7 @@ func (o *otlpSink) metrics(snap snapshot, now time.Time) *metricdata.ResourceMet
 	byName := map[string]int{}
 	at := func(name, unit string, data metricdata.Aggregation) {
 		byName[name] = len(ms)
-		ms = append(ms, metricdata.Metrics{Name: name, Unit: unit, Data: data})
+		ms = append(ms, metricdata.Metrics{Name: OTLPName(name), Unit: unit, Data: data})
 	}
 	for _, p := range snap.points {
 		i, ok := byName[p.name]
@@ -217,7 +221,22 @@ func (o *otlpSink) metrics(snap snapshot, now time.Time) *metricdata.ResourceMet
 		Scope: instrumentation.Scope{Name: "github.com/tlsbench/tlsbench/internal/export"}, Metrics: ms}}}
 }
 
-// unitOf is a gauge's unit, from its name.
+// OTLPName is the name a series goes by over OTLP: its Prometheus name
+// but for the rate, whose unit (1/s) Prometheus' OTLP translation spells
+// out itself: tlsbench_rate_per_second would come out
+// tlsbench_rate_per_second_per_second.
+func OTLPName(name string) string {
+	if name == Rate {
+		return strings.TrimSuffix(Rate, "_per_second")
+	}
+	return name
+}
+
+// unitOf is a gauge's unit, from its name. Prometheus' OTLP translation
+// adds a unit's name to a metric's unless it is there (s: _seconds, %:
+// _percent; 1/s: _per_second, see OTLPName) and _ratio to a gauge of unit
+// 1; counts are annotations ({round_trip}), which it leaves out: so every
+// series reaches Prometheus with the name the Pushgateway gives it.
 func unitOf(name string) string {
 	switch {
 	case strings.HasSuffix(name, "_percent"):
@@ -226,6 +245,10 @@ func unitOf(name string) string {
 		return "s"
 	case strings.HasSuffix(name, "_per_second"):
 		return "1/s"
+	case name == PhaseRoundTrips:
+		return "{round_trip}"
+	case name == GatePassed:
+		return "{gate}" // 1 passed, 0 failed: not a ratio
 	}
 	return "1"
 }

@@ -24,7 +24,7 @@ func Evaluate(gates []Gate, qs []report.Quantity) []result.Gate {
 	for i, g := range gates {
 		var figs []figure
 		for _, q := range qs {
-			if q.Experiment != g.Experiment || q.Name != g.Quantity || !slices.Contains(g.Variants, q.Variant) {
+			if q.Experiment != g.Experiment || q.Name != g.Quantity || !g.selects(q.Variant) {
 				continue
 			}
 			f := figure{cell: cellName(q), mean: q.Mean, ci95: q.CI95}
@@ -41,10 +41,19 @@ func Evaluate(gates []Gate, qs []report.Quantity) []result.Gate {
 	return out
 }
 
+// selects reports whether g judges the variant named id: [*] every one
+// (an advice's change the gate's list does not know yet too).
+func (g Gate) selects(id string) bool {
+	return g.Variant == "*" || slices.Contains(g.Variants, id)
+}
+
 // cellName names a quantity's cell as verdicts show it: "connect tls1.3
-// c=4", "pool tls1.3 at 300/s" (an open loop's offered rate), "connect tls1.3 (rate search)".
+// c=4", "pool tls1.3 at 300/s" (an open loop's offered rate), "connect
+// tls1.3 (rate search)", or the name the quantity gives its cell.
 func cellName(q report.Quantity) string {
 	switch {
+	case q.Cell != "":
+		return q.Cell
 	case q.Name == "capacity":
 		return fmt.Sprintf("%s %s (rate search)", q.Experiment, q.Variant)
 	case q.Rate > 0:
@@ -64,7 +73,7 @@ func EvaluateCompare(gates []Gate, c *report.Comparison) []result.Gate {
 				continue
 			}
 			for _, r := range t.Rows {
-				if r.Only != "" || !slices.Contains(g.Variants, r.Variant) || math.IsNaN(r.Delta.Pct) {
+				if r.Only != "" || !g.selects(r.Variant) || math.IsNaN(r.Delta.Pct) {
 					continue
 				}
 				figs = append(figs, figure{cell: fmt.Sprintf("%s %s c=%d", t.Experiment, r.Variant, r.Concurrency), mean: r.Delta.Pct, ci95: r.Delta.CI95})

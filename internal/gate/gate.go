@@ -71,8 +71,12 @@ func Parse(expr string) (Gate, error) {
 		return bad("not a gate: write EXPERIMENT[VARIANT|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'connect[tls1.3].overhead.p99 < 40%% @ci95' (see docs/gates.md)")
 	}
 	g := Gate{Name: e, Expr: e, Compare: m[1] != "", Experiment: plan.Experiment(m[2]), Variant: strings.TrimSpace(m[3]), Op: m[5], Unit: m[7]}
-	if !slices.Contains([]plan.Experiment{plan.Connect, plan.Pool, plan.Stream, plan.Storm}, g.Experiment) {
-		return bad("unknown experiment %q: gate connect, pool, stream or storm", m[2])
+	runs := []plan.Experiment{plan.Connect, plan.Pool, plan.Stream, plan.Storm}
+	switch {
+	case g.Compare && !slices.Contains(runs, g.Experiment):
+		return bad("compare judges connect, pool, stream or storm: %q is none of them", m[2])
+	case !slices.Contains(append(runs, plan.Replicate, plan.Advise), g.Experiment):
+		return bad("unknown experiment %q: gate connect, pool, stream, storm, replicate or advise", m[2])
 	}
 	if g.Variant == "" {
 		return bad("the variant selector is empty: name a variant as the report does (e.g. [tls1.3]) or [*] for all")
@@ -100,10 +104,13 @@ func Parse(expr string) (Gate, error) {
 		g.Quantity, g.Delta = q, true
 	default:
 		q, over := strings.CutPrefix(path, "overhead.")
-		if strings.HasSuffix(q, ".delta") {
+		switch {
+		case strings.HasSuffix(q, ".delta"):
 			return bad(".delta is a change between two results: put 'compare:' in front and give it to tlsbench compare OLD NEW")
+		case over && g.Experiment == plan.Advise:
+			return bad("advise's figures are savings already, with no baseline to compare with: drop overhead. (e.g. 'advise[tls1.3].saved.setup > 1ms')")
 		}
-		if err := knownQuantity(q); err != "" {
+		if err := knownQuantity(g.Experiment, q); err != "" {
 			return bad("%s", err)
 		}
 		g.Quantity, g.Overhead = q, over
@@ -112,14 +119,27 @@ func Parse(expr string) (Gate, error) {
 	if err != nil {
 		return bad("the bound %q is not a number", m[6])
 	}
-	if g.Bound, g.Unit, err = scale(bound, g.Unit, g.unitOf()); err != nil {
+	if g.Bound, g.Unit, err = g.scale(bound); err != nil {
 		return bad("%v", err)
 	}
 	return g, nil
 }
 
-// knownQuantity is "" for a quantity a cell can have, else why not.
-func knownQuantity(q string) string {
+// knownQuantity is "" for a quantity a cell of experiment e can have,
+// else why not.
+func knownQuantity(e plan.Experiment, q string) string {
+	switch e {
+	case plan.Replicate:
+		if slices.Contains(report.ReplicateQuantityNames, q) {
+			return ""
+		}
+		return fmt.Sprintf("unknown quantity %q for replicate: use one of %s, or overhead. before one of them", q, strings.Join(report.ReplicateQuantityNames, ", "))
+	case plan.Advise:
+		if slices.Contains(report.AdviseQuantityNames, q) {
+			return ""
+		}
+		return fmt.Sprintf("unknown quantity %q for advise: use saved.FIGURE (predicted), measured.FIGURE or error_pct.FIGURE (--confirm), FIGURE one of %s; or saved.round_trips, measured.round_trips", q, strings.Join(report.AdviceFigureNames, ", "))
+	}
 	if slices.Contains(report.QuantityNames, q) {
 		return ""
 	}
@@ -135,34 +155,32 @@ func knownQuantity(q string) string {
 }
 
 // unitOf is the unit the gate's figure is in: % for a change, else the
-// quantity's.
+// quantity's (report.QuantityUnit).
 func (g Gate) unitOf() string {
 	if g.Overhead || g.Delta {
 		return "%"
 	}
-	switch {
-	case g.Quantity == "rate", strings.HasSuffix(g.Quantity, "_rate") && g.Quantity != "error_rate", g.Quantity == "capacity":
-		return "/s"
-	case g.Quantity == "error_rate":
-		return "ratio"
-	case strings.HasSuffix(g.Quantity, "_cpu_per_op"):
-		return "us"
-	case strings.HasPrefix(g.Quantity, "roundtrips."):
-		return "count"
-	}
-	return "ms"
+	return report.QuantityUnit(g.Experiment, g.Quantity)
 }
 
-// scale converts a bound given in unit to want, the quantity's unit; a
-// unit that does not fit the quantity is an error.
-func scale(v float64, unit, want string) (float64, string, error) {
+// scale converts a bound given in g.Unit to the quantity's unit; a unit
+// that does not fit the quantity is an error.
+func (g Gate) scale(v float64) (float64, string, error) {
+	unit, want := g.Unit, g.unitOf()
+	what := g.Quantity
+	if strings.HasPrefix(what, "roundtrips.") || strings.HasSuffix(what, ".round_trips") {
+		what = "round trips"
+	}
 	times := map[string]float64{"s": 1e3, "ms": 1, "us": 1e-3}
 	switch want {
 	case "%":
-		if unit != "%" {
+		switch {
+		case unit == "%", unit == "" && !g.Overhead && !g.Delta: // an advice's error is in percent by name
+			return v, want, nil
+		case g.Overhead || g.Delta:
 			return 0, "", fmt.Errorf("a change is in percent: write the bound with %%, e.g. 40%%")
 		}
-		return v, want, nil
+		return 0, "", fmt.Errorf("%s does not fit %s, in percent: write e.g. 10 or 10%%", unit, what)
 	case "ratio":
 		switch unit {
 		case "%":
@@ -170,17 +188,17 @@ func scale(v float64, unit, want string) (float64, string, error) {
 		case "":
 			return v, want, nil
 		}
-		return 0, "", fmt.Errorf("%s does not fit error_rate, a share of operations: write e.g. 1%% or 0.01", unit)
+		return 0, "", fmt.Errorf("%s does not fit %s, a share of operations: write e.g. 1%% or 0.01", unit, what)
 	case "/s":
 		if unit == "" || unit == "/s" {
 			return v, want, nil
 		}
-		return 0, "", fmt.Errorf("%s does not fit rate, per second: give a number or N/s (overhead.rate for a change in %%)", unit)
+		return 0, "", fmt.Errorf("%s does not fit %s, per second: give a number or N/s (overhead. before it for a change in %%)", unit, what)
 	case "count":
 		if unit == "" {
 			return v, want, nil
 		}
-		return 0, "", fmt.Errorf("%s does not fit round trips, a count: give a number, e.g. <= 1", unit)
+		return 0, "", fmt.Errorf("%s does not fit %s, a count: give a number, e.g. <= 1", unit, what)
 	case "us":
 		if f, ok := times[unit]; ok {
 			return v * f * 1e3, want, nil

@@ -333,10 +333,12 @@ func (ix *index) body() []Block {
 	}
 	if isAdvise(ix.r) {
 		ix.adviseTables(&b)
+		ix.gates(&b)
 		return b.blocks
 	}
 	if isReplicate(ix.r) {
 		ix.replicateTables(&b)
+		ix.gates(&b)
 		return b.blocks
 	}
 	for _, e := range ix.experiments {

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
@@ -22,8 +23,10 @@ type Quantity struct {
 	// for a closed loop's.
 	Rate float64
 	// Name is the figure (QuantityNames, or phase.NAME and
-	// roundtrips.NAME), Unit what Mean counts: "/s", "ms", "us" (CPU per
-	// operation), "count" (round trips), "ratio" (failed operations).
+	// roundtrips.NAME; ReplicateQuantityNames, AdviseQuantityNames), Unit
+	// what Mean counts: "/s", "ms", "us" (CPU per operation or write),
+	// "count" (round trips, cores, bytes), "ratio" (failed operations), "%"
+	// (an advice's error). Variant is an advice's change ID (AdviceIDs).
 	Name, Unit string
 	Trials     int
 	Mean, CI95 float64 // CI95 is NaN with one trial
@@ -33,6 +36,10 @@ type Quantity struct {
 	// than two pairs (no interval).
 	Overhead stats.Delta
 	Baseline string
+	// Cell names a cell that is no experiment, variant and concurrency
+	// ("advise tls1.3 on 10.0.0.5:5432", a replicate's resync); "" for
+	// those that are.
+	Cell string
 }
 
 // figureDef is how a quantity is taken from one trial; ok is false for a
@@ -52,18 +59,7 @@ var figureDefs = []figureDef{
 	{"mean", "ms", latency(func(h result.Hist) float64 { return h.Mean })},
 	{"client_cpu_per_op", "us", cpuPerOp(func(t result.Trial) time.Duration { return t.ClientCPU })},
 	{"server_cpu_per_op", "us", cpuPerOp(func(t result.Trial) time.Duration { return t.ServerCPU })},
-	{"error_rate", "ratio", func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
-		return func(t result.Trial) (float64, bool) {
-			var failed int64
-			for _, n := range t.Errors {
-				failed += n
-			}
-			if t.Ops+failed == 0 {
-				return 0, false
-			}
-			return float64(failed) / float64(t.Ops+failed), true
-		}
-	}},
+	{"error_rate", "ratio", func(*index, plan.Experiment) func(result.Trial) (float64, bool) { return errorRate }},
 	{"offered_rate", "/s", openLoop(func(o result.OpenLoop) float64 { return o.Offered })},
 	{"achieved_rate", "/s", openLoop(result.OpenLoop.Achieved)},
 	{"storm.all_connected", "ms", stormTime(func(s *result.Storm) time.Duration { return s.AllConnected })},
@@ -80,6 +76,49 @@ var QuantityNames = func() []string {
 	}
 	return append(names, "capacity")
 }()
+
+// QuantityUnit is the unit of experiment e's quantity name, as Quantity
+// has it; "" for a name e has none of. A phase's name is not checked.
+func QuantityUnit(e plan.Experiment, name string) string {
+	switch {
+	case e == plan.Replicate && name == resyncQuantity:
+		return "/s"
+	case e == plan.Replicate:
+		for _, q := range replQuantities {
+			if q.name == name {
+				return q.unit
+			}
+		}
+		return ""
+	case e == plan.Advise:
+		return adviceUnit(name)
+	case name == "capacity":
+		return "/s"
+	case strings.HasPrefix(name, "phase."):
+		return "ms"
+	case strings.HasPrefix(name, "roundtrips."):
+		return "count"
+	}
+	for _, d := range figureDefs {
+		if d.name == name {
+			return d.unit
+		}
+	}
+	return ""
+}
+
+// errorRate is a trial's failed operations over all, false for a trial
+// that tried none.
+func errorRate(t result.Trial) (float64, bool) {
+	var failed int64
+	for _, n := range t.Errors {
+		failed += n
+	}
+	if t.Ops+failed == 0 {
+		return 0, false
+	}
+	return float64(failed) / float64(t.Ops+failed), true
+}
 
 func openLoop(f func(result.OpenLoop) float64) func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
 	return func(*index, plan.Experiment) func(result.Trial) (float64, bool) {
@@ -126,8 +165,15 @@ func phaseFigure(name string, roundTrips bool) func(*index, plan.Experiment) fun
 func Quantities(r *result.Result) []Quantity { return newIndex(r).quantities() }
 
 // quantities lists every figure of every cell of the run's trials, in the
-// order of the tables: experiment, concurrency, variant, then figure.
+// order of the tables: experiment, concurrency, variant, then figure; a
+// replicate's or an advise's own.
 func (ix *index) quantities() []Quantity {
+	switch {
+	case isReplicate(ix.r):
+		return ix.replicateQuantities() // quantities_replicate.go
+	case isAdvise(ix.r):
+		return ix.adviceQuantities() // quantities_advise.go
+	}
 	var out []Quantity
 	for _, e := range ix.experiments {
 		var phases []string
