@@ -61,6 +61,7 @@ high=
 for i in $(seq 1 "$cals"); do
   tb --key rsa2048 --group p256 -o "$tmp/cal$i.json" --gate "connect[tls1.3].overhead.$quantity < 1000000% @ci95" >/dev/null 2>&1
   read -r _ h mean low _ < <(gates "$tmp/cal$i.json" | awk -F'\t' '{ print $1, $5, $3, $4 }')
+  [[ $h =~ ^-?[0-9.e+-]+$ ]] || { echo "gates-aa.sh: calibration run $i has no interval (upper end '$h'): use more trials (AA_TRIALS)" >&2; exit 1; }
   echo "calibration $i: TLS 1.3 overhead on the connection time's $quantity ${mean}% (95% interval ${low} to ${h}%)"
   high=$(python3 -c "print(max(float('$h'), float('${high:-$h}')))")
 done
@@ -79,6 +80,7 @@ for i in $(seq 1 "$runs"); do
   [[ ${v[0]} == pass* ]] || false_over=$((false_over + 1))
   [[ ${v[1]} == pass* ]] || false_rt=$((false_rt + 1))
   report A/A "$i"
+  echo "    load $(cut -d' ' -f1 /proc/loadavg)"
 
   code=0
   tb --key rsa4096 -o "$tmp/b$i.json" --gate "$over" --gate "$rt" >/dev/null 2>"$tmp/b$i.err" || code=$?
