@@ -159,6 +159,13 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	// A shard runs its share of the plan, in the plan's slots (schedule.go).
 	r := &Runner{Spec: spec.Share(), Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver,
 		StartClient: o.StartClient, Locate: s.Locate, slots: newSlots(spec)}
+	r.Warn = func(w string) {
+		res.Warnings = append(res.Warnings, w)
+		if o.Warn != nil {
+			o.Warn(w)
+		}
+	}
+	defer func() { res.Notes = append(res.Notes, r.Notes...) }()
 	defer func() { res.Shard = r.slots.shard() }()
 	// Every client stack's process is stopped and reaped however the run
 	// ends (an error, Ctrl-C); what they said of themselves is kept.

@@ -37,23 +37,9 @@ const peerPoll = 20 * time.Millisecond
 // against v; nil and why where the server cannot say (an engine whose
 // driver is no driver.PeerChecker: MongoDB, HTTPS).
 func (r *Runner) stackServer(ctx context.Context, v plan.Variant, client clientstack.Client) (*result.ServerView, string, error) {
-	cfg, ok := r.Configs[v.ID]
-	if !ok {
-		return nil, "", fmt.Errorf("no connection settings for variant %s", v.ID)
-	}
-	if cfg.Dialer != nil {
-		// Over the bare link, whatever RTT the variant emulates (the
-		// stack's relay carries that): the asking is no part of it.
-		cfg.Dialer = cfg.Dialer.WithRTT(0)
-	}
-	cfg.PerConn = 1
-	d, err := r.newDriver(r.Scheme, cfg)
+	s, err := r.askSession(ctx, v)
 	if err != nil {
 		return nil, "", err
-	}
-	s, err := d.Open(ctx)
-	if err != nil {
-		return nil, "", fmt.Errorf("opening a session to ask the server about client %s's connections: %w", v.Client, r.explain(err, v))
 	}
 	defer s.Close()
 	pc, ok := s.(driver.PeerChecker)

@@ -98,12 +98,22 @@ func (b *redisBenchmark) Run(ctx context.Context, r Run) (rep Report, err error)
 	if err != nil {
 		return rep, err
 	}
+	c := int64(max(r.Concurrency, 1))
+	// redis-benchmark's own connection, for the server's CONFIG; under
+	// -k 0 a client that ends its request while others are in flight
+	// connects anew, and up to one a client but one may connect as the
+	// run ends and send nothing (redis-benchmark.c's clientDone: n + 1
+	// to n + c in all).
+	own := Extra{Min: 1, Max: c, Known: true}
+	if keepAlive {
+		own = exactly(1)
+	}
+	rep.Extra = own
 	n := r.MaxOps
 	if n <= 0 {
 		// redis-benchmark counts requests, not time: a first run (the
 		// warm-up: hiredis is C, with nothing else to warm) measures the
 		// rate, the second runs for the duration.
-		c := int64(max(r.Concurrency, 1))
 		probe := max(2000, 200*c)
 		if !keepAlive {
 			probe = max(100, 20*c)
@@ -115,6 +125,12 @@ func (b *redisBenchmark) Run(ctx context.Context, r Run) (rep Report, err error)
 		rate := float64(probe) / res.ended.Sub(res.began).Seconds()
 		n = max(1, int64(math.Ceil(rate*r.Duration.Seconds())))
 		rep.Warmup, rep.WarmupCPU = res.ended.Sub(res.began), res.cpu
+		// The warm-up run's connections: a pool's, or one a request.
+		first := probe
+		if keepAlive {
+			first = c
+		}
+		rep.Extra = Extra{Min: own.Min + first + own.Min, Max: own.Max + first + own.Max, Known: true}
 	}
 	r.warmed()
 	res, tot, err := b.once(ctx, dir, conf, r, n, keepAlive)

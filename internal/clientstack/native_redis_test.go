@@ -109,6 +109,11 @@ func TestHiredis(t *testing.T) {
 			if tc.experiment == "pool" {
 				lo, hi = 2+1, 2+1
 			}
+			// The run says so, as its own (besides its n or its 2).
+			if own := (Extra{Min: lo - n, Max: hi - n, Known: true}); tc.experiment == "connect" && rep.Extra != own ||
+				tc.experiment == "pool" && rep.Extra != exactly(1) {
+				t.Errorf("the run says it opened %+v besides its operations' connections", rep.Extra)
+			}
 			if got := redisStat(t, admin, "stats", "total_connections_received", "") - conns; got < lo || got > hi {
 				t.Errorf("the server counted %d connections, want %d to %d", got, lo, hi)
 			}
