@@ -192,3 +192,19 @@ func runClients(t *testing.T, out string, args ...string) (string, *result.Resul
 	}
 	return stdout, r
 }
+
+// TestClientHiredisPassword: the lab's Redis has a password, which
+// redis-benchmark would take on its command line only: hiredis is refused
+// before any trial in one line naming why and the stacks that read a
+// password from a file, and no redis-benchmark ran.
+func TestClientHiredisPassword(t *testing.T) {
+	labtest.Slow(t)
+	code, _, stderr := runMain(t, "connect", "--lab", "redis", "--client", "hiredis", "--tls", "off", "-n", "5", "--trials", "1", "-q",
+		"-o", filepath.Join(t.TempDir(), "r.json"))
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if code == exitOK || !strings.Contains(last, "client hiredis cannot run this variant: a password: redis-benchmark takes one only on its command line") ||
+		!strings.Contains(last, "use --client redis-py, jedis or ioredis") || strings.Contains(stderr, "trial 1/") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

@@ -38,7 +38,7 @@ func startRedisBenchmark(ctx context.Context, cfg Config) (Client, error) {
 func refuseRedisBenchmark(cfg Config) error {
 	switch {
 	case cfg.Password != "":
-		return refuse(cfg, "a password: redis-benchmark takes it only as -a on its command line, where other users can read it (it does not read REDISCLI_AUTH); use a user without a password")
+		return refuse(cfg, "a password: redis-benchmark takes one only on its command line (-a, -u), where every user of the machine can read it, and reads none from the environment or a file (no REDISCLI_AUTH, unlike redis-cli): use --client redis-py, jedis or ioredis, which read it from a 0600 file")
 	case cfg.Workload != "ping" && cfg.Workload != "get":
 		return refuse(cfg, "workload %s: redis-benchmark here runs ping and get", cfg.Workload)
 	case cfg.TLS == "off":
