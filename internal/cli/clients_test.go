@@ -28,6 +28,10 @@ func TestClientRefusals(t *testing.T) {
 		{[]string{"pool", "--lab", "postgres", "--client", "pymongo"}, "tlsbench: client pymongo speaks mongodb, not postgres: use go, psycopg, pgjdbc, node-postgres"},
 		{[]string{"connect", "--lab", "postgres", "--client", "python", "--via", "ssh"}, "tlsbench: not yet with --client psycopg: --via tunnels and poolers (direct connections only)"},
 		{[]string{"stream", "--lab", "postgres", "--client", "psycopg"}, "unknown flag: --client"},
+		{[]string{"connect", "--lab", "postgres", "--client", "go,libpq", "--rate", "100"},
+			"tlsbench: not yet with --client libpq: --rate (closed loops only): pgbench paces itself (--rate), but tlsbench does not drive its schedule or read its lateness yet"},
+		{[]string{"pool", "--lab", "redis", "--client", "ioredis", "--rate", "100"},
+			"tlsbench: not yet with --client ioredis: --rate (closed loops only): the programs' protocol (clients/PROTOCOL.md) runs closed loops of workers, with no schedule of arrivals"},
 		{[]string{"connect", "--lab", "mariadb", "--client", "go,libmariadb"}, "tlsbench: client libmariadb runs pool only: sysbench 1.0.20 keeps a connection a thread and has no reconnect option; libmariadb's connect loop is --client mysqlclient"},
 	} {
 		code, _, stderr := runMain(t, tc.args...)
