@@ -1355,6 +1355,8 @@ public class Client {
         final String experiment;
         final long maxOps, durationMs, warmupMs;
         final AtomicLong taken = new AtomicLong(), ops = new AtomicLong(), errs = new AtomicLong();
+        /** The warm-up's operations and its failed ones, said on the warm line. */
+        final AtomicLong warmOps = new AtomicLong(), warmErrs = new AtomicLong();
         final AtomicBoolean tlsSaid = new AtomicBoolean();
         volatile long warmEnd, end;
 
@@ -1420,7 +1422,7 @@ public class Client {
             warmEnd = System.nanoTime() + warmupMs * 1_000_000L;
             // When every worker is done warming up: warm, then the clock runs.
             CyclicBarrier warm = new CyclicBarrier(concurrency, () -> {
-                out.line("warm " + id);
+                out.line("warm " + id + " " + warmOps.get() + " " + warmErrs.get());
                 out.flush();
                 end = durationMs > 0 ? System.nanoTime() + durationMs * 1_000_000L : 0;
             });
@@ -1472,6 +1474,9 @@ public class Client {
 
         void connectWorker(int worker, boolean warming) {
             while (more(warming)) {
+                if (warming) {
+                    warmOps.incrementAndGet();
+                }
                 long start = System.nanoTime();
                 String phase = "connect";
                 Session s = null;
@@ -1497,6 +1502,8 @@ public class Client {
                     }
                     if (!warming) {
                         report(worker, start, e, phase, null);
+                    } else {
+                        warmErrs.incrementAndGet();
                     }
                     continue;
                 }
@@ -1508,12 +1515,17 @@ public class Client {
 
         void poolWorker(int worker, Pool p, boolean warming) {
             while (more(warming)) {
+                if (warming) {
+                    warmOps.incrementAndGet();
+                }
                 long start = System.nanoTime();
                 try {
                     p.op();
                 } catch (Throwable e) {
                     if (!warming) {
                         report(worker, start, e, "query", null);
+                    } else {
+                        warmErrs.incrementAndGet();
                     }
                     continue;
                 }

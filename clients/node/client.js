@@ -563,15 +563,19 @@ async function run(stack, cfg, args) {
   // warm, its clock starts, and each worker runs measured.
   const phases = async (warmOp, measured) => {
     const warmEnd = now() + BigInt(warmMs) * 1000000n;
+    const warm = { ops: 0, errs: 0 }; // said on the warm line
     const warmUp = async (w) => {
       while (now() < warmEnd) {
+        warm.ops++;
         try {
           await warmOp(w);
-        } catch {}
+        } catch {
+          warm.errs++;
+        }
       }
     };
     await Promise.all(Array.from({ length: c }, (_, w) => warmUp(w)));
-    emit(`warm ${id}`, true);
+    emit(`warm ${id} ${warm.ops} ${warm.errs}`, true);
     if (durMs > 0) stopAt = now() + BigInt(durMs) * 1000000n;
     await Promise.all(Array.from({ length: c }, (_, w) => measured(w)));
   };
@@ -605,7 +609,11 @@ async function run(stack, cfg, args) {
         return [e, step];
       }
     };
-    await phases(connectOnce, async (w) => {
+    const warmOnce = async () => {
+      const failed = await connectOnce();
+      if (failed) throw failed[0];
+    };
+    await phases(warmOnce, async (w) => {
       while (canStart()) {
         state.started++;
         const t0 = now();

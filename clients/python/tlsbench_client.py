@@ -1042,11 +1042,18 @@ class Run:
         self.duration_ns = duration_ms * 1_000_000
         self.lock = threading.Lock()
         self.started = self.ops = self.errors = 0
+        self.warm_ops = self.warm_errors = 0  # the warm-up's, said on its line
         self.checked = False  # the first success's TLS was looked at
+
+    def warmed(self, ops, errors):
+        """Adds a worker's warm-up operations and failures."""
+        with self.lock:
+            self.warm_ops += ops
+            self.warm_errors += errors
 
     def start_clock(self):
         """Ends the warm-up: says so, then the measured part's clock runs."""
-        OUT.line("warm %d" % self.rid, flush=True)
+        OUT.line("warm %d %d %d" % (self.rid, self.warm_ops, self.warm_errors), flush=True)
         self.deadline = time.monotonic_ns() + self.duration_ns if self.duration_ns > 0 else None
 
     def take(self):
@@ -1198,14 +1205,17 @@ def run_workers(n, body):
         t.join()
 
 
-def warm_up(warmup_ms, op):
-    """Runs op, unreported, until warmup_ms have passed."""
+def warm_up(run, warmup_ms, op):
+    """Runs op, unreported, until warmup_ms have passed; run counts them."""
     warm_end = time.monotonic_ns() + warmup_ms * 1_000_000
+    ops = errors = 0
     while time.monotonic_ns() < warm_end:
+        ops += 1
         try:
             op()
         except Exception:
-            pass
+            errors += 1
+    run.warmed(ops, errors)
 
 
 def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
@@ -1219,7 +1229,7 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
 
         def body(w):
             rng = rng_of(w)
-            warm_up(warmup_ms, lambda: connect_op(stack, None, per_conn, rng))
+            warm_up(run, warmup_ms, lambda: connect_op(stack, None, per_conn, rng))
             barrier.wait()
             while run.take():
                 start = time.monotonic_ns()
@@ -1234,7 +1244,7 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
 
         def body(w):
             rng = rng_of(w)
-            warm_up(warmup_ms, lambda: new_client_op(stack, None, rng))
+            warm_up(run, warmup_ms, lambda: new_client_op(stack, None, rng))
             barrier.wait()
             while run.take():
                 start = time.monotonic_ns()
@@ -1259,7 +1269,7 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
                     c.open()
                     c.op()
 
-                warm_up(warmup_ms, warm_op)
+                warm_up(run, warmup_ms, warm_op)
                 barrier.wait()
                 while run.take():
                     start = time.monotonic_ns()
@@ -1294,7 +1304,7 @@ def do_run(stack, rid, exp, conc, per_conn, max_ops, duration_ms, warmup_ms):
 
                 def body(w):
                     rng = rng_of(w)
-                    warm_up(warmup_ms, lambda: pool.op(w, rng))
+                    warm_up(run, warmup_ms, lambda: pool.op(w, rng))
                     barrier.wait()
                     while run.take():
                         start = time.monotonic_ns()

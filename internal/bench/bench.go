@@ -61,6 +61,13 @@ type Runner struct {
 	// the server refused (driver.ErrRefused) where Spec.TLSByDefault, not
 	// asked for by name.
 	LeftOut []string
+	// Warn, when set, is told what a run finds wrong that the user should
+	// see though it goes on: a client stack whose connections the server
+	// counted otherwise than the stack reported (stackcount.go).
+	Warn func(string)
+	// Notes are facts about how the trials were done that a reader of
+	// the figures needs, each once.
+	Notes []string
 	// Untuned leaves the Go runtime as it is (tune.go): no GOMAXPROCS
 	// fitted to a trial, no collector held off in its measured span, no
 	// probe of a pool's wait modes. Those settings are process-wide and

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/host"
+	"github.com/tlsbench/tlsbench/internal/plan"
 )
 
 // SetArrived makes r call f with every open-loop arrival's intended start,
@@ -33,3 +34,13 @@ func RelayAddrs(r *Runner) []string {
 
 // Relayed is relayed for the external tests.
 var Relayed = relayed
+
+// SkipFirstWarmup runs v's next trial with the spec's warm-up, not a
+// JVM's first (firstWarmup): a test that needs no warm JIT saves its
+// seconds.
+func SkipFirstWarmup(r *Runner, v plan.Variant) {
+	if r.stacks.tried == nil {
+		r.stacks.tried = map[string]bool{}
+	}
+	r.stacks.tried[v.ID] = true
+}

@@ -100,6 +100,11 @@ type Progress struct {
 	Done, Total int64
 	Trial       *result.Trial
 	Next        string
+	// Stacks is, in StageCheck, how many of the variants run through a
+	// client stack other than Go's: after its one connection, each holds
+	// a pool of one open for StackHold while the server is asked what it
+	// saw of it, where the server can say.
+	Stacks int64
 }
 
 // Options are what a run takes besides its spec and site.
@@ -159,6 +164,13 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	// A shard runs its share of the plan, in the plan's slots (schedule.go).
 	r := &Runner{Spec: spec.Share(), Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver,
 		StartClient: o.StartClient, Locate: s.Locate, slots: newSlots(spec)}
+	r.Warn = func(w string) {
+		res.Warnings = append(res.Warnings, w)
+		if o.Warn != nil {
+			o.Warn(w)
+		}
+	}
+	defer func() { res.Notes = append(res.Notes, r.Notes...) }()
 	defer func() { res.Shard = r.slots.shard() }()
 	// Every client stack's process is stopped and reaped however the run
 	// ends (an error, Ctrl-C); what they said of themselves is kept.
@@ -201,7 +213,13 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 			return err
 		}
 	}
-	progress(Progress{Stage: StageCheck, Total: int64(len(res.Variants))})
+	var stacks int64
+	for _, v := range res.Variants {
+		if v.Client != "" {
+			stacks++
+		}
+	}
+	progress(Progress{Stage: StageCheck, Total: int64(len(res.Variants)), Stacks: stacks})
 	res.Checks, err = r.Check(ctx)
 	res.Variants = r.Variants
 	for _, w := range r.LeftOut {

@@ -45,6 +45,9 @@ type stacks struct {
 	// relays carry the connections of the variants with an RTT (by
 	// Variant.ID): Go's dialer cannot delay another process's socket.
 	relays map[string]*netx.Relay
+	// warned holds the variants warned of once (warnStack); uncounted
+	// those whose server keeps no count of connections (stackcount.go).
+	warned, uncounted map[string]bool
 }
 
 // startClient starts a stack's client: Runner.StartClient or
@@ -442,6 +445,9 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 		r.stacks.tried[v.ID] = true
 		run.Warmup = max(run.Warmup, firstWarmup(v.Client))
 	}
+	// The server's count before the run, on a session opened first.
+	count := r.countStack(ctx, v)
+	defer count.close()
 	var server spanCPU
 	server.serverCPU, server.keepGC = r.ServerCPU, true
 	// The measured window starts when the client says its warm-up is
@@ -480,7 +486,12 @@ func (r *Runner) stackTrial(ctx context.Context, e plan.Experiment, v plan.Varia
 		f := newRelayFailed(why)
 		tl.countFailure(f.kind, f.message(), unnamed)
 	}
-	return t, tl.fill(&t, rep, run)
+	err = tl.fill(&t, rep, run)
+	if e == plan.Pool && t.Conns > 0 && client.Hello().Model == "event-loop-pipelined" {
+		t.Conns = 1 // its concurrency's commands in flight on one
+	}
+	r.endCount(ctx, count, v, TrialLabel(e, v, c, n, 0), &t, rep)
+	return t, err
 }
 
 // stackCounts is what a client's Report adds up to.

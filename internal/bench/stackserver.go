@@ -26,9 +26,9 @@ import (
 // a query of ours), without a line of the programs; clients/PROTOCOL.md
 // says why.
 
-// stackHold is how long a stack holds its pool of one open while the
+// StackHold is how long a stack holds its pool of one open while the
 // server is asked about it: whole seconds, as pgbench's -T runs.
-const stackHold = time.Second
+const StackHold = time.Second
 
 // peerPoll is how often the server is asked while the stack holds it.
 const peerPoll = 20 * time.Millisecond
@@ -37,23 +37,9 @@ const peerPoll = 20 * time.Millisecond
 // against v; nil and why where the server cannot say (an engine whose
 // driver is no driver.PeerChecker: MongoDB, HTTPS).
 func (r *Runner) stackServer(ctx context.Context, v plan.Variant, client clientstack.Client) (*result.ServerView, string, error) {
-	cfg, ok := r.Configs[v.ID]
-	if !ok {
-		return nil, "", fmt.Errorf("no connection settings for variant %s", v.ID)
-	}
-	if cfg.Dialer != nil {
-		// Over the bare link, whatever RTT the variant emulates (the
-		// stack's relay carries that): the asking is no part of it.
-		cfg.Dialer = cfg.Dialer.WithRTT(0)
-	}
-	cfg.PerConn = 1
-	d, err := r.newDriver(r.Scheme, cfg)
+	s, err := r.askSession(ctx, v)
 	if err != nil {
 		return nil, "", err
-	}
-	s, err := d.Open(ctx)
-	if err != nil {
-		return nil, "", fmt.Errorf("opening a session to ask the server about client %s's connections: %w", v.Client, r.explain(err, v))
 	}
 	defer s.Close()
 	pc, ok := s.(driver.PeerChecker)
@@ -68,7 +54,7 @@ func (r *Runner) stackServer(ctx context.Context, v plan.Variant, client clients
 	if o := plan.ClientOnly(v.Client); o != "" {
 		exp = o
 	}
-	run := clientstack.Run{Experiment: string(exp), Concurrency: 1, PerConn: 1, Duration: stackHold}
+	run := clientstack.Run{Experiment: string(exp), Concurrency: 1, PerConn: 1, Duration: StackHold}
 	var rep clientstack.Report
 	var runErr error
 	done := make(chan struct{})
@@ -140,7 +126,7 @@ func judgePeers(v plan.Variant, hopTLS *bool, before, after driver.Peers, views 
 		counted := fmt.Sprintf("%d of the %d connections it accepted meanwhile (every client's: Connections, Ssl_finished_accepts)", tls, n)
 		switch {
 		case n <= 0:
-			return nil, "", fmt.Errorf("client %s: the server counted no connection while the client held its pool of one for %v", v.Client, stackHold)
+			return nil, "", fmt.Errorf("client %s: the server counted no connection while the client held its pool of one for %v", v.Client, StackHold)
 		case wantTLS && tls < n:
 			return nil, "", fmt.Errorf("client %s: asked for %s, the server counted TLS on %s", v.Client, asked, counted)
 		case !wantTLS && tls > 0:
@@ -151,7 +137,7 @@ func judgePeers(v plan.Variant, hopTLS *bool, before, after driver.Peers, views 
 		return &result.ServerView{TLS: wantTLS}, "", nil
 	}
 	if len(views) == 0 {
-		return nil, "", fmt.Errorf("client %s: the server showed none of its connections while it held a pool of one for %v (its view of the user's other sessions)", v.Client, stackHold)
+		return nil, "", fmt.Errorf("client %s: the server showed none of its connections while it held a pool of one for %v (its view of the user's other sessions)", v.Client, StackHold)
 	}
 	for _, sv := range views {
 		saw := "a plaintext connection"

@@ -24,6 +24,11 @@ import (
 // connection it accepted meanwhile was over TLS, or none; Redis's CLIENT
 // LIST, that its connection reached the TLS port or the plain one. A
 // MongoDB stack's check says the server cannot tell.
+// Then a trial of each variant: the server's count of its connections
+// (ServerCount) is exactly the stack's (its count of connections, or a
+// pool's) and those it opened of its own (pgbench's first), over TLS on
+// the TLS variant where the server counts TLS (MariaDB), without a
+// warning; MongoDB's keeps no count a client can read, which a note says.
 func TestStackServerView(t *testing.T) {
 	labtest.Slow(t) // a lab server per engine, a client process per variant
 	tests := []struct {
@@ -34,9 +39,13 @@ func TestStackServerView(t *testing.T) {
 		{"postgres", []string{"libpq", "psycopg", "pgjdbc", "node-postgres"}, plan.Connect},
 		{"mariadb", []string{"pymysql", "mysqlclient", "connector-j", "mysql2"}, plan.Connect},
 		{"mariadb", []string{"libmariadb"}, plan.Pool}, // sysbench runs pool only
-		{"redis", []string{"redis-py"}, plan.Connect},  // hiredis: the lab's user has a password, which redis-benchmark takes on its command line only
+		// hiredis: the lab's user has a password, which redis-benchmark
+		// takes on its command line only (refused: TestHiredis).
+		{"redis", []string{"redis-py", "jedis", "ioredis"}, plan.Connect},
 		{"mongodb", []string{"pymongo"}, plan.Connect},
 	}
+	// own is what each stack opens besides its operations' connections.
+	own := map[string]int64{"libpq": 1}
 	servers := map[string]lab.Server{}
 	for _, tt := range tests {
 		if servers[tt.engine] == nil {
@@ -46,7 +55,7 @@ func TestStackServerView(t *testing.T) {
 		for _, stack := range tt.stacks {
 			t.Run(stack, func(t *testing.T) {
 				raw := plan.Spec{Target: "lab:" + tt.engine, Experiments: []plan.Experiment{tt.exp}, TLS: []string{"off", "1.3"},
-					Keys: []string{"ecdsa-p256"}, ClientStacks: []string{stack}, Count: 2, Concurrency: []int{1}, Trials: 1,
+					Keys: []string{"ecdsa-p256"}, ClientStacks: []string{stack}, Count: 3, Concurrency: []int{1}, Trials: 1,
 					Tables: 1, Rows: 100, Warmup: new(time.Duration), Timeout: 20 * time.Second}
 				if stack == "libmariadb" {
 					raw.ClientCerts = []string{"ecdsa-p256"}
@@ -55,7 +64,7 @@ func TestStackServerView(t *testing.T) {
 					raw.Workload = plan.WorkloadPing
 				}
 				// sysbench checks the chain, never the name.
-				checks := stackChecks(t, raw, servers[tt.engine], stack == "libmariadb")
+				checks, r := stackChecks(t, raw, servers[tt.engine], stack == "libmariadb")
 				if len(checks) != 2 {
 					t.Fatalf("%d checks, want 2", len(checks))
 				}
@@ -75,6 +84,40 @@ func TestStackServerView(t *testing.T) {
 						t.Errorf("%s: the server says %+v of a plain variant", c.Variant, sv)
 					}
 				}
+				var warned []string
+				r.Warn = func(w string) { warned = append(warned, w) }
+				for _, v := range r.Variants {
+					bench.SkipFirstWarmup(r, v) // a JVM's 10 s: its connections go unreported
+					tr, err := r.Trial(context.Background(), tt.exp, v, 1)
+					if err != nil {
+						t.Fatalf("%s: %v", v.ID, err)
+					}
+					sc := tr.ServerCount
+					if tt.engine == "mongodb" {
+						if sc != nil || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "keeps no count") {
+							t.Errorf("%s: server count %+v, notes %q", v.ID, sc, r.Notes)
+						}
+						continue
+					}
+					if sc == nil {
+						t.Fatalf("%s: no server count (notes %q)", v.ID, r.Notes)
+					}
+					t.Logf("%s: %d connections reported, the server counted %+v", v.ID, tr.Conns, *sc)
+					conns := int64(3) // connect: one an operation
+					if tt.exp == plan.Pool {
+						conns = 1
+					}
+					want := conns + own[stack]
+					if tr.Conns != conns || tr.Ops != 3 || sc.Conns != want || sc.Want != want || sc.WantMax != want {
+						t.Errorf("%s: %d operations, %d connections; the server counted %+v, want %d", v.ID, tr.Ops, tr.Conns, *sc, want)
+					}
+					if wantTLS := map[bool]int64{false: 0, true: want}[!v.Plain()]; tt.engine == "mariadb" && sc.TLS != wantTLS {
+						t.Errorf("%s: the server counted %d over TLS, want %d", v.ID, sc.TLS, wantTLS)
+					}
+				}
+				if len(warned) > 0 {
+					t.Errorf("warnings: %q", warned)
+				}
 			})
 		}
 	}
@@ -82,7 +125,8 @@ func TestStackServerView(t *testing.T) {
 
 // stackChecks runs the check of raw's variants on srv, as a run does
 // before its trials; verifyCA verifies the server's chain, not its name.
-func stackChecks(t *testing.T, raw plan.Spec, srv lab.Server, verifyCA bool) []result.Check {
+// It returns the Runner too, for trials after the check.
+func stackChecks(t *testing.T, raw plan.Spec, srv lab.Server, verifyCA bool) ([]result.Check, *bench.Runner) {
 	t.Helper()
 	spec, err := plan.New(raw)
 	if err != nil {
@@ -122,5 +166,5 @@ func stackChecks(t *testing.T, raw plan.Spec, srv lab.Server, verifyCA bool) []r
 	if err != nil {
 		t.Fatal(err)
 	}
-	return checks
+	return checks, r
 }

@@ -250,7 +250,7 @@ func clientUsage() string {
 		parts = append(parts, e+": "+strings.Join(plan.ClientNames(e)[1:], ", "))
 	}
 	return "client stacks that make the connections, a list to compare, each against its own plain variant: go (tlsbench's drivers, the default); " +
-		strings.Join(parts, "; ") + "; python, node, java, jdbc: the language's usual one (connect and pool, direct connections; " +
+		strings.Join(parts, "; ") + "; python, node, java, jdbc: the language's usual one (connect and pool, closed loops (no --rate), direct connections; " +
 		"libmariadb is pool only, its connect loop mysqlclient; openssl connect only; --preset mongodb-seed: go and pymongo; install: " +
 		clientstack.InstallCommand + ")"
 }

@@ -147,7 +147,11 @@ func (l *progressLines) update(ev bench.Progress) {
 	case bench.StagePrepare:
 		l.fill(ev.Done, ev.Total)
 	case bench.StageCheck:
-		l.printf("checking the variants (%d): one connection each", ev.Total)
+		held := ""
+		if ev.Stacks > 0 {
+			held = fmt.Sprintf("; then each client stack (%d) holds a pool of one open for %v while the server is asked what it saw, where it can say", ev.Stacks, bench.StackHold)
+		}
+		l.printf("checking the variants (%d): one connection each%s", ev.Total, held)
 	case bench.StageCeilings:
 		l.printf("signing ceilings of the server keys, where they apply (connect on servers tlsbench starts)")
 	case bench.StageTrials:

@@ -67,6 +67,27 @@ func TestProgressLines(t *testing.T) {
 	}
 }
 
+// TestProgressCheckStacks: the check's line says what the check does:
+// one connection a variant, and for the variants of client stacks the
+// pool of one each holds while the server is asked about it.
+func TestProgressCheckStacks(t *testing.T) {
+	for _, tc := range []struct {
+		stacks int64
+		want   string
+	}{
+		{0, "checking the variants (3): one connection each\n"},
+		{2, "checking the variants (3): one connection each; then each client stack (2) holds a pool of one open for 1s while the server is asked what it saw, where it can say\n"},
+	} {
+		var b bytes.Buffer
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		l := &progressLines{w: &b, now: func() time.Time { return now }, start: now}
+		l.update(bench.Progress{Stage: bench.StageCheck, Total: 3, Stacks: tc.stacks})
+		if got := strings.TrimPrefix(b.String(), "[   0.0s] "); got != tc.want {
+			t.Errorf("%d stacks: %q, want %q", tc.stacks, got, tc.want)
+		}
+	}
+}
+
 // TestProgressOffTerminal runs against the built-in server with stderr
 // not a terminal: stderr shows a line per phase (the server started, the
 // check, each trial's begin and end), in order, and with -q none of them,

@@ -280,7 +280,10 @@ func abortedOp(a pgbenchAborted, start, end int64) Op {
 // too: the count over its rate, which leaves out the connections' opening
 // as a pool's warm-up does.
 func (p *pgbench) runSampled(ctx context.Context, r Run, run pgbenchRun) (rep Report, err error) {
+	// Each pgbench opens a first connection of its own, then its pool.
+	rep.Extra = exactly(1)
 	if r.Warmup > 0 {
+		rep.Extra = exactly(1 + int64(max(r.Concurrency, 1)) + 1)
 		res, _, err := p.exec(ctx, r, run, "-T", strconv.Itoa(wholeSeconds(r.Warmup)))
 		rep.Warmup, rep.WarmupCPU = res.ended.Sub(res.began), res.cpu
 		if err != nil {
@@ -404,6 +407,12 @@ func (p *pgbench) runLogged(ctx context.Context, r Run, run pgbenchRun) (rep Rep
 	}
 	all := len(ops)
 	rep.Ops = window(ops, first, warmup, r)
+	// pgbench's first connection, and under -C each transaction cut
+	// (past a count, or the run's end) is one more.
+	rep.Extra = exactly(1)
+	if r.Experiment == "connect" {
+		rep.Extra = exactly(int64(1 + all - len(rep.Ops)))
+	}
 	if len(rep.Ops) < all {
 		// What ran in the warm-up or past the run's end (-T counts whole
 		// seconds, -t whole transactions per client) is not the run's:

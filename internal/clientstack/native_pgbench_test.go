@@ -120,8 +120,10 @@ func TestLibpq(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkOps(t, cfg, rep, 20, 2)
-			// 20 connections, pgbench's setup connection and the check's own.
-			// 20 connections and pgbench's setup one.
+			// 20 connections and pgbench's setup one, which the run says.
+			if rep.Extra != exactly(1) {
+				t.Errorf("the run says it opened %+v besides its connections, want pgbench's first", rep.Extra)
+			}
 			waitStat(t, s, "sessions", before, 20+1)
 		})
 	}
@@ -192,7 +194,10 @@ func TestLibpq(t *testing.T) {
 			t.Errorf("warmed %d times, warm-up %v with %v of CPU", warmed, rep.Warmup, rep.WarmupCPU)
 		}
 		// Two runs of 2 connections and a setup one, and the check of
-		// the index scans.
+		// the index scans; the run says all but the measured pool's.
+		if rep.Extra != exactly(2+1+1) {
+			t.Errorf("the run says it opened %+v besides its pool, want the warm-up's 2 and pgbench's first twice", rep.Extra)
+		}
 		waitStat(t, s, "sessions", before, 2*(2+1)+1)
 		if got := pgScans(t, s) - scans; got <= rep.Totals.Ops {
 			t.Errorf("the server counted %d point selects, no more than the %d reported after the warm-up", got, rep.Totals.Ops)

@@ -38,7 +38,7 @@ func startRedisBenchmark(ctx context.Context, cfg Config) (Client, error) {
 func refuseRedisBenchmark(cfg Config) error {
 	switch {
 	case cfg.Password != "":
-		return refuse(cfg, "a password: redis-benchmark takes it only as -a on its command line, where other users can read it (it does not read REDISCLI_AUTH); use a user without a password")
+		return refuse(cfg, "a password: redis-benchmark takes one only on its command line (-a, -u), where every user of the machine can read it, and reads none from the environment or a file (no REDISCLI_AUTH, unlike redis-cli): use --client redis-py, jedis or ioredis, which read it from a 0600 file")
 	case cfg.Workload != "ping" && cfg.Workload != "get":
 		return refuse(cfg, "workload %s: redis-benchmark here runs ping and get", cfg.Workload)
 	case cfg.TLS == "off":
@@ -98,12 +98,22 @@ func (b *redisBenchmark) Run(ctx context.Context, r Run) (rep Report, err error)
 	if err != nil {
 		return rep, err
 	}
+	c := int64(max(r.Concurrency, 1))
+	// redis-benchmark's own connection, for the server's CONFIG; under
+	// -k 0 a client that ends its request while others are in flight
+	// connects anew, and up to one a client but one may connect as the
+	// run ends and send nothing (redis-benchmark.c's clientDone: n + 1
+	// to n + c in all).
+	own := Extra{Min: 1, Max: c, Known: true}
+	if keepAlive {
+		own = exactly(1)
+	}
+	rep.Extra = own
 	n := r.MaxOps
 	if n <= 0 {
 		// redis-benchmark counts requests, not time: a first run (the
 		// warm-up: hiredis is C, with nothing else to warm) measures the
 		// rate, the second runs for the duration.
-		c := int64(max(r.Concurrency, 1))
 		probe := max(2000, 200*c)
 		if !keepAlive {
 			probe = max(100, 20*c)
@@ -115,6 +125,12 @@ func (b *redisBenchmark) Run(ctx context.Context, r Run) (rep Report, err error)
 		rate := float64(probe) / res.ended.Sub(res.began).Seconds()
 		n = max(1, int64(math.Ceil(rate*r.Duration.Seconds())))
 		rep.Warmup, rep.WarmupCPU = res.ended.Sub(res.began), res.cpu
+		// The warm-up run's connections: a pool's, or one a request.
+		first := probe
+		if keepAlive {
+			first = c
+		}
+		rep.Extra = Extra{Min: own.Min + first + own.Min, Max: own.Max + first + own.Max, Known: true}
 	}
 	r.warmed()
 	res, tot, err := b.once(ctx, dir, conf, r, n, keepAlive)

@@ -3,6 +3,7 @@ package clientstack
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,10 +66,15 @@ func TestHiredis(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("password", func(t *testing.T) {
-		_, err := Start(ctx, nativeConfig(t, s, "redis", "hiredis", "", "off"))
+		cfg := nativeConfig(t, s, "redis", "hiredis", "", "off")
+		if cfg.Password == "" {
+			t.Fatal("the lab's Redis user has no password")
+		}
+		_, err := Start(ctx, cfg)
 		var r *Refused
-		if !errors.As(err, &r) || !strings.Contains(err.Error(), "redis-benchmark takes it only as -a on its command line") {
-			t.Fatalf("err = %v", err)
+		if !errors.As(err, &r) || !strings.Contains(err.Error(), "redis-benchmark takes one only on its command line") ||
+			!strings.Contains(err.Error(), "use --client redis-py, jedis or ioredis") || strings.Contains(err.Error(), cfg.Password) {
+			t.Fatalf("err = %v", strings.ReplaceAll(fmt.Sprint(err), cfg.Password, "xxxxx"))
 		}
 	})
 	for _, tc := range []struct {
@@ -108,6 +114,11 @@ func TestHiredis(t *testing.T) {
 			lo, hi := int64(n+1), int64(n+2)
 			if tc.experiment == "pool" {
 				lo, hi = 2+1, 2+1
+			}
+			// The run says so, as its own (besides its n or its 2).
+			if own := (Extra{Min: lo - n, Max: hi - n, Known: true}); tc.experiment == "connect" && rep.Extra != own ||
+				tc.experiment == "pool" && rep.Extra != exactly(1) {
+				t.Errorf("the run says it opened %+v besides its operations' connections", rep.Extra)
 			}
 			if got := redisStat(t, admin, "stats", "total_connections_received", "") - conns; got < lo || got > hi {
 				t.Errorf("the server counted %d connections, want %d to %d", got, lo, hi)

@@ -91,11 +91,13 @@ func (s *sysbench) Run(ctx context.Context, r Run) (rep Report, err error) {
 	if err := s.files(dir); err != nil {
 		return rep, err
 	}
+	rep.Extra = exactly(0) // a connection a thread, opened as it starts
 	if r.Warmup > 0 {
 		// sysbench 1.0.20 has no --warmup-time: a first run, unreported.
 		if _, _, err := s.once(ctx, dir, r, 0, r.Warmup); err != nil {
 			return rep, err
 		}
+		rep.Extra = exactly(int64(max(r.Concurrency, 1)))
 	}
 	r.warmed()
 	res, tot, err := s.once(ctx, dir, r, r.MaxOps, r.Duration)

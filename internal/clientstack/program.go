@@ -63,7 +63,26 @@ type Report struct {
 	// Totals replaces Ops for a C tool that prints only aggregates
 	// (redis-benchmark, openssl s_time); nil for the programs.
 	Totals *Totals
+	// Extra is what the run opened besides its operations' connections,
+	// which the server counts too.
+	Extra Extra
 }
+
+// Extra is the connections a run opened, from its command to its end,
+// besides those of its operations (each connect operation's, a pool's):
+// a C tool's own (pgbench's first, which reads the server's settings;
+// redis-benchmark's CONFIG GET), a warm-up run's, what a tool ran past a
+// count, a program's connect warm-up (its warm line's count; a failed
+// operation may not have reached the server). Min to Max of them; Known
+// is false where the stack cannot tell (curl, s_time; a program whose
+// warm line does not count).
+type Extra struct {
+	Min, Max int64
+	Known    bool
+}
+
+// exactly is an Extra of n connections.
+func exactly(n int64) Extra { return Extra{Min: n, Max: n, Known: true} }
 
 // Totals is a run as a tool that reports no single operation sums it up.
 type Totals struct {
@@ -356,6 +375,11 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 	}
 	p.runs++
 	id := p.runs
+	if r.Experiment == "pool" || r.Experiment == "connect" && r.Warmup <= 0 {
+		// A pool opens its connections before the warm-up, which runs on
+		// them; a connect warm-up's new connections are the warm line's.
+		rep.Extra = exactly(0)
+	}
 	cpu0, err := p.cpu()
 	if err != nil {
 		return rep, p.failed("cannot be metered: " + err.Error())
@@ -403,6 +427,11 @@ func (p *program) Run(ctx context.Context, r Run) (rep Report, err error) {
 					return rep, p.unmetered(err)
 				}
 				warmed = true
+				if r.Experiment == "connect" && l.ops >= 0 {
+					// Each of its operations a connection; a failed one
+					// may not have reached the server.
+					rep.Extra = Extra{Min: l.ops - l.errs, Max: l.ops, Known: true}
+				}
 				rep.Warmup, rep.WarmupCPU = time.Since(began), max(cpu-cpu0, 0)
 				began, cpu0 = time.Now(), cpu
 				r.warmed()

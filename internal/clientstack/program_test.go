@@ -152,6 +152,33 @@ func TestParseOps(t *testing.T) {
 	}
 }
 
+// TestParseWarm: a warm line with the warm-up's operations and failures,
+// or without (-1: not counted), and what is wrong with bad ones.
+func TestParseWarm(t *testing.T) {
+	for _, tc := range []struct {
+		line      string
+		id        int
+		ops, errs int64
+		err       string
+	}{
+		{line: "warm 3", id: 3, ops: -1},
+		{line: "warm 3 120 2", id: 3, ops: 120, errs: 2},
+		{line: "warm 3 0 0", id: 3},
+		{line: "warm 3 12", err: "warm has 1 or 3 fields"},
+		{line: "warm 3 1 2", err: "warm's counts are not 0 <= errors <= ops"},
+		{line: "warm 3 x 0", err: "warm's counts are not 0 <= errors <= ops"},
+		{line: "warm x", err: "warm's id is not a number"},
+	} {
+		l, err := parseLine(tc.line)
+		switch {
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("%q: %v, want %q", tc.line, err, tc.err)
+		case tc.err == "" && (err != nil || l.kind != "warm" || l.id != tc.id || l.ops != tc.ops || l.errs != tc.errs):
+			t.Errorf("%q: %+v, %v; want id %d, %d ops, %d failed", tc.line, l, err, tc.id, tc.ops, tc.errs)
+		}
+	}
+}
+
 func TestProgramStartFailures(t *testing.T) {
 	defer func(d time.Duration) { helloTimeout = d }(helloTimeout)
 	for _, tc := range []struct {

@@ -136,9 +136,25 @@ func parseLine(s string) (line, error) {
 		}
 		l.tls = Negotiated{f[0], f[1], f[2], f[3]}
 	case "warm":
+		// warm <id> [<ops> <errors>]: the warm-up's operations, and of
+		// them those that failed, where the program counts them.
+		f := strings.Fields(rest)
 		var err error
-		if l.id, err = strconv.Atoi(rest); err != nil {
+		if len(f) != 1 && len(f) != 3 {
+			return bad("warm has 1 or 3 fields")
+		}
+		if l.id, err = strconv.Atoi(f[0]); err != nil {
 			return bad("warm's id is not a number")
+		}
+		l.ops = -1
+		if len(f) == 3 {
+			l.ops, err = strconv.ParseInt(f[1], 10, 64)
+			if err == nil {
+				l.errs, err = strconv.ParseInt(f[2], 10, 64)
+			}
+			if err != nil || l.ops < 0 || l.errs < 0 || l.errs > l.ops {
+				return bad("warm's counts are not 0 <= errors <= ops")
+			}
 		}
 	case "done":
 		f := strings.Fields(rest)

@@ -125,6 +125,36 @@ type Peers struct {
 	Accepted, TLS int64
 }
 
+// ConnCounter is a Session that can read the server's own running count
+// of the connections it accepted, so that a client stack's trial (another
+// process's connections) is set beside what the server counted.
+type ConnCounter interface {
+	ConnCount(ctx context.Context) (ConnCount, error)
+}
+
+// ConnCount is a server's count of connections so far.
+type ConnCount struct {
+	// Counter names the count as the server does
+	// ("pg_stat_database.sessions", "Connections",
+	// "total_connections_received"), and Accepted is it: every client's
+	// connections (PostgreSQL: to this database), this session's among
+	// them.
+	Counter  string
+	Accepted int64
+	// TLSCounter and TLS are those of them over TLS, where the server
+	// counts them (MariaDB: Ssl_finished_accepts); TLSCounter is ""
+	// where it does not.
+	TLSCounter string
+	TLS        int64
+	// Open is how many of this login's other sessions are open now,
+	// where the server may count a session late (PostgreSQL counts a
+	// backend's session when it first reports its statistics, at the
+	// latest as it exits): once a run's sessions are gone, the count
+	// holds them. -1 where every connection is counted as it is accepted
+	// (MariaDB, Redis).
+	Open int64
+}
+
 // Preparer is a Driver that can create the data its workloads read:
 // sysbench-compatible sbtest tables, or keys. Idempotent.
 type Preparer interface {

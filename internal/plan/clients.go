@@ -181,6 +181,9 @@ func (s *Spec) clientStacksSection() error {
 		if name == GoClient {
 			continue
 		}
+		if s.OpenLoop() {
+			return errorf("not yet with ⟨client_stacks⟩ %s: ⟨rates⟩ (closed loops only): %s", name, paceWhy(name))
+		}
 		if why := s.notYet(); why != "" {
 			return errorf("not yet with ⟨client_stacks⟩ %s: %s", name, why)
 		}
@@ -211,6 +214,26 @@ var oneExperiment = map[string]struct {
 		"OpenSSL's pool is ⟨client_stacks⟩ curl (libcurl over the same OpenSSL 3)"},
 }
 
+// paceWhy says why stack name runs no open loop (⟨rates⟩): the C tools
+// that pace themselves wait for tlsbench to drive their schedules and
+// read each arrival's lateness; the others cannot pace, nor can the
+// programs' protocol ask them to.
+func paceWhy(name string) string {
+	switch name {
+	case "libpq":
+		return "pgbench paces itself (--rate), but tlsbench does not drive its schedule or read its lateness yet"
+	case "libmariadb":
+		return "sysbench paces itself (--rate), but tlsbench does not drive its schedule or read its lateness yet"
+	case "hiredis":
+		return "redis-benchmark cannot pace: each connection sends its next request as the last one's answer comes"
+	case "curl":
+		return "curl cannot pace: it starts a transfer whenever one of its --parallel slots is free"
+	case "openssl":
+		return "openssl s_time cannot pace: it loops handshakes back to back for its time"
+	}
+	return "the programs' protocol (clients/PROTOCOL.md) runs closed loops of workers, with no schedule of arrivals"
+}
+
 // ClientOnly is the experiment a stack runs alone of connect and pool
 // (its check's), "" for a stack that runs both.
 func ClientOnly(name string) Experiment { return oneExperiment[name].runs }
@@ -232,8 +255,6 @@ func (s *Spec) notYet() string {
 		return "⟨preset⟩ " + s.Preset + " (Go's drivers only)"
 	case slices.ContainsFunc(s.Routes(), func(r Route) bool { return r.Kind != RouteDirect }):
 		return "⟨via⟩ tunnels and poolers (direct connections only)"
-	case s.OpenLoop():
-		return "⟨rates⟩ (closed loops only)"
 	case len(s.Scripts) > 0:
 		return "⟨scripts⟩ (the named workloads only)"
 	case slices.ContainsFunc(s.PerConn, func(n int) bool { return n > 1 }):

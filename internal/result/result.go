@@ -304,6 +304,10 @@ type Trial struct {
 	// Conns is the number of connections opened (connect: one per op).
 	Conns   int64 `json:"conns"`
 	Resumed int64 `json:"resumed"` // connections that resumed a TLS session
+	// ServerCount is what the server counted of a client stack's trial
+	// (stackcount.go); nil for Go's trials and where the server keeps no
+	// count a client can read (MongoDB, HTTPS).
+	ServerCount *ServerCount `json:"server_count,omitempty"`
 
 	BytesSent     int64 `json:"bytes_sent"`
 	BytesReceived int64 `json:"bytes_received"`

@@ -474,12 +474,23 @@ func (s *session) ServerTLS(ctx context.Context) (driver.ServerView, error) {
 // (Ssl_finished_accepts), every user's. MariaDB keeps no view of another
 // session's TLS but in performance_schema, which is off by default.
 func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
-	p := driver.Peers{Counted: true}
+	c, err := s.ConnCount(ctx)
+	if err != nil {
+		return driver.Peers{}, err
+	}
+	return driver.Peers{Counted: true, Accepted: c.Accepted, TLS: c.TLS}, nil
+}
+
+// ConnCount implements driver.ConnCounter: SHOW GLOBAL STATUS's
+// Connections and Ssl_finished_accepts, every user's, counted as the
+// server accepts a connection and as its TLS handshake ends.
+func (s *session) ConnCount(ctx context.Context) (driver.ConnCount, error) {
+	c := driver.ConnCount{Counter: "Connections", TLSCounter: "Ssl_finished_accepts", Open: -1}
 	s.conn.SetDeadline(deadline(s.d.cfg.Timeout))
 	rows, err := s.dc.(sqldriver.QueryerContext).QueryContext(ctx,
 		"SHOW GLOBAL STATUS WHERE Variable_name IN ('Connections', 'Ssl_finished_accepts')", nil)
 	if err != nil {
-		return p, s.o.cause(err)
+		return c, s.o.cause(err)
 	}
 	defer rows.Close()
 	seen := 0
@@ -490,10 +501,10 @@ func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
 			bad = fmt.Errorf("the server's %s is %q, not a count", asString(row[0]), asString(row[1]))
 		}
 		switch asString(row[0]) {
-		case "Connections":
-			p.Accepted, seen = n, seen+1
-		case "Ssl_finished_accepts":
-			p.TLS, seen = n, seen+1
+		case c.Counter:
+			c.Accepted, seen = n, seen+1
+		case c.TLSCounter:
+			c.TLS, seen = n, seen+1
 		}
 	})
 	if err == nil {
@@ -503,9 +514,9 @@ func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
 		err = errors.New("the server counts no Connections or Ssl_finished_accepts (SHOW GLOBAL STATUS)")
 	}
 	if err != nil {
-		return driver.Peers{}, s.o.cause(err)
+		return c, s.o.cause(err)
 	}
-	return p, rows.Close()
+	return c, rows.Close()
 }
 
 // requiredCert is what the session's user requires of a client

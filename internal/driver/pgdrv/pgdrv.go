@@ -359,6 +359,40 @@ func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
 	return p, nil
 }
 
+// ConnCount implements driver.ConnCounter: pg_stat_database's sessions
+// of this database (PostgreSQL 14 and later), with this login's other
+// client backends open in it. A backend adds its session to the count when it
+// first reports its statistics, at the latest as it exits; this session's
+// own is forced out first (PostgreSQL 15's pg_stat_force_next_flush, done
+// as the statement ends), so that it lands before a count is read, not
+// between two.
+func (s *session) ConnCount(ctx context.Context) (driver.ConnCount, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.d.cfg.Timeout)
+	defer cancel()
+	c := driver.ConnCount{Counter: "pg_stat_database.sessions"}
+	version := s.pg.PgConn().ParameterStatus("server_version") // "15.18 (Debian 15.18-0+deb12u1)", "18beta1"
+	digits := strings.IndexFunc(version+".", func(r rune) bool { return r < '0' || r > '9' })
+	major, _ := strconv.Atoi(version[:digits])
+	if major < 14 {
+		return c, fmt.Errorf("PostgreSQL %s counts no sessions (pg_stat_database.sessions is 14's)", version)
+	}
+	if major >= 15 {
+		// A role the server's owner denied it (42501) counts as on 14:
+		// its own session may land a moment late.
+		var pe *pgconn.PgError
+		if _, err := s.pg.Exec(ctx, "SELECT pg_stat_force_next_flush()", pgx.QueryExecModeSimpleProtocol); err != nil && !(errors.As(err, &pe) && pe.Code == "42501") {
+			return c, fmt.Errorf("pg_stat_force_next_flush: %w", err)
+		}
+	}
+	err := s.pg.QueryRow(ctx, `SELECT d.sessions, (SELECT count(*) FROM pg_stat_activity a
+		WHERE a.datid = d.datid AND a.usename = session_user AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid())
+		FROM pg_stat_database d WHERE d.datname = current_database()`, pgx.QueryExecModeSimpleProtocol).Scan(&c.Accepted, &c.Open)
+	if err != nil {
+		return c, fmt.Errorf("asking pg_stat_database: %w", err)
+	}
+	return c, nil
+}
+
 // ServerTLS implements driver.ServerChecker: what pg_stat_ssl says of this
 // session, the client certificate's subject (client_dn) included. It costs a round trip on the session: run it after the part of
 // a trial that is measured.

@@ -371,6 +371,27 @@ func (s *session) Peers(ctx context.Context) (driver.Peers, error) {
 	return p, nil
 }
 
+// ConnCount implements driver.ConnCounter: INFO stats'
+// total_connections_received, every client's on either port, counted as
+// the server accepts a connection. Redis counts none over TLS apart.
+func (s *session) ConnCount(ctx context.Context) (driver.ConnCount, error) {
+	c := driver.ConnCount{Counter: "total_connections_received", Open: -1}
+	info, err := s.client.Info(ctx, "stats").Result()
+	if err != nil {
+		return c, fmt.Errorf("INFO stats: %w", err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, c.Counter+":"); ok {
+			c.Accepted, err = strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return c, fmt.Errorf("INFO stats: %s is %q, not a count", c.Counter, v)
+			}
+			return c, nil
+		}
+	}
+	return c, errors.New("INFO stats has no total_connections_received")
+}
+
 // skipHello answers go-redis's HELLO at connect without sending it: on a
 // RESP2 connection HELLO 2 changes nothing, and it would add a round trip
 // to every connection that redis-cli and most RESP2 clients do not make.
