@@ -53,7 +53,7 @@ func refuseCurl(cfg Config) error {
 	case cfg.TLS == "off":
 		return nil
 	case cfg.Verify == "ca":
-		return refuse(cfg, "verify ca: curl checks the name whenever it checks the chain (its -k turns off both): use --verify full or none")
+		return refuse(cfg, "verify ca: curl checks the name whenever it checks the chain (its -k turns off both): it runs with both checked, or neither (--insecure)")
 	case cfg.Cert != "" && cfg.Key == "":
 		return refuse(cfg, "a client certificate without its key")
 	}

@@ -42,7 +42,7 @@ func refuseSTime(cfg Config) error {
 	case cfg.TLS == "off":
 		return refuse(cfg, "plaintext: openssl s_time times TLS connections only")
 	case cfg.Verify == "full":
-		return refuse(cfg, "verify full: s_time sends no server name and checks none (use --verify ca: the chain is checked, a failure only printed)")
+		return refuse(cfg, "verify full: s_time sends no server name and checks none: against a server tlsbench did not start run it with --insecure (no check at all), or use --client curl (OpenSSL 3 too, the name checked)")
 	case cfg.Resume && cfg.TLS != "1.2" && cfg.Path == "":
 		return refuse(cfg, "resumption over TLS 1.3 without a path: s_time -reuse reads nothing after the handshake, so it never gets TLS 1.3's session ticket (pin TLS 1.2, or give a path to GET)")
 	case cfg.Cert != "" && cfg.Key == "":

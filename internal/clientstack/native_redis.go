@@ -44,7 +44,7 @@ func refuseRedisBenchmark(cfg Config) error {
 	case cfg.TLS == "off":
 		return nil
 	case cfg.Verify == "full":
-		return refuse(cfg, "verify full: hiredis checks the certificate's chain, never its name (use --verify ca)")
+		return refuse(cfg, "verify full: hiredis checks the certificate's chain, never its name: against a server tlsbench did not start run it with --insecure (no check at all), or use --client redis-py, jedis or ioredis")
 	case cfg.Resume:
 		return refuse(cfg, "resumption: hiredis keeps no TLS session between connections")
 	}

@@ -57,7 +57,7 @@ func refuseSysbench(cfg Config) error {
 	case cfg.TLS == "off":
 		return nil
 	case cfg.Verify != "ca" || cfg.CA == "":
-		return refuse(cfg, "verify %s: sysbench's --mysql-ssl=on checks the server's chain against cacert.pem in its directory, never its name (use --verify ca with a CA file)", cfg.Verify)
+		return refuse(cfg, "verify %s: sysbench's --mysql-ssl=on checks the server's chain against cacert.pem in its directory, never its name, and cannot skip it: it runs against a server tlsbench started (--lab mariadb); against yours use --client mysqlclient (libmariadb too, the name checked)", cfg.Verify)
 	case cfg.Cert == "" || cfg.Key == "":
 		return refuse(cfg, "TLS without a client certificate: sysbench's --mysql-ssl=on always presents client-cert.pem and client-key.pem from its directory (mutual TLS): give one the server's CA signed")
 	case cfg.Resume:

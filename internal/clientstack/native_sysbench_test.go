@@ -120,7 +120,7 @@ func TestSysbenchRefusals(t *testing.T) {
 	}{
 		{Config{Stack: st, Workload: "ping", TLS: "off"}, "workload ping: sysbench here runs oltp_point_select (point-select)"},
 		{Config{Stack: st, Workload: "point-select", TLS: "1.3", Verify: "full", CA: "ca.pem", Cert: "c", Key: "k"},
-			"verify full: sysbench's --mysql-ssl=on checks the server's chain against cacert.pem in its directory, never its name (use --verify ca with a CA file)"},
+			"verify full: sysbench's --mysql-ssl=on checks the server's chain against cacert.pem in its directory, never its name, and cannot skip it: it runs against a server tlsbench started (--lab mariadb); against yours use --client mysqlclient (libmariadb too, the name checked)"},
 		{Config{Stack: st, Workload: "point-select", TLS: "1.3", Verify: "ca", CA: "ca.pem"},
 			"TLS without a client certificate: sysbench's --mysql-ssl=on always presents client-cert.pem and client-key.pem from its directory (mutual TLS): give one the server's CA signed"},
 		{Config{Stack: st, Workload: "point-select", TLS: "off", Password: "a\nb"},

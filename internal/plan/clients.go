@@ -57,6 +57,21 @@ var clientStacks = []ClientStack{
 	{"curl", "http", "native", "libcurl and OpenSSL 3, through one curl process a run (--parallel: one event loop)"},
 }
 
+// chainOnly are the stacks that check a server's certificate chain but
+// never its name (s_time sends none; hiredis and sysbench's libmariadb
+// do not compare it).
+var chainOnly = map[string]bool{"openssl": true, "hiredis": true, "libmariadb": true}
+
+// ClientTimed says the stack runs for whole seconds and cannot stop after
+// a count of operations (openssl s_time's -time).
+func ClientTimed(name string) bool { return name == "openssl" }
+
+// ChainOnly says s verifies the server's chain, never its name: against
+// a URL target it cannot verify as the URL asks (full), and it is
+// refused; against a server tlsbench started, whose certificate names
+// the address it is reached at, it verifies the chain (see bench).
+func (s ClientStack) ChainOnly() bool { return chainOnly[s.Name] }
+
 // clientAliases are the names people use for a stack whatever the engine:
 // the language's usual driver, or the API (jdbc).
 var clientAliases = map[string]map[string]string{
