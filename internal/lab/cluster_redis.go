@@ -87,8 +87,8 @@ func StartRedisCluster(ctx context.Context, o Options) (_ *RedisCluster, err err
 // SetLink makes the replica replicate from the primary over l: the
 // primary's key and TLS version (tls-protocols), the replica's
 // tls-replication and the port it dials, then a new link (REPLICAOF NO
-// ONE first, so that it dials again; the partial resync that follows
-// copies nothing), waited for until both sides show it up, and verified
+// ONE first, so that it dials again; the full sync that follows, as
+// Resync shows, copies the data set), waited for until both sides show it up, and verified
 // from the primary (CLIENT LIST: the port the replica's connection came
 // in on).
 func (c *RedisCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error) {
@@ -424,7 +424,7 @@ func (c *RedisCluster) Info() []result.Server {
 // Notes are what a reader of a Redis cluster's figures needs.
 func (c *RedisCluster) Notes() []string {
 	return append(c.Primary.Notes(),
-		"replica: REPLICAOF the primary's port (plain) or tls-port (tls-replication yes, verifying the primary's CA); each variant runs REPLICAOF NO ONE, then REPLICAOF again (a partial resync), and checks from the primary's CLIENT LIST that the replica's connection came in on the port of its variant; the TLS version is the one the primary's tls-protocols allows (Redis does not report a connection's)",
+		"replica: REPLICAOF the primary's port (plain) or tls-port (tls-replication yes, verifying the primary's CA); each variant runs REPLICAOF NO ONE, then REPLICAOF again (a full sync: the replica's new replication ID is not the primary's), and checks from the primary's CLIENT LIST that the replica's connection came in on the port of its variant; the TLS version is the one the primary's tls-protocols allows (Redis does not report a connection's)",
 		"Redis replicates asynchronously only, without persistence here (save \"\", appendonly no)")
 }
 

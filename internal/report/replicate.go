@@ -218,7 +218,7 @@ func diffText(s stats.Summary) string {
 
 // replEngine is how a replicate result's tables name what its engine
 // does.
-type replEngine struct{ write, stream, link, server string }
+type replEngine struct{ write, stream, link, server, copier string }
 
 var replEngines = map[string]replEngine{
 	"postgres": {
@@ -226,12 +226,14 @@ var replEngines = map[string]replEngine{
 		stream: "WAL sent: sent_lsn's advance over the trial (the payload, before TLS's framing)",
 		link:   "as pg_stat_ssl showed the walsender's connection after each trial",
 		server: "server replay_lag is pg_stat_replication's, sampled every 100 ms, the replica's reports at most 1 s apart",
+		copier: "pg_basebackup's own CPU (0 for a copy of the files by tlsbench, where this PostgreSQL has no pg_basebackup)",
 	},
 	"redis": {
 		write:  "one SET of a 100-byte value",
 		stream: "stream sent: master_repl_offset's advance over the trial (the replication stream, before TLS's framing)",
 		link:   "as the primary's CLIENT LIST showed the replica's connection after each trial (the tls-port: TLS, of the version tls-protocols allows; Redis does not report a connection's)",
 		server: "Redis reports no replay lag of its own (INFO's lag is whole seconds since the replica's last ack)",
+		copier: "the replica's CPU (its load of the RDB); the primary's includes the child it forks to write the RDB",
 	},
 }
 
@@ -321,7 +323,7 @@ func (ix *index) replicateTables(b *body) {
 		if b := ix.r.Replicate.Built; b != nil {
 			methods = append([]string{"build: " + b.Method}, methods...)
 		}
-		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: pg_basebackup's own CPU"}
+		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: " + eng.copier}
 		b.table(t)
 	}
 }
