@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,9 +191,14 @@ func (d *dispatcher) run(start time.Time) (window time.Duration) {
 // scheduleSeed is a trial's schedule seed: the same cell gets the same arrivals
 // in every run; rounds differ by the count of open trials run before.
 func (r *Runner) scheduleSeed(where string) uint64 {
+	defer func() { r.openTrials++ }()
+	return seedOf(where, r.openTrials)
+}
+
+// seedOf is the schedule seed of the n-th open trial of a cell named where.
+func seedOf(where string, n int) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s#%d", where, r.openTrials)
-	r.openTrials++
+	fmt.Fprintf(h, "%s#%d", where, n)
 	return h.Sum64()
 }
 
@@ -343,62 +349,87 @@ func (r *Runner) openPool(ctx context.Context, d driver.Driver, c int, rate floa
 // how the schedule was kept.
 func (r *Runner) openFinish(ctx context.Context, t result.Trial, cpu *spanCPU, ots []*openTally, disp *dispatcher, rate float64, slots int, window time.Duration) (result.Trial, error) {
 	tallies := make([]*workerTally, len(ots))
-	corrected, service, lag := stats.NewRecorder(), stats.NewRecorder(), newLagTally()
 	for i, ot := range ots {
 		tallies[i] = ot.workerTally
+	}
+	corrected, open := openFigures(ots, disp, rate, r.Spec.Arrivals, slots, window)
+	t, err := finish(ctx, t, cpu, tallies)
+	t.Latency = result.Hist(corrected.Hist())
+	t.Open = open
+	return t, err
+}
+
+// openFigures are an open loop's latencies from the intended starts,
+// merged, and its account of what was offered, started and dropped.
+func openFigures(ots []*openTally, disp *dispatcher, rate float64, process string, slots int, window time.Duration) (*stats.Recorder, *result.OpenLoop) {
+	corrected, service, lag := stats.NewRecorder(), stats.NewRecorder(), newLagTally()
+	for _, ot := range ots {
 		corrected.Merge(ot.corrected)
 		service.Merge(ot.service)
 		lag.merge(ot.lag)
 	}
-	t, err := finish(ctx, t, cpu, tallies)
-	t.Latency = result.Hist(corrected.Hist())
-	t.Open = &result.OpenLoop{Offered: rate, Process: r.Spec.Arrivals, Slots: slots, Arrivals: disp.arrivals,
+	return corrected, &result.OpenLoop{Offered: rate, Process: process, Slots: slots, Arrivals: disp.arrivals,
 		Dropped: disp.dropped, Window: window, Service: result.Hist(service.Hist()),
 		Schedule: &result.Schedule{Due: disp.due, Started: lag.started, Lag: result.Hist(lag.rec.Hist()), Late1ms: lag.late1, Late10ms: lag.late10}}
-	return t, err
 }
 
-// knee runs the rate search (Spec.Knee): for each cell, every variant at
-// each step's rate, interleaved, until its trial is over Spec.SLO twice
-// in a row (the step once more); a variant over it runs no higher rate.
+// knee runs the rate search (Spec.Knee) of every cell (searchKnee) over
+// the variants, with the p99 bound Spec.SLO.
 func (r *Runner) knee(ctx context.Context) error {
 	total, done := r.Total(), 0
 	for _, e := range r.Spec.Experiments {
 		for _, n := range r.Spec.PerConnections(e) {
 			for _, c := range r.Spec.ConcurrencyFor(e) {
-				going := append([]plan.Variant(nil), r.Variants...)
-				for step, rate := range r.Spec.Knee.Steps() {
-					if len(going) == 0 {
-						break
+				err := searchKnee(r.Spec.Knee.Steps(), r.Variants, func(step int, rate float64, v plan.Variant) (string, error) {
+					r.begin(e, v, c, n, rate, done, total)
+					t, err := r.TrialAt(ctx, e, v, c, n, rate)
+					if err != nil && (!Kept(err) || t.Open == nil) {
+						return "", err
 					}
-					var next, again []plan.Variant
-					for try := range 2 {
-						for _, v := range going {
-							r.begin(e, v, c, n, rate, done, total)
-							t, err := r.TrialAt(ctx, e, v, c, n, rate)
-							if err != nil && (!Kept(err) || t.Open == nil) {
-								return err
-							}
-							t.Round = step
-							done++
-							if r.Done != nil {
-								r.Done(t, done, total)
-							}
-							switch {
-							case t.OverSLO(r.Spec.SLO) == "":
-								next = append(next, v)
-							case try == 0:
-								again = append(again, v)
-							}
-						}
-						// A step over the SLO runs once more: a moment's
-						// stall of a shared machine is not the knee.
-						going, again = again, nil
+					t.Round = step
+					done++
+					if r.Done != nil {
+						r.Done(t, done, total)
 					}
-					going = next
+					return t.OverSLO(r.Spec.SLO), nil
+				})
+				if err != nil {
+					return err
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// searchKnee is the rate search of --rate auto and FROM..TO: every
+// variant at each step's rate, interleaved, until its trial is over the
+// bound twice in a row (the step once more: a moment's stall of a shared
+// machine is not the knee); a variant over it runs no higher rate. trial
+// runs v at rate, the step-th, and says why it was over the bound, ""
+// when it was not. At most 2 × len(steps) trials per variant.
+func searchKnee[V any](steps []float64, variants []V, trial func(step int, rate float64, v V) (over string, err error)) error {
+	going := slices.Clone(variants)
+	for step, rate := range steps {
+		if len(going) == 0 {
+			break
+		}
+		var next, again []V
+		for try := range 2 {
+			for _, v := range going {
+				over, err := trial(step, rate, v)
+				switch {
+				case err != nil:
+					return err
+				case over == "":
+					next = append(next, v)
+				case try == 0:
+					again = append(again, v)
+				}
+			}
+			going, again = again, nil
+		}
+		going = next
 	}
 	return nil
 }

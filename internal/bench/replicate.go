@@ -36,6 +36,13 @@ type Cluster interface {
 	Alive() error
 }
 
+// linkAddrer is a Cluster whose primary takes a TLS replication link on
+// a port of its own (Redis's tls-port): a relay on a TLS link dials
+// LinkAddr(true), one on a plain link PrimaryAddr.
+type linkAddrer interface {
+	LinkAddr(tls bool) string
+}
+
 // ReplicateProgress is told the trial about to run (label) and how many
 // are done of all.
 type ReplicateProgress func(done, total int, label string)
@@ -58,22 +65,46 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 	for _, v := range vs {
 		res.Variants = append(res.Variants, v.Variant())
 	}
-	var addr string
+	var addr, tlsAddr string
+	var relays []*netx.Relay
 	if p.RTT > 0 {
 		// The link alone has the RTT: the replica dials the primary
 		// through a delaying relay; the writers do not.
-		rl, err := netx.StartRelay(ctx, c.PrimaryAddr(), (&netx.Dialer{}).WithRTT(p.RTT))
-		if err != nil {
-			return fmt.Errorf("the relay that emulates %s of RTT on the replication link: %w", plan.RTTLabel(p.RTT), err)
+		relay := func(to string) (string, error) {
+			rl, err := netx.StartRelay(ctx, to, (&netx.Dialer{}).WithRTT(p.RTT))
+			if err != nil {
+				return "", fmt.Errorf("the relay that emulates %s of RTT on the replication link: %w", plan.RTTLabel(p.RTT), err)
+			}
+			relays = append(relays, rl)
+			return rl.Addr(), nil
 		}
-		defer rl.Close()
-		addr = rl.Addr()
+		defer func() {
+			for _, rl := range relays {
+				rl.Close()
+			}
+		}()
+		if addr, err = relay(c.PrimaryAddr()); err != nil {
+			return err
+		}
+		if la, ok := c.(linkAddrer); ok {
+			if tlsAddr, err = relay(la.LinkAddr(true)); err != nil {
+				return err
+			}
+		}
 		res.Notes = append(res.Notes, fmt.Sprintf("rtt %s on the replication link only: the replica reaches the primary through tlsbench's relay on loopback, which delays each direction by half of it and passes the bytes untouched (TLS stays end to end between the nodes); the writers' link to the primary has none", plan.RTTLabel(p.RTT)))
 	}
 	link := func(v plan.ReplicaVariant) cluster.Link {
-		return cluster.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr}
+		l := cluster.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr}
+		if v.TLS != "off" && tlsAddr != "" {
+			l.Addr = tlsAddr
+		}
+		return l
 	}
-	res.PlannedTrials = len(vs) * p.Trials
+	cells := len(p.Concurrency) * len(p.RateCells())
+	res.PlannedTrials = len(vs) * cells * p.Trials
+	if p.Knee != nil { // at most: the search stops where the bounds break
+		res.PlannedTrials = len(vs) * cells * 2 * len(p.Knee.Steps())
+	}
 	total := res.PlannedTrials
 	if p.Resync {
 		// Once per link: the commit mode does not change a copy.
@@ -95,22 +126,56 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 		}
 	}
 	done := total - res.PlannedTrials
+	if p.Knee != nil {
+		err := replicateKnee(ctx, res, c, vs, link, func(label string) { progress(done, total, label); done++ })
+		if err == nil {
+			progress(done, total, "")
+		}
+		return err
+	}
 	for round := range p.Trials {
-		for _, v := range vs {
-			progress(done, total, fmt.Sprintf("%s #%d", v.ID, round+1))
-			t, err := replicateTrial(ctx, p, c, v, link(v), round)
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
+		for _, rate := range p.RateCells() {
+			for _, n := range p.Concurrency {
+				for _, v := range vs {
+					load := replLoad{writers: n, rate: rate}
+					label := load.label(p, v.ID) + fmt.Sprintf(" #%d", round+1)
+					progress(done, total, label)
+					load.seed = seedOf(label, 0)
+					t, err := replicateTrial(ctx, p, c, v, link(v), round, load)
+					if err != nil {
+						if ctx.Err() != nil {
+							return ctx.Err()
+						}
+						return fmt.Errorf("%s, trial %d: %w", load.label(p, v.ID), round+1, err)
+					}
+					res.Trials = append(res.Trials, t)
+					done++
 				}
-				return fmt.Errorf("%s, trial %d: %w", v.ID, round+1, err)
 			}
-			res.Trials = append(res.Trials, t)
-			done++
 		}
 	}
 	progress(done, total, "")
 	return nil
+}
+
+// replLoad is the load of a replicate trial: its writers, in a closed
+// loop, or serving arrivals at rate (writes/s) from the seeded schedule.
+type replLoad struct {
+	writers int
+	rate    float64
+	seed    uint64
+}
+
+// label names a trial of variant id under the load in progress lines and
+// errors: "tls1.3 async", "tls1.3 async c=16", "tls1.3 async at 200/s".
+func (l replLoad) label(p plan.Replication, id string) string {
+	if len(p.Concurrency) > 1 {
+		id += " " + plan.Label(l.writers)
+	}
+	if l.rate > 0 {
+		id += " at " + plan.RateLabel(l.rate)
+	}
+	return id
 }
 
 // beats is a trial's heartbeats: when each commit was answered on the
@@ -156,13 +221,14 @@ func (b *beats) lags() (*stats.Recorder, int64) {
 	return rec, unseen
 }
 
-// replicateTrial is one trial: the link set and verified, C writers in a
-// closed loop on the primary for the warm-up and the duration, a
+// replicateTrial is one trial: the link set and verified, load's writers
+// on the primary for the warm-up and the duration, in a closed loop or
+// serving writes at its rate (openWrites), a
 // heartbeat written every p.Heartbeat and polled on the replica every
 // p.LagPoll, the primary's replay_lag sampled, then a drain until the
 // replica shows the last heartbeat (at most p.Timeout) and the link
 // verified again.
-func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.ReplicaVariant, l cluster.Link, round int) (t result.Trial, err error) {
+func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.ReplicaVariant, l cluster.Link, round int, load replLoad) (t result.Trial, err error) {
 	if _, err := c.SetLink(ctx, l); err != nil {
 		return t, err
 	}
@@ -176,7 +242,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		}
 		cancel(err)
 	}
-	conns := make([]cluster.Conn, 0, p.Concurrency+2)
+	conns := make([]cluster.Conn, 0, load.writers+2)
 	defer func() {
 		for _, cc := range conns {
 			cc.Close()
@@ -189,7 +255,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		}
 		return cc, err
 	}
-	for range p.Concurrency + 1 { // the writers and the heartbeat's
+	for range load.writers + 1 { // the writers and the heartbeat's
 		if _, err := open(func() (cluster.Conn, error) { return c.OpenPrimary(ctx, p.ClientTLS) }); err != nil {
 			return t, errors.Join(fmt.Errorf("connecting to the primary: %w", err), c.Alive())
 		}
@@ -204,46 +270,55 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		return f(octx)
 	}
 
-	start := time.Now().Add(p.Warmup)
+	begin := time.Now()
+	start := begin.Add(p.Warmup)
 	end := start.Add(p.Duration)
 	var wg sync.WaitGroup
-	recs := make([]*stats.Recorder, p.Concurrency)
-	errs := make([]int64, p.Concurrency)
-	samples := make([]string, p.Concurrency)
-	for i := range p.Concurrency {
-		recs[i] = stats.NewRecorder()
-		wg.Add(1)
-		go func(w cluster.Conn) {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				if !t0.Before(end) {
-					return
-				}
-				if err := op(w.Write); err != nil {
-					if ctx.Err() != nil {
+	recs := make([]*stats.Recorder, load.writers)
+	errs := make([]int64, load.writers)
+	samples := make([]string, load.writers)
+	// write commits one write on writer i; false when it failed: counted,
+	// and the trial ended when a node is gone or writes keep failing.
+	write := func(i int) bool {
+		err := op(conns[i].Write)
+		if err == nil || ctx.Err() != nil {
+			return err == nil
+		}
+		errs[i]++
+		if samples[i] == "" {
+			samples[i] = err.Error()
+		}
+		if c.Alive() != nil || errs[i] > 100 {
+			fail(fmt.Errorf("writes fail: %w", err))
+		}
+		return false
+	}
+	var ow *openWrites // at a rate
+	if load.rate > 0 {
+		ow = startOpenWrites(ctx, load, begin, start, end, end.Add(p.Timeout), write)
+	} else {
+		for i := range load.writers {
+			recs[i] = stats.NewRecorder()
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					t0 := time.Now()
+					if !t0.Before(end) {
 						return
 					}
-					errs[i]++
-					if samples[i] == "" {
-						samples[i] = err.Error()
+					if write(i) && !t0.Before(start) {
+						recs[i].Record(time.Since(t0))
 					}
-					if c.Alive() != nil || errs[i] > 100 {
-						fail(fmt.Errorf("writes fail: %w", err))
-						return
-					}
-					continue
 				}
-				if !t0.Before(start) {
-					recs[i].Record(time.Since(t0))
-				}
-			}
-		}(conns[i])
+			})
+		}
 	}
 
 	// The heartbeat and its poll run in the measured span only.
 	if err := sleepUntil(ctx, start); err != nil {
 		wg.Wait()
+		if ow != nil {
+			ow.wait()
+		}
 		return t, context.Cause(ctx)
 	}
 	cpu0p, cpu0r, err := c.CPU()
@@ -263,7 +338,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	beatDone := make(chan struct{})
 	go func() { // the heartbeat writer
 		defer close(beatDone)
-		hb := conns[p.Concurrency]
+		hb := conns[load.writers]
 		tick := time.NewTicker(p.Heartbeat)
 		defer tick.Stop()
 		for seq := base + 1; time.Now().Before(end); seq++ {
@@ -332,6 +407,9 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		}
 	}
 	wg.Wait()
+	if ow != nil {
+		ow.wait()
+	}
 	<-beatDone
 	<-sampleDone
 	if err := context.Cause(ctx); err != nil {
@@ -355,17 +433,27 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	var nerr int64
 	sample := ""
 	for i, r := range recs {
-		commit.Merge(r)
+		if r != nil {
+			commit.Merge(r)
+		}
 		nerr += errs[i]
 		if sample == "" {
 			sample = samples[i]
 		}
 	}
+	var ol *result.OpenLoop
+	if ow != nil {
+		commit, ol = ow.figures()
+		if q := ow.queued.Load(); q > 0 {
+			nerr += q
+			sample = cmp.Or(sample, errQueued.Error())
+		}
+	}
 	lag, unseen := b.lags()
-	t = result.Trial{Experiment: plan.Replicate, Variant: v.ID, Concurrency: p.Concurrency, Round: round, Start: start,
+	t = result.Trial{Experiment: plan.Replicate, Variant: v.ID, Concurrency: load.writers, Round: round, Start: start,
 		Elapsed: p.Duration, Ops: commit.Count(), Conns: int64(len(conns)),
 		ClientCPU: host.ProcessCPU() - client0, ServerCPU: cpu1p - cpu0p + cpu1r - cpu0r,
-		Latency: result.Hist(commit.Hist())}
+		Latency: result.Hist(commit.Hist()), Open: ol}
 	if nerr > 0 {
 		t.Errors = map[string]int64{"write": nerr}
 		t.ErrorSamples = map[string]string{"write": sample}

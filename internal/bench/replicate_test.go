@@ -38,7 +38,7 @@ func replicatePlan(t *testing.T, raw plan.Replication) plan.Replication {
 	if raw.Duration == 0 {
 		raw.Duration = 2 * time.Second
 	}
-	raw.Warmup, raw.Trials, raw.Concurrency = 200*time.Millisecond, 1, 2
+	raw.Warmup, raw.Trials, raw.Concurrency = 200*time.Millisecond, 1, []int{2}
 	raw.Give("warmup")
 	p, err := plan.NewReplication(raw)
 	if err != nil {

@@ -20,11 +20,13 @@ import (
 func newReplicateCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f replicateFlags
 	cmd := &cobra.Command{
-		Use:   "replicate [--lab postgres|redis | PRIMARY_URL --replica REPLICA_URL]",
+		Use:   "replicate [--lab postgres|postgres:18|redis | PRIMARY_URL --replica REPLICA_URL]",
 		Short: "Measure the replication link between a primary and its replica, plain vs TLS",
 		Long: `Measure what TLS on the replication link costs: tlsbench builds a lab cluster
 (PostgreSQL 15: a primary and a physical streaming replica made by pg_basebackup;
-Redis: a primary and a replica, asynchronous only), on loopback, and for each variant of the link (--tls, --key, --sync) runs
+--lab postgres:18: PostgreSQL 18's, the replica a file copy between pg_backup_start
+and pg_backup_stop, as its npm build has no pg_basebackup; Redis: a primary and a
+replica, asynchronous only), on loopback, and for each variant of the link (--tls, --key, --sync) runs
 closed-loop writes on the primary (one-row INSERT transactions, -c writers) while
 a heartbeat row is written every --heartbeat and read on the replica every
 --lag-poll. It reports each write's commit latency, the replica's lag behind the
@@ -35,16 +37,21 @@ LIST) that the link is TLS of the variant's version, or plain.
 
 Only the replication link changes: the writers' link to the primary is plain
 (--client-tls: TLS) in every variant. --rtt delays the replication link alone
-(through a relay). --resync times a whole copy of the primary (pg_basebackup) over
-each variant's link first.
+(through a relay). --resync times a whole copy of the primary over each
+variant's link first: pg_basebackup, or Redis's full sync of 200,000 keys.
 
 PRIMARY_URL --replica URL measures a PostgreSQL cluster of your own as it is: one
 variant, the link as configured (checked from the primary's pg_stat_ssl, which
 its user needs pg_monitor to read), the writers' link as PRIMARY_URL asks. It
 writes only to two tables it creates on the primary and drops at the end.
 
-MariaDB and Galera clusters, PostgreSQL 18, Redis's --rtt and full sync, and the
-lag-SLO capacity search are not measured yet.`,
+-c 1,4,16 sweeps the writers, each count a cell of every variant. --rate runs
+the writes at a rate instead (poisson arrivals, each timed from its intended
+start); --rate auto (or FROM..TO) searches per variant the highest write rate
+at which the replica's heartbeat lag p99 stays under --lag-slo (1s) and, with
+--sync on or remote_apply, the commit p99 under --slo.
+
+MariaDB and Galera clusters are not measured yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{errors.New("replicate takes one URL, the primary's: give the replica's as --replica URL")}
@@ -54,6 +61,12 @@ lag-SLO capacity search are not measured yet.`,
 				raw.Primary = args[0]
 			}
 			giveTable(cmd.Flags(), replicateOptions, raw.Give)
+			if f.rate != "" {
+				var err error
+				if raw.Rates, raw.Knee, err = plan.ParseRates(f.rate); err != nil {
+					return err
+				}
+			}
 			p, err := plan.NewReplication(raw)
 			if err != nil {
 				return err
@@ -61,8 +74,12 @@ lag-SLO capacity search are not measured yet.`,
 			return replicateRun(cmd.Context(), p, f.output, f.quiet, f.gate, argv, stdout, stderr)
 		},
 	}
-	registerTable(cmd.Flags(), replicateOptions, onReplicate, &f, tableDefaults(replicateOptions, onReplicate, func(string) (plan.Replication, error) {
-		return plan.NewReplication(plan.Replication{})
+	registerTable(cmd.Flags(), replicateOptions, onReplicate, &f, tableDefaults(replicateOptions, onReplicate, func(when string) (plan.Replication, error) {
+		var raw plan.Replication
+		if when == "search" {
+			_, raw.Knee, _ = plan.ParseRates("auto")
+		}
+		return plan.NewReplication(raw)
 	}))
 	f.gate.register(cmd, "a gate the run must pass, else exit 3, repeatable: replicate[VARIANT|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'replicate[tls1.3].overhead.commit.p99 < 20% @ci95', 'replicate[tls1.3].lag.p99 < 1s' (docs/gates.md)")
 	refuseShard(cmd, "replicate measures a cluster tlsbench builds on this machine")
@@ -73,6 +90,7 @@ lag-SLO capacity search are not measured yet.`,
 // figures go.
 type replicateFlags struct {
 	plan.Replication
+	rate   string
 	output string
 	quiet  bool
 	gate   gateFlags // --gate, --gates, --junit, --summary-md (gates.go)
@@ -83,7 +101,7 @@ type replicateOption = option[replicateFlags, plan.Replication]
 // replicateOptions are replicate's flags.
 var replicateOptions = []replicateOption{
 	{flag: "lab", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Lab },
-		usage: "the engine of the lab cluster: " + strings.Join(plan.ReplicaLabs, ", "), def: func(p plan.Replication) string { return p.Lab }},
+		usage: "the engine of the lab cluster: " + strings.Join(plan.ReplicaLabs, ", ") + " (postgres:18: PostgreSQL 18)", def: func(p plan.Replication) string { return p.Lab }},
 	{flag: "tls", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.TLS },
 		usage: "replication link variants: off, 1.2, 1.3", def: func(p plan.Replication) string { return strings.Join(p.TLS, ",") }},
 	{flag: "key", field: "keys", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Keys },
@@ -95,7 +113,7 @@ var replicateOptions = []replicateOption{
 	{flag: "client-tls", section: secTarget, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.ClientTLS },
 		usage: "the writers reach the primary over TLS (Go's default: 1.3) in every variant; plain by default"},
 	{flag: "concurrency", short: "c", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Concurrency },
-		usage: "writers on the primary, each in a closed loop", def: func(p plan.Replication) string { return fmt.Sprint(p.Concurrency) }},
+		usage: "writers on the primary, each in a closed loop; a list sweeps them (1,4,16); with --rate, the sessions that serve the arrivals", def: func(p plan.Replication) string { return ints(p.Concurrency) }},
 	{flag: "duration", short: "d", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Duration },
 		usage: "measured time of each trial", def: func(p plan.Replication) string { return p.Duration.String() }},
 	{flag: "warmup", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Warmup },
@@ -108,10 +126,16 @@ var replicateOptions = []replicateOption{
 		usage: "how often the heartbeat row is written on the primary", def: func(p plan.Replication) string { return p.Heartbeat.String() }},
 	{flag: "lag-poll", section: secLoad, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.LagPoll },
 		usage: "how often the replica is read for the heartbeat: the lag's resolution", def: func(p plan.Replication) string { return p.LagPoll.String() }},
+	{flag: "rate", field: "rates", section: secRate, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.rate },
+		usage: "writes per second (poisson arrivals) instead of a closed loop, a list compares, e.g. 200,1000; auto or FROM..TO searches each variant's highest rate within --lag-slo (and --slo); latency counts from each write's intended start"},
+	{flag: "lag-slo", section: secRate, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.LagSLO },
+		usage: "with --rate auto or FROM..TO: the replica's heartbeat lag p99 a rate must keep under", def: func(p plan.Replication) string { return p.LagSLO.String() }, when: "search"},
+	{flag: "slo", section: secRate, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.SLO },
+		usage: "with --rate auto or FROM..TO and --sync on or remote_apply: the commit p99 (from the intended start) a rate must keep under too (default " + plan.DefaultSLO.String() + ")"},
 	{flag: "rtt", section: secPaths, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.RTT },
 		usage: "emulated round trip of the replication link alone (a delaying relay between the nodes)"},
 	{flag: "resync", section: secOther, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Resync },
-		usage: "time a whole copy of the primary (pg_basebackup) over each variant's link before the trials"},
+		usage: "time a whole copy of the primary (pg_basebackup; Redis: a full sync) over each variant's link before the trials"},
 	{flag: "output", short: "o", field: "-", section: secOutput, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.output },
 		usage: "result file (default tlsbench-YYYYMMDD-HHMMSS.json)"},
 	{flag: "quiet", short: "q", field: "-", section: secOutput, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.quiet },
@@ -193,16 +217,16 @@ func openCluster(ctx context.Context, p plan.Replication, lines *runProgress) (l
 		c, err := lab.OpenUserCluster(ctx, primary, replica)
 		return c, "your PostgreSQL primary + replica, as configured", nil, err
 	}
-	o := lab.Options{Keys: p.Keys}
-	if p.Lab == "redis" {
+	o := lab.Options{Keys: p.Keys, Version: p.Version()}
+	if p.Engine() == "redis" {
 		lines.printf("starting the lab cluster: Redis primary and replica (REPLICAOF)")
 		c, err := lab.StartRedisCluster(ctx, o)
 		return c, "Redis primary + replica", nil, err
 	}
-	lines.printf("starting the lab cluster: PostgreSQL primary and replica (pg_basebackup)")
+	lines.printf("starting the lab cluster: PostgreSQL %s primary and replica", cmp.Or(o.Version, "(the distribution's)"))
 	c, err := lab.StartPostgresCluster(ctx, o)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	return c, "PostgreSQL primary + streaming replica", &c.Built, nil
+	return c, "PostgreSQL " + c.Primary.Info().Version + " primary + streaming replica", &c.Built, nil
 }

@@ -64,6 +64,11 @@ func TestReplicateBadInput(t *testing.T) {
 		{[]string{"replicate", "--lab", "redis", "--sync", "on"}, "Redis replicates asynchronously only"},
 		{[]string{"replicate", "--sync", "sometimes"}, `"sometimes" is no commit mode: use off (asynchronous), on or remote_apply`},
 		{[]string{"replicate", "--heartbeat", "1ms", "--lag-poll", "5ms"}, "--lag-poll"},
+		{[]string{"replicate", "--lag-slo", "2s"}, "--lag-slo is the bound of a write-rate search: give --rate auto or a range such as 100..5000"},
+		{[]string{"replicate", "--rate", "auto", "--slo", "1s"}, "--slo bounds a synchronous commit's p99: add --sync on or remote_apply, or drop it"},
+		{[]string{"replicate", "--rate", "fast"}, `"fast": give arrivals per second`},
+		{[]string{"replicate", "--rate", "500..100"}, "a search range goes up from above 0"},
+		{[]string{"replicate", "-c", "4,1,4"}, "-c/--concurrency: 4 is given twice"},
 	} {
 		code, _, stderr := runMain(t, tt.args...)
 		if code == 0 || !strings.Contains(stderr, tt.want) || len(errorLines(stderr)) != 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -145,7 +146,12 @@ func (c *PostgresCluster) newReplica(ctx context.Context) (_ *Postgres, err erro
 	if err != nil {
 		return nil, err
 	}
-	if c.Built, err = c.basebackup(ctx, r, cluster.Link{TLS: "off"}, r.dataDir()); err != nil {
+	build := func() (result.Resync, error) { return c.basebackup(ctx, r, cluster.Link{TLS: "off"}, r.dataDir()) }
+	slot := !c.hasBasebackup()
+	if slot {
+		build = func() (result.Resync, error) { return c.copyBackup(ctx, r) }
+	}
+	if c.Built, err = build(); err != nil {
 		return nil, err
 	}
 	// The copy has the primary's postgresql.conf: the replica's own lab
@@ -153,16 +159,19 @@ func (c *PostgresCluster) newReplica(ctx context.Context) (_ *Postgres, err erro
 	if err := r.appendConf(); err != nil {
 		return nil, err
 	}
-	standby := strings.Join([]string{
+	standby := []string{
 		"wal_retrieve_retry_interval = '100ms'", // a new primary_conninfo is taken up at once
 		"wal_receiver_status_interval = 1",      // the primary's replay_lag is at most 1 s old
 		"primary_conninfo = '" + c.conninfo(r, cluster.Link{TLS: "off"}) + "'",
-	}, "\n")
+	}
+	if slot {
+		standby = append(standby, "primary_slot_name = '"+pgReplicaSlot+"'")
+	}
 	f, err := os.OpenFile(filepath.Join(r.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	_, err = f.WriteString("\n# tlsbench lab replica\n" + standby + "\n")
+	_, err = f.WriteString("\n# tlsbench lab replica\n" + strings.Join(standby, "\n") + "\n")
 	err = errors.Join(err, f.Close(),
 		os.WriteFile(filepath.Join(r.dataDir(), "standby.signal"), nil, 0o600),
 		r.chownAll())
@@ -249,10 +258,136 @@ func (c *PostgresCluster) basebackup(ctx context.Context, r *Postgres, l cluster
 	return out, nil
 }
 
+// pgReplicaSlot is the physical replication slot that keeps the WAL a
+// replica copied without pg_basebackup needs (copyBackup).
+const pgReplicaSlot = "tlsbench_replica"
+
+// hasBasebackup reports whether the primary's PostgreSQL has
+// pg_basebackup: PostgreSQL 18's npm build (pgversion.go) has only
+// initdb, pg_ctl and postgres.
+func (c *PostgresCluster) hasBasebackup() bool {
+	_, err := os.Stat(filepath.Join(c.Primary.bin, "pg_basebackup"))
+	return err == nil
+}
+
+// copyBackup makes replica r's data directory without pg_basebackup: a
+// physical replication slot keeps the WAL from the copy's start,
+// pg_backup_start and pg_backup_stop (in one session) frame a copy of the
+// primary's files, which the lab has on this machine, and the backup
+// label goes into the copy, whose recovery then streams the rest from
+// the slot over the replication link. Timed; the copy is tlsbench's own,
+// so DestCPU is 0.
+func (c *PostgresCluster) copyBackup(ctx context.Context, r *Postgres) (result.Resync, error) {
+	p := c.Primary
+	if err := p.superuserExec(ctx, "postgres", "SELECT pg_create_physical_replication_slot('"+pgReplicaSlot+"', true)"); err != nil {
+		return result.Resync{}, fmt.Errorf("%s: the replica's slot: %w", c.name(), err)
+	}
+	cc, err := p.superuser(ctx, "postgres")
+	if err != nil {
+		return result.Resync{}, err
+	}
+	defer cc.Close(context.Background())
+	before, err := p.CPU()
+	if err != nil {
+		return result.Resync{}, err
+	}
+	start := time.Now()
+	if _, err := pgRows(ctx, cc, "SELECT pg_backup_start('tlsbench replica', true)"); err != nil {
+		return result.Resync{}, fmt.Errorf("%s: pg_backup_start: %w", c.name(), err)
+	}
+	n, err := copyDataDir(p.dataDir(), r.dataDir())
+	if err != nil {
+		return result.Resync{}, fmt.Errorf("%s: copying the primary's data directory: %w", c.name(), err)
+	}
+	rows, err := pgRows(ctx, cc, "SELECT labelfile FROM pg_backup_stop(false)")
+	if err == nil && len(rows) != 1 {
+		err = errors.New("no backup label")
+	}
+	if err != nil {
+		return result.Resync{}, fmt.Errorf("%s: pg_backup_stop: %w", c.name(), err)
+	}
+	if err := os.WriteFile(filepath.Join(r.dataDir(), "backup_label"), []byte(rows[0][0]), 0o600); err != nil {
+		return result.Resync{}, err
+	}
+	elapsed := time.Since(start)
+	after, err := p.CPU()
+	if err != nil {
+		return result.Resync{}, err
+	}
+	return result.Resync{Method: "pg_backup_start, a copy of the data directory's files, pg_backup_stop (this PostgreSQL has no pg_basebackup); the WAL after it streamed from a replication slot",
+		Bytes: n, Elapsed: elapsed, SourceCPU: after - before}, nil
+}
+
+// copyDataDir copies a running primary's data directory from src to dst
+// (0700, new) as a base backup takes it: without the postmaster's pid and
+// options files and the contents of pg_wal, pg_replslot and the
+// temporary statistics; it returns the bytes copied.
+func copyDataDir(src, dst string) (int64, error) {
+	skip := map[string]bool{"postmaster.pid": true, "postmaster.opts": true}
+	empty := map[string]bool{"pg_wal": true, "pg_replslot": true, "pg_stat_tmp": true}
+	var n int64
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // a temporary file the server removed meanwhile
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			if err := os.MkdirAll(to, 0o700); err != nil {
+				return err
+			}
+			if empty[rel] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if skip[rel] || !d.Type().IsRegular() {
+			return nil
+		}
+		m, err := copyFile(path, to)
+		n += m
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return n, err
+	}
+	// What recovery expects under pg_wal, empty.
+	for _, d := range []string{"archive_status", "summaries"} {
+		if err := os.MkdirAll(filepath.Join(dst, "pg_wal", d), 0o700); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// copyFile copies the regular file src to dst, 0600, and returns its bytes.
+func copyFile(src, dst string) (int64, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, in)
+	return n, errors.Join(err, out.Close())
+}
+
 // Resync copies the whole primary over link l as a new replica would
 // (pg_basebackup), timed, with the CPU of both ends. Its sync setting
 // does not matter.
 func (c *PostgresCluster) Resync(ctx context.Context, l cluster.Link) (result.Resync, error) {
+	if !c.hasBasebackup() {
+		return result.Resync{}, fmt.Errorf("%s: this PostgreSQL (%s) has no pg_basebackup to time a resync with: drop --resync, or use --lab postgres", c.name(), c.Primary.bin)
+	}
 	if l.TLS != "off" && l.Key != "" {
 		if _, err := c.Primary.UseKey(ctx, l.Key); err != nil {
 			return result.Resync{}, err
@@ -543,7 +678,7 @@ func (c *PostgresCluster) Info() []result.Server {
 // Notes are what a reader of a cluster's figures needs.
 func (c *PostgresCluster) Notes() []string {
 	return append(c.Primary.Notes(),
-		"replica: a physical streaming replica made by pg_basebackup -X stream; each variant sets its primary_conninfo (ALTER SYSTEM, reload), ends the walsender so that it dials again, and checks the new link from the primary (pg_stat_replication joined with pg_stat_ssl on the walsender's pid)",
+		"replica: a physical streaming replica made by "+c.Built.Method+"; each variant sets its primary_conninfo (ALTER SYSTEM, reload), ends the walsender so that it dials again, and checks the new link from the primary (pg_stat_replication joined with pg_stat_ssl on the walsender's pid)",
 		"synchronous variants set synchronous_standby_names to the replica and synchronous_commit to on or remote_apply on the primary; asynchronous ones clear it",
 		"fsync = off on both nodes: a throw-away lab; commit latency is the server's work and the replication link's, not a disk's")
 }

@@ -2,10 +2,13 @@ package lab
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -70,6 +73,11 @@ func StartRedisCluster(ctx context.Context, o Options) (_ *RedisCluster, err err
 	if _, err := c.Primary.command(ctx, "SET", redisHeartbeatKey, "0"); err != nil {
 		return nil, err
 	}
+	// A full sync starts at once: Redis's default waits 5 s for more
+	// replicas to share a diskless one.
+	if _, err := c.Primary.command(ctx, "CONFIG", "SET", "repl-diskless-sync-delay", "0"); err != nil {
+		return nil, err
+	}
 	if _, err := c.SetLink(ctx, cluster.Link{TLS: "off", Sync: "off"}); err != nil {
 		return nil, err
 	}
@@ -79,19 +87,15 @@ func StartRedisCluster(ctx context.Context, o Options) (_ *RedisCluster, err err
 // SetLink makes the replica replicate from the primary over l: the
 // primary's key and TLS version (tls-protocols), the replica's
 // tls-replication and the port it dials, then a new link (REPLICAOF NO
-// ONE first, so that it dials again; the partial resync that follows
-// copies nothing), waited for until both sides show it up, and verified
+// ONE first, so that it dials again; the full sync that follows, as
+// Resync shows, copies the data set), waited for until both sides show it up, and verified
 // from the primary (CLIENT LIST: the port the replica's connection came
 // in on).
 func (c *RedisCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error) {
-	switch {
-	case l.Sync != "" && l.Sync != "off":
+	if l.Sync != "" && l.Sync != "off" {
 		return cluster.LinkState{}, errors.New("Redis lab cluster: Redis replicates asynchronously only: use --sync off")
-	case l.Addr != "":
-		return cluster.LinkState{}, errors.New("Redis lab cluster: no --rtt on the link yet")
 	}
-	p, r := c.Primary, c.Replica
-	port, replTLS := p.port, "no"
+	p := c.Primary
 	if l.TLS != "off" {
 		if l.Key != "" {
 			if _, err := p.UseKey(ctx, l.Key); err != nil {
@@ -101,9 +105,22 @@ func (c *RedisCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.Lin
 		if _, err := p.command(ctx, "CONFIG", "SET", "tls-protocols", pgTLSVersion(l.TLS)); err != nil {
 			return cluster.LinkState{}, fmt.Errorf("Redis lab cluster: tls-protocols: %w", err)
 		}
-		port, replTLS = p.tlsPort, "yes"
 	}
-	steps := [][]string{{"REPLICAOF", "NO", "ONE"}, {"CONFIG", "SET", "tls-replication", replTLS}, {"REPLICAOF", "127.0.0.1", strconv.Itoa(port)}}
+	return c.relink(ctx, l)
+}
+
+// relink makes the replica dial the primary again over l (whose key and
+// TLS version the primary has): REPLICAOF NO ONE, its tls-replication,
+// REPLICAOF the primary's port of l (or l.Addr, a relay's), then waits
+// until both sides show the link up, and verifies it.
+func (c *RedisCluster) relink(ctx context.Context, l cluster.Link) (cluster.LinkState, error) {
+	r := c.Replica
+	addr, replTLS := c.LinkAddr(false), "no"
+	if l.TLS != "off" {
+		addr, replTLS = c.LinkAddr(true), "yes"
+	}
+	host, port, _ := net.SplitHostPort(cmp.Or(l.Addr, addr))
+	steps := [][]string{{"REPLICAOF", "NO", "ONE"}, {"CONFIG", "SET", "tls-replication", replTLS}, {"REPLICAOF", host, port}}
 	for _, cmd := range steps {
 		if _, err := r.command(ctx, cmd...); err != nil {
 			return cluster.LinkState{}, fmt.Errorf("Redis lab cluster: %s on the replica: %w", strings.Join(cmd[:2], " "), err)
@@ -186,14 +203,124 @@ func redisFields(s, sep, kv string) map[string]string {
 	return out
 }
 
-// Resync is not measured on Redis yet.
-func (c *RedisCluster) Resync(context.Context, cluster.Link) (result.Resync, error) {
-	return result.Resync{}, errors.New("Redis lab cluster: no resync figure yet (a full sync is to come)")
+// redisResyncKeys is the data set a Resync copies: this many keys of
+// redisResyncValue bytes (about 25 MB in the RDB), beside the writes'.
+const (
+	redisResyncKeys  = 200000
+	redisResyncValue = 100
+	redisResyncBatch = 1000 // keys per MSET
+)
+
+// Resync times a full sync of the primary to the replica over link l: the
+// data set filled to redisResyncKeys keys first (once), the link set,
+// then REPLICAOF NO ONE, which gives the replica a replication ID of its
+// own that the primary does not know, and REPLICAOF again: the primary
+// sends its whole data set as an RDB, with the server's own settings
+// (Redis 7.0: diskless, a forked child writing the RDB to the socket).
+// Newer Redis sends a disk-based sync's file with sendfile(2) over a
+// plain link, never over TLS; Redis 7.0.15 (Debian 12) has no such path,
+// so here both links copy through user space. Timed until the replica's
+// link is up again (its load done), polled every 20 ms; bytes are the
+// primary's total_net_repl_output_bytes over the copy.
+func (c *RedisCluster) Resync(ctx context.Context, l cluster.Link) (result.Resync, error) {
+	p := c.Primary
+	if err := c.fill(ctx); err != nil {
+		return result.Resync{}, fmt.Errorf("Redis lab cluster: filling the primary for a resync: %w", err)
+	}
+	if _, err := c.SetLink(ctx, l); err != nil {
+		return result.Resync{}, err
+	}
+	mode := "disk-based"
+	if got, err := p.command(ctx, "CONFIG", "GET", "repl-diskless-sync"); err == nil && len(got) == 2 && got[1] == "yes" {
+		mode = "diskless"
+	}
+	sent0, full0, err := c.syncStats(ctx)
+	if err != nil {
+		return result.Resync{}, err
+	}
+	cpuP0, cpuR0, err := c.CPU()
+	if err != nil {
+		return result.Resync{}, err
+	}
+	start := time.Now()
+	if _, err := c.relink(ctx, l); err != nil {
+		return result.Resync{}, err
+	}
+	elapsed := time.Since(start)
+	cpuP1, cpuR1, err := c.CPU()
+	if err != nil {
+		return result.Resync{}, err
+	}
+	sent1, full1, err := c.syncStats(ctx)
+	if err != nil {
+		return result.Resync{}, err
+	}
+	if full1 == full0 {
+		return result.Resync{}, errors.New("Redis lab cluster: the replica came back without a full sync (the primary's sync_full did not advance): no resync to time")
+	}
+	return result.Resync{Method: fmt.Sprintf("Redis full sync, %s (REPLICAOF after REPLICAOF NO ONE) of %d keys of %d bytes; bytes: the primary's total_net_repl_output_bytes", mode, redisResyncKeys, redisResyncValue),
+		Bytes: sent1 - sent0, Elapsed: elapsed, SourceCPU: cpuP1 - cpuP0, DestCPU: cpuR1 - cpuR0}, nil
+}
+
+// fill writes the resync's data set on the primary, once: MSETs of
+// redisResyncBatch keys over one connection.
+func (c *RedisCluster) fill(ctx context.Context) error {
+	n, err := c.Primary.command(ctx, "EXISTS", fmt.Sprintf("tlsbench:fill:%d", redisResyncKeys-1))
+	if err == nil && len(n) == 1 && n[0] == "1" {
+		return nil
+	}
+	cc, err := openRedisConn(ctx, c.Primary, false)
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	rc := cc.(*redisConn)
+	// Random values: the RDB compresses a repeated one to nothing.
+	rng := rand.New(rand.NewPCG(1, 2))
+	raw := make([]byte, redisResyncValue/2)
+	for i := 0; i < redisResyncKeys; i += redisResyncBatch {
+		args := []string{"MSET"}
+		for k := i; k < min(i+redisResyncBatch, redisResyncKeys); k++ {
+			for j := range raw {
+				raw[j] = byte(rng.Uint32())
+			}
+			args = append(args, fmt.Sprintf("tlsbench:fill:%d", k), hex.EncodeToString(raw))
+		}
+		if _, err := rc.do(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncStats reads the primary's replication output bytes so far and its
+// count of full syncs (INFO stats).
+func (c *RedisCluster) syncStats(ctx context.Context) (sent, full int64, err error) {
+	info, err := c.Primary.command(ctx, "INFO", "stats")
+	if err != nil {
+		return 0, 0, err
+	}
+	all := redisFields(strings.Join(info, ""), "\r\n", ":")
+	out, ok := all["total_net_repl_output_bytes"]
+	if !ok {
+		return 0, 0, errors.New("Redis lab cluster: INFO stats has no total_net_repl_output_bytes (Redis 7.0 or later has)")
+	}
+	sent, _ = strconv.ParseInt(out, 10, 64)
+	full, _ = strconv.ParseInt(all["sync_full"], 10, 64)
+	return sent, full, nil
 }
 
 // PrimaryAddr is the primary's plaintext address.
-func (c *RedisCluster) PrimaryAddr() string {
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Primary.port))
+func (c *RedisCluster) PrimaryAddr() string { return c.LinkAddr(false) }
+
+// LinkAddr is the primary's address a replica dials over a link of TLS
+// (its tls-port) or plain: a relay on a TLS link dials the tls-port.
+func (c *RedisCluster) LinkAddr(tls bool) string {
+	port := c.Primary.port
+	if tls {
+		port = c.Primary.tlsPort
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // OpenPrimary opens a session on the primary, over its tls-port or plain.
@@ -297,7 +424,7 @@ func (c *RedisCluster) Info() []result.Server {
 // Notes are what a reader of a Redis cluster's figures needs.
 func (c *RedisCluster) Notes() []string {
 	return append(c.Primary.Notes(),
-		"replica: REPLICAOF the primary's port (plain) or tls-port (tls-replication yes, verifying the primary's CA); each variant runs REPLICAOF NO ONE, then REPLICAOF again (a partial resync), and checks from the primary's CLIENT LIST that the replica's connection came in on the port of its variant; the TLS version is the one the primary's tls-protocols allows (Redis does not report a connection's)",
+		"replica: REPLICAOF the primary's port (plain) or tls-port (tls-replication yes, verifying the primary's CA); each variant runs REPLICAOF NO ONE, then REPLICAOF again (a full sync: the replica's new replication ID is not the primary's), and checks from the primary's CLIENT LIST that the replica's connection came in on the port of its variant; the TLS version is the one the primary's tls-protocols allows (Redis does not report a connection's)",
 		"Redis replicates asynchronously only, without persistence here (save \"\", appendonly no)")
 }
 

@@ -119,6 +119,35 @@ func (s Spec) ConcurrencyFor(e Experiment) []int {
 // RateLabel is the text of a rate in tables: "200/s".
 func RateLabel(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) + "/s" }
 
+// checkRates validates fixed rates or a search's range (filling its
+// factor's default): the open loop of any experiment.
+func checkRates(rates []float64, k *Knee) error {
+	if len(rates) > 0 && k != nil {
+		return errorf("⟨rates⟩: give fixed rates or a search (auto, FROM..TO), not both")
+	}
+	for _, r := range rates {
+		if !(r > 0 && r <= MaxRate) {
+			return errorf("⟨rates⟩: %v is out of range: give arrivals per second above 0 and up to %v, e.g. --rate 200", r, MaxRate)
+		}
+	}
+	if err := twice("⟨rates⟩", rates, RateLabel); err != nil {
+		return err
+	}
+	if k == nil {
+		return nil
+	}
+	if !(k.From > 0 && k.To <= MaxRate && k.From < k.To) {
+		return errorf("⟨rates⟩ %v..%v: a search range goes up from above 0 to at most %v, e.g. 100..5000", k.From, k.To, MaxRate)
+	}
+	if k.Factor == 0 {
+		k.Factor = KneeFactor
+	}
+	if !(k.Factor > 1) {
+		return errorf("⟨rates⟩: a search steps up by a factor above 1, not %v", k.Factor)
+	}
+	return nil
+}
+
 // rate validates the open-loop fields and fills their defaults; it runs
 // before Duration's default, which a search makes short.
 func (s *Spec) rate() error {
@@ -134,9 +163,6 @@ func (s *Spec) rate() error {
 		}
 		return nil
 	}
-	if len(s.Rates) > 0 && s.Knee != nil {
-		return errorf("⟨rates⟩: give fixed rates or a search (auto, FROM..TO), not both")
-	}
 	if s.Preset != "" {
 		return errorf("⟨rates⟩ does not apply to ⟨preset⟩ %s: run connect or pool with ⟨rates⟩", s.Preset)
 	}
@@ -145,24 +171,10 @@ func (s *Spec) rate() error {
 			return errorf("⟨rates⟩ applies to connect and pool: %s reads one large result at a time; run it without ⟨rates⟩", e)
 		}
 	}
-	for _, r := range s.Rates {
-		if !(r > 0 && r <= MaxRate) {
-			return errorf("⟨rates⟩: %v is out of range: give arrivals per second above 0 and up to %v, e.g. --rate 200", r, MaxRate)
-		}
-	}
-	if err := twice("⟨rates⟩", s.Rates, RateLabel); err != nil {
+	if err := checkRates(s.Rates, s.Knee); err != nil {
 		return err
 	}
-	if k := s.Knee; k != nil {
-		if !(k.From > 0 && k.To <= MaxRate && k.From < k.To) {
-			return errorf("⟨rates⟩ %v..%v: a search range goes up from above 0 to at most %v, e.g. 100..5000", k.From, k.To, MaxRate)
-		}
-		if k.Factor == 0 {
-			k.Factor = KneeFactor
-		}
-		if !(k.Factor > 1) {
-			return errorf("⟨rates⟩: a search steps up by a factor above 1, not %v", k.Factor)
-		}
+	if s.Knee != nil {
 		if s.SLO == 0 {
 			s.SLO = DefaultSLO
 		}

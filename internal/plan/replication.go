@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -42,11 +44,21 @@ type Replication struct {
 	// ClientTLS makes the writers' link to the primary TLS (Go's
 	// default, 1.3) in every variant; plain by default.
 	ClientTLS bool `json:"client_tls,omitempty"`
-	// Concurrency is the writers: closed-loop sessions on the primary.
-	Concurrency int           `json:"concurrency"`
-	Duration    time.Duration `json:"duration_ns"`
-	Warmup      time.Duration `json:"warmup_ns"`
-	Trials      int           `json:"trials"`
+	// Concurrency is the writers: sessions on the primary, each a closed
+	// loop; several (-c 1,4,16) sweep them, each a cell of every variant,
+	// interleaved. At a rate (Rates, Knee) they serve the arrivals.
+	Concurrency []int `json:"concurrency"`
+	// Rates are write rates (arrivals per second) instead of the closed
+	// loop, each a cell; Knee searches per variant the highest rate at
+	// which the heartbeat lag p99 stays under LagSLO and, in a
+	// synchronous commit mode, the commit p99 under SLO (replication_rate.go).
+	Rates    []float64     `json:"rates,omitempty"`
+	Knee     *Knee         `json:"knee,omitempty"`
+	LagSLO   time.Duration `json:"lag_slo_ns,omitempty"`
+	SLO      time.Duration `json:"slo_ns,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Warmup   time.Duration `json:"warmup_ns"`
+	Trials   int           `json:"trials"`
 	// Heartbeat is how often the heartbeat row is written, LagPoll how
 	// often the replica is read for it.
 	Heartbeat time.Duration `json:"heartbeat_ns"`
@@ -78,7 +90,10 @@ func NewReplication(raw Replication) (Replication, error) {
 	if r.Lab == "" {
 		r.Lab = "postgres"
 	}
-	if !slices.Contains(ReplicaLabs, r.Lab) {
+	if err := r.version(); err != nil {
+		return r, err
+	}
+	if !slices.Contains(ReplicaLabs, r.Engine()) {
 		return r, errorf("⟨lab⟩: no lab cluster of %q yet: use %s (MariaDB and Galera clusters are to come)", r.Lab, strings.Join(ReplicaLabs, ", "))
 	}
 	if len(r.TLS) == 0 {
@@ -110,21 +125,27 @@ func NewReplication(raw Replication) (Replication, error) {
 			return r, errorf("%q is given twice: give each variant once", d)
 		}
 	}
-	if r.Lab == "redis" {
-		switch {
-		case len(r.Sync) > 1 || r.Sync[0] != "off":
+	if r.Engine() == "redis" {
+		if len(r.Sync) > 1 || r.Sync[0] != "off" {
 			return r, errorf("⟨sync⟩: Redis replicates asynchronously only: use off")
-		case r.RTT != 0:
-			return r, errorf("⟨rtt⟩: not on a Redis cluster's link yet: use --lab postgres for a delayed link")
-		case r.Resync:
-			return r, errorf("⟨resync⟩: no Redis full-sync figure yet: use --lab postgres for pg_basebackup's")
 		}
 	}
-	if r.Concurrency == 0 && !r.Given("concurrency") {
-		r.Concurrency = 4
+	if len(r.Concurrency) == 0 && !r.Given("concurrency") {
+		r.Concurrency = []int{4}
 	}
-	if r.Concurrency < 1 || r.Concurrency > 256 {
-		return r, errorf("⟨concurrency⟩: %d writers is out of range: use 1 to 256", r.Concurrency)
+	if len(r.Concurrency) == 0 {
+		return r, errorf("⟨concurrency⟩: give the writers, e.g. 4, or a list to sweep, e.g. 1,4,16")
+	}
+	for _, c := range r.Concurrency {
+		if c < 1 || c > 256 {
+			return r, errorf("⟨concurrency⟩: %d writers is out of range: use 1 to 256", c)
+		}
+	}
+	if err := twice("⟨concurrency⟩", r.Concurrency, strconv.Itoa); err != nil {
+		return r, err
+	}
+	if err := r.rate(); err != nil {
+		return r, err
 	}
 	if r.Duration == 0 && !r.Given("duration") {
 		r.Duration = DefaultDuration
@@ -196,7 +217,31 @@ func (r Replication) ownCluster() (Replication, error) {
 		return r, err
 	}
 	r.Concurrency, r.Duration, r.Warmup, r.Trials, r.Timeout, r.Heartbeat, r.LagPoll = d.Concurrency, d.Duration, d.Warmup, d.Trials, d.Timeout, d.Heartbeat, d.LagPoll
+	r.Rates, r.Knee, r.LagSLO, r.SLO = d.Rates, d.Knee, d.LagSLO, d.SLO
 	return r, nil
+}
+
+// UnmarshalJSON reads a plan, also one of a tlsbench before -c took a
+// list, whose concurrency was one number.
+func (r *Replication) UnmarshalJSON(b []byte) error {
+	type fields Replication
+	var aux struct {
+		*fields
+		Concurrency json.RawMessage `json:"concurrency"`
+	}
+	aux.fields = (*fields)(r)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	var one int
+	switch {
+	case len(aux.Concurrency) == 0:
+		return nil
+	case json.Unmarshal(aux.Concurrency, &one) == nil:
+		r.Concurrency = []int{one}
+		return nil
+	}
+	return json.Unmarshal(aux.Concurrency, &r.Concurrency)
 }
 
 // URLs are the secret URLs of the user's own cluster ("" for a lab's):

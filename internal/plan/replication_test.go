@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,14 +18,32 @@ func TestNewReplication(t *testing.T) {
 		{"defaults", Replication{}, ""},
 		{"other lab", Replication{Lab: "mariadb"}, `lab: no lab cluster of "mariadb" yet: use postgres, redis`},
 		{"redis", Replication{Lab: "redis", TLS: []string{"off", "1.2", "1.3"}}, ""},
+		{"postgres 18", Replication{Lab: "postgres:18"}, ""},
+		{"redis version", Replication{Lab: "redis:7"}, "lab redis:7: only PostgreSQL comes in versions here, as postgres:15 or postgres:18"},
+		{"postgres no version", Replication{Lab: "postgres:new"}, "lab postgres:new: only PostgreSQL comes in versions"},
 		{"redis sync", Replication{Lab: "redis", Sync: []string{"on"}}, "sync: Redis replicates asynchronously only"},
-		{"redis rtt", Replication{Lab: "redis", RTT: time.Millisecond}, "rtt: not on a Redis cluster's link yet"},
-		{"redis resync", Replication{Lab: "redis", Resync: true}, "resync: no Redis full-sync figure yet"},
+		{"redis rtt", Replication{Lab: "redis", RTT: time.Millisecond}, ""},
+		{"redis resync", Replication{Lab: "redis", Resync: true}, ""},
 		{"bad tls", Replication{TLS: []string{"1.1"}}, `tls: "1.1" is no replication link: use off, 1.2 or 1.3`},
 		{"bad key", Replication{Keys: []string{"rsa512"}}, `keys: unknown key type "rsa512"`},
 		{"bad sync", Replication{Sync: []string{"remote_write"}}, `sync: "remote_write" is no commit mode`},
 		{"twice", Replication{TLS: []string{"off", "off"}}, `"off" is given twice`},
-		{"zero writers", Replication{givenFields: givenFields{"concurrency"}}, "concurrency: 0 writers is out of range"},
+		{"zero writers", Replication{Concurrency: []int{4, 0}}, "concurrency: 0 writers is out of range"},
+		{"no writers", Replication{givenFields: givenFields{"concurrency"}}, "concurrency: give the writers, e.g. 4, or a list to sweep"},
+		{"writers twice", Replication{Concurrency: []int{4, 1, 4}}, "concurrency: 4 is given twice"},
+		{"writers swept", Replication{Concurrency: []int{1, 4, 16}}, ""},
+		{"search", Replication{Knee: &Knee{From: 20, To: 1e6}}, ""},
+		{"search range", Replication{Knee: &Knee{From: 500, To: 100}}, "rates 500..100: a search range goes up from above 0"},
+		{"rates", Replication{Rates: []float64{100, 1000}}, ""},
+		{"rate zero", Replication{Rates: []float64{0}}, "rates: 0 is out of range"},
+		{"rate twice", Replication{Rates: []float64{100, 100}}, "rates: 100/s is given twice"},
+		{"rates and search", Replication{Rates: []float64{100}, Knee: &Knee{From: 20, To: 1e6}}, "give fixed rates or a search"},
+		{"lag slo alone", Replication{LagSLO: time.Second}, "lag_slo is the bound of a write-rate search: give rates auto"},
+		{"lag slo at fixed rates", Replication{Rates: []float64{100}, LagSLO: time.Second}, "lag_slo is the bound of a write-rate search"},
+		{"slo alone", Replication{SLO: time.Second, Sync: []string{"on"}}, "slo is the bound of a write-rate search"},
+		{"slo async", Replication{Knee: &Knee{From: 20, To: 1e6}, SLO: time.Second}, "slo bounds a synchronous commit's p99: add sync on or remote_apply"},
+		{"slo sync", Replication{Knee: &Knee{From: 20, To: 1e6}, SLO: time.Second, Sync: []string{"off", "on"}}, ""},
+		{"negative lag slo", Replication{Knee: &Knee{From: 20, To: 1e6}, LagSLO: -time.Second}, "give the p99 to keep under"},
 		{"zero trials", Replication{givenFields: givenFields{"trials"}}, "trials: 0: give at least 1 trial"},
 		{"zero duration", Replication{givenFields: givenFields{"duration"}}, "duration: 0s is no time"},
 		{"poll slower than beat", Replication{Heartbeat: 10 * time.Millisecond, LagPoll: 20 * time.Millisecond}, "lag_poll: 20ms is slower than the heartbeat"},
@@ -50,6 +70,53 @@ func TestNewReplication(t *testing.T) {
 				t.Errorf("error %q is not one line", err)
 			}
 		})
+	}
+}
+
+// TestReplicationSearchDefaults: a write-rate search bounds the lag by
+// 1 s and, with a synchronous mode, the commit p99 by connect's default
+// SLO; its trials are short and one per step, unless given.
+func TestReplicationSearchDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		raw      Replication
+		lag, slo time.Duration
+		d        time.Duration
+		trials   int
+	}{
+		{Replication{Knee: &Knee{From: 20, To: 1e6}}, DefaultLagSLO, 0, DefaultKneeDuration, 1},
+		{Replication{Knee: &Knee{From: 20, To: 1e6}, Sync: []string{"off", "remote_apply"}}, DefaultLagSLO, DefaultSLO, DefaultKneeDuration, 1},
+		{Replication{Knee: &Knee{From: 20, To: 1e6}, LagSLO: 200 * time.Millisecond, Duration: 4 * time.Second, Trials: 2}, 200 * time.Millisecond, 0, 4 * time.Second, 2},
+	} {
+		r, err := NewReplication(tt.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.LagSLO != tt.lag || r.SLO != tt.slo || r.Duration != tt.d || r.Trials != tt.trials || r.Knee.Factor != KneeFactor {
+			t.Errorf("%+v: lag slo %v, slo %v, -d %v, %d trials, factor %v; want %v, %v, %v, %d, %v", tt.raw, r.LagSLO, r.SLO, r.Duration, r.Trials, r.Knee.Factor, tt.lag, tt.slo, tt.d, tt.trials, KneeFactor)
+		}
+		for _, v := range r.Variants() {
+			if want := map[bool]time.Duration{true: 0, false: tt.slo}[v.Sync == "off"]; r.SLOFor(v) != want { // an asynchronous commit is not bounded
+				t.Errorf("%s: commit bound %v, want %v", v.ID, r.SLOFor(v), want)
+			}
+		}
+	}
+}
+
+// TestReplicationConcurrencyJSON: a plan of a tlsbench before -c took a
+// list (one number) reads as a list of one.
+func TestReplicationConcurrencyJSON(t *testing.T) {
+	for in, want := range map[string][]int{`{"concurrency": 4}`: {4}, `{"concurrency": [1, 4, 16]}`: {1, 4, 16}, `{"lab": "redis"}`: nil} {
+		var r Replication
+		if err := json.Unmarshal([]byte(in), &r); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if !slices.Equal(r.Concurrency, want) {
+			t.Errorf("%s: concurrency %v, want %v", in, r.Concurrency, want)
+		}
+	}
+	var r Replication
+	if err := json.Unmarshal([]byte(`{"lab": "redis", "concurrency": "x"}`), &r); err == nil {
+		t.Error("a concurrency of text was read without an error")
 	}
 }
 

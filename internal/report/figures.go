@@ -40,6 +40,7 @@ func (ix *index) figures() []chart.Figure {
 	b.stormChart()
 	b.wireChart()
 	b.rateChart()
+	b.replicateCharts()
 	b.rttOverhead()
 	b.ceilings()
 	b.crypto()

@@ -49,6 +49,9 @@ func newIndex(r *result.Result) *index {
 		}
 	}
 	for _, t := range r.Trials {
+		if t.Experiment == plan.Replicate && t.Open != nil {
+			continue // replicate_rate.go's: a search's steps are no cells
+		}
 		if v.rateTrial(t) || v.perConnTrial(t) {
 			continue
 		}

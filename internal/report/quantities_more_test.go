@@ -77,7 +77,7 @@ func TestReplicateQuantities(t *testing.T) {
 		}
 		// As the table's "vs baseline" pairs it: with the plain link of
 		// the same commit mode.
-		if want := x.change(v, commitP99); p99.Overhead.N != 3 || !same(p99.Overhead.Pct, want.Pct) || !same(p99.Overhead.CI95, want.CI95) || p99.Baseline != x.baseline(v) {
+		if want := x.change(v, 4, commitP99); p99.Overhead.N != 3 || !same(p99.Overhead.Pct, want.Pct) || !same(p99.Overhead.CI95, want.CI95) || p99.Baseline != x.baseline(v) {
 			t.Errorf("%s overhead.commit.p99 %+v against %s, want %+v against %s", v.ID, p99.Overhead, p99.Baseline, want, x.baseline(v))
 		}
 		if w := q[[3]string{v.ID, "4", "writes_per_s"}].Overhead; !same(w.Pct, -25) {

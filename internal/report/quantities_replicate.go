@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/result"
@@ -58,31 +57,16 @@ var ReplicateQuantityNames = func() []string {
 // (-c), then each resync's.
 func (ix *index) replicateQuantities() []Quantity {
 	x := newReplIndex(ix.r)
-	var cs []int
-	for _, ts := range x.trials {
-		for _, t := range ts {
-			cs = addNew(cs, t.Concurrency)
-		}
-	}
-	slices.Sort(cs)
 	nan := stats.Delta{Pct: math.NaN(), CI95: math.NaN()}
 	var out []Quantity
-	for _, c := range cs {
-		// The trials at c alone, so that a sweep of -c pairs like with like.
-		at := &replIndex{vs: x.vs, trials: map[string][]result.Trial{}}
-		for v, ts := range x.trials {
-			for _, t := range ts {
-				if t.Concurrency == c {
-					at.trials[v] = append(at.trials[v], t)
-				}
-			}
-		}
-		for _, v := range at.vs {
-			ts := at.trials[v.ID]
+	// Each writers' count (-c) alone, so that a sweep pairs like with like.
+	for _, c := range x.writers {
+		for _, v := range x.vs {
+			ts := x.trials[replKey{v.ID, c}]
 			if len(ts) == 0 {
 				continue
 			}
-			base := at.baseline(v)
+			base := x.baseline(v)
 			for _, d := range replQuantities {
 				var xs []float64
 				for _, t := range ts {
@@ -96,7 +80,7 @@ func (ix *index) replicateQuantities() []Quantity {
 				s := stats.Summarize(xs)
 				q := Quantity{Experiment: plan.Replicate, Variant: v.ID, Concurrency: c, Name: d.name, Unit: d.unit,
 					Trials: s.N, Mean: s.Mean, CI95: s.CI95, Overhead: nan, Baseline: base}
-				if ch := at.change(v, d.f); ch.N > 0 {
+				if ch := x.change(v, c, d.f); ch.N > 0 {
 					q.Overhead = ch
 				}
 				out = append(out, q)

@@ -99,6 +99,19 @@ type rateSum struct {
 	lagged int
 }
 
+// verdict says whether the rate was sustained in a search's table: "yes",
+// "no: why", or "yes (1 of 2 trials over)" when a step over the bound
+// passed on its repeat.
+func (s rateSum) verdict() string {
+	switch {
+	case s.over != "":
+		return "no: " + s.over
+	case s.overs > 0:
+		return fmt.Sprintf("yes (%d of %d trials over)", s.overs, s.trials)
+	}
+	return "yes"
+}
+
 // behind says how the client missed the schedule over these trials, ""
 // when it kept it or the trials do not say.
 func (s rateSum) behind() string {
@@ -109,7 +122,12 @@ func (s rateSum) behind() string {
 }
 
 func (ix *index) rateSum(k rateKey, slo time.Duration) (rateSum, bool) {
-	ts := ix.rt.trials[k]
+	return sumRates(ix.rt.trials[k], func(t result.Trial) string { return t.OverSLO(slo) })
+}
+
+// sumRates adds up open-loop trials of one cell; over says why a trial's
+// rate was not sustained, "" when it was.
+func sumRates(ts []result.Trial, over func(result.Trial) string) (rateSum, bool) {
 	if len(ts) == 0 {
 		return rateSum{}, false
 	}
@@ -130,7 +148,7 @@ func (ix *index) rateSum(k rateKey, slo time.Duration) (rateSum, bool) {
 		s.sp99 += o.Service.P99
 		s.ops += t.Ops
 		s.server += t.ServerCPU
-		if s.over = t.OverSLO(slo); s.over != "" {
+		if s.over = over(t); s.over != "" {
 			s.overs++
 		}
 		if sc := o.Schedule; sc != nil {
@@ -204,14 +222,7 @@ func (ix *index) rateTables(b *body) {
 					row = append(row, perOp(s.server, s.ops))
 				}
 				if ix.r.Spec.Knee != nil {
-					verdict := "no: " + s.over
-					if s.over == "" {
-						verdict = "yes"
-						if s.overs > 0 { // a search's repeat of a step over the SLO
-							verdict = fmt.Sprintf("yes (%d of %d trials over)", s.overs, s.trials)
-						}
-					}
-					row = append(row, textCell(verdict))
+					row = append(row, textCell(s.verdict()))
 				}
 				t.addCells(row...)
 				label = ""

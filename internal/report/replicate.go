@@ -20,33 +20,60 @@ import (
 // isReplicate reports whether r is a replicate result.
 func isReplicate(r *result.Result) bool { return r.Replicate != nil }
 
-// replIndex is a replicate result's trials by variant, in round order.
+// replIndex is a replicate result's closed-loop trials by variant and
+// writers, in round order, and its trials at write rates
+// (replicate_rate.go).
 type replIndex struct {
-	vs     []plan.ReplicaVariant
-	trials map[string][]result.Trial
-	rounds int
+	vs      []plan.ReplicaVariant
+	trials  map[replKey][]result.Trial
+	writers []int // ascending
+	rounds  int
+	rated   replRated
+}
+
+// replKey names a variant's cell: its ID at a count of writers.
+type replKey struct {
+	id      string
+	writers int
 }
 
 func newReplIndex(r *result.Result) *replIndex {
-	x := &replIndex{vs: r.Replicate.Plan.Variants(), trials: map[string][]result.Trial{}}
+	x := &replIndex{vs: r.Replicate.Plan.Variants(), trials: map[replKey][]result.Trial{}}
 	for _, t := range r.Trials {
-		if t.Replication != nil {
-			x.trials[t.Variant] = append(x.trials[t.Variant], t)
-			x.rounds = max(x.rounds, len(x.trials[t.Variant]))
+		switch {
+		case t.Replication == nil:
+		case t.Open != nil:
+			x.rated.add(t)
+		default:
+			k := replKey{t.Variant, t.Concurrency}
+			x.trials[k] = append(x.trials[k], t)
+			x.rounds = max(x.rounds, len(x.trials[k]))
+			x.writers = addNew(x.writers, t.Concurrency)
 		}
 	}
+	slices.Sort(x.writers)
 	return x
 }
 
 // baseline is the plain variant of v's commit mode, "" when none was
-// measured.
+// measured (at any count of writers).
 func (x *replIndex) baseline(v plan.ReplicaVariant) string {
 	for _, b := range x.vs {
-		if b.Baseline && b.Sync == v.Sync && len(x.trials[b.ID]) > 0 {
+		if b.Baseline && b.Sync == v.Sync && x.measured(b.ID) {
 			return b.ID
 		}
 	}
 	return ""
+}
+
+// measured reports whether variant id has trials.
+func (x *replIndex) measured(id string) bool {
+	for k := range x.trials {
+		if k.id == id {
+			return true
+		}
+	}
+	return x.rated.measured(id)
 }
 
 // replBaseline is the baseline of the variant named name in a replicate
@@ -106,10 +133,10 @@ func perWrite(t result.Trial, sec float64) float64 {
 	return sec * 1e6 / float64(t.Ops)
 }
 
-// cell is the mean (stddev) of f over v's trials.
-func (x *replIndex) cell(v string, f replFigure, p precision, unit string) Cell {
+// cell is the mean (stddev) of f over the trials of k.
+func (x *replIndex) cell(k replKey, f replFigure, p precision, unit string) Cell {
 	var xs []float64
-	for _, t := range x.trials[v] {
+	for _, t := range x.trials[k] {
 		if y := f(t); finite(y) {
 			xs = append(xs, y)
 		}
@@ -117,10 +144,11 @@ func (x *replIndex) cell(v string, f replFigure, p precision, unit string) Cell 
 	return meanCell(xs, p, unit)
 }
 
-// pairs are f of v's and of base's trials of the same rounds.
-func (x *replIndex) pairs(v, base string, f replFigure) (bs, vs []float64) {
-	for _, t := range x.trials[v] {
-		for _, b := range x.trials[base] {
+// pairs are f of v's and of base's trials of the same rounds, at n
+// writers.
+func (x *replIndex) pairs(v, base string, n int, f replFigure) (bs, vs []float64) {
+	for _, t := range x.trials[replKey{v, n}] {
+		for _, b := range x.trials[replKey{base, n}] {
 			if b.Round == t.Round && finite(f(t), f(b)) {
 				bs, vs = append(bs, f(b)), append(vs, f(t))
 			}
@@ -129,22 +157,24 @@ func (x *replIndex) pairs(v, base string, f replFigure) (bs, vs []float64) {
 	return bs, vs
 }
 
-// change is v's f against its baseline's, paired by round: relative.
-func (x *replIndex) change(v plan.ReplicaVariant, f replFigure) stats.Delta {
+// change is v's f against its baseline's at n writers, paired by round:
+// relative.
+func (x *replIndex) change(v plan.ReplicaVariant, n int, f replFigure) stats.Delta {
 	base := x.baseline(v)
 	if base == "" || base == v.ID {
 		return stats.Delta{}
 	}
-	return stats.Paired(x.pairs(v.ID, base, f))
+	return stats.Paired(x.pairs(v.ID, base, n, f))
 }
 
-// diff is v's f minus its baseline's, paired by round: absolute.
-func (x *replIndex) diff(v plan.ReplicaVariant, f replFigure) stats.Summary {
+// diff is v's f minus its baseline's at n writers, paired by round:
+// absolute.
+func (x *replIndex) diff(v plan.ReplicaVariant, n int, f replFigure) stats.Summary {
 	base := x.baseline(v)
 	if base == "" || base == v.ID {
 		return stats.Summary{}
 	}
-	bs, vs := x.pairs(v.ID, base, f)
+	bs, vs := x.pairs(v.ID, base, n, f)
 	ds := make([]float64, len(bs))
 	for i := range bs {
 		ds[i] = vs[i] - bs[i]
@@ -153,19 +183,19 @@ func (x *replIndex) diff(v plan.ReplicaVariant, f replFigure) stats.Summary {
 }
 
 // vsCell is the relative change cell: "baseline", "-" or the change.
-func (x *replIndex) vsCell(v plan.ReplicaVariant, f replFigure) Cell {
+func (x *replIndex) vsCell(v plan.ReplicaVariant, n int, f replFigure) Cell {
 	if v.ID == x.baseline(v) {
 		return textCell("baseline")
 	}
-	return deltaCell(x.change(v, f))
+	return deltaCell(x.change(v, n, f))
 }
 
 // diffCell is the absolute difference cell, "+1.2 ±0.4 *" in unit.
-func (x *replIndex) diffCell(v plan.ReplicaVariant, f replFigure, unit string) Cell {
+func (x *replIndex) diffCell(v plan.ReplicaVariant, n int, f replFigure, unit string) Cell {
 	if v.ID == x.baseline(v) {
 		return textCell("baseline")
 	}
-	s := x.diff(v, f)
+	s := x.diff(v, n, f)
 	if s.N == 0 {
 		return textCell("-")
 	}
@@ -188,7 +218,7 @@ func diffText(s stats.Summary) string {
 
 // replEngine is how a replicate result's tables name what its engine
 // does.
-type replEngine struct{ write, stream, link, server string }
+type replEngine struct{ write, stream, link, server, copier string }
 
 var replEngines = map[string]replEngine{
 	"postgres": {
@@ -196,19 +226,21 @@ var replEngines = map[string]replEngine{
 		stream: "WAL sent: sent_lsn's advance over the trial (the payload, before TLS's framing)",
 		link:   "as pg_stat_ssl showed the walsender's connection after each trial",
 		server: "server replay_lag is pg_stat_replication's, sampled every 100 ms, the replica's reports at most 1 s apart",
+		copier: "pg_basebackup's own CPU (0 for a copy of the files by tlsbench, where this PostgreSQL has no pg_basebackup)",
 	},
 	"redis": {
 		write:  "one SET of a 100-byte value",
 		stream: "stream sent: master_repl_offset's advance over the trial (the replication stream, before TLS's framing)",
 		link:   "as the primary's CLIENT LIST showed the replica's connection after each trial (the tls-port: TLS, of the version tls-protocols allows; Redis does not report a connection's)",
 		server: "Redis reports no replay lag of its own (INFO's lag is whole seconds since the replica's last ack)",
+		copier: "the replica's CPU (its load of the RDB); the primary's includes the child it forks to write the RDB",
 	},
 }
 
 // replicateTables writes a replicate result's tables.
 func (ix *index) replicateTables(b *body) {
 	x := newReplIndex(ix.r)
-	eng, ok := replEngines[ix.r.Replicate.Plan.Lab]
+	eng, ok := replEngines[ix.r.Replicate.Plan.Engine()]
 	if !ok {
 		eng = replEngines["postgres"]
 	}
@@ -220,24 +252,41 @@ func (ix *index) replicateTables(b *body) {
 		Header: []string{"variant", "p50", "p95", "p99", "max", "p99 vs baseline", "server's lag p50", "resolution"}}
 	n := Table{Title: "replicate: the replication link and each node's CPU, " + over, Left: 1,
 		Header: []string{"variant", "link (from the primary)", "sent MB/s", "primary µs/write", "vs baseline", "replica µs/write", "vs baseline"}}
-	var behind []string
-	for _, v := range x.vs {
-		ts := x.trials[v.ID]
-		if len(ts) == 0 {
-			continue
+	sweep := len(x.writers) > 1 // -c 1,4,16: a column of writers first
+	if sweep {
+		for _, t := range []*Table{&w, &l, &n} {
+			t.Header, t.Left = append([]string{"writers"}, t.Header...), 2
 		}
-		name := textCell(v.ID)
-		w.addCells(name, x.cell(v.ID, writesPerSec, rate, "writes/s"), x.vsCell(v, writesPerSec),
-			x.cell(v.ID, commitP50, millis, "ms"), x.cell(v.ID, commitP95, millis, "ms"), x.cell(v.ID, commitP99, millis, "ms"),
-			x.diffCell(v, commitP99, "ms"))
-		l.addCells(name, x.cell(v.ID, lagP50, millis, "ms"), x.cell(v.ID, lagP95, millis, "ms"), x.cell(v.ID, lagP99, millis, "ms"),
-			x.cell(v.ID, lagMax, millis, "ms"), x.diffCell(v, lagP99, "ms"), x.cell(v.ID, serverLagP50, millis, "ms"),
-			x.cell(v.ID, lagRes, millis, "ms"))
-		n.addCells(name, textCell(linkShown(ts)), x.cell(v.ID, linkMBps, rate, "MB/s"),
-			x.cell(v.ID, primaryUs, rate, "µs"), x.vsCell(v, primaryUs), x.cell(v.ID, replicaUs, rate, "µs"), x.vsCell(v, replicaUs))
-		for _, t := range ts {
-			if t.Replication.BehindTimeout || t.Replication.Unseen > 0 {
-				behind = append(behind, fmt.Sprintf("%s trial %d: %d of %d heartbeats not seen on the replica within --timeout after the writes stopped", v.ID, t.Round+1, t.Replication.Unseen, t.Replication.Heartbeats))
+	}
+	var behind []string
+	for _, c := range x.writers {
+		first := true
+		for _, v := range x.vs {
+			k := replKey{v.ID, c}
+			ts := x.trials[k]
+			if len(ts) == 0 {
+				continue
+			}
+			name := []Cell{textCell(v.ID)}
+			if sweep {
+				label := ""
+				if first {
+					label = plan.Label(c)
+				}
+				name, first = append([]Cell{textCell(label)}, name...), false
+			}
+			w.addCells(append(name, x.cell(k, writesPerSec, rate, "writes/s"), x.vsCell(v, c, writesPerSec),
+				x.cell(k, commitP50, millis, "ms"), x.cell(k, commitP95, millis, "ms"), x.cell(k, commitP99, millis, "ms"),
+				x.diffCell(v, c, commitP99, "ms"))...)
+			l.addCells(append(name, x.cell(k, lagP50, millis, "ms"), x.cell(k, lagP95, millis, "ms"), x.cell(k, lagP99, millis, "ms"),
+				x.cell(k, lagMax, millis, "ms"), x.diffCell(v, c, lagP99, "ms"), x.cell(k, serverLagP50, millis, "ms"),
+				x.cell(k, lagRes, millis, "ms"))...)
+			n.addCells(append(name, textCell(linkShown(ts)), x.cell(k, linkMBps, rate, "MB/s"),
+				x.cell(k, primaryUs, rate, "µs"), x.vsCell(v, c, primaryUs), x.cell(k, replicaUs, rate, "µs"), x.vsCell(v, c, replicaUs))...)
+			for _, t := range ts {
+				if t.Replication.BehindTimeout || t.Replication.Unseen > 0 {
+					behind = append(behind, fmt.Sprintf("%s trial %d: %d of %d heartbeats not seen on the replica within --timeout after the writes stopped", replicaCell(v.ID, c, sweep), t.Round+1, t.Replication.Unseen, t.Replication.Heartbeats))
+				}
 			}
 		}
 	}
@@ -247,9 +296,12 @@ func (ix *index) replicateTables(b *body) {
 		"resolution: the poll interval plus a read's mean time; " + eng.server,
 	}, behind...)
 	n.Foot = []string{"link: " + eng.link + "; " + eng.stream + "; CPU: all of each node's processes (the replica's includes the heartbeat's reads)"}
-	b.table(w)
-	b.table(l)
-	b.table(n)
+	if len(x.writers) > 0 {
+		b.table(w)
+		b.table(l)
+		b.table(n)
+	}
+	x.rateTables(b, ix.r.Replicate.Plan, eng)
 	if rs := ix.r.Replicate.Resyncs; len(rs) > 0 || ix.r.Replicate.Built != nil {
 		t := Table{Title: "replicate: a full resync (a whole copy of the primary), once per link", Left: 1,
 			Header: []string{"link", "MB", "seconds", "MB/s", "primary CPU ms/MB", "copier CPU ms/MB"}}
@@ -271,7 +323,7 @@ func (ix *index) replicateTables(b *body) {
 		if b := ix.r.Replicate.Built; b != nil {
 			methods = append([]string{"build: " + b.Method}, methods...)
 		}
-		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: pg_basebackup's own CPU"}
+		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: " + eng.copier}
 		b.table(t)
 	}
 }
@@ -292,14 +344,26 @@ func linkShown(ts []result.Trial) string {
 	return strings.Join(seen, ", ")
 }
 
+// replicaCell names variant id at c writers where a run swept them:
+// "tls1.3 async at c=16".
+func replicaCell(id string, c int, sweep bool) string {
+	if !sweep {
+		return id
+	}
+	return id + " at " + plan.Label(c)
+}
+
 // ReplicationFact: one TLS link against the plain link of its commit
 // mode, trials paired by round.
 type ReplicationFact struct {
 	Variant, Baseline string
-	Writes            stats.Delta   // writes/s, relative
-	CommitP99         stats.Summary // ms, absolute
-	LagP99            stats.Summary // ms, absolute
-	PrimaryCPU        stats.Delta   // per write, relative
+	// Writers is the writers of both when a run swept them (-c 1,4,16),
+	// 0 when it had one count.
+	Writers    int
+	Writes     stats.Delta   // writes/s, relative
+	CommitP99  stats.Summary // ms, absolute
+	LagP99     stats.Summary // ms, absolute
+	PrimaryCPU stats.Delta   // per write, relative
 }
 
 func (ReplicationFact) isFact() {}
@@ -310,15 +374,22 @@ func (r *rules) replication() {
 		return
 	}
 	x := newReplIndex(r.ix.r)
-	for _, v := range x.vs {
-		base := x.baseline(v)
-		if base == "" || base == v.ID || len(x.trials[v.ID]) == 0 {
-			continue
+	for _, c := range x.writers {
+		for _, v := range x.vs {
+			base := x.baseline(v)
+			if base == "" || base == v.ID || len(x.trials[replKey{v.ID, c}]) == 0 {
+				continue
+			}
+			f := ReplicationFact{Variant: v.ID, Baseline: base,
+				Writes: x.change(v, c, writesPerSec), CommitP99: x.diff(v, c, commitP99), LagP99: x.diff(v, c, lagP99),
+				PrimaryCPU: x.change(v, c, primaryUs)}
+			if len(x.writers) > 1 {
+				f.Writers = c
+			}
+			r.add(KindFinding, TopicReplica, f)
 		}
-		r.add(KindFinding, TopicReplica, ReplicationFact{Variant: v.ID, Baseline: base,
-			Writes: x.change(v, writesPerSec), CommitP99: x.diff(v, commitP99), LagP99: x.diff(v, lagP99),
-			PrimaryCPU: x.change(v, primaryUs)})
 	}
+	x.capacity(r)
 }
 
 // replicationWords: "tls1.3 async against plain async: commit p99 +1.2 ms
@@ -347,6 +418,10 @@ func replicationWords(f ReplicationFact) string {
 		}
 		return fmt.Sprintf("%s no measurable difference (%s)", what, pctCI(d))
 	}
-	return fmt.Sprintf("Replication link %s against %s: %s; %s; %s; %s.", f.Variant, f.Baseline,
+	at := ""
+	if f.Writers > 0 {
+		at = " at " + plural(f.Writers, "writer")
+	}
+	return fmt.Sprintf("Replication link %s against %s%s: %s; %s; %s; %s.", f.Variant, f.Baseline, at,
 		abs("commit p99", f.CommitP99), rel("writes/s", f.Writes), abs("replica lag p99", f.LagP99), rel("primary CPU per write", f.PrimaryCPU))
 }

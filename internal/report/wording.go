@@ -23,6 +23,8 @@ func (ix *index) phrase(k Kind, f Fact) string {
 		return adviceWords(f)
 	case ReplicationFact:
 		return replicationWords(f)
+	case LagCapacityFact:
+		return lagCapacityWords(f)
 	case Interrupted:
 		if f.Planned > 0 {
 			return fmt.Sprintf("The run was interrupted after %d of %d trials: what follows rests on the trials that finished.", f.Finished, f.Planned)

@@ -15,6 +15,10 @@ type Replicate struct {
 	// copy that made the replica, over a plain link.
 	Resyncs []Resync `json:"resyncs,omitempty"`
 	Built   *Resync  `json:"built,omitempty"`
+	// Capacities are a write-rate search's outcome (--rate auto): per
+	// variant and writers, the highest rate sustained and the step that
+	// broke it.
+	Capacities []LagCapacity `json:"capacities,omitempty"`
 }
 
 // Resync is one full copy of a primary to a replica: its bytes, time
