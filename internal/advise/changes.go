@@ -171,8 +171,12 @@ var changes = []change{
 			}
 			return fmt.Sprintf("a connection ran %s operations at the median (%s): a new connection every few operations; %s opens its connections once, and the setup's round trips go with them", num(p.Ops.P50), p.OpsKind, pool), true
 		},
-		conn:  func(s sample) (int, float64, bool) { return s.setupRT, s.setupLocal, true },
-		model: "the setup phases (tcp, a protocol's preamble, the TLS handshake) go whole: their round trips and the client's and server's time in them; a pool's own churn is left out",
+		conn: func(s sample) (int, float64, bool) {
+			// An encrypted login goes too: its round trips, and the rest of
+			// its time (the client's and server's).
+			return s.setupRT + s.loginRT, s.setupLocal + max(0, s.login-float64(s.loginRT)*s.rtt), true
+		},
+		model: "the setup phases (tcp, a protocol's preamble, the TLS handshake, the login) go whole: their round trips and the client's and server's time in them; a pool's own churn is left out",
 		pair: func(_ *profile, like sel) (sel, sel) {
 			from, to := like, like
 			to.perConn = -1 // the calibration's most operations per connection

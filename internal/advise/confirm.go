@@ -126,29 +126,10 @@ func NewReplays(a result.Advised, o ReplayOptions) ([]*Replay, error) {
 // plan makes r's spec: p's profile replayed on lab, now and r's changes.
 func (r *Replay) plan(p *profile, lab string, o ReplayOptions) {
 	r.info = result.Replay{Lab: lab, Client: replayClient(p), Trials: cmp.Or(o.Trials, DefaultReplayTrials)}
-	spec := plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Workload: plan.WorkloadPing,
-		Duration: cmp.Or(o.Duration, DefaultReplayDuration), Trials: r.info.Trials, Concurrency: []int{1},
-		Tables: 1, Rows: 100} // ping reads no table: the least a lab server is filled with
-	if lab == plan.Builtin {
-		spec.Target, spec.Workload = plan.Builtin, ""
-	} else {
-		spec.Lab = lab
-	}
-	for _, s := range append([]sel{r.now}, r.sels()...) {
-		addOnce(&spec.TLS, s.tls)
-		if s.tls == "off" {
-			continue
-		}
-		addOnce(&spec.Keys, s.key)
-		addOnce(&spec.Resume, s.resume == "on")
-		addOnce(&spec.Groups, cmp.Or(s.group, plan.GroupDefault))
-		if p.Engine == "postgres" {
-			addOnce(&spec.Negotiation, cmp.Or(s.negotiation, plan.NegotiationPostgres))
-		}
-	}
-	if len(spec.Groups) == 1 && spec.Groups[0] == plan.GroupDefault {
-		spec.Groups = nil
-	}
+	spec := labSpec(lab, o)
+	d := dimsOf(p.Engine, append([]sel{r.now}, r.sels()...))
+	d.perConn = false // pooling is measured on now's own trials
+	d.apply(&spec)
 	if rtt := time.Duration(p.RTT.P50 * float64(time.Millisecond)); rtt >= minRTT {
 		rtt = rtt.Round(10 * time.Microsecond)
 		spec.RTT = []time.Duration{rtt}
@@ -157,9 +138,10 @@ func (r *Replay) plan(p *profile, lab string, o ReplayOptions) {
 		r.info.Notes = append(r.info.Notes, fmt.Sprintf("the observed median RTT (%s ms) is below %s: the replay runs on the bare loopback link", num3(p.RTT.P50), minRTT))
 	}
 	r.info.PerConn = max(1, int(math.Round(p.Ops.P50)))
-	if p.TLSConns > 0 {
+	if p.TLSConns > 0 && len(p.Login) == 0 {
 		// TLS hides the operations: its flights after the handshake hold
-		// the login's too, which the replay's connections make anyway.
+		// the login's too, which the replay's connections make anyway
+		// (PostgreSQL's and MySQL's logins are told apart: loginOf).
 		r.info.PerConn = 1
 		r.info.Notes = append(r.info.Notes, "TLS hides the operations (the capture counts encrypted flights, the login's included): the replay runs 1 operation per connection")
 	}
@@ -182,6 +164,20 @@ func (r *Replay) plan(p *profile, lab string, o ReplayOptions) {
 		}
 	}
 	r.Spec = spec
+}
+
+// labSpec is a connect run against lab (a --lab server, or the built-in
+// one), closed loop, one connection at a time, sized by o.
+func labSpec(lab string, o ReplayOptions) plan.Spec {
+	spec := plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Workload: plan.WorkloadPing,
+		Duration: cmp.Or(o.Duration, DefaultReplayDuration), Trials: cmp.Or(o.Trials, DefaultReplayTrials), Concurrency: []int{1},
+		Tables: 1, Rows: 100} // ping reads no table: the least a lab server is filled with
+	if lab == plan.Builtin {
+		spec.Target, spec.Workload = plan.Builtin, ""
+	} else {
+		spec.Lab = lab
+	}
+	return spec
 }
 
 // nativeStack is the C client stack (--client) of each engine over
@@ -227,22 +223,23 @@ func (r *Replay) Pick(v plan.Variant) bool {
 	return false
 }
 
-// replayed is s as the replay runs it: a HelloRetryRequest comes from
-// the client's default offer (Go's, which PostgreSQL 15 answers with
-// one), none from offering the group the server chose.
+// replayed is s as a lab run (a replay, a calibration) runs it, with the
+// group as --group names it: a HelloRetryRequest comes from the client's
+// default offer (Go's, which PostgreSQL 15 answers with one), none from
+// offering the group the server chose; a group Go does not offer is left
+// to its default offer too.
 func (p *profile) replayed(s sel) sel {
 	if s.tls == "off" {
 		return sel{tls: "off", perConn: s.perConn}
 	}
-	if s.group == "" {
-		if g, ok := plan.GroupName(p.group); ok && s.helloRetry != "yes" && (s.helloRetry == "no" || p.HelloRetries*2 <= p.TLSConns) {
-			s.group = g
-		}
-	} else if g, ok := plan.GroupName(s.group); ok {
-		s.group = g
-	}
-	if s.tls == "1.2" && s.group == plan.GroupX25519MLKEM768 {
+	g, ok := plan.GroupName(s.group)
+	switch {
+	case s.helloRetry == "yes" || !ok:
+		s.group = ""
+	case s.tls == "1.2" && g == plan.GroupX25519MLKEM768:
 		s.group = "" // a TLS 1.3 group
+	default:
+		s.group = g
 	}
 	s.helloRetry = ""
 	return s
