@@ -23,9 +23,12 @@ import (
 type adviseFlags struct {
 	ports       []int
 	serverKey   string
+	engine      string
 	calibration string
-	output      string
-	format      string
+	// lab runs the calibration itself (advise_lab.go) on a lab server.
+	lab    string
+	output string
+	format string
 	// confirm replays each profile in the lab (confirm.go), trials and
 	// duration sizing it; quiet keeps its progress off stderr.
 	confirm  bool
@@ -56,8 +59,11 @@ predicts (mean and p95 over the connections' own RTTs, with an interval).
 
 CPU figures (server and client CPU per connection, cores at the observed
 rate, new connections per second per server core) come only from a lab run
-on the same engine given as --calibration; without one the output names the
-tlsbench connect command that makes it.
+on the same engine: --lab ENGINE runs it first, on this machine, with the
+variants the advice needs (the observed version, key, group and
+resumption; it says how long it takes), or --calibration gives an earlier
+tlsbench connect result; without either the output names the command that
+makes one.
 
 --confirm checks the predictions: it replays each profile against a lab
 server of the same engine (the observed connection rate as Poisson
@@ -69,6 +75,7 @@ measured beside what was predicted, with the error in percent.
 advise RESULT.json renders an advise result again.
 
   tlsbench advise db.pcap --port 5432
+  tlsbench advise db.pcap --port 5432 --lab postgres
   tlsbench advise db.pcap --port 5432 --calibration calibration.json --confirm`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -80,13 +87,15 @@ advise RESULT.json renders an advise result again.
 	fs := cmd.Flags()
 	fs.IntSliceVar(&f.ports, "port", nil, "server TCP ports whose connections are profiled, repeatable (default: every port it can decode, one profile per server endpoint)")
 	fs.StringVar(&f.serverKey, "server-key", "", "the server's key type where TLS 1.3 hides its certificate: "+strings.Join(plan.KeyTypes, ", ")+" (default: rsa2048, said as assumed)")
+	fs.StringVar(&f.engine, "engine", "", "the server's engine where the capture cannot tell it (TLS from the first byte on an unusual port): "+strings.Join(advise.Engines, ", "))
 	fs.StringVar(&f.calibration, "calibration", "", "a tlsbench connect `RESULT.json` of a lab server of the same engine: the CPU figures' source")
+	fs.StringVar(&f.lab, "lab", "", "run the CPU calibration first on a lab `ENGINE` of the capture's (postgres, postgres:18, mariadb, redis, mongodb, builtin)")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
 	fs.StringVar(&f.format, "format", "text", "output format: text, csv or json")
 	fs.BoolVar(&f.confirm, "confirm", false, "replay each profile in the lab, now and once per change, and set the measured savings beside the predicted")
-	fs.IntVar(&f.trials, "trials", advise.DefaultReplayTrials, "--confirm: trials of each variant, interleaved")
-	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm: length of each trial")
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm: no progress lines on stderr")
+	fs.IntVar(&f.trials, "trials", advise.DefaultReplayTrials, "--confirm, --lab: trials of each variant, interleaved")
+	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm, --lab: length of each trial")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm, --lab: no progress lines on stderr")
 	return cmd
 }
 
@@ -111,16 +120,25 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	if f.trials < 1 || f.duration <= 0 {
 		return usageError{fmt.Errorf("--trials %d, -d %s: give at least 1 trial of a positive duration", f.trials, f.duration)}
 	}
+	if f.lab != "" && f.calibration != "" {
+		return usageError{fmt.Errorf("--lab runs a calibration, --calibration gives one: give one of them")}
+	}
+	if f.lab != "" && !slices.Contains(adviseLabs, f.lab) && !strings.HasPrefix(f.lab, "postgres:") {
+		return usageError{fmt.Errorf("--lab: unknown lab engine %q: use %s", f.lab, strings.Join(adviseLabs, ", "))}
+	}
 	if filepath.Ext(file) == ".json" {
-		if f.confirm {
-			return usageError{fmt.Errorf("--confirm replays a capture's profile: give the capture file (pcap or pcapng), not a result")}
+		if f.confirm || f.lab != "" {
+			return usageError{fmt.Errorf("--confirm and --lab work on a capture's profile: give the capture file (pcap or pcapng), not a result")}
 		}
 		return adviseResult(file, render, stdout)
 	}
 	if err := checkCaptureFile(file); err != nil {
 		return err
 	}
-	o := advise.Options{ServerKey: f.serverKey}
+	if f.engine != "" && !slices.Contains(advise.Engines, f.engine) {
+		return usageError{fmt.Errorf("--engine: unknown engine %q: use %s", f.engine, strings.Join(advise.Engines, ", "))}
+	}
+	o := advise.Options{ServerKey: f.serverKey, Engine: f.engine}
 	if f.calibration != "" {
 		cal, err := readResult(f.calibration)
 		if err != nil {
@@ -149,6 +167,15 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	case err != nil:
 		return usageError{err}
 	}
+	var labNotes []string
+	if f.lab != "" {
+		if o.Lab, labNotes, err = calibrate(ctx, advised, f, stderr); err != nil {
+			return err
+		}
+		if advised, err = col.Advise(c.Info, o); err != nil {
+			return usageError{err}
+		}
+	}
 	res := newResult(argv)
 	if f.confirm {
 		if err := confirm(ctx, advised, f, stderr); err != nil {
@@ -156,6 +183,7 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 		}
 	}
 	r := advise.Result(c.Info, advised)
+	r.Notes = append(r.Notes, labNotes...)
 	r.Tool, r.Env, r.Command, r.Started = res.Tool, res.Env, res.Command, res.Started
 	r.End(ctx, nil)
 	_, pageErr, err := out.saveAs(r, render, stdout, stderr)
@@ -164,6 +192,9 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	}
 	return pageErr
 }
+
+// adviseLabs are the lab servers --lab takes (and postgres:VERSION).
+var adviseLabs = []string{"postgres", "mariadb", "redis", "mongodb", plan.Builtin}
 
 // adviseResult renders an advise result again; any other result is
 // refused in a line that says what to give instead.
