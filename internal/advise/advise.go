@@ -170,7 +170,7 @@ func notes(info result.Capture, advised []result.Advised) []string {
 		out = append(out, fmt.Sprintf("%d connections miss bytes the capture did not see: left out of the profiles", n))
 	}
 	replayed := slices.ContainsFunc(advised, func(a result.Advised) bool {
-		return slices.ContainsFunc(a.Advice, func(c result.Change) bool { return c.RoundTripsMeasured != nil })
+		return slices.ContainsFunc(a.Advice, func(c result.Change) bool { return c.RoundTripsMeasured != nil || c.Setup.Measured != nil })
 	})
 	check := "not yet checked by a lab replay of the profile (--confirm)"
 	if replayed {

@@ -150,3 +150,45 @@ func TestConfirm(t *testing.T) {
 		t.Errorf("replays %+v", a.Replays)
 	}
 }
+
+// TestNewReplaysStack: --client replays through a client stack what it
+// can (closed loop, its own key shares, said), and refuses pooling with
+// the reason; direct TLS stays Go's, said.
+func TestNewReplaysStack(t *testing.T) {
+	a := pgbenchTLS12(t)
+	rs, err := NewReplays(a, ReplayOptions{Client: "libpq"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, direct := rs[0], rs[1]
+	s := main.Spec
+	if !slices.Equal(s.ClientStacks, []string{"libpq"}) || s.Rates != nil || s.Groups != nil || s.PerConn != nil {
+		t.Errorf("the stack's replay %+v", s)
+	}
+	spec, err := plan.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var picked []string
+	for _, v := range spec.Variants() {
+		if main.Pick(v) {
+			picked = append(picked, v.ID)
+		}
+	}
+	if want := []string{"libpq tls1.2 rsa2048 rtt2ms", "libpq tls1.2 ecdsa-p256 rtt2ms", "libpq plain rtt2ms", "libpq tls1.3 rsa2048 rtt2ms"}; !sameSet(picked, want) {
+		t.Errorf("picked %q, want %q", picked, want)
+	}
+	info := main.Info()
+	if !strings.HasPrefix(info.Client, "libpq (--client)") || !slices.ContainsFunc(info.Notes, func(n string) bool { return strings.Contains(n, "closed loops only") }) {
+		t.Errorf("client %q, notes %q", info.Client, info.Notes)
+	}
+	if why := main.skipped["pooling"]; !strings.Contains(why, "client libpq reports each connection's time") {
+		t.Errorf("pooling through libpq: %q", why)
+	}
+	if direct.Spec.ClientStacks != nil || !slices.ContainsFunc(direct.Info().Notes, func(n string) bool { return strings.Contains(n, "replayed with Go's client, not libpq") }) {
+		t.Errorf("direct replay %+v, notes %q", direct.Spec, direct.Info().Notes)
+	}
+	if _, err := NewReplays(a, ReplayOptions{Client: "hiredis"}); err == nil || !strings.HasPrefix(err.Error(), "--client: client hiredis speaks redis, not postgres") {
+		t.Errorf("another engine's stack: %v", err)
+	}
+}

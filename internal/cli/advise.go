@@ -35,6 +35,8 @@ type adviseFlags struct {
 	trials   int
 	duration time.Duration
 	quiet    bool
+	// client is the client stack --confirm replays through.
+	client string
 }
 
 const adviseShort = "From a capture of your own traffic: its profile, and what each TLS change would save"
@@ -95,6 +97,7 @@ advise RESULT.json renders an advise result again.
 	fs.BoolVar(&f.confirm, "confirm", false, "replay each profile in the lab, now and once per change, and set the measured savings beside the predicted")
 	fs.IntVar(&f.trials, "trials", advise.DefaultReplayTrials, "--confirm, --lab: trials of each variant, interleaved")
 	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm, --lab: length of each trial")
+	fs.StringVar(&f.client, "client", "", "--confirm: the client `STACK` the replay's connections are made by, as connect's --client (default go: tlsbench's own; a stack replays closed loops, without direct TLS, a chosen key share or round trips)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm, --lab: no progress lines on stderr")
 	return cmd
 }
@@ -119,6 +122,9 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	}
 	if f.trials < 1 || f.duration <= 0 {
 		return usageError{fmt.Errorf("--trials %d, -d %s: give at least 1 trial of a positive duration", f.trials, f.duration)}
+	}
+	if f.client != "" && !f.confirm {
+		return usageError{fmt.Errorf("--client chooses the client stack of the lab replay: give --confirm too")}
 	}
 	if f.lab != "" && f.calibration != "" {
 		return usageError{fmt.Errorf("--lab runs a calibration, --calibration gives one: give one of them")}

@@ -19,7 +19,7 @@ import (
 // predictions, said in one line on stderr and in the result; only an
 // interruption ends the command.
 func confirm(ctx context.Context, advised []result.Advised, f adviseFlags, stderr io.Writer) error {
-	o := advise.ReplayOptions{Trials: f.trials, Duration: f.duration}
+	o := advise.ReplayOptions{Trials: f.trials, Duration: f.duration, Client: f.client}
 	for i := range advised {
 		a := &advised[i]
 		replays, err := advise.NewReplays(*a, o)

@@ -288,6 +288,35 @@ func TestAdvisePgbench(t *testing.T) {
 		}
 	})
 
+	t.Run("libpq replay", func(t *testing.T) {
+		// --confirm --client libpq replays through pgbench's own stack
+		// what it can: TLS 1.3 and ECDSA measured in time and CPU, not in
+		// round trips; pooling refused with the reason; direct TLS
+		// replayed with Go's client, its round trip exact.
+		file := pgbench("require", url.Values{"ssl_max_protocol_version": {"TLSv1.2"}})
+		r, stdout := advised(t, file, "--port", u.Port(), "--confirm", "--client", "libpq", "--trials", "1", "-d", "1s", "-q")
+		a := r.Advise[0]
+		if len(a.Replays) != 2 || a.Replays[0].Error != "" || a.Replays[1].Error != "" {
+			t.Fatalf("replays %+v", a.Replays)
+		}
+		if !strings.HasPrefix(a.Replays[0].Client, "libpq (--client)") || a.Replays[0].Rate != 0 || !strings.HasPrefix(a.Replays[1].Client, "go ") {
+			t.Errorf("clients %q (rate %v) and %q", a.Replays[0].Client, a.Replays[0].Rate, a.Replays[1].Client)
+		}
+		tls13 := findChange(t, a, "TLS 1.2 → 1.3")
+		if tls13.RoundTripsMeasured != nil || tls13.Setup.Measured == nil || tls13.Client.Measured == nil || tls13.Server.Measured == nil {
+			t.Errorf("TLS 1.3 through libpq: round trips %v, setup %s, client CPU %s", val(tls13.RoundTripsMeasured), figure(tls13.Setup), figure(tls13.Client))
+		}
+		if pool := findChange(t, a, "pooling"); !strings.Contains(pool.Unmeasured, "client libpq reports each connection's time") {
+			t.Errorf("pooling: %q", pool.Unmeasured)
+		}
+		if d := findChange(t, a, "PostgreSQL 17+ direct TLS"); d.RoundTripsMeasured == nil || *d.RoundTripsMeasured != 1 {
+			t.Errorf("direct TLS with Go's client: %v", val(d.RoundTripsMeasured))
+		}
+		if !strings.Contains(stdout, "not measured by the client stack") {
+			t.Errorf("the report lacks the stack's unmeasured round trips:\n%s", stdout)
+		}
+	})
+
 	t.Run("hello retry", func(t *testing.T) {
 		// libpq (OpenSSL 3.0) offers an X25519 key share first; PostgreSQL
 		// 15 takes P-256 only: every TLS 1.3 connection pays a
@@ -442,6 +471,7 @@ func TestAdviseBadInput(t *testing.T) {
 		{"two files", []string{begun, begun}, 2, "advise takes one capture file"},
 		{"confirm a result", []string{wireResult, "--confirm"}, 2, "--confirm and --lab work on a capture's profile: give the capture file"},
 		{"no trial", []string{begun, "--confirm", "--trials", "0"}, 2, "give at least 1 trial of a positive duration"},
+		{"client without confirm", []string{begun, "--client", "libpq"}, 2, "--client chooses the client stack of the lab replay: give --confirm too"},
 		{"bad lab", []string{begun, "--lab", "oracle"}, 2, `--lab: unknown lab engine "oracle": use postgres, mariadb`},
 		{"lab and calibration", []string{begun, "--lab", "postgres", "--calibration", wireResult}, 2, "--lab runs a calibration, --calibration gives one: give one of them"},
 		{"lab on a result", []string{wireResult, "--lab", "postgres"}, 2, "--confirm and --lab work on a capture's profile"},
