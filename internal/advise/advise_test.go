@@ -231,6 +231,11 @@ func TestCalibration(t *testing.T) {
 			result.Trial{Experiment: plan.Connect, Variant: "tls1.3 rsa2048", Concurrency: 1, Round: round, Ops: 100, ServerCPU: time.Duration(250+10*round) * time.Millisecond, ClientCPU: 90 * time.Millisecond,
 				BytesSent: 90000, BytesReceived: 190000, Negotiated: &result.Negotiated{Version: "TLS 1.3", PeerKey: "RSA-2048"}})
 	}
+	// A pool's cell: 100 operations per connection, 50 bytes each.
+	for round := range 3 {
+		cal.Trials = append(cal.Trials, result.Trial{Experiment: plan.Connect, Variant: "tls1.2 rsa2048", Concurrency: 1, Round: round, PerConn: 100, Ops: 1000,
+			ServerCPU: 100 * time.Millisecond, ClientCPU: 50 * time.Millisecond, BytesSent: 50000, Negotiated: &result.Negotiated{Version: "TLS 1.2", PeerKey: "RSA-2048"}})
+	}
 	conns := []*wire.Conn{pgTLS12(0, 2), pgTLS12(1, 2), pgTLS12(2, 2), pgTLS12(3, 2)}
 	out, err := collect(conns...).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "/tmp/cal.json"})
 	if err != nil {
@@ -255,6 +260,11 @@ func TestCalibration(t *testing.T) {
 	// not record: its cells stand in, and are named.
 	if want := "the calibration has no cell tls1.2 rsa2048 group X25519 resume off negotiation postgres; used tls1.2 rsa2048 instead (it negotiated group none)"; !slices.Contains(c.Substituted, want) {
 		t.Errorf("substituted %q, want %q", c.Substituted, want)
+	}
+	// Pooled, a connection's 2000 bytes become an operation's own 50,
+	// the calibration's, not 2000 less a handshake of Go's client.
+	if pool := find(t, a, "pooling"); pool.Bytes.Predicted == nil || !near(*pool.Bytes.Predicted, 50) || !near(*pool.Server.Predicted, 0.1) {
+		t.Errorf("pooling: bytes %v, server CPU %v", deref(pool.Bytes.Predicted), deref(pool.Server.Predicted))
 	}
 	k := find(t, a, "RSA → ECDSA P-256 server key")
 	if k.Server.Predicted != nil || !slices.Contains(k.Missing, "tls1.2 ecdsa-p256 group X25519 resume off negotiation postgres") {

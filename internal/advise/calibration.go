@@ -231,7 +231,14 @@ func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 	}
 	if out.Bytes.Predicted == nil {
 		if x, y, ok := both(a, b, func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) }); ok {
-			out.Bytes.Predicted = f64(*out.Bytes.Now + share*(y.Mean-x.Mean))
+			d := y.Mean - x.Mean
+			if to.perConn == -1 {
+				// A pooled operation moves its own bytes only, the
+				// calibration's: not a difference from a connection's,
+				// which another client's handshake would make negative.
+				d = y.Mean - *out.Bytes.Now
+			}
+			out.Bytes.Predicted = f64(*out.Bytes.Now + share*d)
 		}
 	}
 }

@@ -287,17 +287,27 @@ func (p *profile) replayed(s sel) sel {
 		return sel{tls: "off", perConn: s.perConn}
 	}
 	g, ok := plan.GroupName(s.group)
+	curve, ecdsa := keyCurve[s.key]
 	switch {
 	case s.helloRetry == "yes" || !ok:
 		s.group = ""
 	case s.tls == "1.2" && g == plan.GroupX25519MLKEM768:
 		s.group = "" // a TLS 1.3 group
+	case s.tls == "1.2" && ecdsa && g != curve:
+		// TLS 1.2's supported groups bound the ECDSA certificate's curve
+		// too (RFC 8422): offering X25519 alone, a client refuses a P-256
+		// key, and OpenSSL's servers fail the handshake. Go's default
+		// offer has both, and negotiates the group the capture did.
+		s.group = ""
 	default:
 		s.group = g
 	}
 	s.helloRetry = ""
 	return s
 }
+
+// keyCurve is the curve of an ECDSA key type, as --group names it.
+var keyCurve = map[string]string{"ecdsa-p256": plan.GroupP256, "ecdsa-p384": plan.GroupP384}
 
 // is reports whether v is the variant s names.
 func (s sel) is(v plan.Variant) bool {

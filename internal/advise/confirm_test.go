@@ -192,3 +192,28 @@ func TestNewReplaysStack(t *testing.T) {
 		t.Errorf("another engine's stack: %v", err)
 	}
 }
+
+// TestReplayed: the group a lab run offers for a selection: the observed
+// one as --group names it, Go's default offer for a HelloRetryRequest,
+// for a group Go lacks, and in TLS 1.2 for an ECDSA key whose curve the
+// group is not (TLS 1.2's supported groups bound the certificate's curve
+// too: the lab MariaDB refused ECDSA P-256 to a client offering X25519).
+func TestReplayed(t *testing.T) {
+	p := &profile{}
+	for _, tt := range []struct {
+		in   sel
+		want string
+	}{
+		{sel{tls: "1.2", key: "rsa2048", group: "X25519", helloRetry: "no"}, plan.GroupX25519},
+		{sel{tls: "1.2", key: "ecdsa-p256", group: "X25519", helloRetry: "no"}, ""},
+		{sel{tls: "1.2", key: "ecdsa-p256", group: "P-256", helloRetry: "no"}, plan.GroupP256},
+		{sel{tls: "1.3", key: "ecdsa-p256", group: "X25519", helloRetry: "no"}, plan.GroupX25519},
+		{sel{tls: "1.3", key: "rsa2048", group: "P-256", helloRetry: "yes"}, ""},
+		{sel{tls: "1.3", key: "rsa2048", group: "X448", helloRetry: "no"}, ""},
+		{sel{tls: "1.2", key: "rsa2048", group: plan.GroupX25519MLKEM768}, ""},
+	} {
+		if got := p.replayed(tt.in); got.group != tt.want || got.helloRetry != "" {
+			t.Errorf("%s: group %q, want %q", tt.in, got.group, tt.want)
+		}
+	}
+}
