@@ -124,7 +124,7 @@ func TestRoundTrips(t *testing.T) {
 		{"resumption on postgres", pg, "", "session resumption on", 0, 0, true, "PostgreSQL never resumes a TLS session"},
 		// Pooling saves the login too: its 3 round trips and the rest of
 		// its time (3 ms), besides tcp, the SSLRequest and the handshake.
-		{"pooling", pg, "", "pooling", 7, (setup(2) - 7*2 - 0.2 - 3 - 3 + setup(10) - 7*10 - 0.2 - 3 - 3) / 2, false, "1 operations at the median"},
+		{"pooling", pg, "", "pooling", 7, (setup(2) - 7*2 - 0.2 - 3 - 3 + setup(10) - 7*10 - 0.2 - 3 - 3) / 2, false, "1 operation at the median"},
 		{"tls off", pg, "", "TLS off (the bound)", 3, (setup(2) - 3*2 - 3 - 0.2 + setup(10) - 3*10 - 3 - 0.2) / 2, false, "4 of 4 connections use TLS"},
 		{"key seen", pg, "", "RSA → ECDSA P-256 server key", 0, setup(2)/2 + setup(10)/2, false, "rsa2048 key (seen in the TLS 1.2 certificate)"},
 		{"hello retry", []*wire.Conn{https13}, "", "avoid HelloRetryRequest", 1, 4 + 10 + 5 - 4, false, "1 of 1 TLS connections paid a HelloRetryRequest"},
@@ -396,4 +396,35 @@ func quantile(xs []float64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
+}
+
+// TestCalibrationBytesNeverNegative: a capture whose client moved fewer
+// bytes than the calibration's in now's cell (libpq's X25519 key share
+// before its HelloRetryRequest, against Go's post-quantum one) would be
+// predicted fewer than no bytes with TLS off: the plain cell's own
+// figure is taken instead, and said.
+func TestCalibrationBytesNeverNegative(t *testing.T) {
+	cal := result.New()
+	cal.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Lab: "postgres", Target: "lab:postgres"}
+	cal.Variants = []plan.Variant{{ID: "tls1.3 rsa2048", TLS: "1.3", Key: "rsa2048"}, {ID: "plain", TLS: "off"}}
+	for range 2 {
+		cal.Trials = append(cal.Trials,
+			result.Trial{Experiment: plan.Connect, Variant: "tls1.3 rsa2048", Concurrency: 1, Ops: 10, ServerCPU: 30 * time.Millisecond, BytesSent: 46000,
+				Negotiated: &result.Negotiated{Version: "TLS 1.3", Group: "P-256", HelloRetry: true}},
+			result.Trial{Experiment: plan.Connect, Variant: "plain", Concurrency: 1, Ops: 10, ServerCPU: 20 * time.Millisecond, BytesSent: 9000})
+	}
+	var conns []*wire.Conn
+	for i := range 4 {
+		c := pgTLS12(float64(i), 2)
+		c.Negotiated.Version, c.Negotiated.Group, c.Negotiated.HelloRetry, c.HelloRetry = "TLS 1.3", "P-256", true, true
+		conns = append(conns, c)
+	}
+	out, err := collect(conns...).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "cal.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := find(t, out[0], "TLS off (the bound)")
+	if off.Bytes.Predicted == nil || !near(*off.Bytes.Predicted, 900) || len(off.Substituted) != 1 || !strings.HasPrefix(off.Substituted[0], "bytes: the calibration's client moves 4600 bytes per connection") {
+		t.Errorf("TLS off: bytes %v, substituted %q", deref(off.Bytes.Predicted), off.Substituted)
+	}
 }

@@ -232,11 +232,19 @@ func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 	if out.Bytes.Predicted == nil {
 		if x, y, ok := both(a, b, func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) }); ok {
 			d := y.Mean - x.Mean
-			if to.perConn == -1 {
+			switch {
+			case to.perConn == -1:
 				// A pooled operation moves its own bytes only, the
 				// calibration's: not a difference from a connection's,
 				// which another client's handshake would make negative.
 				d = y.Mean - *out.Bytes.Now
+			case *out.Bytes.Now+d < 0:
+				// The calibration's client moves more bytes in now's cell
+				// than the capture's did (Go's post-quantum key share
+				// where the capture's client offered X25519): the
+				// difference would leave fewer than none.
+				d = y.Mean - *out.Bytes.Now
+				out.Substituted = append(out.Substituted, fmt.Sprintf("bytes: the calibration's client moves %.0f bytes per connection in %s, more than the capture's %.0f in all: the prediction is %s's own %.0f", x.Mean, from, *out.Bytes.Now, to, y.Mean))
 			}
 			out.Bytes.Predicted = f64(*out.Bytes.Now + share*d)
 		}
