@@ -161,7 +161,9 @@ type Change struct {
 	Missing []string `json:"missing,omitempty"`
 	// Substituted says which calibration cell stood in for one it lacks
 	// (one that negotiated another group, or a HelloRetryRequest the
-	// capture did not show), and what that cell negotiated.
+	// capture did not show), and what that cell negotiated; or that the
+	// bytes are the changed cell's own, where the cells' difference would
+	// leave fewer than none.
 	Substituted []string `json:"substituted,omitempty"`
 	// Unmeasured says why a lab replay measured none of the figures.
 	Unmeasured string `json:"unmeasured,omitempty"`
