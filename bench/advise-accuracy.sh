@@ -3,46 +3,58 @@
 # a lab replay of the same profile measures (advise --confirm), per change
 # and engine.
 #
-#   pg-tls12   pgbench -C (libpq, OpenSSL 3.0) over TLS 1.2 against the lab's
-#              PostgreSQL 15 with an RSA-2048 key: TLS 1.3, ECDSA, direct TLS,
-#              pooling, TLS off
-#   pg-tls13   the same over TLS 1.3: libpq's X25519 key share meets PostgreSQL
-#              15's P-256, so every connection pays a HelloRetryRequest
+#   pg-tls12     pgbench -C (libpq, OpenSSL 3.0) over TLS 1.2 against the lab's
+#                PostgreSQL 15 with an RSA-2048 key: TLS 1.3, ECDSA, direct TLS,
+#                pooling, TLS off
+#   pg-tls13     the same over TLS 1.3: libpq's X25519 key share meets PostgreSQL
+#                15's P-256, so every connection pays a HelloRetryRequest
+#   my-tls12     the mariadb client (libmariadb, OpenSSL 3.0), a new connection
+#                per query, over TLS 1.2 against the lab's MariaDB, RSA-2048
+#   my-tls13     the same over TLS 1.3
+#   redis-tls12  redis-benchmark --tls -c 1 -k 0 (hiredis, OpenSSL 3.0: a new
+#                connection per PING) against the lab's Redis held to TLS 1.2.
+#                redis-benchmark takes a password only on its command line,
+#                which this script never puts one on: the lab Redis's default
+#                user is opened without one, so the capture has no AUTH, while
+#                the replay's Go client (the lab's own user) sends one
 #   https-tls12  curl (OpenSSL 3.0), a new connection per request, against
-#              tlsbench serve --tls-max 1.2 (Go): TLS 1.3, ECDSA, resumption,
-#              pooling, TLS off
+#                tlsbench serve --tls-max 1.2 (Go): TLS 1.3, ECDSA, resumption,
+#                pooling, TLS off
 #
 # Each capture is taken with tlsbench wire --capture lo while the client
-# runs, then advised with --confirm and --calibration: a lab connect run
-# on the same engine (PostgreSQL 15, the built-in server) whose CPU per
-# connection gives the CPU predictions the replay then checks. The table prints, per change and
-# figure, the saving per connection predicted from the capture and the one
-# the replay measured (paired with now, ±95% interval over trials), and the
-# error (the measured saving's difference from the predicted, % of the
-# predicted). This is a benchmark, not a test: it fails only when a tool
-# fails, never on an error.
+# runs, then advised with --lab (advise runs the CPU calibration itself:
+# a lab connect run on the same engine with the variants the advice
+# needs) and --confirm. The table prints, per change, the round trips and
+# the saving per connection predicted from the capture beside the ones
+# the replay measured (paired with now, ±95% interval over trials), and
+# the error (the measured saving's difference from the predicted, % of
+# the predicted). This is a benchmark, not a test: it fails only when a
+# tool fails, never on an error.
 #
 # Settings (environment):
-#   ACC_CONNS=200    connections per capture
-#   ACC_TRIALS=3     --confirm trials per variant
-#   ACC_D=2s         --confirm trial length
+#   ACC_CONNS=150    connections per capture
+#   ACC_TRIALS=3     --lab and --confirm trials per variant
+#   ACC_D=2s         --lab and --confirm trial length
+#   ACC_ONLY=names   only these captures (comma-separated, as above)
 #   ACC_OUT=dir      keep each capture's advise result (NAME.json) and text there
 #   TLSBENCH=path    use this binary instead of building ./cmd/tlsbench
-# Defaults take about 6-8 minutes on a quiet machine.
+# Defaults take about 15-20 minutes on a quiet machine.
 set -euo pipefail
 
-CONNS=${ACC_CONNS:-200}
+CONNS=${ACC_CONNS:-150}
 TRIALS=${ACC_TRIALS:-3}
 D=${ACC_D:-2s}
+ONLY=${ACC_ONLY:-pg-tls12,pg-tls13,my-tls12,my-tls13,redis-tls12,https-tls12}
 
 die() { echo "advise-accuracy.sh: $*" >&2; exit 1; }
 [[ $CONNS =~ ^[1-9][0-9]*$ ]] || die "ACC_CONNS=$CONNS: use a positive number"
-for tool in pgbench curl jq; do
+for tool in pgbench mariadb redis-cli redis-benchmark curl jq; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool is missing: run scripts/install.sh bench"
 done
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-umask 077 # the lab's password file lives under the temp dir's sibling
+umask 077 # the client settings files below hold the lab's passwords
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlsbench-advise-accuracy.XXXXXX")
 lab_pid=
 serve_pid=
@@ -67,8 +79,8 @@ else
 fi
 
 # --- the servers the captures are made against ---------------------------
-echo "starting the lab postgres and tlsbench serve ..." >&2
-"$bin" lab postgres --key rsa2048 >"$tmp/lab.out" 2>"$tmp/lab.err" &
+echo "starting the lab's postgres, mariadb and redis, and tlsbench serve ..." >&2
+"$bin" lab postgres mariadb redis --key rsa2048 >"$tmp/lab.out" 2>"$tmp/lab.err" &
 lab_pid=$!
 "$bin" serve --tls-max 1.2 --http "" --https 127.0.0.1:0 --size 16 --json >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
@@ -78,13 +90,44 @@ for _ in $(seq 1200); do
   kill -0 "$serve_pid" 2>/dev/null || die "tlsbench serve exited: $(tail -c 400 "$tmp/serve.err" | tr '\n' ' ')"
   sleep 0.1
 done
-pg_url=$(awk '$1 == "scram-sha-256" { print $NF; exit }' "$tmp/lab.out")
-[ -n "$pg_url" ] || die "no PostgreSQL URL in the lab's output"
-pg_port=$(sed -E 's|.*@[^:]+:([0-9]+)/.*|\1|' <<<"$pg_url")
+grep -q '^Ctrl-C stops the servers' "$tmp/lab.out" || die "the lab did not start in 2 minutes"
+
+# section ENGINE: the lab's lines about ENGINE's server.
+section() { awk -v e="$1" '/^[^ ]/ { on = ($1 == e) } on' "$tmp/lab.out"; }
+pg_url=$(section postgres | awk '$1 == "scram-sha-256" { print $NF; exit }')
+my_url=$(section mariadb | awk '$1 == "mysql_native_password" { print $NF; exit }')
+my_ca=$(section mariadb | awk '$1 == "ca" { print $2; exit }')
+redis_url=$(section redis | awk '$1 == "password" && $2 == "tls" { print $NF; exit }')
+redis_ca=$(section redis | awk '$1 == "ca" { print $2; exit }')
+[ -n "$pg_url" ] && [ -n "$my_url" ] && [ -n "$redis_url" ] || die "no URL in the lab's output: $(cat "$tmp/lab.out")"
+port_of() { sed -E 's|.*@[^:/]+:([0-9]+)/.*|\1|' <<<"$1"; }
+passfile_of() { sed -E 's|.*[?&]passfile=([^&]+).*|\1|' <<<"$1" | sed 's/%2F/\//g'; }
+pg_port=$(port_of "$pg_url")
+my_port=$(port_of "$my_url")
+my_user=$(sed -E 's|^mysql://([^@]+)@.*|\1|' <<<"$my_url")
+redis_port=$(port_of "$redis_url")
 https=$(jq -r '.https.rsa2048 // empty' "$tmp/serve.out")
 [ -n "$https" ] || die "no HTTPS address from tlsbench serve: $(cat "$tmp/serve.out")"
 https_port=${https##*:}
 echo "SELECT 1;" >"$tmp/select.sql"
+
+# The mariadb client reads its password from a settings file only this
+# user reads, never from its command line.
+{
+  echo "[client]"
+  echo "user=$my_user"
+  echo "password=$(cat "$(passfile_of "$my_url")")"
+  echo "host=127.0.0.1"
+  echo "port=$my_port"
+  echo "ssl-ca=$my_ca"
+} >"$tmp/my.cnf"
+
+# Redis: held to TLS 1.2, its default user opened without a password for
+# redis-benchmark (REDISCLI_AUTH carries the lab user's to redis-cli).
+REDISCLI_AUTH=$(cat "$(passfile_of "$redis_url")") redis-cli --no-auth-warning --tls --cacert "$redis_ca" -h 127.0.0.1 -p "$redis_port" --user bench \
+  CONFIG SET tls-protocols TLSv1.2 >/dev/null || die "redis-cli CONFIG SET tls-protocols failed"
+REDISCLI_AUTH=$(cat "$(passfile_of "$redis_url")") redis-cli --no-auth-warning --tls --cacert "$redis_ca" -h 127.0.0.1 -p "$redis_port" --user bench \
+  ACL SETUSER default on nopass '~*' '&*' '+@all' >/dev/null || die "redis-cli ACL SETUSER default failed"
 
 # capture NAME PORT -- COMMAND...: a capture of COMMAND's connections.
 capture() {
@@ -94,51 +137,63 @@ capture() {
     die "$name: the capture failed: $(tail -c 600 "$tmp/$name.out" | tr '\n' ' ')"
 }
 
-# calibrate NAME ARGS...: a lab connect run, the CPU predictions' source.
-calibrate() {
-  local name=$1
-  shift
-  "$bin" connect "$@" --tls off,1.2,1.3 --key rsa2048,ecdsa-p256 --trials "$TRIALS" -d "$D" -q -o "$tmp/$name.json" >"$tmp/$name.txt" 2>&1 ||
-    die "$name: the calibration failed: $(tail -c 600 "$tmp/$name.txt" | tr '\n' ' ')"
-}
-
-# confirm NAME PORT CALIBRATION: advise --confirm on the capture, the
-# table printed.
+# confirm NAME PORT LAB [ARGS...]: advise --lab LAB --confirm on the
+# capture; its rows for the table.
 confirm() {
-  local name=$1 port=$2 cal=$3
-  "$bin" advise "$tmp/$name.pcap" --port "$port" --calibration "$tmp/$cal.json" --confirm --trials "$TRIALS" -d "$D" -q -o "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err" ||
-    die "$name: advise --confirm failed: $(tail -c 600 "$tmp/$name.err" | tr '\n' ' ')"
+  local name=$1 port=$2 lab=$3
+  shift 3
+  "$bin" advise "$tmp/$name.pcap" --port "$port" --lab "$lab" --confirm --trials "$TRIALS" -d "$D" -q "$@" -o "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err" ||
+    die "$name: advise --lab --confirm failed: $(tail -c 600 "$tmp/$name.err" | tr '\n' ' ')"
   if [ -n "${ACC_OUT:-}" ]; then mkdir -p "$ACC_OUT" && cp "$tmp/$name.json" "$tmp/$name.txt" "$ACC_OUT/"; fi
   jq -r --arg name "$name" '
-    def n: if . == null then "-" else (. * 1000 | round / 1000 | tostring) end;
+    def n: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
+    def saved($f): if $f.predicted == null then "-" else ($f.now - $f.predicted | n) end;
+    def meas($f): if $f.measured == null then "-" else "\($f.now - $f.measured | n) ±\($f.measured_ci | n)" end;
+    def err($f): if $f.error_pct == null then "" else " (\($f.error_pct)%)" end;
+    def fig($f): "\(saved($f)) / \(meas($f))\(err($f))";
     .advise[] | .profile as $p | .replays as $r |
-    "\($name): \($p.engine) \($p.conns) connections at \($p.rate.mean * 10 | round / 10)/s, RTT p50 \($p.rtt_ms.p50 | n) ms; replay: \([$r[] | "\(.lab) at \(.rate // 0)/s, \(.trials) trials"] | join("; "))",
     (.advice[] | select(.not_applicable | not) | . as $c |
-      "  \($c.change)\t round trips\t\($c.round_trips_saved | n)\t\($c.round_trips_measured | n)\t\(if $c.round_trips_measured == null then ($c.unmeasured // "-") elif $c.round_trips_measured == $c.round_trips_saved then "exact" else "missed" end)",
-      ([["setup ms", $c.setup_ms], ["server CPU ms", $c.server_cpu_ms], ["client CPU ms", $c.client_cpu_ms], ["bytes", $c.bytes]][] |
-        select(.[1].measured != null) | .[0] as $k | .[1] as $f |
-        "  \($c.change)\t \($k)\t\(if $f.predicted == null then "-" else ($f.now - $f.predicted | n) end)\t\($f.now - $f.measured | n) ±\($f.measured_ci | n)\t\(if $f.error_pct == null then "-" else "\($f.error_pct)%" end)"))' "$tmp/$name.json"
+      "| \($name): \($p.engine) \($p.conns) at \($p.rate.mean * 10 | round / 10)/s | \($c.change) | \($c.round_trips_saved | n) / \($c.round_trips_measured | n)\(if $c.round_trips_measured == null then " (" + ($c.unmeasured // "no replay") + ")" elif $c.round_trips_measured == $c.round_trips_saved then "" else " MISSED" end) | \(fig($c.setup_ms)) | \(fig($c.server_cpu_ms)) | \(fig($c.bytes)) |")' "$tmp/$name.json" >>"$tmp/table.md"
+  jq -r '.advise[] | "  \(.profile.server): replays: \([.replays[] | "\(.lab) \(.server // "") at \(.rate // 0)/s, \(.trials) trials, client \(.client | split(":")[0])"] | join("; "))"' "$tmp/$name.json" >&2
+  echo "load after $name: $(load)" >&2
 }
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
-
-echo "load before: $(load)"
-calibrate cal-pg --lab postgres --workload ping --tables 1 --rows 100
-calibrate cal-https builtin --resume off,on
-echo "load after the calibrations: $(load)"
-printf '  %s\t %s\t%s\t%s\t%s\n' change figure "predicted saved" "measured saved" error
+echo "load before: $(load)" >&2
 
 q="sslmode=require"
-capture pg-tls12 "$pg_port" -- pgbench -C -n -t "$CONNS" -f "$tmp/select.sql" "$pg_url&$q&ssl_max_protocol_version=TLSv1.2"
-confirm pg-tls12 "$pg_port" cal-pg
-echo "load: $(load)"
+if want pg-tls12; then
+  capture pg-tls12 "$pg_port" -- pgbench -C -n -t "$CONNS" -f "$tmp/select.sql" "$pg_url&$q&ssl_max_protocol_version=TLSv1.2"
+  confirm pg-tls12 "$pg_port" postgres
+fi
+if want pg-tls13; then
+  capture pg-tls13 "$pg_port" -- pgbench -C -n -t "$CONNS" -f "$tmp/select.sql" "$pg_url&$q&ssl_min_protocol_version=TLSv1.3"
+  confirm pg-tls13 "$pg_port" postgres
+fi
+for v in 1.2 1.3; do
+  name=my-tls${v/./}
+  want "$name" || continue
+  capture "$name" "$my_port" -- bash -c 'for _ in $(seq "$1"); do mariadb --defaults-extra-file="$2" --ssl --tls-version="TLSv$3" -e "SELECT 1" bench >/dev/null || exit 1; done' \
+    loop "$CONNS" "$tmp/my.cnf" "$v"
+  confirm "$name" "$my_port" mariadb
+done
+if want redis-tls12; then
+  capture redis-tls12 "$redis_port" -- redis-benchmark --tls --cacert "$redis_ca" -h 127.0.0.1 -p "$redis_port" -c 1 -k 0 -n "$CONNS" -t ping_mbulk -q
+  # The lab's TLS port is no usual Redis port, and TLS hides the protocol.
+  confirm redis-tls12 "$redis_port" redis --engine redis
+fi
+if want https-tls12; then
+  args=(-s -k --no-sessionid -o /dev/null -H "Connection: close")
+  for _ in $(seq "$CONNS"); do args+=("https://$https/"); done
+  capture https-tls12 "$https_port" -- curl "${args[@]}"
+  confirm https-tls12 "$https_port" builtin
+fi
 
-capture pg-tls13 "$pg_port" -- pgbench -C -n -t "$CONNS" -f "$tmp/select.sql" "$pg_url&$q&ssl_min_protocol_version=TLSv1.3"
-confirm pg-tls13 "$pg_port" cal-pg
-echo "load: $(load)"
-
-args=(-s -k --no-sessionid -o /dev/null -H "Connection: close")
-for _ in $(seq "$CONNS"); do args+=("https://$https/"); done
-capture https-tls12 "$https_port" -- curl "${args[@]}"
-confirm https-tls12 "$https_port" cal-https
+echo
+echo "Per change: predicted / measured saving per connection (measured ±95% interval; error: the measured saving's difference from the predicted, % of the predicted)."
+echo
+echo "| capture | change | round trips | setup ms | server CPU ms | bytes |"
+echo "|---|---|---|---|---|---|"
+cat "$tmp/table.md"
+echo
 echo "load after: $(load)"

@@ -18,12 +18,23 @@ type Options struct {
 	// ServerKey is the server's key type (plan.KeyTypes), for TLS 1.3,
 	// which encrypts the certificate; "" assumes rsa2048, and says so.
 	ServerKey string
+	// Engine is the server's engine (Engines) for an endpoint whose
+	// capture does not tell it (TLS from the first byte, without ALPN, on
+	// a port no engine uses by default); "" leaves it unknown.
+	Engine string
 	// Calibration is a tlsbench connect result on the same engine, in the
 	// lab, whose CPU per connection per variant the CPU figures come
 	// from; nil: no CPU figure. CalibrationSource is its file.
 	Calibration       *result.Result
 	CalibrationSource string
+	// Lab are the calibrations advise --lab ran on this machine, by the
+	// endpoint (address:port) each was run for: an endpoint's own is
+	// taken before Calibration.
+	Lab map[string]*result.Result
 }
+
+// Engines are the engines advise knows, as a driver names them.
+var Engines = []string{"postgres", "mysql", "redis", "mongodb", "http"}
 
 // Collector gathers decoded connections by server endpoint: give its Add
 // to wire.Options.Conn.
@@ -76,6 +87,9 @@ func (c *Collector) Advise(info result.Capture, o Options) ([]result.Advised, er
 	if o.ServerKey != "" && !slices.Contains(plan.KeyTypes, o.ServerKey) {
 		return nil, fmt.Errorf("--server-key: unknown key type %q: use %s", o.ServerKey, strings.Join(plan.KeyTypes, ", "))
 	}
+	if o.Engine != "" && !slices.Contains(Engines, o.Engine) {
+		return nil, fmt.Errorf("--engine: unknown engine %q: use %s", o.Engine, strings.Join(Engines, ", "))
+	}
 	var cal *calibration
 	if o.Calibration != nil {
 		var err error
@@ -86,6 +100,17 @@ func (c *Collector) Advise(info result.Capture, o Options) ([]result.Advised, er
 	var out []result.Advised
 	for _, server := range c.order {
 		p := newProfile(server, c.byServer[server], o.ServerKey)
+		if p.Engine == "" && o.Engine != "" {
+			p.Engine, p.EngineFrom = o.Engine, "--engine"
+		}
+		cal := cal
+		if r, ok := o.Lab[server.String()]; ok {
+			var err error
+			if cal, err = newCalibration(r, "advise --lab"); err != nil {
+				return nil, err
+			}
+			cal.info.Lab = true
+		}
 		if cal != nil && p.Engine != "" && cal.engine != p.Engine {
 			return nil, fmt.Errorf("--calibration %s is a run on %s, but %s: calibrate on the same engine", cal.info.Source, cmp.Or(cal.engine, "an unknown engine"), p.describe())
 		}
@@ -145,7 +170,7 @@ func notes(info result.Capture, advised []result.Advised) []string {
 		out = append(out, fmt.Sprintf("%d connections miss bytes the capture did not see: left out of the profiles", n))
 	}
 	replayed := slices.ContainsFunc(advised, func(a result.Advised) bool {
-		return slices.ContainsFunc(a.Advice, func(c result.Change) bool { return c.RoundTripsMeasured != nil })
+		return slices.ContainsFunc(a.Advice, func(c result.Change) bool { return c.RoundTripsMeasured != nil || c.Setup.Measured != nil })
 	})
 	check := "not yet checked by a lab replay of the profile (--confirm)"
 	if replayed {

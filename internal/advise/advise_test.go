@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,15 +51,21 @@ func mk(server string, proto string, at float64, rtt float64, n *result.Negotiat
 }
 
 // pgTLS12 is a pgbench -C connection over TLS 1.2 (an SSLRequest first)
-// at RTT rtt: 3 encrypted flights (the SCRAM login's two and a query).
+// at RTT rtt: 4 encrypted flights, the SCRAM login's 3 (its last answer
+// the long one, with the server's parameters) and a query; each answer
+// begins rtt+1 ms after the one before, so the login takes 3*rtt+3 ms.
 func pgTLS12(at, rtt float64) *wire.Conn {
 	c := mk("127.0.0.1:5432", wire.ProtoPostgres, at, rtt, &result.Negotiated{Version: "TLS 1.2", Suite: "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", Group: "X25519", PeerKey: "RSA-2048"},
 		ph{"tcp", rtt, 1, 0, 0},
 		ph{"startup", rtt + 0.2, 1, 0.1, 0.1},
 		ph{"tls-handshake", 2*rtt + 3, 2, 1, 2},
-		ph{"encrypted", 3*rtt + 5, 3, 2, 3},
+		ph{"encrypted", 4*rtt + 5, 4, 2, 3},
 		ph{"close", 0.1, 0, 0.1, 0})
-	c.Flights, c.CertChainBytes = 3, 1500
+	c.Flights, c.CertChainBytes = 4, 1500
+	enc := c.Trace.Phases[3].Start
+	for i, n := range []int{65, 115, 494, 88} {
+		c.Answers = append(c.Answers, wire.Answer{At: enc.Add(msd(float64(i+1) * (rtt + 1))), Bytes: n})
+	}
 	return c
 }
 
@@ -94,7 +101,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 func TestRoundTrips(t *testing.T) {
 	// Two RTTs: 2 ms and 10 ms; setup = all but close.
 	pg := []*wire.Conn{pgTLS12(0, 2), pgTLS12(0.5, 10), pgTLS12(1.2, 2), pgTLS12(2.7, 10)}
-	setup := func(rtt float64) float64 { return rtt + (rtt + 0.2) + (2*rtt + 3) + (3*rtt + 5) }
+	setup := func(rtt float64) float64 { return rtt + (rtt + 0.2) + (2*rtt + 3) + (4*rtt + 5) }
 	https13 := mk("127.0.0.1:8443", wire.ProtoTLS, 0, 4, &result.Negotiated{Version: "TLS 1.3", Suite: "TLS_AES_128_GCM_SHA256", Group: "P-256", HelloRetry: true},
 		ph{"tcp", 4, 1, 0, 0}, ph{"tls-handshake", 8 + 2, 2, 1, 1}, ph{"encrypted", 4 + 1, 1, 0.5, 0.5}, ph{"close", 0, 0, 0, 0})
 	https13.HelloRetry, https13.Flights = true, 1
@@ -115,7 +122,9 @@ func TestRoundTrips(t *testing.T) {
 		{"tls1.3 on tls1.2", pg, "", "TLS 1.2 → 1.3", 1, (setup(2) - 2 + setup(10) - 10) / 2, false, "4 of 4 connections made a full TLS 1.2 handshake"},
 		{"direct TLS", pg, "", "PostgreSQL 17+ direct TLS", 1, (setup(2) - 2 - 0.2 + setup(10) - 10 - 0.2) / 2, false, "sent an SSLRequest"},
 		{"resumption on postgres", pg, "", "session resumption on", 0, 0, true, "PostgreSQL never resumes a TLS session"},
-		{"pooling", pg, "", "pooling", 4, (setup(2) - 4*2 - 0.2 - 3 + setup(10) - 4*10 - 0.2 - 3) / 2, false, "3 operations at the median"},
+		// Pooling saves the login too: its 3 round trips and the rest of
+		// its time (3 ms), besides tcp, the SSLRequest and the handshake.
+		{"pooling", pg, "", "pooling", 7, (setup(2) - 7*2 - 0.2 - 3 - 3 + setup(10) - 7*10 - 0.2 - 3 - 3) / 2, false, "1 operation at the median"},
 		{"tls off", pg, "", "TLS off (the bound)", 3, (setup(2) - 3*2 - 3 - 0.2 + setup(10) - 3*10 - 3 - 0.2) / 2, false, "4 of 4 connections use TLS"},
 		{"key seen", pg, "", "RSA → ECDSA P-256 server key", 0, setup(2)/2 + setup(10)/2, false, "rsa2048 key (seen in the TLS 1.2 certificate)"},
 		{"hello retry", []*wire.Conn{https13}, "", "avoid HelloRetryRequest", 1, 4 + 10 + 5 - 4, false, "1 of 1 TLS connections paid a HelloRetryRequest"},
@@ -186,8 +195,11 @@ func TestProfile(t *testing.T) {
 	if d := p.RTT; d.P50 != 10 || d.P95 != 30 || d.Min != 2 || !near(d.Mean, 54.0/5) {
 		t.Errorf("RTT %+v", d)
 	}
-	if d := p.Ops; d.P50 != 3 || d.Max != 3 || !strings.Contains(p.OpsKind, "flights") {
+	if d := p.Ops; d.P50 != 1 || d.Max != 1 || !strings.HasPrefix(p.OpsKind, "queries") {
 		t.Errorf("ops %+v (%s)", d, p.OpsKind)
+	}
+	if !slices.Equal(p.Login, []result.Share{{Name: "SCRAM: 3 round trips", Conns: 5}}) {
+		t.Errorf("login %+v", p.Login)
 	}
 	if len(p.Versions) != 1 || p.Versions[0] != (result.Share{Name: "TLS 1.2", Conns: 5}) || p.Groups[0].Name != "X25519" {
 		t.Errorf("shares %+v %+v", p.Versions, p.Groups)
@@ -219,6 +231,11 @@ func TestCalibration(t *testing.T) {
 			result.Trial{Experiment: plan.Connect, Variant: "tls1.3 rsa2048", Concurrency: 1, Round: round, Ops: 100, ServerCPU: time.Duration(250+10*round) * time.Millisecond, ClientCPU: 90 * time.Millisecond,
 				BytesSent: 90000, BytesReceived: 190000, Negotiated: &result.Negotiated{Version: "TLS 1.3", PeerKey: "RSA-2048"}})
 	}
+	// A pool's cell: 100 operations per connection, 50 bytes each.
+	for round := range 3 {
+		cal.Trials = append(cal.Trials, result.Trial{Experiment: plan.Connect, Variant: "tls1.2 rsa2048", Concurrency: 1, Round: round, PerConn: 100, Ops: 1000,
+			ServerCPU: 100 * time.Millisecond, ClientCPU: 50 * time.Millisecond, BytesSent: 50000, Negotiated: &result.Negotiated{Version: "TLS 1.2", PeerKey: "RSA-2048"}})
+	}
 	conns := []*wire.Conn{pgTLS12(0, 2), pgTLS12(1, 2), pgTLS12(2, 2), pgTLS12(3, 2)}
 	out, err := collect(conns...).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "/tmp/cal.json"})
 	if err != nil {
@@ -239,8 +256,18 @@ func TestCalibration(t *testing.T) {
 	if !near(*c.Bytes.Predicted, 2000-200) {
 		t.Errorf("bytes %v, want 2000 less the calibration's 200 per connection", *c.Bytes.Predicted)
 	}
+	// The capture negotiated X25519, which the calibration's trials do
+	// not record: its cells stand in, and are named.
+	if want := "the calibration has no cell tls1.2 rsa2048 group X25519 resume off negotiation postgres; used tls1.2 rsa2048 instead (it negotiated group none)"; !slices.Contains(c.Substituted, want) {
+		t.Errorf("substituted %q, want %q", c.Substituted, want)
+	}
+	// Pooled, a connection's 2000 bytes become an operation's own 50,
+	// the calibration's, not 2000 less a handshake of Go's client.
+	if pool := find(t, a, "pooling"); pool.Bytes.Predicted == nil || !near(*pool.Bytes.Predicted, 50) || !near(*pool.Server.Predicted, 0.1) {
+		t.Errorf("pooling: bytes %v, server CPU %v", deref(pool.Bytes.Predicted), deref(pool.Server.Predicted))
+	}
 	k := find(t, a, "RSA → ECDSA P-256 server key")
-	if k.Server.Predicted != nil || !slices.Contains(k.Missing, "tls1.2 ecdsa-p256 resume off negotiation postgres") {
+	if k.Server.Predicted != nil || !slices.Contains(k.Missing, "tls1.2 ecdsa-p256 group X25519 resume off negotiation postgres") {
 		t.Errorf("ECDSA without its variant: %+v, missing %q", k.Server, k.Missing)
 	}
 	if !strings.Contains(a.Calibrate, "--key rsa2048,ecdsa-p256") {
@@ -254,7 +281,7 @@ func TestCalibration(t *testing.T) {
 }
 
 // setupOf is pgTLS12's time from SYN to its end, ms.
-func setupOf(rtt float64) float64 { return rtt + (rtt + 0.2) + (2*rtt + 3) + (3*rtt + 5) + 0.1 }
+func setupOf(rtt float64) float64 { return rtt + (rtt + 0.2) + (2*rtt + 3) + (4*rtt + 5) + 0.1 }
 
 func TestNoConnection(t *testing.T) {
 	var c Collector
@@ -266,5 +293,138 @@ func TestNoConnection(t *testing.T) {
 	_, err = collect(pgTLS12(0, 1)).Advise(result.Capture{}, Options{ServerKey: "rsa512"})
 	if err == nil || !strings.HasPrefix(err.Error(), `--server-key: unknown key type "rsa512"`) {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestCalibrationGroup: the CPU and bytes of TLS 1.3 come from the
+// calibration's cell that negotiates the capture's group without a
+// HelloRetryRequest, not from Go's default offer (its hybrid key share,
+// and PostgreSQL 15's HelloRetryRequest); without that cell, the default
+// one stands in, and is named.
+func TestCalibrationGroup(t *testing.T) {
+	cal := result.New()
+	cal.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Lab: "postgres", Target: "lab:postgres"}
+	cal.Variants = []plan.Variant{{ID: "tls1.2 rsa2048 p256", TLS: "1.2", Key: "rsa2048", Group: plan.GroupP256},
+		{ID: "tls1.3 rsa2048", TLS: "1.3", Key: "rsa2048"}, {ID: "tls1.3 rsa2048 p256", TLS: "1.3", Key: "rsa2048", Group: plan.GroupP256}}
+	trial := func(v, version string, retry bool, bytes int64) result.Trial {
+		return result.Trial{Experiment: plan.Connect, Variant: v, Concurrency: 1, Ops: 10, ServerCPU: 30 * time.Millisecond, ClientCPU: 10 * time.Millisecond,
+			BytesSent: bytes * 10, Negotiated: &result.Negotiated{Version: version, Group: "P-256", HelloRetry: retry, PeerKey: "RSA-2048"}}
+	}
+	for range 2 {
+		cal.Trials = append(cal.Trials, trial("tls1.2 rsa2048 p256", "TLS 1.2", false, 3000),
+			trial("tls1.3 rsa2048", "TLS 1.3", true, 4600), trial("tls1.3 rsa2048 p256", "TLS 1.3", false, 2950))
+	}
+	var conns []*wire.Conn
+	for i := range 4 {
+		c := pgTLS12(float64(i), 2)
+		c.Negotiated.Group = "P-256"
+		conns = append(conns, c)
+	}
+	advise := func() result.Change {
+		out, err := collect(conns...).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "cal.json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out[0].Calibrate, "--group p256") {
+			t.Errorf("calibrate %q lacks the observed group", out[0].Calibrate)
+		}
+		return find(t, out[0], "TLS 1.2 → 1.3")
+	}
+	c := advise()
+	if c.Bytes.Predicted == nil || !near(*c.Bytes.Predicted, 2000-50) || len(c.Substituted) > 0 {
+		t.Errorf("TLS 1.3 bytes %v (substituted %q), want 50 fewer than now's 2000, from the P-256 cell", deref(c.Bytes.Predicted), c.Substituted)
+	}
+	cal.Trials = slices.DeleteFunc(cal.Trials, func(t result.Trial) bool { return t.Variant == "tls1.3 rsa2048 p256" })
+	c = advise()
+	want := "the calibration has no cell tls1.3 rsa2048 group P-256 resume off negotiation postgres HelloRetryRequest no; used tls1.3 rsa2048 instead (it negotiated group P-256 after a HelloRetryRequest)"
+	if c.Bytes.Predicted == nil || !near(*c.Bytes.Predicted, 2000+1600) || !slices.Equal(c.Substituted, []string{want}) {
+		t.Errorf("TLS 1.3 bytes %v, substituted %q; want 1600 more, and %q", deref(c.Bytes.Predicted), c.Substituted, want)
+	}
+}
+
+// TestLoginFromCapture: real captures of PostgreSQL's SCRAM login over
+// TLS 1.3 (pgbench against PostgreSQL 15, tlsbench's Go client against
+// PostgreSQL 18, the wire package's test data): every login is told 3
+// round trips from the server's answers, and the operations are the
+// flights less the login's (the wire's goldens list the flights: 3 and 5
+// for pgbench, whose first connection only checks; 8, 8 and 5 for the
+// Go client's).
+func TestLoginFromCapture(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		ops  []float64
+		// pool is the round trips a pool saves, per connection: tcp, the
+		// SSLRequest (pgbench's all, half the Go client's: the other half
+		// direct), the handshake (2 with pgbench's HelloRetryRequest) and
+		// the login.
+		pool float64
+	}{{"pg-tls.pcap", []float64{0, 2}, 1 + 1 + 2 + 3}, {"pg18-mixed.pcap", []float64{5, 5, 2, 2, 2, 2}, 1 + 0.5 + 1 + 3}} {
+		t.Run(tt.file, func(t *testing.T) {
+			var col Collector
+			info, err := wire.ReadFile(t.Context(), filepath.Join("..", "wire", "testdata", tt.file), wire.Options{Conn: col.Add})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := col.Advise(info.Info, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := out[0].Profile
+			if !slices.Equal(p.Login, []result.Share{{Name: "SCRAM: 3 round trips", Conns: p.TLSConns}}) || p.TLSConns != int64(len(tt.ops)) {
+				t.Errorf("login %+v of %d TLS connections", p.Login, p.TLSConns)
+			}
+			if d := p.Ops; !near(d.Mean, mean(tt.ops)) || d.P50 != quantile(tt.ops, 0.5) || d.P95 != quantile(tt.ops, 0.95) || d.Min != slices.Min(tt.ops) || d.Max != slices.Max(tt.ops) {
+				t.Errorf("operations %+v, want %v", d, tt.ops)
+			}
+			if pool := find(t, out[0], "pooling"); !near(pool.RoundTripsSaved, tt.pool) {
+				t.Errorf("pooling saves %v round trips, want %v", pool.RoundTripsSaved, tt.pool)
+			}
+		})
+	}
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// quantile is the nearest-rank quantile.
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
+}
+
+// TestCalibrationBytesNeverNegative: a capture whose client moved fewer
+// bytes than the calibration's in now's cell (libpq's X25519 key share
+// before its HelloRetryRequest, against Go's post-quantum one) would be
+// predicted fewer than no bytes with TLS off: the plain cell's own
+// figure is taken instead, and said.
+func TestCalibrationBytesNeverNegative(t *testing.T) {
+	cal := result.New()
+	cal.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Lab: "postgres", Target: "lab:postgres"}
+	cal.Variants = []plan.Variant{{ID: "tls1.3 rsa2048", TLS: "1.3", Key: "rsa2048"}, {ID: "plain", TLS: "off"}}
+	for range 2 {
+		cal.Trials = append(cal.Trials,
+			result.Trial{Experiment: plan.Connect, Variant: "tls1.3 rsa2048", Concurrency: 1, Ops: 10, ServerCPU: 30 * time.Millisecond, BytesSent: 46000,
+				Negotiated: &result.Negotiated{Version: "TLS 1.3", Group: "P-256", HelloRetry: true}},
+			result.Trial{Experiment: plan.Connect, Variant: "plain", Concurrency: 1, Ops: 10, ServerCPU: 20 * time.Millisecond, BytesSent: 9000})
+	}
+	var conns []*wire.Conn
+	for i := range 4 {
+		c := pgTLS12(float64(i), 2)
+		c.Negotiated.Version, c.Negotiated.Group, c.Negotiated.HelloRetry, c.HelloRetry = "TLS 1.3", "P-256", true, true
+		conns = append(conns, c)
+	}
+	out, err := collect(conns...).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "cal.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := find(t, out[0], "TLS off (the bound)")
+	if off.Bytes.Predicted == nil || !near(*off.Bytes.Predicted, 900) || len(off.Substituted) != 1 || !strings.HasPrefix(off.Substituted[0], "bytes: the calibration's client moves 4600 bytes per connection") {
+		t.Errorf("TLS off: bytes %v, substituted %q", deref(off.Bytes.Predicted), off.Substituted)
 	}
 }

@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -33,6 +34,14 @@ func (p *profile) like() sel {
 	if p.Resumed == p.TLSConns {
 		s.resume = "on"
 	}
+	// The group the server chose, and whether it first asked for another
+	// key share: a calibration cell negotiates them as the capture did
+	// (Go's default offer would add its hybrid key share and, on a server
+	// without it, a HelloRetryRequest of its own).
+	s.group, s.helloRetry = p.group, "no"
+	if p.HelloRetries*2 > p.TLSConns {
+		s.helloRetry = "yes"
+	}
 	if p.Engine == "postgres" {
 		s.negotiation = "postgres"
 		if p.SSLRequests == 0 {
@@ -48,7 +57,7 @@ func (s sel) String() string {
 	}
 	parts := []string{"tls" + s.tls}
 	for _, f := range []struct{ v, label string }{{s.key, ""}, {s.group, "group "}, {s.resume, "resume "}, {s.negotiation, "negotiation "}, {s.helloRetry, "HelloRetryRequest "}} {
-		if f.v != "" {
+		if f.v != "" && (f.label != "HelloRetryRequest " || s.tls == "1.3") {
 			parts = append(parts, f.label+f.v)
 		}
 	}
@@ -172,6 +181,30 @@ func perOp(ts []result.Trial, f func(result.Trial) float64) (stats.Summary, bool
 // of the profile's connections the change changes moves.
 func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 	a, b := c.trials(from), c.trials(to)
+	// A cell lacking, the nearest the calibration has: the observed group
+	// and HelloRetryRequest let go where the change keeps them (never
+	// where it changes them: both cells would then be one), and said.
+	loose := func(s sel) sel {
+		if from.group == to.group {
+			s.group = ""
+		}
+		if from.helloRetry == to.helloRetry {
+			s.helloRetry = ""
+		}
+		return s
+	}
+	for _, m := range []struct {
+		ts *[]result.Trial
+		s  sel
+	}{{&a, from}, {&b, to}} {
+		if len(*m.ts) > 0 || loose(m.s) == m.s {
+			continue
+		}
+		if ts := c.trials(loose(m.s)); len(ts) > 0 {
+			*m.ts = ts
+			out.Substituted = append(out.Substituted, substitute(m.s, ts))
+		}
+	}
 	for _, m := range []struct {
 		ts []result.Trial
 		s  sel
@@ -198,9 +231,45 @@ func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 	}
 	if out.Bytes.Predicted == nil {
 		if x, y, ok := both(a, b, func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) }); ok {
-			out.Bytes.Predicted = f64(*out.Bytes.Now + share*(y.Mean-x.Mean))
+			d := y.Mean - x.Mean
+			switch {
+			case to.perConn == -1:
+				// A pooled operation moves its own bytes only, the
+				// calibration's: not a difference from a connection's,
+				// which another client's handshake would make negative.
+				d = y.Mean - *out.Bytes.Now
+			case *out.Bytes.Now+d < 0:
+				// The calibration's client moves more bytes in now's cell
+				// than the capture's did (Go's post-quantum key share
+				// where the capture's client offered X25519): the
+				// difference would leave fewer than none.
+				d = y.Mean - *out.Bytes.Now
+				out.Substituted = append(out.Substituted, fmt.Sprintf("bytes: the calibration's client moves %.0f bytes per connection in %s, more than the capture's %.0f in all: the prediction is %s's own %.0f", x.Mean, from, *out.Bytes.Now, to, y.Mean))
+			}
+			out.Bytes.Predicted = f64(*out.Bytes.Now + share*d)
 		}
 	}
+}
+
+// substitute says which of the calibration's cells stood in for want, and
+// what they negotiated.
+func substitute(want sel, ts []result.Trial) string {
+	var ids, got []string
+	for _, t := range ts {
+		addOnce(&ids, t.Variant)
+		if n := t.Negotiated; n != nil {
+			g := "group " + cmp.Or(n.Group, "none")
+			if n.HelloRetry {
+				g += " after a HelloRetryRequest"
+			}
+			addOnce(&got, g)
+		}
+	}
+	out := fmt.Sprintf("the calibration has no cell %s; used %s instead", want, strings.Join(ids, ", "))
+	if len(got) > 0 {
+		out += " (it negotiated " + strings.Join(got, ", ") + ")"
+	}
+	return out
 }
 
 func both(a, b []result.Trial, f func(result.Trial) float64) (x, y stats.Summary, ok bool) {
@@ -262,43 +331,85 @@ func calibrateCommand(p *profile, advice []result.Change, pairs [][2]sel) string
 	if !ok {
 		return ""
 	}
-	var tls, keys, resume, groups, negotiation []string
-	perConn := false
-	add := func(list *[]string, v string) {
-		if v != "" && !slices.Contains(*list, v) {
-			*list = append(*list, v)
-		}
-	}
+	var sels []sel
 	for i, a := range advice {
-		if a.NotApplicable {
-			continue
-		}
-		for _, s := range pairs[i] {
-			add(&tls, s.tls)
-			if s.tls != "off" {
-				add(&keys, s.key)
-				add(&resume, s.resume)
-				add(&groups, s.group)
-			}
-			add(&negotiation, s.negotiation)
-			perConn = perConn || s.perConn == -1
+		if !a.NotApplicable {
+			sels = append(sels, p.replayed(pairs[i][0]), p.replayed(pairs[i][1]))
 		}
 	}
-	slices.SortFunc(tls, func(a, b string) int { return slices.Index(plan.TLSModes, a) - slices.Index(plan.TLSModes, b) })
+	d := dimsOf(p.Engine, sels)
 	cmd := []string{"tlsbench connect", target}
-	if slices.Contains(negotiation, "direct") {
+	if slices.Contains(d.negotiation, plan.NegotiationDirect) {
 		cmd[1] = "--lab postgres:18" // direct TLS needs PostgreSQL 17+
 	}
-	for _, f := range []struct {
-		flag string
-		vs   []string
-	}{{"--tls", tls}, {"--key", keys}, {"--resume", resume}, {"--group", groups}, {"--negotiation", negotiation}} {
-		if len(f.vs) > 1 || len(f.vs) == 1 && (f.flag == "--tls" || f.flag == "--key") {
-			cmd = append(cmd, f.flag+" "+strings.Join(f.vs, ","))
+	cmd = append(cmd, d.flags()...)
+	return strings.Join(append(cmd, "--trials 5 -o calibration.json"), " ")
+}
+
+// calibratePerConn is the operations per connection a calibration's
+// pooled cells run (--per-conn 1,N): a pool's reuse.
+const calibratePerConn = 100
+
+// dims are the variant dimensions a lab run of sels needs (each as
+// replayed: groups as --group names them), as connect's flags take them.
+type dims struct {
+	tls, keys, groups, negotiation []string
+	resume                         []bool
+	perConn                        bool
+}
+
+func dimsOf(engine string, sels []sel) dims {
+	var d dims
+	for _, s := range sels {
+		addOnce(&d.tls, s.tls)
+		d.perConn = d.perConn || s.perConn == -1
+		if s.tls == "off" {
+			continue
+		}
+		addOnce(&d.keys, s.key)
+		addOnce(&d.resume, s.resume == "on")
+		addOnce(&d.groups, cmp.Or(s.group, plan.GroupDefault))
+		if engine == "postgres" {
+			addOnce(&d.negotiation, cmp.Or(s.negotiation, plan.NegotiationPostgres))
 		}
 	}
-	if perConn {
-		cmd = append(cmd, "--per-conn 1,100")
+	if len(d.groups) == 1 && d.groups[0] == plan.GroupDefault {
+		d.groups = nil // Go's own offer, connect's default
 	}
-	return strings.Join(append(cmd, "--trials 5 -o calibration.json"), " ")
+	return d
+}
+
+// apply sets the dimensions in a spec.
+func (d dims) apply(spec *plan.Spec) {
+	spec.TLS, spec.Keys, spec.Resume, spec.Groups, spec.Negotiation = d.tls, d.keys, d.resume, d.groups, d.negotiation
+	if d.perConn {
+		spec.PerConn = []int{1, calibratePerConn}
+	}
+}
+
+// flags are the dimensions as connect's flags, defaults left out.
+func (d dims) flags() []string {
+	tls := slices.Clone(d.tls)
+	slices.SortFunc(tls, func(a, b string) int { return slices.Index(plan.TLSModes, a) - slices.Index(plan.TLSModes, b) })
+	out := []string{"--tls " + strings.Join(tls, ",")}
+	if len(d.keys) > 0 {
+		out = append(out, "--key "+strings.Join(d.keys, ","))
+	}
+	if len(d.resume) > 1 || len(d.resume) == 1 && d.resume[0] {
+		var rs []string
+		for _, r := range d.resume {
+			rs = append(rs, map[bool]string{false: "off", true: "on"}[r])
+		}
+		out = append(out, "--resume "+strings.Join(rs, ","))
+	}
+	if len(d.groups) > 0 {
+		out = append(out, "--group "+strings.Join(d.groups, ","))
+	}
+	if len(d.negotiation) > 1 {
+		out = append(out, "--negotiation "+strings.Join(d.negotiation, ","))
+	}
+	if d.perConn {
+		out = append(out, fmt.Sprintf("--per-conn 1,%d", calibratePerConn))
+	}
+	return out
 }

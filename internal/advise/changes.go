@@ -169,10 +169,14 @@ var changes = []change{
 			if p.Engine == "postgres" {
 				pool += " or a local PgBouncer"
 			}
-			return fmt.Sprintf("a connection ran %s operations at the median (%s): a new connection every few operations; %s opens its connections once, and the setup's round trips go with them", num(p.Ops.P50), p.OpsKind, pool), true
+			return fmt.Sprintf("a connection ran %s at the median (%s): a new connection every few operations; %s opens its connections once, and the setup's round trips go with them", plural1(num(p.Ops.P50), "operation"), p.OpsKind, pool), true
 		},
-		conn:  func(s sample) (int, float64, bool) { return s.setupRT, s.setupLocal, true },
-		model: "the setup phases (tcp, a protocol's preamble, the TLS handshake) go whole: their round trips and the client's and server's time in them; a pool's own churn is left out",
+		conn: func(s sample) (int, float64, bool) {
+			// An encrypted login goes too: its round trips, and the rest of
+			// its time (the client's and server's).
+			return s.setupRT + s.loginRT, s.setupLocal + max(0, s.login-float64(s.loginRT)*s.rtt), true
+		},
+		model: "the setup phases (tcp, a protocol's preamble, the TLS handshake, the login) go whole: their round trips and the client's and server's time in them; a pool's own churn is left out",
 		pair: func(_ *profile, like sel) (sel, sel) {
 			from, to := like, like
 			to.perConn = -1 // the calibration's most operations per connection
@@ -391,6 +395,14 @@ func ci(x float64) *float64 {
 		return nil
 	}
 	return &x
+}
+
+// plural1 is n (written) and word, plural unless n is "1".
+func plural1(n, word string) string {
+	if n == "1" {
+		return n + " " + word
+	}
+	return n + " " + word + "s"
 }
 
 // num writes a count without a needless fraction.

@@ -48,6 +48,9 @@ var labEngine = map[string]string{"postgres": "postgres", "mysql": "mariadb", "r
 type ReplayOptions struct {
 	Trials   int
 	Duration time.Duration
+	// Client is the client stack (--client: a plan.ClientStack name or
+	// alias) the replay's connections are made by; "" or "go" for Go's.
+	Client string
 }
 
 // NoLabError is an engine the lab cannot start a server of: the advice
@@ -73,6 +76,9 @@ type Replay struct {
 	// skipped says why a change is not replayed, by its name.
 	skipped map[string]string
 	info    result.Replay
+	// stack is the client stack other than Go's that makes the replay's
+	// connections, "" for Go's.
+	stack string
 }
 
 // NewReplays plans the replays of a's profile: one on the engine's lab
@@ -85,9 +91,22 @@ func NewReplays(a result.Advised, o ReplayOptions) ([]*Replay, error) {
 	if !ok {
 		return nil, &NoLabError{Engine: p.Engine}
 	}
-	now := p.replayed(p.like())
-	main := &Replay{now: now, to: map[string]sel{}, skipped: map[string]string{}}
+	stack := ""
+	if o.Client != "" && o.Client != plan.GoClient {
+		st, err := plan.LookupClient(p.Engine, o.Client)
+		if err != nil {
+			return nil, fmt.Errorf("--client: %w", err)
+		}
+		stack = st.Name
+	}
+	like := p.like()
+	now := p.replayed(like)
+	main := &Replay{now: now, to: map[string]sel{}, skipped: map[string]string{}, stack: stack}
 	direct := &Replay{now: now, to: map[string]sel{}}
+	if stack != "" {
+		// The stack offers its own key shares, as it did in the capture.
+		main.now.group = ""
+	}
 	for _, c := range a.Advice {
 		if c.NotApplicable {
 			continue
@@ -104,6 +123,12 @@ func NewReplays(a result.Advised, o ReplayOptions) ([]*Replay, error) {
 			// PostgreSQL 15 takes nothing else.
 			main.skipped[c.Change] = "the lab's " + lab + " server has no X25519MLKEM768 (OpenSSL before 3.5): only the built-in HTTPS server (Go) replays the post-quantum hybrid"
 			continue
+		case stack != "" && to.tls != "off" && (to.group != like.group || to.helloRetry != like.helloRetry):
+			main.skipped[c.Change] = "client " + stack + " offers its own key shares (tlsbench chooses them for Go's client only): replay without --client to measure it with Go's"
+			continue
+		case stack != "" && to.perConn == -1:
+			main.skipped[c.Change] = "client " + stack + " reports each connection's time, not its phases, whose setup pooling saves: replay without --client to measure it with Go's"
+			continue
 		case to.perConn == -1:
 			to = now // pooling: the setup phases of now's own connections
 			to.perConn = -1
@@ -111,13 +136,20 @@ func NewReplays(a result.Advised, o ReplayOptions) ([]*Replay, error) {
 			direct.to[c.Change] = p.replayed(to)
 			continue
 		}
-		main.to[c.Change] = p.replayed(to)
+		to = p.replayed(to)
+		if stack != "" {
+			to.group = ""
+		}
+		main.to[c.Change] = to
 	}
 	main.plan(p, lab, o)
 	out := []*Replay{main}
 	if len(direct.to) > 0 {
 		direct.plan(p, "postgres:18", o)
 		direct.info.Notes = append(direct.info.Notes, "direct TLS needs PostgreSQL 17+: it is replayed apart, now and direct on the lab's PostgreSQL 18")
+		if stack != "" {
+			direct.info.Notes = append(direct.info.Notes, "direct TLS: replayed with Go's client, not "+stack+" (a stack other than Go's sends an SSLRequest first only)")
+		}
 		out = append(out, direct)
 	}
 	return out, nil
@@ -125,30 +157,15 @@ func NewReplays(a result.Advised, o ReplayOptions) ([]*Replay, error) {
 
 // plan makes r's spec: p's profile replayed on lab, now and r's changes.
 func (r *Replay) plan(p *profile, lab string, o ReplayOptions) {
-	r.info = result.Replay{Lab: lab, Client: replayClient(p), Trials: cmp.Or(o.Trials, DefaultReplayTrials)}
-	spec := plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Workload: plan.WorkloadPing,
-		Duration: cmp.Or(o.Duration, DefaultReplayDuration), Trials: r.info.Trials, Concurrency: []int{1},
-		Tables: 1, Rows: 100} // ping reads no table: the least a lab server is filled with
-	if lab == plan.Builtin {
-		spec.Target, spec.Workload = plan.Builtin, ""
-	} else {
-		spec.Lab = lab
+	r.info = result.Replay{Lab: lab, Client: replayClient(p, r.stack), Trials: cmp.Or(o.Trials, DefaultReplayTrials)}
+	spec := labSpec(lab, o)
+	if r.stack != "" {
+		spec.ClientStacks = []string{r.stack}
+		r.info.Notes = append(r.info.Notes, "client "+r.stack+" reports each connection's time, not its phases: the replay through it measures no round trips (without --client, Go's replay does)")
 	}
-	for _, s := range append([]sel{r.now}, r.sels()...) {
-		addOnce(&spec.TLS, s.tls)
-		if s.tls == "off" {
-			continue
-		}
-		addOnce(&spec.Keys, s.key)
-		addOnce(&spec.Resume, s.resume == "on")
-		addOnce(&spec.Groups, cmp.Or(s.group, plan.GroupDefault))
-		if p.Engine == "postgres" {
-			addOnce(&spec.Negotiation, cmp.Or(s.negotiation, plan.NegotiationPostgres))
-		}
-	}
-	if len(spec.Groups) == 1 && spec.Groups[0] == plan.GroupDefault {
-		spec.Groups = nil
-	}
+	d := dimsOf(p.Engine, append([]sel{r.now}, r.sels()...))
+	d.perConn = false // pooling is measured on now's own trials
+	d.apply(&spec)
 	if rtt := time.Duration(p.RTT.P50 * float64(time.Millisecond)); rtt >= minRTT {
 		rtt = rtt.Round(10 * time.Microsecond)
 		spec.RTT = []time.Duration{rtt}
@@ -157,17 +174,24 @@ func (r *Replay) plan(p *profile, lab string, o ReplayOptions) {
 		r.info.Notes = append(r.info.Notes, fmt.Sprintf("the observed median RTT (%s ms) is below %s: the replay runs on the bare loopback link", num3(p.RTT.P50), minRTT))
 	}
 	r.info.PerConn = max(1, int(math.Round(p.Ops.P50)))
-	if p.TLSConns > 0 {
+	if p.TLSConns > 0 && len(p.Login) == 0 {
 		// TLS hides the operations: its flights after the handshake hold
-		// the login's too, which the replay's connections make anyway.
+		// the login's too, which the replay's connections make anyway
+		// (PostgreSQL's and MySQL's logins are told apart: loginOf).
 		r.info.PerConn = 1
 		r.info.Notes = append(r.info.Notes, "TLS hides the operations (the capture counts encrypted flights, the login's included): the replay runs 1 operation per connection")
+	}
+	if r.info.PerConn > 1 && r.stack != "" {
+		r.info.Notes = append(r.info.Notes, fmt.Sprintf("client %s runs 1 operation per connection (a stack reports each connection's time): the observed %d are replayed as 1", r.stack, r.info.PerConn))
+		r.info.PerConn = 1
 	}
 	if r.info.PerConn > 1 {
 		spec.PerConn = []int{r.info.PerConn}
 	}
 	rate := p.Rate.Mean
 	switch {
+	case r.stack != "":
+		r.info.Notes = append(r.info.Notes, fmt.Sprintf("client %s replays closed loops only: one connection at a time, not the observed %s connections/s", r.stack, num3(rate)))
 	case p.Conns < 2 || p.Span <= 0:
 		r.info.Notes = append(r.info.Notes, fmt.Sprintf("the capture is too short for a rate (%d connections over %s s): the replay runs closed loop, one connection at a time", p.Conns, num3(p.Span)))
 	case rate < MinReplayRate:
@@ -184,19 +208,45 @@ func (r *Replay) plan(p *profile, lab string, o ReplayOptions) {
 	r.Spec = spec
 }
 
+// labSpec is a connect run against lab (a --lab server, or the built-in
+// one), closed loop, one connection at a time, sized by o.
+func labSpec(lab string, o ReplayOptions) plan.Spec {
+	spec := plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Workload: plan.WorkloadPing,
+		Duration: cmp.Or(o.Duration, DefaultReplayDuration), Trials: cmp.Or(o.Trials, DefaultReplayTrials), Concurrency: []int{1},
+		Tables: 1, Rows: 100} // ping reads no table: the least a lab server is filled with
+	if lab == plan.Builtin {
+		spec.Target, spec.Workload = plan.Builtin, ""
+	} else {
+		spec.Lab = lab
+	}
+	return spec
+}
+
 // nativeStack is the C client stack (--client) of each engine over
 // OpenSSL, what a capture's OpenSSL ClientHellos most likely came from.
 var nativeStack = map[string]string{"postgres": "libpq", "redis": "hiredis", "http": "curl", "mysql": "libmariadb"}
 
-// replayClient says which client stack the replay uses, and why: Go's,
-// since a stack other than Go's replays closed loops of one operation
-// per connection only, without direct TLS or a chosen key share (plan's
-// notYet), which a replay needs.
-func replayClient(p *profile) string {
+// replayClient says which client stack the replay uses, and why: Go's by
+// default, since a stack other than Go's replays closed loops of one
+// operation per connection only, without direct TLS or a chosen key
+// share (plan's notYet), and reports no phases; chosen (--client), the
+// stack and what it cannot replay.
+func replayClient(p *profile, chosen string) string {
 	const goStack = "go (tlsbench's own drivers)"
-	switch stack, ok := nativeStack[p.Engine]; {
+	stack, ok := nativeStack[p.Engine]
+	if chosen != "" {
+		out := chosen + " (--client): client CPU is " + chosen + "'s"
+		switch {
+		case p.ClientTLS == "OpenSSL" && chosen == stack:
+			out += "; the capture's ClientHellos are OpenSSL's (they offer X448), as " + stack + "'s are"
+		case p.ClientTLS != "":
+			out += "; the capture's ClientHellos look like " + p.ClientTLS + "'s"
+		}
+		return out
+	}
+	switch {
 	case p.ClientTLS == "OpenSSL" && ok:
-		return goStack + ": the capture's ClientHellos are OpenSSL's (they offer X448), as " + stack + "'s would be, but a stack other than Go's replays no arrival rate, direct TLS or chosen key share; client CPU is Go's, not your client's"
+		return goStack + ": the capture's ClientHellos are OpenSSL's (they offer X448), as " + stack + "'s would be (--client " + stack + " replays through it, closed loop, without direct TLS, a chosen key share or round trips); client CPU is Go's, not your client's"
 	case p.ClientTLS == "Go crypto/tls":
 		return goStack + ": the capture's ClientHellos are Go's, as the replay's"
 	}
@@ -227,26 +277,37 @@ func (r *Replay) Pick(v plan.Variant) bool {
 	return false
 }
 
-// replayed is s as the replay runs it: a HelloRetryRequest comes from
-// the client's default offer (Go's, which PostgreSQL 15 answers with
-// one), none from offering the group the server chose.
+// replayed is s as a lab run (a replay, a calibration) runs it, with the
+// group as --group names it: a HelloRetryRequest comes from the client's
+// default offer (Go's, which PostgreSQL 15 answers with one), none from
+// offering the group the server chose; a group Go does not offer is left
+// to its default offer too.
 func (p *profile) replayed(s sel) sel {
 	if s.tls == "off" {
 		return sel{tls: "off", perConn: s.perConn}
 	}
-	if s.group == "" {
-		if g, ok := plan.GroupName(p.group); ok && s.helloRetry != "yes" && (s.helloRetry == "no" || p.HelloRetries*2 <= p.TLSConns) {
-			s.group = g
-		}
-	} else if g, ok := plan.GroupName(s.group); ok {
-		s.group = g
-	}
-	if s.tls == "1.2" && s.group == plan.GroupX25519MLKEM768 {
+	g, ok := plan.GroupName(s.group)
+	curve, ecdsa := keyCurve[s.key]
+	switch {
+	case s.helloRetry == "yes" || !ok:
+		s.group = ""
+	case s.tls == "1.2" && g == plan.GroupX25519MLKEM768:
 		s.group = "" // a TLS 1.3 group
+	case s.tls == "1.2" && ecdsa && g != curve:
+		// TLS 1.2's supported groups bound the ECDSA certificate's curve
+		// too (RFC 8422): offering X25519 alone, a client refuses a P-256
+		// key, and OpenSSL's servers fail the handshake. Go's default
+		// offer has both, and negotiates the group the capture did.
+		s.group = ""
+	default:
+		s.group = g
 	}
 	s.helloRetry = ""
 	return s
 }
+
+// keyCurve is the curve of an ECDSA key type, as --group names it.
+var keyCurve = map[string]string{"ecdsa-p256": plan.GroupP256, "ecdsa-p384": plan.GroupP384}
 
 // is reports whether v is the variant s names.
 func (s sel) is(v plan.Variant) bool {
@@ -351,7 +412,7 @@ func perConn(f func(result.Trial) float64) metric {
 }
 
 var (
-	replaySetup = phaseSum(func(string) bool { return true }, func(p result.Phase) float64 { return p.Latency.Mean })
+	replaySetup = orConn(phaseSum(func(string) bool { return true }, func(p result.Phase) float64 { return p.Latency.Mean }))
 	replayTrips = phaseSum(func(string) bool { return true }, func(p result.Phase) float64 { return p.RoundTrips.Mean })
 	p95Of       = func(t result.Trial) (float64, bool) {
 		if t.Open != nil {
@@ -363,6 +424,17 @@ var (
 	clientOf = perConn(func(t result.Trial) float64 { return ms(t.ClientCPU) })
 	bytesOf  = perConn(func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) })
 )
+
+// orConn is m, or for a trial without phases (a client stack's, which
+// reports each connection's time only) a connection's mean time.
+func orConn(m metric) metric {
+	return func(t result.Trial) (float64, bool) {
+		if len(t.Phases) > 0 {
+			return m(t)
+		}
+		return t.Latency.Mean, t.PerConn <= 1 && t.Latency.Count > 0
+	}
+}
 
 // phaseSum sums f over a trial's phases but close that keep selects: a
 // connection's time (or round trips) up to its close, as the profile's

@@ -49,17 +49,7 @@ func TestNewReplays(t *testing.T) {
 		t.Errorf("direct replay %+v", direct.Spec)
 	}
 	// The plans are valid runs, and pick now and one variant per change.
-	spec, err := plan.New(main.Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var picked []string
-	for _, v := range spec.Variants() {
-		if main.Pick(v) {
-			picked = append(picked, v.ID)
-		}
-	}
-	if want := []string{"tls1.2 rsa2048 p256 rtt2ms", "tls1.2 ecdsa-p256 p256 rtt2ms", "plain rtt2ms", "tls1.3 rsa2048 p256 rtt2ms"}; !sameSet(picked, want) {
+	if want, picked := []string{"tls1.2 rsa2048 p256 rtt2ms", "tls1.2 ecdsa-p256 p256 rtt2ms", "plain rtt2ms", "tls1.3 rsa2048 p256 rtt2ms"}, picked(t, main.Spec, main.Pick); !sameSet(picked, want) {
 		t.Errorf("picked %q, want %q", picked, want)
 	}
 	if _, err := plan.New(direct.Spec); err != nil {
@@ -78,6 +68,23 @@ func TestNewReplays(t *testing.T) {
 	if _, err := NewReplays(unknown, ReplayOptions{}); !errors.As(err, &nl) {
 		t.Errorf("an unknown engine: %v", err)
 	}
+}
+
+// picked is the IDs of the variants of raw's matrix (a valid run) that
+// pick keeps.
+func picked(t *testing.T, raw plan.Spec, pick func(plan.Variant) bool) []string {
+	t.Helper()
+	spec, err := plan.New(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, v := range spec.Variants() {
+		if pick(v) {
+			out = append(out, v.ID)
+		}
+	}
+	return out
 }
 
 func sameSet(a, b []string) bool {
@@ -141,5 +148,72 @@ func TestConfirm(t *testing.T) {
 	}
 	if len(a.Replays) != 1 || !slices.Equal(a.Replays[0].Variants, []string{"now", "tls13", "ecdsa"}) {
 		t.Errorf("replays %+v", a.Replays)
+	}
+}
+
+// TestNewReplaysStack: --client replays through a client stack what it
+// can (closed loop, its own key shares, said), and refuses pooling with
+// the reason; direct TLS stays Go's, said.
+func TestNewReplaysStack(t *testing.T) {
+	a := pgbenchTLS12(t)
+	rs, err := NewReplays(a, ReplayOptions{Client: "libpq"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, direct := rs[0], rs[1]
+	s := main.Spec
+	if !slices.Equal(s.ClientStacks, []string{"libpq"}) || s.Rates != nil || s.Groups != nil || s.PerConn != nil {
+		t.Errorf("the stack's replay %+v", s)
+	}
+	spec, err := plan.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var picked []string
+	for _, v := range spec.Variants() {
+		if main.Pick(v) {
+			picked = append(picked, v.ID)
+		}
+	}
+	if want := []string{"libpq tls1.2 rsa2048 rtt2ms", "libpq tls1.2 ecdsa-p256 rtt2ms", "libpq plain rtt2ms", "libpq tls1.3 rsa2048 rtt2ms"}; !sameSet(picked, want) {
+		t.Errorf("picked %q, want %q", picked, want)
+	}
+	info := main.Info()
+	if !strings.HasPrefix(info.Client, "libpq (--client)") || !slices.ContainsFunc(info.Notes, func(n string) bool { return strings.Contains(n, "closed loops only") }) {
+		t.Errorf("client %q, notes %q", info.Client, info.Notes)
+	}
+	if why := main.skipped["pooling"]; !strings.Contains(why, "client libpq reports each connection's time") {
+		t.Errorf("pooling through libpq: %q", why)
+	}
+	if direct.Spec.ClientStacks != nil || !slices.ContainsFunc(direct.Info().Notes, func(n string) bool { return strings.Contains(n, "replayed with Go's client, not libpq") }) {
+		t.Errorf("direct replay %+v, notes %q", direct.Spec, direct.Info().Notes)
+	}
+	if _, err := NewReplays(a, ReplayOptions{Client: "hiredis"}); err == nil || !strings.HasPrefix(err.Error(), "--client: client hiredis speaks redis, not postgres") {
+		t.Errorf("another engine's stack: %v", err)
+	}
+}
+
+// TestReplayed: the group a lab run offers for a selection: the observed
+// one as --group names it, Go's default offer for a HelloRetryRequest,
+// for a group Go lacks, and in TLS 1.2 for an ECDSA key whose curve the
+// group is not (TLS 1.2's supported groups bound the certificate's curve
+// too: the lab MariaDB refused ECDSA P-256 to a client offering X25519).
+func TestReplayed(t *testing.T) {
+	p := &profile{}
+	for _, tt := range []struct {
+		in   sel
+		want string
+	}{
+		{sel{tls: "1.2", key: "rsa2048", group: "X25519", helloRetry: "no"}, plan.GroupX25519},
+		{sel{tls: "1.2", key: "ecdsa-p256", group: "X25519", helloRetry: "no"}, ""},
+		{sel{tls: "1.2", key: "ecdsa-p256", group: "P-256", helloRetry: "no"}, plan.GroupP256},
+		{sel{tls: "1.3", key: "ecdsa-p256", group: "X25519", helloRetry: "no"}, plan.GroupX25519},
+		{sel{tls: "1.3", key: "rsa2048", group: "P-256", helloRetry: "yes"}, ""},
+		{sel{tls: "1.3", key: "rsa2048", group: "X448", helloRetry: "no"}, ""},
+		{sel{tls: "1.2", key: "rsa2048", group: plan.GroupX25519MLKEM768}, ""},
+	} {
+		if got := p.replayed(tt.in); got.group != tt.want || got.helloRetry != "" {
+			t.Errorf("%s: group %q, want %q", tt.in, got.group, tt.want)
+		}
 	}
 }

@@ -44,6 +44,12 @@ type sample struct {
 	// server's time of the phases before the operations (setupPhases).
 	setupRT    int
 	setupLocal float64
+	// loginRT and login are an encrypted login's round trips and time,
+	// ms, from the handshake's end to its last answer; loginHow says how
+	// they were told, or assumed (loginOf).
+	loginRT  int
+	login    float64
+	loginHow string
 }
 
 func sampleOf(c *wire.Conn) sample {
@@ -53,6 +59,8 @@ func sampleOf(c *wire.Conn) sample {
 		s.version = c.Negotiated.Version
 		s.ops = c.Flights
 		s.sslRequest = c.Protocol == wire.ProtoPostgres && c.Negotiation != plan.NegotiationDirect
+		s.loginRT, s.login, s.loginHow = loginOf(c)
+		s.ops -= s.loginRT
 	}
 	local := map[string]float64{}
 	for _, sp := range c.Split {
@@ -77,6 +85,74 @@ func sampleOf(c *wire.Conn) sample {
 		}
 	}
 	return s
+}
+
+// The encrypted login of PostgreSQL: the client's StartupMessage and each
+// message of its authentication is a flight the server answers, and the
+// server's last answer carries AuthenticationOk with the ParameterStatus
+// messages, BackendKeyData and ReadyForQuery (about 470 bytes over TLS
+// with PostgreSQL 15's 13 parameters, 529 with 18's). Every answer before
+// it is short: AuthenticationSASL about 65 bytes, SASLContinue about 115,
+// AuthenticationMD5Password about 35. So the login ends with the first
+// answer of at least pgLoginEnd bytes: SCRAM takes 3 round trips, md5 or
+// a password in the clear 2, trust or a client certificate 1.
+const (
+	pgLoginEnd = 200
+	// pgLoginAssumed is the login's round trips where no answer tells:
+	// SCRAM, PostgreSQL 14+'s default password_encryption.
+	pgLoginAssumed = 3
+)
+
+// loginOf is a TLS connection's login after its handshake: its round
+// trips, its time (ms) from the handshake's end to the login's last
+// answer, and in words how it was told; "" for a protocol whose login
+// the model does not tell apart (its flights count as operations).
+// MySQL's login is assumed one round trip (the HandshakeResponse answered
+// by OK: mysql_native_password, caching_sha2_password's fast path), as
+// its answers' sizes do not tell an OK from a short result.
+func loginOf(c *wire.Conn) (rt int, login float64, how string) {
+	var i int // the login's last answer
+	switch c.Protocol {
+	case wire.ProtoPostgres:
+		i = slices.IndexFunc(c.Answers, func(a wire.Answer) bool { return a.Bytes >= pgLoginEnd })
+		if i < 0 {
+			i, how = pgLoginAssumed-1, "assumed "
+		}
+	case wire.ProtoMySQL:
+		i, how = 0, "assumed "
+	default:
+		return 0, 0, ""
+	}
+	i = min(i, c.Flights-1, len(c.Answers)-1)
+	if i < 0 {
+		return 0, 0, "none seen: 0 round trips"
+	}
+	for _, p := range c.Trace.Phases {
+		if p.Name == wire.PhaseEncrypted {
+			login = max(0, ms(c.Answers[i].At.Sub(p.Start)))
+		}
+	}
+	rt = i + 1
+	switch {
+	case c.Protocol == wire.ProtoMySQL:
+		how += plural(rt, "round trip") + " (mysql_native_password, or caching_sha2_password's fast path)"
+	case rt == 1:
+		how += "trust or a client certificate: 1 round trip"
+	case rt == 2:
+		how += "md5 or a password in the clear: 2 round trips"
+	case rt == 3:
+		how += "SCRAM: 3 round trips"
+	default:
+		how += plural(rt, "round trip")
+	}
+	return rt, login, how
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // profile is one endpoint's connections, as samples, and its profile.
@@ -119,7 +195,7 @@ func engineOf(c *wire.Conn) string {
 // --server-key ("" if not given).
 func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *profile {
 	p := &profile{Profile: result.Profile{Server: server.String(), Conns: int64(len(conns))}}
-	var versions, suites, groups []string
+	var versions, suites, groups, logins []string
 	engines := map[string]int{}
 	splits := map[string]*result.PhaseSplit{}
 	var phases []string
@@ -161,6 +237,9 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *pr
 		if s.sslRequest {
 			p.SSLRequests++
 		}
+		if s.loginHow != "" {
+			logins = append(logins, s.loginHow)
+		}
 		if c.CertChainBytes > 0 && p.CertChainBytes == 0 {
 			p.CertChainBytes = c.CertChainBytes
 		}
@@ -170,7 +249,7 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *pr
 	}
 	p.Engine = mostOf(engines)
 	p.ClientTLS = clientTLS(p.offered)
-	p.Versions, p.Suites, p.Groups = shares(versions), shares(suites), shares(groups)
+	p.Versions, p.Suites, p.Groups, p.Login = shares(versions), shares(suites), shares(groups), shares(logins)
 	if len(p.Versions) > 0 {
 		p.version = p.Versions[0].Name
 	}
@@ -193,7 +272,10 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *pr
 	p.Span = last.Sub(first).Seconds()
 	p.Rate = rateOf(p.samples, p.Span)
 	p.OpsKind = "round trips after the login (queries or requests)"
-	if p.TLSConns > 0 {
+	switch {
+	case p.TLSConns > 0 && len(p.Login) > 0:
+		p.OpsKind = "queries: encrypted flights after the handshake less the login's (PostgreSQL's end told by the size of the server's last login answer)"
+	case p.TLSConns > 0:
 		p.OpsKind = "encrypted flights after the handshake, the login's included"
 	}
 	p.Ops = dist(p.samples, func(s sample) float64 { return float64(s.ops) })

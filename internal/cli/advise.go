@@ -24,9 +24,12 @@ import (
 type adviseFlags struct {
 	ports       []int
 	serverKey   string
+	engine      string
 	calibration string
-	output      string
-	format      string
+	// lab runs the calibration itself (advise_lab.go) on a lab server.
+	lab    string
+	output string
+	format string
 	// confirm replays each profile in the lab (confirm.go), trials and
 	// duration sizing it; quiet keeps its progress off stderr.
 	confirm  bool
@@ -34,6 +37,8 @@ type adviseFlags struct {
 	duration time.Duration
 	quiet    bool
 	gate     gateFlags // --gate, --gates, --junit, --summary-md (gates.go)
+	// client is the client stack --confirm replays through.
+	client string
 }
 
 const adviseShort = "From a capture of your own traffic: its profile, and what each TLS change would save"
@@ -58,8 +63,11 @@ predicts (mean and p95 over the connections' own RTTs, with an interval).
 
 CPU figures (server and client CPU per connection, cores at the observed
 rate, new connections per second per server core) come only from a lab run
-on the same engine given as --calibration; without one the output names the
-tlsbench connect command that makes it.
+on the same engine: --lab ENGINE runs it first, on this machine, with the
+variants the advice needs (the observed version, key, group and
+resumption; it says how long it takes), or --calibration gives an earlier
+tlsbench connect result; without either the output names the command that
+makes one.
 
 --confirm checks the predictions: it replays each profile against a lab
 server of the same engine (the observed connection rate as Poisson
@@ -71,6 +79,7 @@ measured beside what was predicted, with the error in percent.
 advise RESULT.json renders an advise result again.
 
   tlsbench advise db.pcap --port 5432
+  tlsbench advise db.pcap --port 5432 --lab postgres
   tlsbench advise db.pcap --port 5432 --calibration calibration.json --confirm`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -82,13 +91,16 @@ advise RESULT.json renders an advise result again.
 	fs := cmd.Flags()
 	fs.IntSliceVar(&f.ports, "port", nil, "server TCP ports whose connections are profiled, repeatable (default: every port it can decode, one profile per server endpoint)")
 	fs.StringVar(&f.serverKey, "server-key", "", "the server's key type where TLS 1.3 hides its certificate: "+strings.Join(plan.KeyTypes, ", ")+" (default: rsa2048, said as assumed)")
+	fs.StringVar(&f.engine, "engine", "", "the server's engine where the capture cannot tell it (TLS from the first byte on an unusual port): "+strings.Join(advise.Engines, ", "))
 	fs.StringVar(&f.calibration, "calibration", "", "a tlsbench connect `RESULT.json` of a lab server of the same engine: the CPU figures' source")
+	fs.StringVar(&f.lab, "lab", "", "run the CPU calibration first on a lab `ENGINE` of the capture's (postgres, postgres:18, mariadb, redis, mongodb, builtin)")
 	fs.StringVarP(&f.output, "output", "o", "", "result file (default tlsbench-YYYYMMDD-HHMMSS.json)")
 	fs.StringVar(&f.format, "format", "text", "output format: text, csv or json")
 	fs.BoolVar(&f.confirm, "confirm", false, "replay each profile in the lab, now and once per change, and set the measured savings beside the predicted")
-	fs.IntVar(&f.trials, "trials", advise.DefaultReplayTrials, "--confirm: trials of each variant, interleaved")
-	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm: length of each trial")
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm: no progress lines on stderr")
+	fs.IntVar(&f.trials, "trials", advise.DefaultReplayTrials, "--confirm, --lab: trials of each variant, interleaved")
+	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm, --lab: length of each trial")
+	fs.StringVar(&f.client, "client", "", "--confirm: the client `STACK` the replay's connections are made by, as connect's --client (default go: tlsbench's own; a stack replays closed loops, without direct TLS, a chosen key share or round trips)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm, --lab: no progress lines on stderr")
 	f.gate.register(cmd, "a gate the advice must pass, else exit 3, repeatable: advise[CHANGE|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'advise[tls1.3].saved.round_trips >= 1', 'advise[ecdsa-p256].error_pct.server_cpu < 10' with --confirm (docs/gates.md)")
 	return cmd
 }
@@ -114,6 +126,15 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	if f.trials < 1 || f.duration <= 0 {
 		return usageError{fmt.Errorf("--trials %d, -d %s: give at least 1 trial of a positive duration", f.trials, f.duration)}
 	}
+	if f.client != "" && !f.confirm {
+		return usageError{fmt.Errorf("--client chooses the client stack of the lab replay: give --confirm too")}
+	}
+	if f.lab != "" && f.calibration != "" {
+		return usageError{fmt.Errorf("--lab runs a calibration, --calibration gives one: give one of them")}
+	}
+	if f.lab != "" && !slices.Contains(adviseLabs, f.lab) && !strings.HasPrefix(f.lab, "postgres:") {
+		return usageError{fmt.Errorf("--lab: unknown lab engine %q: use %s", f.lab, strings.Join(adviseLabs, ", "))}
+	}
 	stored := filepath.Ext(file) == ".json"
 	// A result given again has its replays or not: its figures decide.
 	gates, err := f.gate.forAdvise(f.confirm || stored, f.trials)
@@ -121,15 +142,18 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 		return err
 	}
 	if stored {
-		if f.confirm {
-			return usageError{fmt.Errorf("--confirm replays a capture's profile: give the capture file (pcap or pcapng), not a result")}
+		if f.confirm || f.lab != "" {
+			return usageError{fmt.Errorf("--confirm and --lab work on a capture's profile: give the capture file (pcap or pcapng), not a result")}
 		}
 		return adviseResult(file, render, f.gate, gates, stdout)
 	}
 	if err := checkCaptureFile(file); err != nil {
 		return err
 	}
-	o := advise.Options{ServerKey: f.serverKey}
+	if f.engine != "" && !slices.Contains(advise.Engines, f.engine) {
+		return usageError{fmt.Errorf("--engine: unknown engine %q: use %s", f.engine, strings.Join(advise.Engines, ", "))}
+	}
+	o := advise.Options{ServerKey: f.serverKey, Engine: f.engine}
 	if f.calibration != "" {
 		cal, err := readResult(f.calibration)
 		if err != nil {
@@ -158,6 +182,15 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	case err != nil:
 		return usageError{err}
 	}
+	var labNotes []string
+	if f.lab != "" {
+		if o.Lab, labNotes, err = calibrate(ctx, advised, f, stderr); err != nil {
+			return err
+		}
+		if advised, err = col.Advise(c.Info, o); err != nil {
+			return usageError{err}
+		}
+	}
 	res := newResult(argv)
 	if f.confirm {
 		if err := confirm(ctx, advised, f, stderr); err != nil {
@@ -165,6 +198,7 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 		}
 	}
 	r := advise.Result(c.Info, advised)
+	r.Notes = append(r.Notes, labNotes...)
 	r.Tool, r.Env, r.Command, r.Started = res.Tool, res.Env, res.Command, res.Started
 	r.End(ctx, nil)
 	recordVerdicts(gates, r)
@@ -177,6 +211,9 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	}
 	return f.gate.finish(r.Gates, "tlsbench advise", r.Started.Format(time.RFC3339))
 }
+
+// adviseLabs are the lab servers --lab takes (and postgres:VERSION).
+var adviseLabs = []string{"postgres", "mariadb", "redis", "mongodb", plan.Builtin}
 
 // adviseResult renders an advise result again, judged by gates if given;
 // any other result is refused in a line that says what to give instead.

@@ -19,7 +19,7 @@ import (
 // predictions, said in one line on stderr and in the result; only an
 // interruption ends the command.
 func confirm(ctx context.Context, advised []result.Advised, f adviseFlags, stderr io.Writer) error {
-	o := advise.ReplayOptions{Trials: f.trials, Duration: f.duration}
+	o := advise.ReplayOptions{Trials: f.trials, Duration: f.duration, Client: f.client}
 	for i := range advised {
 		a := &advised[i]
 		replays, err := advise.NewReplays(*a, o)
@@ -54,13 +54,22 @@ func confirm(ctx context.Context, advised []result.Advised, f adviseFlags, stder
 // replay runs one replay's connect run against the lab server it starts,
 // through bench's trial engine, and returns its result.
 func replay(ctx context.Context, r *advise.Replay, quiet bool, stderr io.Writer) (*result.Result, error) {
-	spec, err := plan.NewContext(ctx, r.Spec)
+	return labRun(ctx, r.Spec, r.Pick, quiet, stderr, func(spec plan.Spec) string {
+		return "--confirm: replaying the profile on " + startsWhat(spec)
+	})
+}
+
+// labRun runs a connect run of advise's (a replay, a calibration) against
+// the lab server it starts, measuring the variants pick keeps, through
+// bench's trial engine; say is its first progress line.
+func labRun(ctx context.Context, raw plan.Spec, pick func(plan.Variant) bool, quiet bool, stderr io.Writer, say func(plan.Spec) string) (*result.Result, error) {
+	spec, err := plan.NewContext(ctx, raw)
 	if err != nil {
-		return nil, fmt.Errorf("the replay's plan: %w", err)
+		return nil, fmt.Errorf("the lab run's plan: %w", err)
 	}
 	sweepStale(stderr)
 	bars := newRunProgress(stderr, quiet, fillUnit(spec))
-	bars.printf("--confirm: replaying the profile on %s", startsWhat(spec))
+	bars.printf("%s", say(spec))
 	st, err := site.Open(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -68,8 +77,8 @@ func replay(ctx context.Context, r *advise.Replay, quiet bool, stderr io.Writer)
 	defer st.Stop()
 	res := result.New()
 	res.Spec = spec
-	warn := func(w string) { fmt.Fprintln(stderr, "warning: --confirm: "+w) }
-	err = bench.Execute(ctx, res, st, bench.Options{Pick: r.Pick, Progress: bars.update, Warn: warn})
+	warn := func(w string) { fmt.Fprintln(stderr, "warning: advise: "+w) }
+	err = bench.Execute(ctx, res, st, bench.Options{Pick: pick, Progress: bars.update, Warn: warn})
 	bars.finish()
 	return res, err
 }

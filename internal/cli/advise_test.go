@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,11 +227,16 @@ func TestAdvisePgbench(t *testing.T) {
 		if a.Profile.ClientTLS != "OpenSSL" || !strings.Contains(a.Replays[0].Client, "as libpq's would be") {
 			t.Errorf("pgbench's client: %q; the replay says %q", a.Profile.ClientTLS, a.Replays[0].Client)
 		}
-		for _, name := range []string{"TLS 1.2 → 1.3", "PostgreSQL 17+ direct TLS"} {
+		for _, name := range []string{"TLS 1.2 → 1.3", "PostgreSQL 17+ direct TLS", "pooling"} {
 			c := findChange(t, a, name)
 			if c.RoundTripsMeasured == nil || *c.RoundTripsMeasured != c.RoundTripsSaved || c.Setup.Measured == nil || c.Setup.MeasuredCI == nil {
 				t.Errorf("%s: round trips predicted %v, measured %v; setup %s", name, c.RoundTripsSaved, val(c.RoundTripsMeasured), figure(c.Setup))
 			}
+		}
+		// Pooling saves tcp, the SSLRequest, TLS 1.2's 2 and the SCRAM
+		// login's 3, which the capture tells from the server's answers.
+		if pool := findChange(t, a, "pooling"); pool.RoundTripsSaved != 7 || len(a.Profile.Login) != 1 || a.Profile.Login[0].Name != "SCRAM: 3 round trips" {
+			t.Errorf("pooling saves %v round trips; login %+v", pool.RoundTripsSaved, a.Profile.Login)
 		}
 		// ECDSA: no round trip, a smaller certificate and signature (bytes
 		// do not vary with load), and the server CPU measured with its
@@ -246,6 +252,68 @@ func TestAdvisePgbench(t *testing.T) {
 			if !strings.Contains(stdout, w) {
 				t.Errorf("the report lacks %q:\n%s", w, stdout)
 			}
+		}
+	})
+
+	t.Run("lab calibration", func(t *testing.T) {
+		// advise --lab runs the calibration on this machine with the
+		// capture's group (P-256, which PostgreSQL 15 chose): TLS 1.3's
+		// bytes come from a cell without Go's post-quantum key share and
+		// without a HelloRetryRequest, so they change by tens of bytes,
+		// not the 1,600 of Go's default offer.
+		file := pgbench("require", url.Values{"ssl_max_protocol_version": {"TLSv1.2"}})
+		r, stdout := advised(t, file, "--port", u.Port(), "--lab", "postgres", "--trials", "1", "-d", "1s", "-q")
+		a := r.Advise[0]
+		if a.Calibration == nil || !a.Calibration.Lab || a.Calibration.Engine != "postgres" {
+			t.Fatalf("calibration %+v", a.Calibration)
+		}
+		tls13 := findChange(t, a, "TLS 1.2 → 1.3")
+		saved, ok := tls13.Bytes.Saved()
+		if !ok || saved > 400 || saved < -400 || len(tls13.Substituted) > 0 || !strings.Contains(tls13.Needs, "tls1.3 rsa2048 group P-256") {
+			t.Errorf("TLS 1.3: bytes %s (saved %v), substituted %q, needs %q", figure(tls13.Bytes), saved, tls13.Substituted, tls13.Needs)
+		}
+		if ecdsa := findChange(t, a, "RSA → ECDSA P-256 server key"); ecdsa.Server.Predicted == nil || ecdsa.Client.Predicted == nil {
+			t.Errorf("ECDSA without CPU figures: %s", figure(ecdsa.Server))
+		}
+		if direct := findChange(t, a, "PostgreSQL 17+ direct TLS"); direct.Server.Predicted != nil || len(direct.Missing) == 0 {
+			t.Errorf("direct TLS calibrated on PostgreSQL 15: %+v", direct)
+		}
+		if !strings.Contains(stdout, "CPU figures: from the lab calibration advise --lab ran on this machine") || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "direct TLS needs PostgreSQL 17+") }) {
+			t.Errorf("the report does not say where CPU came from, or what was not calibrated: notes %q\n%s", r.Notes, stdout)
+		}
+		// Another engine's lab is refused in one line.
+		code, _, stderr := runMain(t, "advise", file, "--port", u.Port(), "--lab", "redis", "-o", filepath.Join(t.TempDir(), "x.json"))
+		if code != 2 || !strings.Contains(stderr, "--lab redis: the capture's endpoint") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--lab redis: exit %d: %q", code, stderr)
+		}
+	})
+
+	t.Run("libpq replay", func(t *testing.T) {
+		// --confirm --client libpq replays through pgbench's own stack
+		// what it can: TLS 1.3 and ECDSA measured in time and CPU, not in
+		// round trips; pooling refused with the reason; direct TLS
+		// replayed with Go's client, its round trip exact.
+		file := pgbench("require", url.Values{"ssl_max_protocol_version": {"TLSv1.2"}})
+		r, stdout := advised(t, file, "--port", u.Port(), "--confirm", "--client", "libpq", "--trials", "1", "-d", "1s", "-q")
+		a := r.Advise[0]
+		if len(a.Replays) != 2 || a.Replays[0].Error != "" || a.Replays[1].Error != "" {
+			t.Fatalf("replays %+v", a.Replays)
+		}
+		if !strings.HasPrefix(a.Replays[0].Client, "libpq (--client)") || a.Replays[0].Rate != 0 || !strings.HasPrefix(a.Replays[1].Client, "go ") {
+			t.Errorf("clients %q (rate %v) and %q", a.Replays[0].Client, a.Replays[0].Rate, a.Replays[1].Client)
+		}
+		tls13 := findChange(t, a, "TLS 1.2 → 1.3")
+		if tls13.RoundTripsMeasured != nil || tls13.Setup.Measured == nil || tls13.Client.Measured == nil || tls13.Server.Measured == nil {
+			t.Errorf("TLS 1.3 through libpq: round trips %v, setup %s, client CPU %s", val(tls13.RoundTripsMeasured), figure(tls13.Setup), figure(tls13.Client))
+		}
+		if pool := findChange(t, a, "pooling"); !strings.Contains(pool.Unmeasured, "client libpq reports each connection's time") {
+			t.Errorf("pooling: %q", pool.Unmeasured)
+		}
+		if d := findChange(t, a, "PostgreSQL 17+ direct TLS"); d.RoundTripsMeasured == nil || *d.RoundTripsMeasured != 1 {
+			t.Errorf("direct TLS with Go's client: %v", val(d.RoundTripsMeasured))
+		}
+		if !strings.Contains(stdout, "not measured by the client stack") {
+			t.Errorf("the report lacks the stack's unmeasured round trips:\n%s", stdout)
 		}
 	})
 
@@ -362,6 +430,19 @@ func TestAdviseConfirmNoLab(t *testing.T) {
 	if len(a.Replays) != 1 || a.Replays[0].Error == "" || findChange(t, a, "TLS 1.2 → 1.3").RoundTripsMeasured != nil {
 		t.Errorf("replays %+v", a.Replays)
 	}
+
+	// --lab: no lab server of an unknown engine, so no CPU figures, said
+	// in one line and in the result.
+	code, _, stderr = runMain(t, "advise", file, "--lab", "builtin", "-o", out)
+	if code != 0 || strings.Count(stderr, "warning:") != 1 || !strings.Contains(stderr, "--lab builtin: no CPU figures for 127.0.0.1:"+p+": the lab cannot start a server of an unknown engine") {
+		t.Fatalf("--lab: exit %d; stderr %q", code, stderr)
+	}
+	if r, err = result.Read(out); err != nil {
+		t.Fatal(err)
+	}
+	if r.Advise[0].Calibration != nil || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no CPU figures") }) {
+		t.Errorf("calibration %+v, notes %q", r.Advise[0].Calibration, r.Notes)
+	}
 }
 
 // TestAdviseBadInput: what advise refuses, in one line each.
@@ -388,8 +469,13 @@ func TestAdviseBadInput(t *testing.T) {
 		{"bad format", []string{begun, "--format", "xml"}, 2, `--format: unknown format "xml"`},
 		{"bad key", []string{begun, "--server-key", "rsa512"}, 2, `--server-key: unknown key type "rsa512": use rsa1024, rsa2048`},
 		{"two files", []string{begun, begun}, 2, "advise takes one capture file"},
-		{"confirm a result", []string{wireResult, "--confirm"}, 2, "--confirm replays a capture's profile: give the capture file"},
+		{"confirm a result", []string{wireResult, "--confirm"}, 2, "--confirm and --lab work on a capture's profile: give the capture file"},
 		{"no trial", []string{begun, "--confirm", "--trials", "0"}, 2, "give at least 1 trial of a positive duration"},
+		{"client without confirm", []string{begun, "--client", "libpq"}, 2, "--client chooses the client stack of the lab replay: give --confirm too"},
+		{"bad lab", []string{begun, "--lab", "oracle"}, 2, `--lab: unknown lab engine "oracle": use postgres, mariadb`},
+		{"lab and calibration", []string{begun, "--lab", "postgres", "--calibration", wireResult}, 2, "--lab runs a calibration, --calibration gives one: give one of them"},
+		{"lab on a result", []string{wireResult, "--lab", "postgres"}, 2, "--confirm and --lab work on a capture's profile"},
+		{"bad engine", []string{begun, "--engine", "oracle"}, 2, `--engine: unknown engine "oracle": use postgres, mysql`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,6 +70,9 @@ func profileLines(p result.Profile) []string {
 		conns += " (a span under 2 s: too short for a peak second)"
 	}
 	out := []string{conns, "operations: " + p.OpsKind}
+	if p.EngineFrom != "" {
+		out = append(out, "engine: "+p.Engine+", as "+p.EngineFrom+" says (the capture does not tell it)")
+	}
 	if p.TLSConns == 0 {
 		return append(out, "TLS: none of the connections")
 	}
@@ -84,6 +87,9 @@ func profileLines(p result.Profile) []string {
 	shares("versions", p.Versions)
 	shares("suites", p.Suites)
 	shares("groups", p.Groups)
+	if len(p.Login) > 0 {
+		shares("login after the handshake", p.Login)
+	}
 	if p.ClientTLS != "" {
 		out = append(out, "client TLS library: "+p.ClientTLS+", by the groups its ClientHello offers")
 	}
@@ -148,8 +154,14 @@ func adviceLines(a result.Advised) []string {
 		if len(c.Missing) > 0 {
 			out = append(out, fmt.Sprintf("  CPU: the calibration lacks %s (needs %s)", strings.Join(c.Missing, " and "), c.Needs))
 		}
+		for _, sub := range c.Substituted {
+			out = append(out, "  CPU and bytes: "+sub)
+		}
 	}
 	switch {
+	case a.Calibration != nil && a.Calibration.Lab:
+		cal := a.Calibration
+		out = append(out, fmt.Sprintf("CPU figures: from the lab calibration advise --lab ran on this machine just before the advice (%s, %s, %s), closed loop, one connection at a time; \"now\" is its variant like what the capture shows. client CPU and bytes are tlsbench's Go client's there, not your client's. CPU costs transfer between machines only as ratios: read them as ratios on your server", cal.Engine, orElse(cal.Server, "a server it did not start"), cal.Started))
 	case a.Calibration != nil:
 		cal := a.Calibration
 		out = append(out, fmt.Sprintf("CPU figures: from the lab calibration %s (%s, %s, %s); \"now\" is its variant like what the capture shows. client CPU and bytes are tlsbench's Go client's there, not your client's. CPU costs transfer between machines only as ratios: read them as ratios on your server", cal.Source, cal.Engine, orElse(cal.Server, "a server it did not start"), cal.Started))

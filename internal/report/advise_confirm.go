@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/internal/report/chart"
@@ -35,8 +36,17 @@ func measuredSaving(f result.Figure) (float64, bool) {
 
 // confirmed reports whether a replay measured any of a's changes.
 func confirmed(a result.Advised) bool {
-	for _, c := range a.Advice {
-		if c.RoundTripsMeasured != nil {
+	return slices.ContainsFunc(a.Advice, anyMeasured)
+}
+
+// anyMeasured reports whether a replay measured any of c's figures: a
+// client stack's replay measures no round trips, but times and CPU.
+func anyMeasured(c result.Change) bool {
+	if c.RoundTripsMeasured != nil {
+		return true
+	}
+	for _, fig := range adviceFigures(c) {
+		if fig.f.Measured != nil {
 			return true
 		}
 	}
@@ -64,15 +74,19 @@ func confirmTable(a result.Advised) Table {
 		rt := func(x float64) Cell {
 			return Cell{Text: trips(x), Unit: "round trips", Value: x, StdDev: math.NaN(), CI: math.NaN()}
 		}
-		if c.RoundTripsMeasured == nil {
+		switch {
+		case !anyMeasured(c):
 			t.addCells(textCell(c.Change), textCell("round trips"), rt(c.RoundTripsSaved), textCell("not measured: "+orElse(c.Unmeasured, "no replay")), textCell("-"))
 			continue
+		case c.RoundTripsMeasured == nil:
+			t.addCells(textCell(c.Change), textCell("round trips"), rt(c.RoundTripsSaved), textCell("not measured by the client stack"), textCell("-"))
+		default:
+			rtErr := textCell("exact")
+			if *c.RoundTripsMeasured != c.RoundTripsSaved {
+				rtErr = textCell("missed")
+			}
+			t.addCells(textCell(c.Change), textCell("round trips"), rt(c.RoundTripsSaved), rt(*c.RoundTripsMeasured), rtErr)
 		}
-		rtErr := textCell("exact")
-		if *c.RoundTripsMeasured != c.RoundTripsSaved {
-			rtErr = textCell("missed")
-		}
-		t.addCells(textCell(c.Change), textCell("round trips"), rt(c.RoundTripsSaved), rt(*c.RoundTripsMeasured), rtErr)
 		for _, fig := range adviceFigures(c) {
 			meas, ok := measuredSaving(fig.f)
 			if !ok || fig.unit == "connections/s" { // a capacity's "saving" reads backwards: in the json and csv
@@ -125,14 +139,14 @@ func replayLines(a result.Advised) []string {
 // confirmWords ends a finding with what the change's replay measured: the savings
 // measured, their errors, and which part of the model missed.
 func confirmWords(c result.Change) string {
-	if c.RoundTripsMeasured == nil {
+	if !anyMeasured(c) {
 		if c.Unmeasured != "" {
 			return ". Not measured in the lab replay: " + c.Unmeasured + "."
 		}
 		return ". A prediction, not yet checked by a lab replay."
 	}
 	var parts []string
-	if *c.RoundTripsMeasured != 0 || c.RoundTripsSaved != 0 {
+	if c.RoundTripsMeasured != nil && (*c.RoundTripsMeasured != 0 || c.RoundTripsSaved != 0) {
 		parts = append(parts, plural1(trips(*c.RoundTripsMeasured), "round trip"))
 	}
 	for _, fig := range []struct {
@@ -149,6 +163,10 @@ func confirmWords(c result.Change) string {
 	}
 	out := "; measured in the lab replay: " + strings.Join(parts, ", ") + " saved."
 	switch {
+	case c.RoundTripsMeasured == nil:
+		if missed(c.Setup) {
+			out += " The time missed (round trips are not measured through a client stack)."
+		}
 	case *c.RoundTripsMeasured != c.RoundTripsSaved:
 		out += fmt.Sprintf(" The round trips missed: predicted %s, measured %s.", trips(c.RoundTripsSaved), trips(*c.RoundTripsMeasured))
 	case missed(c.Setup):

@@ -50,9 +50,12 @@ type Profile struct {
 	// Engine is what the connections spoke, as a driver names it:
 	// postgres, mysql, redis, mongodb, http; "" when unknown (TLS from the
 	// first byte on an unknown port).
-	Engine   string `json:"engine"`
-	Protocol string `json:"protocol"` // as the wire decoder names it
-	Conns    int64  `json:"conns"`
+	Engine string `json:"engine"`
+	// EngineFrom is "--engine" where the user named the engine the
+	// capture did not tell.
+	EngineFrom string `json:"engine_from,omitempty"`
+	Protocol   string `json:"protocol"` // as the wire decoder names it
+	Conns      int64  `json:"conns"`
 	// TLSConns counts the connections that negotiated TLS.
 	TLSConns int64 `json:"tls_conns"`
 	// Span is from the first connection's SYN to the last one's end, s.
@@ -92,6 +95,11 @@ type Profile struct {
 	CertChainBytes int    `json:"cert_chain_bytes,omitempty"`
 	ServerKey      string `json:"server_key,omitempty"`
 	ServerKeyFrom  string `json:"server_key_from,omitempty"`
+	// Login counts the TLS connections of PostgreSQL and MySQL by their
+	// login after the handshake: its round trips, and the authentication
+	// that takes as many ("SCRAM: 3 round trips"), told by the size of
+	// the server's answers (PostgreSQL) or assumed, and said.
+	Login []Share `json:"login,omitempty"`
 	// ClientTLS is the TLS library the first ClientHello looks like:
 	// "OpenSSL" (it offers X448, which Go never does), "Go crypto/tls"
 	// (the post-quantum hybrid without X448), "" where it cannot tell.
@@ -151,6 +159,12 @@ type Change struct {
 	// to); Missing those the calibration given lacked.
 	Needs   string   `json:"needs,omitempty"`
 	Missing []string `json:"missing,omitempty"`
+	// Substituted says which calibration cell stood in for one it lacks
+	// (one that negotiated another group, or a HelloRetryRequest the
+	// capture did not show), and what that cell negotiated; or that the
+	// bytes are the changed cell's own, where the cells' difference would
+	// leave fewer than none.
+	Substituted []string `json:"substituted,omitempty"`
 	// Unmeasured says why a lab replay measured none of the figures.
 	Unmeasured string `json:"unmeasured,omitempty"`
 }
@@ -188,4 +202,6 @@ type Calibration struct {
 	Engine  string `json:"engine"`  // its target's engine
 	Server  string `json:"server"`  // software and version, where tlsbench started it
 	Started string `json:"started"` // when it ran, RFC 3339
+	// Lab: advise --lab ran it on this machine, just before the advice.
+	Lab bool `json:"lab,omitempty"`
 }

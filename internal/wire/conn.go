@@ -52,9 +52,20 @@ type Conn struct {
 	// SSLRequest first, as plan.Variant spells it.
 	Negotiation string
 	// Flights counts the client turns after the handshake that
-	// encryption hides.
+	// encryption hides; Answers are the server's answers to them, in
+	// order (a long connection's tail left out): the encrypted login's
+	// pattern (package advise) is in their sizes.
 	Flights int
+	Answers []Answer
 	Split   []result.PhaseSplit
+}
+
+// Answer is one encrypted flight of the server's after the handshake: when
+// it began to arrive and its bytes (TLS records, headers included) until
+// the next answer began.
+type Answer struct {
+	At    time.Time
+	Bytes int
 }
 
 // mark is a phase boundary: the phase named starts at t.
@@ -283,9 +294,14 @@ func (v *view) phases(conn *Conn) ([]mark, bool) {
 		}
 		sent := v.c.at(fin)
 		next(PhaseEncrypted, v.answered(sent, m[len(m)-1].t))
-		for _, r := range v.turns {
+		for i, r := range v.turns {
 			if r.After(sent) && r.Before(v.closeAt) {
 				conn.Flights++
+				until := v.closeAt
+				if i+1 < len(v.turns) {
+					until = minTime(until, v.turns[i+1])
+				}
+				conn.Answers = append(conn.Answers, Answer{At: r, Bytes: v.srv.between(r, until)})
 			}
 		}
 		conn.Flights += v.tailTurns

@@ -136,6 +136,17 @@ func (f *flow) at(off int) time.Time {
 	return time.Time{}
 }
 
+// between counts the bytes that arrived from from (included) to until.
+func (f *flow) between(from, until time.Time) int {
+	n := 0
+	for _, c := range f.chunks {
+		if !c.t.Before(from) && c.t.Before(until) {
+			n += c.end - c.off
+		}
+	}
+	return n
+}
+
 // assemble puts a direction's segments in sequence order, counting
 // retransmissions, reordering and gaps.
 func (h *half) assemble(problems map[string]int64) flow {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -258,5 +259,25 @@ func TestPcapng(t *testing.T) {
 	pc.Info.SnapLen, nc.Info.SnapLen = 0, 0
 	if got, want := summary(nc, b), summary(pc, a); got != want {
 		t.Errorf("pcapng:\n%s\npcap:\n%s", got, want)
+	}
+}
+
+// TestAnswers: the server's answers after the handshake, by size, as
+// tcpdump -r lists the capture's segments: tlsbench's Go client against
+// PostgreSQL 18, its SCRAM login (AuthenticationSASL, SASLContinue, then
+// AuthenticationOk with the parameters) and five queries.
+func TestAnswers(t *testing.T) {
+	_, conns := readAll(t, "testdata/pg18-mixed.pcap", Options{})
+	var sizes []int
+	for _, a := range conns[0].Answers {
+		sizes = append(sizes, a.Bytes)
+	}
+	if want := []int{65, 115, 529, 71, 205, 88, 85, 203}; !slices.Equal(sizes, want) || conns[0].Flights != len(want) {
+		t.Errorf("answers %v of %d flights, want %v", sizes, conns[0].Flights, want)
+	}
+	for i := 1; i < len(conns[0].Answers); i++ {
+		if !conns[0].Answers[i].At.After(conns[0].Answers[i-1].At) {
+			t.Errorf("answer %d at %v, not after the one before", i, conns[0].Answers[i].At)
+		}
 	}
 }
