@@ -73,5 +73,8 @@ func (s *Spec) checkRTTVia() error {
 			return errorf("⟨rtt_via⟩ link with ⟨via⟩ %s: the link carries direct connections only: use ⟨via⟩ direct", strings.TrimSpace(r.Label()))
 		}
 	}
+	if s.Source != "" && s.Source != SourceAuto && s.Source != SourceSpread {
+		return errorf("⟨rtt_via⟩ link with ⟨source⟩ set to an address: the link's connections come from the link's own address: leave ⟨source⟩ out")
+	}
 	return nil
 }

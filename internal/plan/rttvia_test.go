@@ -32,6 +32,7 @@ func TestRTTVia(t *testing.T) {
 		{"URL", Spec{Target: "postgres://u@db:5432/app", RTTVia: []string{"link"}}, nil, "rtt_via link puts the server behind a delay link tlsbench builds"},
 		{"mongodb", Spec{Target: "lab:mongodb", RTTVia: []string{"link"}}, nil, "rtt_via link is built for the lab PostgreSQL, MariaDB and Redis"},
 		{"two labs", Spec{Target: "lab:postgres:15,postgres:18", RTTVia: []string{"link"}}, nil, "rtt_via link is built for one lab server"},
+		{"source", Spec{Target: "lab:postgres", Source: "127.0.1.5", RTTVia: []string{"link"}}, nil, "rtt_via link with source set to an address"},
 		{"tunnel", Spec{Target: "lab:postgres", Via: []string{"direct", "ssh"}, RTTVia: []string{"link"}}, nil, "rtt_via link with via ssh: the link carries direct connections only"},
 	}
 	for _, tt := range tests {
