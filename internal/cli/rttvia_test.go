@@ -27,11 +27,12 @@ func TestRTTViaLink(t *testing.T) {
 	}{
 		{"postgres", pg, ""},
 		{"builtin", []string{"builtin"}, ""},
-		// pgbench's processes run in the link's namespace.
+		// pgbench's and curl's processes run in the link's namespace.
 		{"libpq", append([]string{"--client", "libpq"}, pg...), "libpq "},
+		{"curl", []string{"builtin", "--client", "curl"}, "curl "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.name != "builtin" {
+			if tt.name == "postgres" || tt.name == "libpq" {
 				needServer(t, labBinaries["postgres"])
 			}
 			if os.Geteuid() != 0 {
