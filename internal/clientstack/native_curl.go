@@ -95,12 +95,8 @@ func (c *curl) config(r Run, n int64) string {
 		opts = append(opts, [2]string{"header", "Connection: close"})
 	}
 	if cfg.TLS != "off" {
-		switch {
-		case host == cfg.Host:
-		case net.ParseIP(host) == nil:
+		if host != cfg.Host && net.ParseIP(host) == nil {
 			opts = append(opts, [2]string{"resolve", host + ":" + port + ":" + cfg.Host})
-		default: // an address to verify (a delay link's server: 127.0.0.1)
-			opts = append(opts, [2]string{"connect-to", host + ":" + port + ":" + cfg.Host + ":" + port})
 		}
 		if cfg.TLS == "1.2" || cfg.TLS == "1.3" {
 			opts = append(opts, [2]string{"tlsv" + cfg.TLS, ""}, [2]string{"tls-max", cfg.TLS})

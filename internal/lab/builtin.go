@@ -87,7 +87,11 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 			return nil, fmt.Errorf("built-in server: finding this program: %w", err)
 		}
 	}
-	dir, roots, err := newLabDir("tlsbench-lab-", o.Keys, o.ClientCerts...)
+	var hosts []string
+	if o.Host != "" {
+		hosts = []string{o.Host}
+	}
+	dir, roots, err := newLabDirNaming("tlsbench-lab-", o.Keys, hosts, o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}

@@ -338,10 +338,9 @@ func (l *DelayLink) Setup() []result.SetupPhase { return l.setup }
 // Start starts cmd in the client's namespace, where every connection it
 // makes to ServerAddr crosses the link: how a program other than
 // tlsbench (pgbench, curl, a client stack) pays the link's RTT, TCP
-// handshake included. Give it the server's address on the link; a TLS
-// client must still verify the server's name (its certificate names
-// 127.0.0.1 and localhost: libpq's host=localhost hostaddr=ADDR, curl's
-// --connect-to, ...). The caller waits for cmd as usual:
+// handshake included. Give it the server's address on the link: a lab
+// server started with Options.Tunnel set to Prefix listens there, and its
+// certificates name that address too. The caller waits for cmd as usual:
 //
 //	cmd := exec.CommandContext(ctx, "pgbench", "-C", "-n", "-t", "50",
 //		"host="+link.ServerAddr()+" port=5432 dbname=app user=app")

@@ -25,8 +25,9 @@ func (s *Site) startLink(ctx context.Context) error {
 }
 
 // viaLink is ep reached across the delay link: the server's address on the
-// link, dialed from the link's namespace, without the dialer's delays; the
-// name verified (ep.Host) stays the server's own.
+// link, dialed from the link's namespace, without the dialer's delays, and
+// verified as that address (the lab's certificates name it: a client stack
+// such as pgjdbc verifies the address it connects to).
 func (s *Site) viaLink(ep bench.Endpoint) (bench.Endpoint, error) {
 	if s.link == nil {
 		return ep, errors.New("--rtt-via link: the delay link was not built before the server")
@@ -36,7 +37,7 @@ func (s *Site) viaLink(ep bench.Endpoint) (bench.Endpoint, error) {
 		return ep, err
 	}
 	ep = at(ep, net.JoinHostPort(s.link.ServerAddr(), port))
-	ep.Netns, ep.Delayed = s.link.Netns(), true
+	ep.Host, ep.Netns, ep.Delayed = s.link.ServerAddr(), s.link.Netns(), true
 	return ep, nil
 }
 
