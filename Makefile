@@ -31,7 +31,7 @@ fuzz:
 # (a loaded machine misses any bound on them). Run on an idle machine.
 bench:
 	bash scripts/install.sh bench
-	go test -run '^$$' -bench 'RTTAccuracy|RelayRTTAccuracy|StackRTTAccuracy|PredictRTT|ConnectWire|PhaseTimes|RateArrivals|Knee|PoolChoosesWaitMode' -benchtime 1x ./internal/netx ./internal/cli ./internal/driver/pgdrv ./internal/driver/mysqldrv ./internal/bench
+	go test -run '^$$' -bench 'RTTAccuracy|RelayRTTAccuracy|StackRTTAccuracy|DelayLinkAccuracy|PredictRTT|ConnectWire|PhaseTimes|RateArrivals|Knee|PoolChoosesWaitMode' -benchtime 1x ./internal/netx ./internal/lab ./internal/cli ./internal/driver/pgdrv ./internal/driver/mysqldrv ./internal/bench
 	bash bench/peers.sh
 	bash bench/peers-db.sh
 

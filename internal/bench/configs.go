@@ -23,8 +23,11 @@ type Endpoint struct {
 	// tunnel's far end sees it).
 	Via netx.Tunnel
 	// Netns, when set, is the network namespace connections are made in
-	// (/run/netns/NAME): a VPN's client side.
+	// (/run/netns/NAME): a VPN's or a delay link's client side.
 	Netns string
+	// Delayed says the path itself delays by the variant's RTT (a delay
+	// link): the dialer adds none of its own.
+	Delayed bool
 	// ServerTLS, when set, is whether the server itself must see TLS where
 	// an intermediary makes the connection to it (a pooler); nil: as the
 	// variant.
@@ -61,6 +64,9 @@ func Configs(spec plan.Spec, variants []plan.Variant, at Locate, tlsOpts tlsx.Cl
 		}
 		if ep.Netns != "" {
 			vd = &netx.Dialer{RTT: v.RTT, Netns: ep.Netns}
+			if ep.Delayed {
+				vd.RTT = 0
+			}
 		}
 		_, port, _ := net.SplitHostPort(ep.Addr)
 		cfg := driver.Config{

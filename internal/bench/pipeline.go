@@ -195,10 +195,10 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	}
 	res.Notes = append(res.Notes, portNote)
 	for _, rtt := range spec.RTT {
-		if n := d.WithRTT(rtt).RTTNote(); n != "" && !slices.Contains(res.Notes, n) {
+		if n := d.WithRTT(rtt).RTTNote(); n != "" && spec.DialerRTT() && !slices.Contains(res.Notes, n) {
 			res.Notes = append(res.Notes, n)
 		}
-		if rtt > 0 && spec.OtherClients() {
+		if rtt > 0 && spec.OtherClients() && spec.DialerRTT() {
 			res.Notes = append(res.Notes, netx.RelayNote(rtt))
 		}
 	}

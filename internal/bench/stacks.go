@@ -135,7 +135,7 @@ func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.C
 		host = addrs[0].Unmap().String()
 	}
 	server := host
-	if v.RTT > 0 {
+	if v.RTT > 0 && v.RTTVia != plan.RTTViaLink { // the link delays itself
 		rl, err := r.stackRelay(ctx, v, net.JoinHostPort(host, port))
 		if err != nil {
 			return clientstack.Config{}, err
@@ -147,6 +147,9 @@ func (r *Runner) stackConfig(ctx context.Context, v plan.Variant) (clientstack.C
 		Stack: st, Host: host, Port: p, TLS: v.TLS, Resume: v.Resume,
 		Workload: r.Spec.ClientWorkload(), Tables: r.Spec.Tables, Rows: r.Spec.Rows, QueryMode: r.Spec.QueryMode,
 		Path: cfg.Path, Timeout: cfg.Timeout, Experiments: stackExperiments(r.Spec.Experiments),
+	}
+	if cfg.Dialer != nil {
+		out.Netns = cfg.Dialer.Netns // a delay link's client side
 	}
 	if u := cfg.URL; u != nil {
 		out.User = u.User.Username()

@@ -199,7 +199,7 @@ func newRootCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 			refuseShard(c, "crypto measures this machine's own primitives, with no server to share: run it on each machine")
 		}
 	}
-	root.AddCommand(newKubeCmd(stdout))
+	root.AddCommand(newKubeCmd(stdout), newForwardCmd(os.Stdin, stdout))
 	return root
 }
 

@@ -31,6 +31,7 @@ type runFlags struct {
 	auth                      []string
 	rtt, predictRTT           []time.Duration
 	via                       []string
+	rttVia                    []string // --rtt-via: dialer, link (plan/rttvia.go)
 	workload, queryMode       string
 	tables, rows              int
 	preset                    string
@@ -367,6 +368,9 @@ var options = []runOption{
 	{flag: "rtt", section: secPaths, on: onRuns, ptr: func(f *runFlags) any { return &f.rtt },
 		usage: "round-trip times to emulate, crossed with the other variants, e.g. 0,1ms,44ms,170ms (0 to 10s; in tlsbench's dialer, in user space: connect +1 RTT, each direction +RTT/2)",
 		def:   func(s plan.Spec) string { return or(durs(s.RTT), "0s") }},
+	{flag: "rtt-via", section: secPaths, on: onRuns, refuse: []refusal{inKube("a delay link needs a lab server on this machine")}, ptr: func(f *runFlags) any { return &f.rttVia },
+		usage: "how --rtt is made, a list to compare: dialer (tlsbench's dialer, in user space; a relay for --client stacks) or link (lab: a network namespace joined to the server's by two TUN devices whose packets tlsbench delays RTT/2 each way, so the kernel's TCP sees the RTT, handshake included; root)",
+		def:   func(s plan.Spec) string { return or(strs(s.RTTVia), plan.RTTViaDialer) }},
 	{flag: "predict-rtt", section: secPaths, on: onRoot | onConnect, hide: onPool | onStream | onStorm, ptr: func(f *runFlags) any { return &f.predictRTT },
 		usage: "round-trip times at which the report predicts connection setup and TLS overhead from the loopback run (round trips × RTT + local time), e.g. 44ms,170ms; checked against --rtt where both are given"},
 	{flag: "source", section: secPaths, on: onRuns, hide: onKube, ptr: func(f *runFlags) any { return &f.source },
@@ -606,6 +610,7 @@ func (f *runFlags) spec(cmd *cobra.Command, target string, exps []plan.Experimen
 		RTT:          f.rtt,
 		PredictRTT:   f.predictRTT,
 		Via:          f.via,
+		RTTVia:       f.rttVia,
 		Preset:       f.preset,
 		Workload:     f.workload,
 		QueryMode:    f.queryMode,

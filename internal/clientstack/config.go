@@ -38,6 +38,10 @@ type Config struct {
 	QueryMode string
 	Path      string
 	Timeout   time.Duration
+	// Netns, when set, is the network namespace (/run/netns/NAME) the
+	// stack's processes run in: a delay link's client side, where Host is
+	// reached across the link.
+	Netns string
 	// Experiments are the experiments the runs will ask for; a stack
 	// that cannot run one refuses at its start. Empty: connect and pool.
 	Experiments []string

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/netx"
 )
 
 // The C stacks (plan's table: libpq, hiredis, openssl, libmariadb,
@@ -113,10 +115,20 @@ func toolEnv(extra ...string) []string {
 	return append(e, extra...)
 }
 
+// start starts cmd, in the network namespace netns when one is given
+// (Config.Netns).
+func start(cmd *exec.Cmd, netns string) error {
+	if netns == "" {
+		return cmd.Start()
+	}
+	return netx.StartInNetns(netns, cmd)
+}
+
 // tool is one run of a C tool's process.
 type tool struct {
 	stack    string
 	cmd      *exec.Cmd
+	netns    string // Config.Netns
 	password string // hidden from its stderr in errors
 	// limit bounds the process: past it, it is killed and the run fails.
 	limit time.Duration
@@ -158,7 +170,7 @@ func (t tool) run(ctx context.Context) (toolResult, error) {
 		cmd.Stderr = r.stderr
 	}
 	r.began = time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd, t.netns); err != nil {
 		return r, fmt.Errorf("client %s: %w", t.stack, err)
 	}
 	done := make(chan error, 1)

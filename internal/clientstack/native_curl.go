@@ -182,7 +182,7 @@ func (c *curl) Run(ctx context.Context, r Run) (rep Report, err error) {
 		stopOnce sync.Once
 	)
 	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
-	t := tool{stack: c.cfg.Stack.Name, cmd: cmd, limit: limitOf(c.cfg, r), stop: stop,
+	t := tool{stack: c.cfg.Stack.Name, cmd: cmd, netns: c.cfg.Netns, limit: limitOf(c.cfg, r), stop: stop,
 		onStderr: func(line string, at time.Time) bool {
 			rest, ok := strings.CutPrefix(line, curlMark+" ")
 			if !ok {

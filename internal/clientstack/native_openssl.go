@@ -113,7 +113,7 @@ func (s *sTime) Run(ctx context.Context, r Run) (rep Report, err error) {
 			cmd := exec.Command(s.exe, args...)
 			cmd.Env = toolEnv(conf...)
 			cmd.Dir = dir
-			res, err := tool{stack: c.Stack.Name, cmd: cmd, limit: limitOf(c, r)}.run(ctx)
+			res, err := tool{stack: c.Stack.Name, cmd: cmd, netns: c.Netns, limit: limitOf(c, r)}.run(ctx)
 			mu.Lock()
 			defer mu.Unlock()
 			rep.CPU += res.cpu

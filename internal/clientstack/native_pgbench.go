@@ -227,7 +227,7 @@ func (p *pgbench) exec(ctx context.Context, r Run, run pgbenchRun, more ...strin
 	var mu sync.Mutex
 	var aborts []pgbenchAborted
 	lastErr := ""
-	t := tool{stack: p.cfg.Stack.Name, cmd: cmd, password: p.cfg.Password, limit: limitOf(p.cfg, r),
+	t := tool{stack: p.cfg.Stack.Name, cmd: cmd, netns: p.cfg.Netns, password: p.cfg.Password, limit: limitOf(p.cfg, r),
 		onStderr: func(line string, _ time.Time) bool {
 			mu.Lock()
 			defer mu.Unlock()

@@ -147,7 +147,7 @@ func (b *redisBenchmark) once(ctx context.Context, dir string, conf []string, r 
 	cmd := exec.Command(b.exe, b.args(r, n, keepAlive)...)
 	cmd.Env = toolEnv(conf...)
 	cmd.Dir = dir
-	res, err := tool{stack: b.cfg.Stack.Name, cmd: cmd, limit: limitOf(b.cfg, r) + r.Duration}.run(ctx)
+	res, err := tool{stack: b.cfg.Stack.Name, cmd: cmd, netns: b.cfg.Netns, limit: limitOf(b.cfg, r) + r.Duration}.run(ctx)
 	if err != nil {
 		return res, nil, err
 	}

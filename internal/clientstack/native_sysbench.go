@@ -154,7 +154,7 @@ func (s *sysbench) once(ctx context.Context, dir string, r Run, n int64, d time.
 	// sysbench ends with "FATAL: Thread initialization failed!", on its
 	// stdout: the library's error is an earlier line, its code put last
 	// (a "N: … 'user'@'host'" reads as a URL's password to plan.Redact).
-	t := tool{stack: c.Stack.Name, cmd: cmd, password: c.Password, limit: limitOf(c, r) + d,
+	t := tool{stack: c.Stack.Name, cmd: cmd, netns: c.Netns, password: c.Password, limit: limitOf(c, r) + d,
 		explain: func(stdout []byte) string {
 			if m := sysbenchFatal.FindSubmatch(stdout); m != nil {
 				if len(m[1]) == 0 {

@@ -281,7 +281,7 @@ func (p *program) start(ctx context.Context) (err error) {
 		return err
 	}
 	cmd.Stdout = w
-	err = cmd.Start()
+	err = start(cmd, p.cfg.Netns)
 	w.Close()
 	if err != nil {
 		stdout.Close()

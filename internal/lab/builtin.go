@@ -32,12 +32,24 @@ type BuiltinOptions struct {
 	MaxTLS       string // "" or "1.2"
 	// IPv6 listens on ::1 instead of 127.0.0.1.
 	IPv6 bool
+	// Host, when set, is the one address the server listens on instead
+	// of loopback's: a delay link's server address (DelayLink), which the
+	// root namespace reaches through its loopback too.
+	Host string
 	// ClientCerts are key types of client certificates to issue; with
 	// any, each key also gets a listener that demands one (MTLSEndpoint).
 	ClientCerts []string
 	// Exe is the tlsbench binary to run; "" means this one (os.Executable,
 	// which also works under `go run`).
 	Exe string
+}
+
+// host is the address the server listens on.
+func (o BuiltinOptions) host() string {
+	if o.Host != "" {
+		return o.Host
+	}
+	return loopback(o.IPv6)
 }
 
 // Builtin is a running built-in server: a child process `tlsbench serve`.
@@ -75,7 +87,11 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 			return nil, fmt.Errorf("built-in server: finding this program: %w", err)
 		}
 	}
-	dir, roots, err := newLabDir("tlsbench-lab-", o.Keys, o.ClientCerts...)
+	var hosts []string
+	if o.Host != "" {
+		hosts = []string{o.Host}
+	}
+	dir, roots, err := newLabDirNaming("tlsbench-lab-", o.Keys, hosts, o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +103,7 @@ func StartBuiltin(ctx context.Context, o BuiltinOptions) (_ *Builtin, err error)
 	}()
 
 	args := []string{"serve", "--json", "--cert-dir", dir, "--key", strings.Join(o.Keys, ","),
-		"--size", strconv.Itoa(o.ResponseSize), "--http", net.JoinHostPort(loopback(o.IPv6), "0"), "--https", net.JoinHostPort(loopback(o.IPv6), "0")}
+		"--size", strconv.Itoa(o.ResponseSize), "--http", net.JoinHostPort(o.host(), "0"), "--https", net.JoinHostPort(o.host(), "0")}
 	if o.MaxTLS != "" {
 		args = append(args, "--tls-max", o.MaxTLS)
 	}

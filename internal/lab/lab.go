@@ -122,6 +122,15 @@ func (o Options) tunnelListen() string {
 	return netip.AddrFrom4(a).String()
 }
 
+// certHosts are the addresses the server's certificates name besides
+// loopback's: its address in o.Tunnel, which a client there verifies.
+func (o Options) certHosts() []string {
+	if a := o.tunnelListen(); a != "" {
+		return []string{a}
+	}
+	return nil
+}
+
 // connectionLimit is a server's connection limit for o: def, or
 // o.Connections with room for the lab's own connections (the check, the
 // administrator's, PostgreSQL's reserved superuser slots) when that is
@@ -168,12 +177,18 @@ func Start(ctx context.Context, engine string, o Options) (Server, error) {
 // returns the dir and a pool with the CA; it removes the dir again if that
 // fails.
 func newLabDir(prefix string, keys []string, clientKeys ...string) (dir string, roots *x509.CertPool, err error) {
+	return newLabDirNaming(prefix, keys, nil, clientKeys...)
+}
+
+// newLabDirNaming is newLabDir with hosts, addresses its certificates name
+// besides loopback's: a delay link's server address (certHosts).
+func newLabDirNaming(prefix string, keys, hosts []string, clientKeys ...string) (dir string, roots *x509.CertPool, err error) {
 	if dir, err = makeLabDir(prefix); err != nil {
 		return "", nil, err
 	}
 	ca, err := tlsx.NewCA()
 	if err == nil {
-		err = tlsx.WriteServerFiles(dir, ca, keys)
+		err = tlsx.WriteServerFiles(dir, ca, keys, hosts...)
 	}
 	if err == nil && len(clientKeys) > 0 {
 		err = tlsx.WriteClientFiles(dir, ca, clientKeys, ClientCertUser)

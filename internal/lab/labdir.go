@@ -36,7 +36,7 @@ const labEnv = "TLSBENCH_LAB_DIR"
 
 // labDirRE matches the lab dirs newLabDir and makeLabDir make: prefix plus
 // os.MkdirTemp's random number.
-var labDirRE = regexp.MustCompile(`^tlsbench-(postgres|mariadb|redis|mongodb|sshd|ssh|stunnel|pgbouncer|haproxy|wg|lab)-[0-9]+$`)
+var labDirRE = regexp.MustCompile(`^tlsbench-(postgres|mariadb|redis|mongodb|sshd|ssh|stunnel|pgbouncer|haproxy|wg|dl|lab)-[0-9]+$`)
 
 // keptLogRE matches the logs keepLog leaves in the temp dir:
 // tlsbench-NAME-PID.START-RANDOM.log.
@@ -252,8 +252,8 @@ func sweep(tmp string, me owner) (r sweepReport) {
 		r.errs = append(r.errs, err)
 	}
 	for _, dir := range stale {
-		// A VPN's veth pair and network namespace go with its dir (its
-		// devices go with the killed processes).
+		// A VPN's or a delay link's network namespace (and veth pair) go
+		// with its dir (its devices go with the killed processes).
 		if err := removeWireGuard(dir); err != nil {
 			r.errs = append(r.errs, err)
 		}

@@ -74,7 +74,7 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 	if !o.PlainOnly {
 		keys = o.Keys
 	}
-	dir, roots, err := newLabDir("tlsbench-mariadb-", keys, o.ClientCerts...)
+	dir, roots, err := newLabDirNaming("tlsbench-mariadb-", keys, o.certHosts(), o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func initPostgres(ctx context.Context, o Options) (_ *Postgres, err error) {
 	if !o.PlainOnly {
 		keys = o.Keys
 	}
-	dir, roots, err := newLabDir("tlsbench-postgres-", keys, o.ClientCerts...)
+	dir, roots, err := newLabDirNaming("tlsbench-postgres-", keys, o.certHosts(), o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}

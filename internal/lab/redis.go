@@ -65,7 +65,7 @@ func startRedis(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, roots, err := newLabDir("tlsbench-redis-", o.Keys, o.ClientCerts...)
+	dir, roots, err := newLabDirNaming("tlsbench-redis-", o.Keys, o.certHosts(), o.ClientCerts...)
 	if err != nil {
 		return nil, err
 	}

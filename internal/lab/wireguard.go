@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -395,22 +396,28 @@ func (w *WireGuard) Stop() error {
 }
 
 // removeWireGuard deletes the veth pair and the network namespace a lab
-// dir names, those of them it names that exist. The veth pair goes first,
-// and at once: deleting one end deletes both, whereas a namespace whose
-// name is deleted lives on, its veth pair with it, while the kernel still
-// holds it (for the sockets a killed run made there).
+// dir names (a VPN's, or a delay link's namespace), those of them it
+// names that exist. The veth pair goes first, and at once: deleting one
+// end deletes both, whereas a namespace whose name is deleted lives on,
+// its veth pair with it, while the kernel still holds it (for the
+// sockets a killed run made there).
 func removeWireGuard(dir string) error {
 	var errs []error
-	for _, f := range []struct{ file, prefix, sys string }{
-		{wgVethFile, "tbwgv", "/sys/class/net"},
-		{wgNetnsFile, "tlsbench-wg-", "/run/netns"},
+	for _, f := range []struct {
+		file     string
+		prefixes []string
+		sys      string
+	}{
+		{wgVethFile, []string{"tbwgv"}, "/sys/class/net"},
+		{wgNetnsFile, []string{"tlsbench-wg-", "tlsbench-dl-"}, "/run/netns"}, // a delay link's too
 	} {
 		raw, err := os.ReadFile(filepath.Join(dir, f.file))
 		if err != nil {
 			continue // none of its own
 		}
 		name := strings.TrimSpace(string(raw))
-		if !strings.HasPrefix(name, f.prefix) || strings.ContainsAny(name, "/ ") {
+		ours := slices.ContainsFunc(f.prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+		if !ours || strings.ContainsAny(name, "/ ") {
 			errs = append(errs, fmt.Errorf("lab dir %s names %s %q, not one of tlsbench's", dir, f.file, name))
 			continue
 		}

@@ -97,34 +97,61 @@ func (k *preciseClock) loop() {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	fds := []unix.PollFd{{Fd: int32(k.efd), Events: unix.POLLIN}}
 	var buf [8]byte
-	// lead is how late ppoll wakes up, on average: the thread aims that
-	// much early and spins the rest of the way (a few microseconds).
-	lead := 20 * time.Microsecond
+	var w dueWaiter
 	for {
 		k.mu.Lock()
 		now := time.Now()
-		if len(k.due) > 0 && k.due[0].at.Sub(now) <= spinWithin {
-			for due := k.due[0].at; now.Before(due); now = time.Now() {
-			}
+		if len(k.due) > 0 {
+			now = spinTo(k.due[0].at, now)
 		}
 		for len(k.due) > 0 && !now.Before(k.due[0].at) {
 			close(heap.Pop(&k.due).(dueEntry).ch)
 		}
-		var ts *unix.Timespec
-		var target time.Time
+		var next time.Time
 		if len(k.due) > 0 {
-			target = k.due[0].at.Add(-lead)
-			t := unix.NsecToTimespec(max(0, int64(target.Sub(now))))
-			ts = &t
+			next = k.due[0].at
 		}
 		k.mu.Unlock()
-		unix.Ppoll(fds, ts, nil)
-		if woke := time.Now(); ts != nil && woke.After(target) {
-			late := woke.Sub(target)
-			// Capped at spinWithin: waking earlier would poll in a busy
-			// loop instead of sleeping.
-			lead = min(spinWithin, lead+(late-lead)/8)
-		}
+		w.poll(fds, next, now)
 		unix.Read(k.efd, buf[:])
 	}
+}
+
+// dueWaiter sleeps a thread of its own (timer slack 1 ns) until a due time
+// or a file descriptor is ready: in ppoll, whose timeout is in
+// nanoseconds, aimed lead early, lead learning how late ppoll wakes up;
+// spinTo then spins the rest of the way (a few microseconds).
+type dueWaiter struct{ lead time.Duration }
+
+// spinTo busy-waits until due if due is within spinWithin of now, and
+// returns the time then (now otherwise).
+func spinTo(due, now time.Time) time.Time {
+	if due.Sub(now) <= spinWithin {
+		for ; now.Before(due); now = time.Now() {
+		}
+	}
+	return now
+}
+
+// poll waits in ppoll until one of fds is ready or, unless due is zero,
+// until a little before due.
+func (w *dueWaiter) poll(fds []unix.PollFd, due, now time.Time) (int, error) {
+	if w.lead == 0 {
+		w.lead = 20 * time.Microsecond
+	}
+	var ts *unix.Timespec
+	var target time.Time
+	if !due.IsZero() {
+		target = due.Add(-w.lead)
+		t := unix.NsecToTimespec(max(0, int64(target.Sub(now))))
+		ts = &t
+	}
+	n, err := unix.Ppoll(fds, ts, nil)
+	if woke := time.Now(); ts != nil && woke.After(target) {
+		late := woke.Sub(target)
+		// Capped at spinWithin: waking earlier would poll in a busy
+		// loop instead of sleeping.
+		w.lead = min(spinWithin, w.lead+(late-w.lead)/8)
+	}
+	return n, err
 }

@@ -127,7 +127,7 @@ func (d *Dialer) dialTCP(ctx context.Context, addr string) (raw net.Conn, start,
 		return nil
 	}
 	if d.Netns != "" {
-		err = inNetns(d.Netns, func() (err error) {
+		err = InNetns(d.Netns, func() (err error) {
 			raw, err = nd.DialContext(ctx, "tcp", addr)
 			return err
 		})

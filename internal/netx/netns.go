@@ -8,13 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inNetns runs f on an OS thread that has entered the network namespace
+// InNetns runs f on an OS thread that has entered the network namespace
 // at path (/run/netns/NAME): a socket f makes belongs to that namespace
 // for good, whatever thread uses it later. The thread goes back to its own
 // namespace after; if it cannot, it is never unlocked, so the runtime
 // ends it with the goroutine instead of reusing it. (Threads the runtime
 // starts meanwhile come from its template thread, not this one.)
-func inNetns(path string, f func() error) error {
+func InNetns(path string, f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()

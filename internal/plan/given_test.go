@@ -30,6 +30,7 @@ func TestNewRefusesGiven(t *testing.T) {
 		{Spec{PerConn: []int{}}, "per_conn: the list is empty"},
 		{Spec{Experiments: []Experiment{Storm}, Clients: []int{}}, "clients: the list is empty"},
 		{Spec{RTT: []time.Duration{}}, "rtt: the list is empty"},
+		{lab(Spec{RTTVia: []string{}}), "rtt_via: the list is empty"},
 		{Spec{PredictRTT: []time.Duration{}}, "predict_rtt: the list is empty"},
 		{Spec{TLS: nil, Keys: nil}, ""}, // not given: the defaults
 		{Spec{Duration: 2562047 * time.Hour}, "duration 2562047h is out of range: use at most 24h"},

@@ -109,6 +109,9 @@ type Spec struct {
 	// RTT lists the round-trip times to emulate (in tlsbench's dialer, in
 	// user space); nil or 0 is the bare link.
 	RTT []time.Duration `json:"rtt_ns,omitempty"`
+	// RTTVia lists how the RTTs are made, a variant dimension (see
+	// rttvia.go): RTTViaDialer (nil is that alone) or RTTViaLink.
+	RTTVia []string `json:"rtt_via,omitempty"`
 	// PredictRTT lists the round-trip times at which the report predicts
 	// connection setup from the connect variants measured at RTT 0 (round
 	// trips × RTT + loopback time), next to any emulated measurement.
@@ -300,6 +303,9 @@ type Variant struct {
 	ClientCert string `json:"client_cert,omitempty"`
 	// RTT is the emulated round-trip time; 0 is the bare link.
 	RTT time.Duration `json:"rtt_ns,omitempty"`
+	// RTTVia is RTTViaLink for a variant whose connections cross a delay
+	// link (the kernel's TCP sees the RTT); "" is the dialer's emulation.
+	RTTVia string `json:"rtt_via,omitempty"`
 	// Client is the client stack that makes the connections (--client:
 	// psycopg, pgjdbc, libpq, …, the stack's own name after its alias is
 	// resolved; internal/clientstack); "" is Go's, tlsbench's own
@@ -454,6 +460,7 @@ func newSpec(ctx context.Context, raw Spec) (Spec, error) {
 		(*Spec).serverKeys,
 		(*Spec).trust,
 		func(s *Spec) error { return s.checkVia(s.target) },
+		(*Spec).checkRTTVia,
 		func(s *Spec) error { return s.checkNegotiation(s.target) },
 		(*Spec).loadShape,
 		(*Spec).perConn,
@@ -507,6 +514,7 @@ func (s *Spec) checkGiven() error {
 		{"⟨per_conn⟩", "1,10", givenEmpty(s.PerConn)},
 		{"⟨clients⟩", "100,1000", givenEmpty(s.Clients)},
 		{"⟨rtt⟩", "0,44ms", givenEmpty(s.RTT)},
+		{"⟨rtt_via⟩", "dialer,link", givenEmpty(s.RTTVia)},
 		{"⟨predict_rtt⟩", "44ms", givenEmpty(s.PredictRTT)},
 	}
 	for _, l := range lists {

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Variants expands the matrix: client stack × RTT × TLS mode × cipher ×
-// resumption × key × client certificate.
+// Variants expands the matrix: client stack × RTT × the RTT's way (dialer
+// or link) × TLS mode × cipher × resumption × key × client certificate.
 // The plain variant appears once per RTT, whatever the keys; each client's
 // plain variant of the first RTT is its baseline when present, otherwise
 // its first variant is.
@@ -25,10 +25,12 @@ func (s Spec) Variants() []Variant {
 	var vs []Variant
 	for _, client := range s.clients() {
 		for _, rtt := range rtts {
-			for _, server := range servers {
-				for _, v := range s.variants() {
-					v.RTT, v.Server, v.Client = rtt, server, client
-					vs = append(vs, v)
+			for _, via := range s.rttVias() {
+				for _, server := range servers {
+					for _, v := range s.variants() {
+						v.RTT, v.RTTVia, v.Server, v.Client = rtt, via, server, client
+						vs = append(vs, v)
+					}
 				}
 			}
 		}
@@ -208,6 +210,9 @@ func variantID(v Variant, named bool) string {
 	}
 	if v.RTT != 0 {
 		parts = append(parts, "rtt"+RTTLabel(v.RTT))
+	}
+	if v.RTTVia != "" {
+		parts = append(parts, v.RTTVia) // "tls1.3 rtt44ms link"
 	}
 	return strings.Join(parts, " ")
 }

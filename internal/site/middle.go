@@ -39,12 +39,18 @@ var middleStarters = map[string]func(ctx context.Context, s *Site, via plan.Rout
 // credentials and database kept), and what the server itself then sees:
 // TLS or not.
 func through(ep bench.Endpoint, addr string, serverTLS bool) bench.Endpoint {
+	ep = at(ep, addr)
+	ep.ServerTLS = &serverTLS
+	return ep
+}
+
+// at is ep dialed at addr instead, the URL's credentials and database kept.
+func at(ep bench.Endpoint, addr string) bench.Endpoint {
 	ep.Addr = addr
 	if ep.URL != nil {
 		u := *ep.URL
 		u.Host = addr
 		ep.URL = &u
 	}
-	ep.ServerTLS = &serverTLS
 	return ep
 }

@@ -36,6 +36,7 @@ type Site struct {
 	tunnels *tunnels       // nil unless a variant goes through one
 	servers *servers       // non-nil when the run compares lab servers
 	vpn     *lab.WireGuard // built before the lab server, when a variant goes through it
+	link    *lab.DelayLink // built before the server, when a variant crosses it (--rtt-via link)
 
 	mu    sync.Mutex
 	notes []string
@@ -82,8 +83,15 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 	}
 	switch {
 	case t.Builtin:
+		o := lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize, ClientCerts: clientCertKeys(spec), Exe: builtinExe}
+		if spec.LinkRTT() {
+			if err = s.startLink(ctx); err != nil {
+				break
+			}
+			o.Host = s.link.ServerAddr()
+		}
 		var srv *lab.Builtin
-		if srv, err = lab.StartBuiltin(ctx, lab.BuiltinOptions{Keys: spec.Keys, ResponseSize: spec.ResponseSize, ClientCerts: clientCertKeys(spec), Exe: builtinExe}); err != nil {
+		if srv, err = lab.StartBuiltin(ctx, o); err != nil {
 			err = fmt.Errorf("starting the built-in server: %w", err)
 			break
 		}
@@ -98,6 +106,12 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 				break
 			}
 			opts.Tunnel = s.vpn.Prefix()
+		}
+		if spec.LinkRTT() {
+			if err = s.startLink(ctx); err != nil {
+				break
+			}
+			opts.Tunnel = s.link.Prefix()
 		}
 		var srv lab.Server
 		if srv, err = lab.Start(ctx, t.Lab, opts); err != nil {
@@ -122,6 +136,9 @@ func Open(ctx context.Context, spec plan.Spec) (*Site, error) {
 // one or a lab server presenting spec's first key, with the tunnels of
 // spec's --via entries; Stop leaves the server running.
 func Attach(ctx context.Context, spec plan.Spec, srv lab.Server) (*Site, error) {
+	if spec.LinkRTT() {
+		return nil, errors.New("--rtt-via link: the server must be started behind the link, not attached")
+	}
 	s := &Site{engine: srv.Engine()}
 	if t := spec.ParsedTarget(); t.Lab != "" {
 		s.engine = t.Engine() // the driver's: mariadb speaks mysql
@@ -222,6 +239,9 @@ func (s *Site) ClientTLS() tlsx.ClientOptions { return s.tls }
 // Locate finds the endpoint of a variant: the server's, or its tunnel's.
 func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
 	ep, err := s.direct(v)
+	if err == nil && v.RTTVia == plan.RTTViaLink {
+		return s.viaLink(ep)
+	}
 	if err != nil || v.Route == (plan.RouteInfo{}) || s.tunnels == nil {
 		return ep, err
 	}
@@ -235,6 +255,9 @@ func (s *Site) Locate(v plan.Variant) (bench.Endpoint, error) {
 func (s *Site) Before(ctx context.Context, v plan.Variant) error {
 	if s.servers != nil {
 		return s.servers.before(ctx, v)
+	}
+	if err := s.linkRTT(ctx, v); err != nil {
+		return err
 	}
 	if s.srv == nil || v.Plain() {
 		return nil
@@ -307,6 +330,7 @@ func (s *Site) Alive() error {
 	if s.tunnels != nil {
 		errs = append(errs, s.tunnels.alive())
 	}
+	errs = append(errs, s.linkAlive())
 	return errors.Join(errs...)
 }
 
@@ -318,7 +342,7 @@ func (s *Site) Notes() []string {
 	if s.servers != nil {
 		return append(slices.Clone(s.notes), s.servers.notes()...)
 	}
-	return slices.Clone(s.notes)
+	return append(slices.Clone(s.notes), s.linkNotes()...)
 }
 
 // Tunnels describes the tunnels for the result: nil without any.
@@ -344,6 +368,9 @@ func (s *Site) Stop() error {
 	}
 	if s.vpn != nil {
 		err = errors.Join(err, s.vpn.Stop())
+	}
+	if s.link != nil {
+		err = errors.Join(err, s.link.Stop())
 	}
 	return err
 }

@@ -173,10 +173,10 @@ func pemBlock(typ string, der []byte) []byte {
 // localHosts are the names every server certificate is issued for.
 var localHosts = []string{"127.0.0.1", "::1", "localhost"}
 
-// WriteServerFiles issues a leaf per key type for localHosts and writes
+// WriteServerFiles issues a leaf per key type for localHosts and more and writes
 // dir/ca.crt, dir/<key>.crt and dir/<key>.key (keys 0600). Keys are
 // generated in parallel, since rsa4096 alone can take seconds.
-func WriteServerFiles(dir string, ca *CA, keyTypes []string) error {
+func WriteServerFiles(dir string, ca *CA, keyTypes []string, more ...string) error {
 	for _, k := range keyTypes {
 		if !slices.Contains(plan.KeyTypes, k) {
 			return fmt.Errorf("unknown key type %q: use one of %s", k, strings.Join(plan.KeyTypes, ", "))
@@ -189,7 +189,7 @@ func WriteServerFiles(dir string, ca *CA, keyTypes []string) error {
 	var wg sync.WaitGroup
 	for i, k := range keyTypes {
 		wg.Go(func() {
-			certPEM, keyPEM, err := ca.Issue(k, localHosts)
+			certPEM, keyPEM, err := ca.Issue(k, append(slices.Clone(localHosts), more...))
 			if err == nil {
 				err = os.WriteFile(filepath.Join(dir, k+".key"), keyPEM, 0o600)
 			}

@@ -42,6 +42,9 @@ func StartSelfCheck(ctx context.Context, spec plan.Spec, locate func(plan.Varian
 		if v.Tunnel != "" {
 			return nil, plan.Errorf("⟨wire⟩: variant %s goes through a tunnel (⟨via⟩), whose packets are not its connection's: check direct connections", v.ID)
 		}
+		if v.RTTVia == plan.RTTViaLink {
+			return nil, plan.Errorf("⟨wire⟩: variant %s crosses a delay link (⟨rtt_via⟩ link), which a capture on loopback does not see: capture its device with tlsbench wire --capture (docs/measuring.md)", v.ID)
+		}
 		addr, err := locate(v)
 		if err != nil {
 			return nil, err
