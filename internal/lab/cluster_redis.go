@@ -277,14 +277,15 @@ func (r *redisConn) Seen(ctx context.Context) (int64, error) {
 
 func (r *redisConn) Close() error { return r.c.Close() }
 
-// CPU is the CPU time each node's process has used so far.
-func (c *RedisCluster) CPU() (primary, replica time.Duration, err error) {
-	return nodesCPU(&c.Primary.labBase, &c.Replica.labBase)
+// CPU is the CPU time each node's process has used so far, the
+// primary's first.
+func (c *RedisCluster) CPU() ([]time.Duration, error) {
+	return nodesCPU(primaryReplica, &c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Alive reports why a node is gone, if one is.
 func (c *RedisCluster) Alive() error {
-	return nodesAlive(&c.Primary.labBase, &c.Replica.labBase)
+	return nodesAlive(primaryReplica, &c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Info describes both nodes for the result.

@@ -88,6 +88,29 @@ var (
 	replicaUs replFigure = func(t result.Trial) float64 { return perWrite(t, t.Replication.ReplicaCPU.Seconds()) }
 )
 
+// nodeUs is the CPU per write of the node at index i of NodeCPU (past
+// the primary and the replica: Galera's third node).
+func nodeUs(i int) replFigure {
+	return func(t result.Trial) float64 {
+		if i >= len(t.Replication.NodeCPU) {
+			return math.NaN()
+		}
+		return perWrite(t, t.Replication.NodeCPU[i].Seconds())
+	}
+}
+
+// moreNodes is how many nodes past the primary and the replica r's
+// trials measured the CPU of.
+func moreNodes(r *result.Result) int {
+	n := 0
+	for _, t := range r.Trials {
+		if t.Replication != nil {
+			n = max(n, len(t.Replication.NodeCPU)-2)
+		}
+	}
+	return n
+}
+
 // lagShown is a heartbeat lag in ms, 0 below a microsecond: a lag of 0
 // (seen before the commit answered) is kept as the histogram's least
 // value, 100 ns.
@@ -220,6 +243,10 @@ func (ix *index) replicateTables(b *body) {
 		Header: []string{"variant", "p50", "p95", "p99", "max", "p99 vs baseline", "server's lag p50", "resolution"}}
 	n := Table{Title: "replicate: the replication link and each node's CPU, " + over, Left: 1,
 		Header: []string{"variant", "link (from the primary)", "sent MB/s", "primary µs/write", "vs baseline", "replica µs/write", "vs baseline"}}
+	more := moreNodes(ix.r)
+	for i := range more {
+		n.Header = append(n.Header, fmt.Sprintf("node %d µs/write", i+3))
+	}
 	var behind []string
 	for _, v := range x.vs {
 		ts := x.trials[v.ID]
@@ -233,8 +260,12 @@ func (ix *index) replicateTables(b *body) {
 		l.addCells(name, x.cell(v.ID, lagP50, millis, "ms"), x.cell(v.ID, lagP95, millis, "ms"), x.cell(v.ID, lagP99, millis, "ms"),
 			x.cell(v.ID, lagMax, millis, "ms"), x.diffCell(v, lagP99, "ms"), x.cell(v.ID, serverLagP50, millis, "ms"),
 			x.cell(v.ID, lagRes, millis, "ms"))
-		n.addCells(name, textCell(linkShown(ts)), x.cell(v.ID, linkMBps, rate, "MB/s"),
-			x.cell(v.ID, primaryUs, rate, "µs"), x.vsCell(v, primaryUs), x.cell(v.ID, replicaUs, rate, "µs"), x.vsCell(v, replicaUs))
+		cells := []Cell{name, textCell(linkShown(ts)), x.cell(v.ID, linkMBps, rate, "MB/s"),
+			x.cell(v.ID, primaryUs, rate, "µs"), x.vsCell(v, primaryUs), x.cell(v.ID, replicaUs, rate, "µs"), x.vsCell(v, replicaUs)}
+		for i := range more {
+			cells = append(cells, x.cell(v.ID, nodeUs(i+2), rate, "µs"))
+		}
+		n.addCells(cells...)
 		for _, t := range ts {
 			if t.Replication.BehindTimeout || t.Replication.Unseen > 0 {
 				behind = append(behind, fmt.Sprintf("%s trial %d: %d of %d heartbeats not seen on the replica within --timeout after the writes stopped", v.ID, t.Round+1, t.Replication.Unseen, t.Replication.Heartbeats))
