@@ -19,18 +19,23 @@ import (
 func newReplicateCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f replicateFlags
 	cmd := &cobra.Command{
-		Use:   "replicate [--lab postgres|redis | PRIMARY_URL --replica REPLICA_URL]",
+		Use:   "replicate [--lab postgres|redis|mariadb|galera | PRIMARY_URL --replica REPLICA_URL]",
 		Short: "Measure the replication link between a primary and its replica, plain vs TLS",
 		Long: `Measure what TLS on the replication link costs: tlsbench builds a lab cluster
 (PostgreSQL 15: a primary and a physical streaming replica made by pg_basebackup;
-Redis: a primary and a replica, asynchronous only), on loopback, and for each variant of the link (--tls, --key, --sync) runs
+Redis: a primary and a replica, asynchronous only; MariaDB: a primary and an
+asynchronous GTID replica made from a mariadb-dump snapshot; Galera: 3 nodes,
+writes on node 1, the heartbeat read on node 2), on loopback, and for each variant of the link (--tls, --key, --sync) runs
 closed-loop writes on the primary (one-row INSERT transactions, -c writers) while
 a heartbeat row is written every --heartbeat and read on the replica every
 --lag-poll. It reports each write's commit latency, the replica's lag behind the
 heartbeat (beside the server's own replay_lag), writes/s, the WAL bytes sent and
 the CPU of each node. Each trial first checks from the primary (PostgreSQL: pg_stat_replication
 joined with pg_stat_ssl; Redis: the port of the replica's connection in CLIENT
-LIST) that the link is TLS of the variant's version, or plain.
+LIST; MariaDB: performance_schema.status_by_thread of the replica's connection;
+Galera: each node's log and a TLS handshake with its group port) that the link is
+TLS of the variant's version, or plain. A Galera cluster restarts when its group
+link changes (socket.ssl is read at start only).
 
 Only the replication link changes: the writers' link to the primary is plain
 (--client-tls: TLS) in every variant. --rtt delays the replication link alone
@@ -42,8 +47,8 @@ variant, the link as configured (checked from the primary's pg_stat_ssl, which
 its user needs pg_monitor to read), the writers' link as PRIMARY_URL asks. It
 writes only to two tables it creates on the primary and drops at the end.
 
-MariaDB and Galera clusters, PostgreSQL 18, Redis's --rtt and full sync, and the
-lag-SLO capacity search are not measured yet.`,
+PostgreSQL 18, Redis's --rtt and full sync, MariaDB's and Galera's resync,
+Galera's --rtt and the lag-SLO capacity search are not measured yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{errors.New("replicate takes one URL, the primary's: give the replica's as --replica URL")}
@@ -181,10 +186,22 @@ func openCluster(ctx context.Context, p plan.Replication, lines *runProgress) (l
 		return c, "your PostgreSQL primary + replica, as configured", nil, err
 	}
 	o := lab.Options{Keys: p.Keys}
-	if p.Lab == "redis" {
+	switch p.Lab {
+	case "redis":
 		lines.printf("starting the lab cluster: Redis primary and replica (REPLICAOF)")
 		c, err := lab.StartRedisCluster(ctx, o)
 		return c, "Redis primary + replica", nil, err
+	case "mariadb":
+		lines.printf("starting the lab cluster: MariaDB primary and replica (mariadb-dump snapshot, GTID)")
+		c, err := lab.StartMariaDBCluster(ctx, o)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return c, "MariaDB primary + asynchronous replica", &c.Built, nil
+	case "galera":
+		lines.printf("starting the lab cluster: 3 Galera nodes (node 1 bootstraps, nodes 2 and 3 join by rsync SST)")
+		c, err := lab.StartGaleraCluster(ctx, o)
+		return c, "Galera cluster of 3 nodes", nil, err
 	}
 	lines.printf("starting the lab cluster: PostgreSQL primary and replica (pg_basebackup)")
 	c, err := lab.StartPostgresCluster(ctx, o)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -211,7 +212,7 @@ func diffText(s stats.Summary) string {
 
 // replEngine is how a replicate result's tables name what its engine
 // does.
-type replEngine struct{ write, stream, link, server string }
+type replEngine struct{ write, stream, link, server, copier string }
 
 var replEngines = map[string]replEngine{
 	"postgres": {
@@ -226,7 +227,24 @@ var replEngines = map[string]replEngine{
 		link:   "as the primary's CLIENT LIST showed the replica's connection after each trial (the tls-port: TLS, of the version tls-protocols allows; Redis does not report a connection's)",
 		server: "Redis reports no replay lag of its own (INFO's lag is whole seconds since the replica's last ack)",
 	},
+	"mariadb": {
+		write:  "one INSERT of a 100-byte row, autocommit",
+		stream: "bytes sent: Bytes_sent of the primary's binlog dump connection to the replica over the trial (binlog events, before TLS's framing)",
+		link:   "as the primary's performance_schema.status_by_thread showed the replica's connection (Ssl_version) after each trial",
+		server: "server's lag is the replica's Seconds_Behind_Master, sampled every 100 ms: whole seconds, a resolution of 1 s",
+		copier: "mariadb-dump's and the loading mariadb client's CPU",
+	},
+	"galera": {
+		write:  "one INSERT of a 100-byte row on node 1, autocommit, answered once every node has certified it",
+		stream: "bytes sent: node 1's wsrep_replicated_bytes over the trial (its writesets, before TLS's framing)",
+		link:   "as each node's log showed its group link (ssl:// or tcp://) and a TLS handshake with each node's group port answered, when the cluster started with the variant's link; primary: node 1 (written), replica: node 2 (read)",
+		server: "Galera reports no lag in time: its own view is node 2's receive queue and flow control (below)",
+	},
 }
+
+// pausedPct is the share of a Galera trial that flow control paused
+// replication, in percent.
+var pausedPct replFigure = func(t result.Trial) float64 { return 100 * t.Replication.FlowControlPaused }
 
 // replicateTables writes a replicate result's tables.
 func (ix *index) replicateTables(b *body) {
@@ -277,6 +295,18 @@ func (ix *index) replicateTables(b *body) {
 		"lag: per heartbeat (a row or key written on the primary every " + ix.r.Replicate.Plan.Heartbeat.String() + "), from its commit's answer to its first sight on the replica (read every " + ix.r.Replicate.Plan.LagPoll.String() + "), both on tlsbench's clock; 0 when the replica had it before the commit answered (remote_apply)",
 		"resolution: the poll interval plus a read's mean time; " + eng.server,
 	}, behind...)
+	if ix.r.Replicate.Plan.Lab == "galera" {
+		for _, v := range x.vs {
+			var most int64
+			for _, t := range x.trials[v.ID] {
+				most = max(most, t.Replication.ServerQueueMax)
+			}
+			if len(x.trials[v.ID]) > 0 {
+				l.Foot = append(l.Foot, fmt.Sprintf("%s: node 2's wsrep_local_recv_queue held at most %d writes; flow control paused replication %s%% of the time",
+					v.ID, most, x.cell(v.ID, pausedPct, millis, "%").Text))
+			}
+		}
+	}
 	n.Foot = []string{"link: " + eng.link + "; " + eng.stream + "; CPU: all of each node's processes (the replica's includes the heartbeat's reads)"}
 	b.table(w)
 	b.table(l)
@@ -302,7 +332,7 @@ func (ix *index) replicateTables(b *body) {
 		if b := ix.r.Replicate.Built; b != nil {
 			methods = append([]string{"build: " + b.Method}, methods...)
 		}
-		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: pg_basebackup's own CPU"}
+		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: " + cmp.Or(eng.copier, "pg_basebackup's own CPU")}
 		b.table(t)
 	}
 }
