@@ -94,7 +94,7 @@ func StartGaleraCluster(ctx context.Context, o Options) (_ *GaleraCluster, err e
 		if m.runAs, err = serverUser("Galera", "mysql", "a Galera node's rsync SST cannot run as root", m.dir); err != nil {
 			return nil, err
 		}
-		m.user = "mysql"
+		m.user, m.wsrep = "mysql", true
 		if i > 0 {
 			m.joiner = true
 			if err := m.setPassword(c.Nodes[0].password); err != nil {

@@ -66,6 +66,8 @@ type MariaDB struct {
 	// process is root (a Galera node: see cluster_galera.go); nil: root.
 	runAs *syscall.Credential
 	user  string
+	// wsrep: a Galera node, ready once synced, not once it answers.
+	wsrep bool
 
 	keyMu sync.Mutex // serializes UseKey
 }
@@ -184,7 +186,15 @@ func (m *MariaDB) launch(ctx context.Context) (err error) {
 	ready := func() error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		return m.admin.PingContext(pctx)
+		if !m.wsrep {
+			return m.admin.PingContext(pctx)
+		}
+		// It answers before it may be used: statements fail until then.
+		st, err := mariaDBShow(pctx, m.admin, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")
+		if err == nil && st["wsrep_local_state_comment"] != "Synced" {
+			err = fmt.Errorf("wsrep state %q", st["wsrep_local_state_comment"])
+		}
+		return err
 	}
 	if err := m.proc.waitReady(ctx, ready); err != nil {
 		return m.proc.withKeptLog(err)

@@ -79,7 +79,7 @@ var (
 		if t.Replication.ServerLag.Count == 0 {
 			return math.NaN() // none sampled, or none the engine reports (Redis)
 		}
-		return t.Replication.ServerLag.P50
+		return lagShown(t.Replication.ServerLag.P50) // Seconds_Behind_Master's 0 is the histogram's least value
 	}
 	lagRes   replFigure = func(t result.Trial) float64 { return float64(t.Replication.LagResolution) / 1e6 }
 	linkMBps replFigure = func(t result.Trial) float64 {
