@@ -197,6 +197,9 @@ func (m *MariaDB) launch(ctx context.Context) (err error) {
 		return err
 	}
 	if err := m.proc.waitReady(ctx, ready); err != nil {
+		if ctx.Err() != nil { // interrupted: nothing to look into
+			return err
+		}
 		return m.proc.withKeptLog(err)
 	}
 	return nil
