@@ -42,7 +42,8 @@ func plainAndTLS13(t *testing.T, c bench.Cluster, lab string) []result.Trial {
 // trial's link as the primary's performance_schema showed it, writes,
 // heartbeats and bytes counted, every heartbeat seen on the replica, both
 // nodes' CPU; and the heartbeat's lag agrees with Seconds_Behind_Master
-// within its resolution (1 s, whole seconds).
+// within its resolution (1 s, whole seconds). With --rtt, the link alone
+// is delayed.
 func TestReplicateMariaDB(t *testing.T) {
 	labtest.Slow(t)
 	c, err := lab.StartMariaDBCluster(context.Background(), lab.Options{Keys: []string{"ecdsa-p256"}})
@@ -59,6 +60,19 @@ func TestReplicateMariaDB(t *testing.T) {
 		if res := float64(r.LagResolution)/1e6 + 1000; math.Abs(r.Lag.P50-r.ServerLag.P50) > res {
 			t.Errorf("%s: heartbeat lag p50 %.3f ms, Seconds_Behind_Master p50 %.0f ms: further apart than 1 s and the heartbeat's resolution", tr.Variant, r.Lag.P50, r.ServerLag.P50)
 		}
+	}
+
+	// --rtt: the replica dials the primary through the delaying relay;
+	// an asynchronous commit does not wait for it, the heartbeat does.
+	const rtt = 30 * time.Millisecond
+	res := result.New()
+	res.Replicate = &result.Replicate{Plan: replicatePlan(t, plan.Replication{Lab: "mariadb", TLS: []string{"1.3"}, RTT: rtt})}
+	if err := bench.Replicate(context.Background(), res, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	ms := float64(rtt) / 1e6
+	if r := res.Trials[0].Replication; r.Commit.P50 >= ms || r.Lag.P50 < ms/2-r.Commit.P50 || r.LinkTLS != "TLSv1.3" {
+		t.Errorf("rtt %v: commit p50 %.3f ms, heartbeat lag p50 %.3f ms, link %q: want a commit under one RTT, a lag of half one or more, TLS 1.3", rtt, r.Commit.P50, r.Lag.P50, r.LinkTLS)
 	}
 }
 
