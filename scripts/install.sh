@@ -11,6 +11,9 @@ need=(
   openssl:openssl
   /usr/lib/postgresql/15/bin/postgres:postgresql-15
   mariadbd:mariadb-server
+  # replicate --lab galera: the wsrep provider and its SST's rsync
+  /usr/lib/galera/libgalera_smm.so:galera-4
+  rsync:rsync
   redis-server:redis-server
   sysbench:sysbench
   # the C client stacks of --client (pgbench comes with postgresql-15)
@@ -45,7 +48,8 @@ bash "$(dirname "$0")/install-junit-xsd.sh"
 
 missing=()
 for pair in "${need[@]}"; do
-  command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  # a path may name a library, not a program
+  { command -v "${pair%%:*}" || [ -e "${pair%%:*}" ]; } >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

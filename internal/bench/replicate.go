@@ -31,7 +31,10 @@ type Cluster interface {
 	OpenReplica(ctx context.Context) (cluster.Conn, error)
 	// PrimaryAddr is what a relay on the link dials.
 	PrimaryAddr() string
-	CPU() (primary, replica time.Duration, err error)
+	// CPU is each node's CPU time so far: the primary (Galera: the node
+	// written to) first, then the replica the heartbeat is read on, then
+	// any other node.
+	CPU() ([]time.Duration, error)
 	// Alive says which node is gone, and why, if one is.
 	Alive() error
 }
@@ -321,7 +324,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		}
 		return t, context.Cause(ctx)
 	}
-	cpu0p, cpu0r, err := c.CPU()
+	cpu0, err := c.CPU()
 	if err != nil && !errors.Is(err, cluster.ErrNoNodeCPU) {
 		fail(err)
 	}
@@ -330,6 +333,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	if err != nil {
 		fail(err)
 	}
+	at0 := time.Now()
 	// The row keeps the last trial's seq: this trial's begin above it,
 	// at the clock's nanoseconds, which no trial's beats reach.
 	base := time.Now().UnixNano()
@@ -360,12 +364,16 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 		}
 	}()
 	serverLag := stats.NewRecorder()
+	var queueMax int64
 	sampleDone := make(chan struct{})
 	go func() { // the primary's own view
 		defer close(sampleDone)
 		for time.Now().Before(end) && ctx.Err() == nil {
-			if st, err := c.LinkState(ctx); err == nil && st.HasReplayLag {
-				serverLag.Record(st.ReplayLag)
+			if st, err := c.LinkState(ctx); err == nil {
+				if st.HasReplayLag {
+					serverLag.Record(st.ReplayLag)
+				}
+				queueMax = max(queueMax, st.Queue)
 			}
 			select {
 			case <-ctx.Done():
@@ -415,10 +423,11 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	if err := context.Cause(ctx); err != nil {
 		return t, err
 	}
-	cpu1p, cpu1r, err := c.CPU()
+	cpu1, err := c.CPU()
 	if err != nil && !errors.Is(err, cluster.ErrNoNodeCPU) {
 		return t, err
 	}
+	nodes := cpuSpent(cpu0, cpu1)
 	// The link is checked again: a walreceiver that dialed again during
 	// the trial must have got the same link.
 	st1, err := c.LinkState(ctx)
@@ -428,6 +437,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	if err != nil {
 		return t, err
 	}
+	paused := float64(st1.Paused-st0.Paused) / float64(time.Since(at0))
 
 	commit := stats.NewRecorder()
 	var nerr int64
@@ -452,7 +462,7 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	lag, unseen := b.lags()
 	t = result.Trial{Experiment: plan.Replicate, Variant: v.ID, Concurrency: load.writers, Round: round, Start: start,
 		Elapsed: p.Duration, Ops: commit.Count(), Conns: int64(len(conns)),
-		ClientCPU: host.ProcessCPU() - client0, ServerCPU: cpu1p - cpu0p + cpu1r - cpu0r,
+		ClientCPU: host.ProcessCPU() - client0, ServerCPU: sumCPU(nodes),
 		Latency: result.Hist(commit.Hist()), Open: ol}
 	if nerr > 0 {
 		t.Errors = map[string]int64{"write": nerr}
@@ -465,11 +475,40 @@ func replicateTrial(ctx context.Context, p plan.Replication, c Cluster, v plan.R
 	t.Replication = &result.Replication{
 		Commit: t.Latency, Lag: result.Hist(lag.Hist()), LagResolution: res,
 		Heartbeats: int64(len(b.acked)), Unseen: unseen, ServerLag: result.Hist(serverLag.Hist()),
+		ServerQueueMax: queueMax, FlowControlPaused: paused,
 		WritesPerSec: t.Throughput(), LinkBytes: st1.Sent - st0.Sent,
-		PrimaryCPU: cpu1p - cpu0p, ReplicaCPU: cpu1r - cpu0r,
+		PrimaryCPU: nodeAt(nodes, 0), ReplicaCPU: nodeAt(nodes, 1), NodeCPU: nodes,
 		LinkEncrypted: st1.Encrypted, LinkTLS: st1.Version, Sync: cmp.Or(v.Sync, st1.SyncState), BehindTimeout: behind,
 	}
 	return t, nil
+}
+
+// cpuSpent is each node's CPU between two readings of Cluster.CPU; none
+// when the nodes' CPU is not measured.
+func cpuSpent(before, after []time.Duration) []time.Duration {
+	if len(before) != len(after) || len(after) == 0 {
+		return nil
+	}
+	out := make([]time.Duration, len(after))
+	for i := range after {
+		out[i] = after[i] - before[i]
+	}
+	return out
+}
+
+func sumCPU(ds []time.Duration) (total time.Duration) {
+	for _, d := range ds {
+		total += d
+	}
+	return total
+}
+
+// nodeAt is ds[i], 0 past its end.
+func nodeAt(ds []time.Duration, i int) time.Duration {
+	if i < len(ds) {
+		return ds[i]
+	}
+	return 0
 }
 
 // nodeGone is why a node of c is gone, if one is. A node's death shows in

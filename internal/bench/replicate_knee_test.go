@@ -63,8 +63,8 @@ func (f *fakeCluster) OpenPrimary(context.Context, bool) (cluster.Conn, error) {
 func (f *fakeCluster) OpenReplica(context.Context) (cluster.Conn, error) { return fakeConn{f}, nil }
 func (f *fakeCluster) PrimaryAddr() string                               { return "127.0.0.1:1" }
 func (f *fakeCluster) Alive() error                                      { return nil }
-func (f *fakeCluster) CPU() (time.Duration, time.Duration, error) {
-	return 0, 0, cluster.ErrNoNodeCPU
+func (f *fakeCluster) CPU() ([]time.Duration, error) {
+	return nil, cluster.ErrNoNodeCPU
 }
 
 // apply queues one write on the replica (a heartbeat costs it nothing)

@@ -20,20 +20,25 @@ import (
 func newReplicateCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f replicateFlags
 	cmd := &cobra.Command{
-		Use:   "replicate [--lab postgres|postgres:18|redis | PRIMARY_URL --replica REPLICA_URL]",
+		Use:   "replicate [--lab postgres|postgres:18|redis|mariadb|galera | PRIMARY_URL --replica REPLICA_URL]",
 		Short: "Measure the replication link between a primary and its replica, plain vs TLS",
 		Long: `Measure what TLS on the replication link costs: tlsbench builds a lab cluster
 (PostgreSQL 15: a primary and a physical streaming replica made by pg_basebackup;
 --lab postgres:18: PostgreSQL 18's, the replica a file copy between pg_backup_start
 and pg_backup_stop, as its npm build has no pg_basebackup; Redis: a primary and a
-replica, asynchronous only), on loopback, and for each variant of the link (--tls, --key, --sync) runs
+replica, asynchronous only; MariaDB: a primary and an asynchronous GTID replica made
+from a mariadb-dump snapshot; Galera: 3 nodes, writes on node 1, the heartbeat read
+on node 2), on loopback, and for each variant of the link (--tls, --key, --sync) runs
 closed-loop writes on the primary (one-row INSERT transactions, -c writers) while
 a heartbeat row is written every --heartbeat and read on the replica every
 --lag-poll. It reports each write's commit latency, the replica's lag behind the
 heartbeat (beside the server's own replay_lag), writes/s, the WAL bytes sent and
 the CPU of each node. Each trial first checks from the primary (PostgreSQL: pg_stat_replication
 joined with pg_stat_ssl; Redis: the port of the replica's connection in CLIENT
-LIST) that the link is TLS of the variant's version, or plain.
+LIST; MariaDB: performance_schema.status_by_thread of the replica's connection;
+Galera: each node's log and a TLS handshake with its group port) that the link is
+TLS of the variant's version, or plain. A Galera cluster restarts when its group
+link changes (socket.ssl is read at start only).
 
 Only the replication link changes: the writers' link to the primary is plain
 (--client-tls: TLS) in every variant. --rtt delays the replication link alone
@@ -51,7 +56,7 @@ start); --rate auto (or FROM..TO) searches per variant the highest write rate
 at which the replica's heartbeat lag p99 stays under --lag-slo (1s) and, with
 --sync on or remote_apply, the commit p99 under --slo.
 
-MariaDB and Galera clusters are not measured yet.`,
+MariaDB's and Galera's resync and Galera's --rtt are not measured yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{errors.New("replicate takes one URL, the primary's: give the replica's as --replica URL")}
@@ -218,10 +223,20 @@ func openCluster(ctx context.Context, p plan.Replication, lines *runProgress) (l
 		return c, "your PostgreSQL primary + replica, as configured", nil, err
 	}
 	o := lab.Options{Keys: p.Keys, Version: p.Version()}
-	if p.Engine() == "redis" {
+	switch p.Engine() {
+	case "redis":
 		lines.printf("starting the lab cluster: Redis primary and replica (REPLICAOF)")
 		c, err := lab.StartRedisCluster(ctx, o)
 		return c, "Redis primary + replica", nil, err
+	case "mariadb":
+		lines.printf("starting the lab cluster: MariaDB primary and replica (mariadb-dump snapshot, GTID)")
+		// Its build (c.Built) copies kilobytes: no figure of a rate.
+		c, err := lab.StartMariaDBCluster(ctx, o)
+		return c, "MariaDB primary + asynchronous replica", nil, err
+	case "galera":
+		lines.printf("starting the lab cluster: 3 Galera nodes (node 1 bootstraps, nodes 2 and 3 join by rsync SST)")
+		c, err := lab.StartGaleraCluster(ctx, o)
+		return c, "Galera cluster of 3 nodes", nil, err
 	}
 	lines.printf("starting the lab cluster: PostgreSQL %s primary and replica", cmp.Or(o.Version, "(the distribution's)"))
 	c, err := lab.StartPostgresCluster(ctx, o)

@@ -20,6 +20,23 @@ func TestReplicateInterrupted(t *testing.T) {
 	run := startWatched(t, cwd, tmp, false, "replicate", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"-c", "2", "-d", "1s", "--warmup", "100ms", "--trials", "20", "-o", "out.json")
 	run.waitProgress(t, "tls1.3 async #2")
+	r := interrupted(t, run, cwd, tmp)
+	if len(r.Trials) < 3 || r.Replicate == nil {
+		t.Fatalf("%d trials; want at least 3", len(r.Trials))
+	}
+	for _, tr := range r.Trials {
+		if tr.Replication == nil || tr.Replication.LinkEncrypted != strings.HasPrefix(tr.Variant, "tls") {
+			t.Errorf("trial %s: replication %+v", tr.Variant, tr.Replication)
+		}
+	}
+}
+
+// interrupted sends Ctrl-C to a replicate run writing out.json in cwd
+// with TMPDIR tmp, checks that it exits 130 with one error line, leaving
+// nothing in tmp and no server running, and returns the result it saved,
+// marked interrupted.
+func interrupted(t *testing.T, run *watchedRun, cwd, tmp string) *result.Result {
+	t.Helper()
 	syscall.Kill(run.cmd.Process.Pid, syscall.SIGINT)
 	code := run.wait(t, "the run did not stop")
 	stderr := run.stderr()
@@ -29,24 +46,20 @@ func TestReplicateInterrupted(t *testing.T) {
 	if lines := errorLines(stderr); len(lines) != 1 || lines[0] != "tlsbench: interrupted" {
 		t.Errorf("want one error line, got %q", lines)
 	}
-	r, err := result.Read(filepath.Join(cwd, "out.json"))
-	if err != nil {
-		t.Fatalf("the result: %v", err)
-	}
-	if !r.Interrupted || len(r.Trials) < 3 || r.Replicate == nil {
-		t.Fatalf("interrupted %v with %d trials; want true and at least 3", r.Interrupted, len(r.Trials))
-	}
-	for _, tr := range r.Trials {
-		if tr.Replication == nil || tr.Replication.LinkEncrypted != strings.HasPrefix(tr.Variant, "tls") {
-			t.Errorf("trial %s: replication %+v", tr.Variant, tr.Replication)
-		}
-	}
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
-		t.Errorf("left behind in TMPDIR (keys, passfiles): %v", left)
+		t.Errorf("left behind in TMPDIR (keys, passfiles, data, logs): %v", left)
 	}
 	if pids := processesMentioning(tmp); len(pids) > 0 {
 		t.Errorf("server processes still running: %v", pids)
 	}
+	r, err := result.Read(filepath.Join(cwd, "out.json"))
+	if err != nil {
+		t.Fatalf("the result: %v", err)
+	}
+	if !r.Interrupted {
+		t.Errorf("the result is not marked interrupted")
+	}
+	return r
 }
 
 // TestReplicateBadInput: what replicate refuses, in one line that says
@@ -60,7 +73,9 @@ func TestReplicateBadInput(t *testing.T) {
 		{[]string{"replicate", "postgres://u@127.0.0.1/db", "--replica", "postgres://u@127.0.0.2/db", "--tls", "1.3"}, "--tls changes a lab cluster's link: your own cluster is measured as it is"},
 		{[]string{"replicate", "redis://u@127.0.0.1/0", "--replica", "redis://u@127.0.0.2/0"}, "your own cluster is measured on PostgreSQL only so far"},
 		{[]string{"replicate", "a", "b"}, "replicate takes one URL, the primary's"},
-		{[]string{"replicate", "--lab", "mariadb"}, `lab: no lab cluster of "mariadb" yet: use postgres, redis`},
+		{[]string{"replicate", "--lab", "mysql"}, `lab: no lab cluster of "mysql": use postgres, redis, mariadb, galera`},
+		{[]string{"replicate", "--lab", "galera", "--sync", "on"}, "a Galera cluster commits one way"},
+		{[]string{"replicate", "--lab", "mariadb", "--resync"}, "no MariaDB resync figure"},
 		{[]string{"replicate", "--lab", "redis", "--sync", "on"}, "Redis replicates asynchronously only"},
 		{[]string{"replicate", "--sync", "sometimes"}, `"sometimes" is no commit mode: use off (asynchronous), on or remote_apply`},
 		{[]string{"replicate", "--heartbeat", "1ms", "--lag-poll", "5ms"}, "--lag-poll"},

@@ -46,6 +46,12 @@ type LinkState struct {
 	// is NULL (nothing to replay lately).
 	ReplayLag    time.Duration
 	HasReplayLag bool
+	// Queue is what the read node has received but not applied, as it
+	// counts it (Galera's wsrep_local_recv_queue); Paused is the time
+	// flow control has paused replication so far (Galera's
+	// wsrep_flow_control_paused_ns). Zero where the engine has neither.
+	Queue  int64
+	Paused time.Duration
 }
 
 // Conn is a session on one node of a cluster: the writes of a

@@ -630,38 +630,44 @@ func (p *pgClusterConn) Seen(ctx context.Context) (int64, error) {
 
 func (p *pgClusterConn) Close() error { return p.c.Close(context.Background()) }
 
-// CPU is the CPU time each node's processes have used so far.
-func (c *PostgresCluster) CPU() (primary, replica time.Duration, err error) {
-	return nodesCPU(&c.Primary.labBase, &c.Replica.labBase)
+// CPU is the CPU time each node's processes have used so far, the
+// primary's first.
+func (c *PostgresCluster) CPU() ([]time.Duration, error) {
+	return nodesCPU(primaryReplica, &c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Alive reports why a node is gone, if one is.
 func (c *PostgresCluster) Alive() error {
 	if c.Replica == nil { // still being made
-		return nodesAlive(&c.Primary.labBase)
+		return nodesAlive(primaryReplica, &c.Primary.labBase)
 	}
-	return nodesAlive(&c.Primary.labBase, &c.Replica.labBase)
+	return nodesAlive(primaryReplica, &c.Primary.labBase, &c.Replica.labBase)
 }
 
-// nodesCPU is the CPU time of a cluster's primary and replica so far.
-func nodesCPU(primary, replica *labBase) (time.Duration, time.Duration, error) {
-	p, err := primary.CPU()
-	if err != nil {
-		return 0, 0, fmt.Errorf("primary: %w", err)
+// primaryReplica names the nodes of a primary/replica cluster, in the
+// order of its CPU list.
+var primaryReplica = []string{"primary", "replica"}
+
+// nodesCPU is the CPU time of each of a cluster's nodes so far; an error
+// names the node (names, in the nodes' order).
+func nodesCPU(names []string, nodes ...*labBase) ([]time.Duration, error) {
+	out := make([]time.Duration, len(nodes))
+	for i, n := range nodes {
+		d, err := n.CPU()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
+		}
+		out[i] = d
 	}
-	r, err := replica.CPU()
-	if err != nil {
-		return 0, 0, fmt.Errorf("replica: %w", err)
-	}
-	return p, r, nil
+	return out, nil
 }
 
-// nodesAlive reports which of a cluster's nodes (the primary, then the
-// replica) is gone and why, if one is.
-func nodesAlive(nodes ...*labBase) error {
+// nodesAlive reports which of a cluster's nodes is gone and why, if one
+// is; names are the nodes', in order.
+func nodesAlive(names []string, nodes ...*labBase) error {
 	for i, n := range nodes {
 		if err := n.Alive(); err != nil {
-			return fmt.Errorf("%s: %w", []string{"primary", "replica"}[i], err)
+			return fmt.Errorf("%s: %w", names[i], err)
 		}
 	}
 	return nil

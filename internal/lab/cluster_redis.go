@@ -238,7 +238,7 @@ func (c *RedisCluster) Resync(ctx context.Context, l cluster.Link) (result.Resyn
 	if err != nil {
 		return result.Resync{}, err
 	}
-	cpuP0, cpuR0, err := c.CPU()
+	cpu0, err := c.CPU()
 	if err != nil {
 		return result.Resync{}, err
 	}
@@ -247,7 +247,7 @@ func (c *RedisCluster) Resync(ctx context.Context, l cluster.Link) (result.Resyn
 		return result.Resync{}, err
 	}
 	elapsed := time.Since(start)
-	cpuP1, cpuR1, err := c.CPU()
+	cpu1, err := c.CPU()
 	if err != nil {
 		return result.Resync{}, err
 	}
@@ -259,7 +259,7 @@ func (c *RedisCluster) Resync(ctx context.Context, l cluster.Link) (result.Resyn
 		return result.Resync{}, errors.New("Redis lab cluster: the replica came back without a full sync (the primary's sync_full did not advance): no resync to time")
 	}
 	return result.Resync{Method: fmt.Sprintf("Redis full sync, %s (REPLICAOF after REPLICAOF NO ONE) of %d keys of %d bytes; bytes: the primary's total_net_repl_output_bytes", mode, redisResyncKeys, redisResyncValue),
-		Bytes: sent1 - sent0, Elapsed: elapsed, SourceCPU: cpuP1 - cpuP0, DestCPU: cpuR1 - cpuR0}, nil
+		Bytes: sent1 - sent0, Elapsed: elapsed, SourceCPU: cpu1[0] - cpu0[0], DestCPU: cpu1[1] - cpu0[1]}, nil
 }
 
 // fill writes the resync's data set on the primary, once: MSETs of
@@ -404,14 +404,15 @@ func (r *redisConn) Seen(ctx context.Context) (int64, error) {
 
 func (r *redisConn) Close() error { return r.c.Close() }
 
-// CPU is the CPU time each node's process has used so far.
-func (c *RedisCluster) CPU() (primary, replica time.Duration, err error) {
-	return nodesCPU(&c.Primary.labBase, &c.Replica.labBase)
+// CPU is the CPU time each node's process has used so far, the
+// primary's first.
+func (c *RedisCluster) CPU() ([]time.Duration, error) {
+	return nodesCPU(primaryReplica, &c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Alive reports why a node is gone, if one is.
 func (c *RedisCluster) Alive() error {
-	return nodesAlive(&c.Primary.labBase, &c.Replica.labBase)
+	return nodesAlive(primaryReplica, &c.Primary.labBase, &c.Replica.labBase)
 }
 
 // Info describes both nodes for the result.

@@ -157,7 +157,7 @@ func (c *UserCluster) OpenReplica(ctx context.Context) (cluster.Conn, error) {
 func (c *UserCluster) PrimaryAddr() string { return "" }
 
 // CPU is not measured: tlsbench did not start the nodes.
-func (c *UserCluster) CPU() (time.Duration, time.Duration, error) { return 0, 0, cluster.ErrNoNodeCPU }
+func (c *UserCluster) CPU() ([]time.Duration, error) { return nil, cluster.ErrNoNodeCPU }
 
 // Alive is nil: a node that is gone shows as its sessions' errors.
 func (c *UserCluster) Alive() error { return nil }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -52,6 +53,22 @@ type MariaDB struct {
 	version  string
 	settings map[string]string
 
+	// mariadbd and installDB are the server's programs.
+	mariadbd, installDB string
+	// A cluster's node (cluster_mariadb.go, cluster_galera.go) has a
+	// role that names it in messages ("" is "MariaDB"), options of its
+	// own after the lab's (extra) and more environment (env); a joiner
+	// gets its data and accounts from the cluster, not from setUp.
+	role       string
+	extra, env []string
+	joiner     bool
+	// runAs is the system user (named user) the server runs as when this
+	// process is root (a Galera node: see cluster_galera.go); nil: root.
+	runAs *syscall.Credential
+	user  string
+	// wsrep: a Galera node, ready once synced, not once it answers.
+	wsrep bool
+
 	keyMu sync.Mutex // serializes UseKey
 }
 
@@ -59,6 +76,20 @@ type MariaDB struct {
 // starts mariadbd on a free loopback port, with TLS (unless PlainOnly) and
 // plaintext on that port, and a user per auth method.
 func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
+	m, err := newMariaDB(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.boot(ctx); err != nil {
+		m.Stop()
+		return nil, err
+	}
+	return m, nil
+}
+
+// newMariaDB makes a lab MariaDB's dir (its keys, a new password) and
+// chooses its port; boot starts it.
+func newMariaDB(o Options) (_ *MariaDB, err error) {
 	mariadbd, err := mariaDBBinary("mariadbd")
 	if err != nil {
 		return nil, err
@@ -78,14 +109,13 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &MariaDB{labBase: labBase{dir: dir, opts: o, roots: roots}}
+	m := &MariaDB{labBase: labBase{dir: dir, opts: o, roots: roots}, mariadbd: mariadbd, installDB: installDB}
 	defer func() {
 		if err != nil {
 			m.Stop()
 		}
 	}()
-	m.password = newPassword()
-	if err := os.WriteFile(m.PasswordFile(), []byte(m.password+"\n"), 0o600); err != nil {
+	if err := m.setPassword(newPassword()); err != nil {
 		return nil, err
 	}
 	if !o.PlainOnly {
@@ -93,38 +123,94 @@ func startMariaDB(ctx context.Context, o Options) (_ Server, err error) {
 			return nil, err
 		}
 	}
-	if err := m.initDataDir(ctx, installDB); err != nil {
-		return nil, err
-	}
 	if m.port, err = freePort(); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(mariadbd, m.serverArgs()...)
-	cmd.Dir = dir
-	if m.proc, err = startProcess("MariaDB", cmd, filepath.Join(dir, "mariadbd.log")); err != nil {
-		return nil, err
+	return m, nil
+}
+
+// setPassword sets the lab users' password and writes it to PasswordFile.
+func (m *MariaDB) setPassword(pw string) error {
+	m.password = pw
+	return os.WriteFile(m.PasswordFile(), []byte(pw+"\n"), 0o600)
+}
+
+// boot initializes the data directory (unless the node is a joiner),
+// starts the server, sets it up and checks the key it presents.
+func (m *MariaDB) boot(ctx context.Context) error {
+	if !m.joiner {
+		if err := chownLabDir(m.dir, m.runAs); err != nil {
+			return err
+		}
+		if err := m.initDataDir(ctx, m.installDB); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(filepath.Join(m.dir, "data"), 0o700); err != nil {
+		return err
 	}
-	if m.admin, err = m.openAdmin(); err != nil {
-		return nil, err
+	if err := m.launch(ctx); err != nil {
+		return err
+	}
+	if err := m.setUp(ctx); err != nil {
+		return m.proc.withKeptLog(err)
+	}
+	if !m.opts.PlainOnly {
+		// Prove that the configured key is the one presented.
+		if err := m.checkKey(ctx, m.opts.Keys[0]); err != nil {
+			return m.proc.withKeptLog(err)
+		}
+	}
+	return nil
+}
+
+// launch starts mariadbd on the data directory and waits until it
+// answers; a cluster's node starts again this way.
+func (m *MariaDB) launch(ctx context.Context) (err error) {
+	// What was written since (keys, configuration) is the server's too.
+	if err := chownLabDir(m.dir, m.runAs); err != nil {
+		return err
+	}
+	cmd := exec.Command(m.mariadbd, append(m.serverArgs(), m.extra...)...)
+	cmd.Dir = m.dir
+	if len(m.env) > 0 {
+		cmd.Env = append(os.Environ(), m.env...)
+	}
+	if m.proc, err = startProcess(m.name(), cmd, filepath.Join(m.dir, "mariadbd.log")); err != nil {
+		return err
+	}
+	if m.admin == nil {
+		if m.admin, err = m.openAdmin(); err != nil {
+			return err
+		}
 	}
 	ready := func() error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		return m.admin.PingContext(pctx)
+		if !m.wsrep {
+			return m.admin.PingContext(pctx)
+		}
+		// It answers before it may be used: statements fail until then.
+		st, err := mariaDBShow(pctx, m.admin, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")
+		if err == nil && st["wsrep_local_state_comment"] != "Synced" {
+			err = fmt.Errorf("wsrep state %q", st["wsrep_local_state_comment"])
+		}
+		return err
 	}
 	if err := m.proc.waitReady(ctx, ready); err != nil {
-		return nil, m.proc.withKeptLog(err)
-	}
-	if err := m.setUp(ctx); err != nil {
-		return nil, m.proc.withKeptLog(err)
-	}
-	if !o.PlainOnly {
-		// Prove that the configured key is the one presented.
-		if err := m.checkKey(ctx, o.Keys[0]); err != nil {
-			return nil, m.proc.withKeptLog(err)
+		if ctx.Err() != nil { // interrupted: nothing to look into
+			return err
 		}
+		return m.proc.withKeptLog(err)
 	}
-	return m, nil
+	return nil
+}
+
+// name names the server in messages: "MariaDB", or its cluster role.
+func (m *MariaDB) name() string {
+	if m.role != "" {
+		return m.role
+	}
+	return "MariaDB"
 }
 
 // mariaDBBinary looks for a MariaDB program in PATH and in /usr/sbin, where
@@ -169,26 +255,27 @@ func (m *MariaDB) initDataDir(ctx context.Context, installDB string) error {
 	// runs side by side) trip over each other's #sql-temptable files.
 	args := []string{"--no-defaults", "--datadir=" + filepath.Join(m.dir, "data"), "--tmpdir=" + m.dir,
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
-	args = append(args, mariaDBRunAs()...)
+	args = append(args, m.userArgs()...)
 	p, err := startProcess("mariadb-install-db", exec.Command(installDB, args...), filepath.Join(m.dir, "install.log"))
 	if err != nil {
 		return err
 	}
-	timer := time.NewTimer(readyTimeout)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-	case <-ctx.Done():
-		p.stop(0)
-		return errors.New("MariaDB: start cancelled")
-	case <-timer.C:
-		p.stop(0)
-		return p.withKeptLog(p.failure(fmt.Sprintf("did not finish within %v", readyTimeout)))
-	}
-	if p.exitErr != nil {
-		return p.withKeptLog(p.failure(fmt.Sprintf("failed (%v)", p.exitErr)))
+	if err := p.finish(ctx, readyTimeout); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return p.withKeptLog(err)
 	}
 	return nil
+}
+
+// userArgs is the --user of mariadbd and mariadb-install-db: runAs's
+// name, or root (mariaDBRunAs).
+func (m *MariaDB) userArgs() []string {
+	if m.runAs != nil {
+		return []string{"--user=" + m.user}
+	}
+	return mariaDBRunAs()
 }
 
 // mariaDBRunAs is mariadbd's --user: it refuses to run as root unless told to.
@@ -229,7 +316,7 @@ func (m *MariaDB) serverArgs() []string {
 		// are reset. The kernel caps it at net.core.somaxconn.
 		args = append(args, "--back-log="+strconv.Itoa(m.opts.connectionLimit(0)))
 	}
-	args = append(args, mariaDBRunAs()...)
+	args = append(args, m.userArgs()...)
 	if !m.opts.PlainOnly {
 		args = append(args,
 			"--ssl-ca="+m.CAFile(),
@@ -263,10 +350,21 @@ type mariaDBQuiet struct{}
 
 func (mariaDBQuiet) Print(...any) {}
 
-// setUp makes the lab's users and database, drops the accounts
-// mariadb-install-db made besides root@localhost (root without a password
-// over TCP, anonymous users), and reads the version and TLS settings.
+// setUp makes the lab's users and database (a cluster's joiner has its
+// cluster's), and reads the version and TLS settings.
 func (m *MariaDB) setUp(ctx context.Context) error {
+	if !m.joiner {
+		if err := m.makeAccounts(ctx); err != nil {
+			return err
+		}
+	}
+	return m.readSettings(ctx)
+}
+
+// makeAccounts makes the lab's users and database and drops the accounts
+// mariadb-install-db made besides root@localhost (root without a
+// password over TCP, anonymous users).
+func (m *MariaDB) makeAccounts(ctx context.Context) error {
 	rows, err := m.admin.QueryContext(ctx, "SELECT User, Host FROM mysql.user WHERE NOT (User = 'root' AND Host = 'localhost') AND User <> 'mariadb.sys'")
 	if err != nil {
 		return fmt.Errorf("MariaDB: listing accounts: %w", err)
@@ -315,19 +413,34 @@ func (m *MariaDB) setUp(ctx context.Context) error {
 		}
 		stmts = append(stmts, m.mariaDBClientCertUsers(host)...)
 	}
+	return mariaDBExec(ctx, m.admin, "MariaDB: setting up", m.password, stmts...)
+}
+
+// mariaDBExec runs stmts on db in order. A statement may hold secret (a
+// password), and a syntax error quotes it: an error names the
+// statement's first words only, with secret redacted, after what.
+func mariaDBExec(ctx context.Context, db *sql.DB, what, secret string, stmts ...string) error {
 	for _, s := range stmts {
-		if _, err := m.admin.ExecContext(ctx, s); err != nil {
-			// The statement may hold the password, and a syntax error
-			// quotes it: name the statement's start only, and redact.
-			msg := strings.ReplaceAll(err.Error(), m.password, "xxxxx")
-			return fmt.Errorf("MariaDB: setting up (%s ...): %s", strings.Join(strings.Fields(s)[:2], " "), msg)
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			msg := err.Error()
+			if secret != "" {
+				msg = strings.ReplaceAll(msg, secret, "xxxxx")
+			}
+			words := strings.Fields(s)
+			return fmt.Errorf("%s (%s ...): %s", what, strings.Join(words[:min(2, len(words))], " "), msg)
 		}
 	}
+	return nil
+}
+
+// readSettings reads the server's version and the settings its Info
+// shows.
+func (m *MariaDB) readSettings(ctx context.Context) error {
 	if err := m.admin.QueryRowContext(ctx, "SELECT VERSION()").Scan(&m.version); err != nil {
 		return fmt.Errorf("MariaDB: asking its version: %w", err)
 	}
 	m.settings = map[string]string{}
-	rows, err = m.admin.QueryContext(ctx, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('have_ssl', 'tls_version', 'ssl_cipher', 'version_ssl_library', 'require_secure_transport', 'innodb_buffer_pool_size', 'innodb_flush_log_at_trx_commit', 'max_connections', 'back_log', 'thread_handling')")
+	rows, err := m.admin.QueryContext(ctx, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('have_ssl', 'tls_version', 'ssl_cipher', 'version_ssl_library', 'require_secure_transport', 'innodb_buffer_pool_size', 'innodb_flush_log_at_trx_commit', 'max_connections', 'back_log', 'thread_handling')")
 	if err != nil {
 		return fmt.Errorf("MariaDB: asking its settings: %w", err)
 	}
@@ -405,11 +518,7 @@ func (m *MariaDB) UseKey(ctx context.Context, key string) (string, error) {
 // checkKey logs in over TLS and checks that the server presented key.
 func (m *MariaDB) checkKey(ctx context.Context, key string) error {
 	var presented string
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.DBName = mariaDBUsers[0].user, m.password, mariaDBDatabase
-	cfg.Net, cfg.Addr = "tcp", m.addr()
-	cfg.Logger = mariaDBQuiet{}
-	cfg.TLS = &tls.Config{
+	cfg := m.clientConfig(&tls.Config{
 		RootCAs:    m.roots,
 		ServerName: "127.0.0.1",
 		MinVersion: tls.VersionTLS12,
@@ -417,7 +526,7 @@ func (m *MariaDB) checkKey(ctx context.Context, key string) error {
 			presented = tlsx.PeerKey(cs.PeerCertificates[0])
 			return nil
 		},
-	}
+	})
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return err
@@ -431,6 +540,17 @@ func (m *MariaDB) checkKey(ctx context.Context, key string) error {
 		return fmt.Errorf("MariaDB presents a %s key after switching to %s", presented, key)
 	}
 	return nil
+}
+
+// clientConfig is a login of the default lab user (mysql_native_password)
+// to the bench database over TCP, with TLS when tlsConfig is set.
+func (m *MariaDB) clientConfig(tlsConfig *tls.Config) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.DBName = mariaDBUsers[0].user, m.password, mariaDBDatabase
+	cfg.Net, cfg.Addr = "tcp", m.addr()
+	cfg.Logger = mariaDBQuiet{}
+	cfg.TLS = tlsConfig
+	return cfg
 }
 
 // Info implements Server.

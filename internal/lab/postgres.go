@@ -160,17 +160,23 @@ func pgMajor(binDir string) int {
 // postgresUser is who runs the server: the postgres OS user when we are
 // root, which then owns dir and must be able to reach it.
 func postgresUser(dir string) (*syscall.Credential, error) {
+	return serverUser("PostgreSQL", "postgres", "PostgreSQL refuses to run as root", dir)
+}
+
+// serverUser is the system user name that server runs as when this
+// process is root (why says why not as root), nil when it is not root.
+// Every directory above dir must let that user through, or the server
+// fails with a bare "permission denied".
+func serverUser(server, name, why, dir string) (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
-	u, err := user.Lookup("postgres")
+	u, err := user.Lookup(name)
 	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user to run it as: %w", err)
+		return nil, fmt.Errorf("%s and there is no %s user to run it as: %w", why, name, err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	// Every directory above dir must let the postgres user through, or
-	// initdb fails with a bare "permission denied".
 	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
 		fi, err := os.Stat(d)
 		if err != nil {
@@ -178,7 +184,7 @@ func postgresUser(dir string) (*syscall.Credential, error) {
 		}
 		st, _ := fi.Sys().(*syscall.Stat_t)
 		if fi.Mode().Perm()&0o001 == 0 && (st == nil || int(st.Uid) != uid) {
-			return nil, fmt.Errorf("PostgreSQL runs as the postgres user, who cannot enter %s (mode %v): set TMPDIR to a directory it can reach", d, fi.Mode().Perm())
+			return nil, fmt.Errorf("%s runs as the %s user, who cannot enter %s (mode %v): set TMPDIR to a directory it can reach", server, name, d, fi.Mode().Perm())
 		}
 		if d == filepath.Dir(d) {
 			break

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -104,19 +105,51 @@ func (p *process) waitReady(ctx interface{ Done() <-chan struct{} }, ready func(
 	}
 }
 
+// finish waits until a program that runs to its end (an initializer, a
+// dump) has exited, for at most limit; cancelled or past limit, it is
+// killed. A failed exit quotes its log.
+func (p *process) finish(ctx context.Context, limit time.Duration) error {
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		p.stop(syscall.SIGKILL)
+		return fmt.Errorf("%s: start cancelled (%w)", p.name, ctx.Err())
+	case <-timer.C:
+		p.stop(syscall.SIGKILL)
+		return p.failure(fmt.Sprintf("did not finish within %v", limit))
+	}
+	if p.exitErr != nil {
+		return p.failure(fmt.Sprintf("failed (%v)", p.exitErr))
+	}
+	return nil
+}
+
+// ownCPU is the CPU time of a program that has exited, its own and its
+// waited-for children's.
+func (p *process) ownCPU() time.Duration {
+	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
+}
+
 // failure makes an error that quotes the end of the server's log; call it
 // before the log's directory is removed.
 func (p *process) failure(what string) error {
 	msg := p.name + " " + what
+	if tail := p.tail(); tail != "" {
+		return fmt.Errorf("%s; its log ends:\n%s", msg, tail)
+	}
+	return fmt.Errorf("%s; its log is empty", msg)
+}
+
+// tail is the last logTail lines of the server's log.
+func (p *process) tail() string {
 	data, _ := os.ReadFile(p.log)
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	if len(lines) > logTail {
 		lines = lines[len(lines)-logTail:]
 	}
-	if tail := strings.TrimSpace(strings.Join(lines, "\n")); tail != "" {
-		return fmt.Errorf("%s; its log ends:\n%s", msg, tail)
-	}
-	return fmt.Errorf("%s; its log is empty", msg)
+	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // keepLog copies the server's log out of its directory, which is removed
@@ -175,7 +208,12 @@ func (p *process) zombie() bool {
 
 // stop sends sig (SIGTERM if 0) to the process group, waits stopGrace, then
 // SIGKILLs it. It reports a process that had died by itself.
-func (p *process) stop(sig syscall.Signal) error {
+func (p *process) stop(sig syscall.Signal) error { return p.stopWithin(sig, stopGrace) }
+
+// stopWithin is stop with grace instead of stopGrace: a server that must
+// shut down cleanly to start again from its data (a Galera node) may
+// take longer.
+func (p *process) stopWithin(sig syscall.Signal, grace time.Duration) error {
 	select {
 	case <-p.exited:
 		return p.failure(fmt.Sprintf("had exited by itself (%v)", p.exitErr))
@@ -189,7 +227,7 @@ func (p *process) stop(sig syscall.Signal) error {
 	select {
 	case <-p.exited:
 		return nil
-	case <-time.After(stopGrace):
+	case <-time.After(grace):
 	}
 	syscall.Kill(pgid, syscall.SIGKILL)
 	select {

@@ -18,8 +18,13 @@ const Replicate Experiment = "replicate"
 // WAL on disk) or remote_apply (the replica has applied it).
 var ReplicaSyncs = []string{"off", "on", "remote_apply"}
 
-// ReplicaLabs are the engines whose lab cluster replicate builds.
-var ReplicaLabs = []string{"postgres", "redis"}
+// ReplicaLabs are the engines whose lab cluster replicate builds:
+// mariadb is a primary and an asynchronous replica, galera three nodes.
+var ReplicaLabs = []string{"postgres", "redis", "mariadb", "galera"}
+
+// GaleraSync is the one commit mode of a Galera cluster: each write
+// certified by every node before its commit answers.
+const GaleraSync = "galera"
 
 // Replicate's bounds and defaults.
 const (
@@ -31,13 +36,14 @@ const (
 // Replication is what a replicate run measures. Build it with
 // NewReplication, which applies defaults and validates.
 type Replication struct {
-	// Lab is the engine whose lab cluster is built ("postgres").
+	// Lab is the engine whose lab cluster is built (ReplicaLabs).
 	Lab string `json:"lab"`
 	// TLS is the replication link's variants: off, 1.2, 1.3.
 	TLS []string `json:"tls"`
 	// Keys are the primary's certificate keys of the TLS variants.
 	Keys []string `json:"keys"`
-	// Sync is the commit modes (ReplicaSyncs); nil is off.
+	// Sync is the commit modes (ReplicaSyncs; GaleraSync alone for
+	// galera); nil is off.
 	Sync []string `json:"sync"`
 	// RTT is the emulated round trip of the replication link alone.
 	RTT time.Duration `json:"rtt_ns,omitempty"`
@@ -94,7 +100,13 @@ func NewReplication(raw Replication) (Replication, error) {
 		return r, err
 	}
 	if !slices.Contains(ReplicaLabs, r.Engine()) {
-		return r, errorf("⟨lab⟩: no lab cluster of %q yet: use %s (MariaDB and Galera clusters are to come)", r.Lab, strings.Join(ReplicaLabs, ", "))
+		return r, errorf("⟨lab⟩: no lab cluster of %q: use %s", r.Lab, strings.Join(ReplicaLabs, ", "))
+	}
+	if r.Lab == "galera" {
+		if len(r.Sync) > 0 && !slices.Equal(r.Sync, []string{GaleraSync}) {
+			return r, errorf("⟨sync⟩: a Galera cluster commits one way (each write certified by every node before it answers): drop it")
+		}
+		r.Sync = []string{GaleraSync}
 	}
 	if len(r.TLS) == 0 {
 		r.TLS = []string{"off", "1.3"}
@@ -116,7 +128,7 @@ func NewReplication(raw Replication) (Replication, error) {
 		r.Sync = []string{"off"}
 	}
 	for _, s := range r.Sync {
-		if !slices.Contains(ReplicaSyncs, s) {
+		if !slices.Contains(ReplicaSyncs, s) && r.Engine() != "galera" {
 			return r, errorf("⟨sync⟩: %q is no commit mode: use off (asynchronous), on or remote_apply", s)
 		}
 	}
@@ -125,9 +137,28 @@ func NewReplication(raw Replication) (Replication, error) {
 			return r, errorf("%q is given twice: give each variant once", d)
 		}
 	}
-	if r.Engine() == "redis" {
-		if len(r.Sync) > 1 || r.Sync[0] != "off" {
+	switch r.Engine() {
+	case "redis":
+		switch {
+		case len(r.Sync) > 1 || r.Sync[0] != "off":
 			return r, errorf("⟨sync⟩: Redis replicates asynchronously only: use off")
+		}
+	case "mariadb":
+		switch {
+		case len(r.Sync) > 1 || r.Sync[0] != "off":
+			return r, errorf("⟨sync⟩: the MariaDB lab replica is asynchronous only (semi-synchronous replication is to come): use off")
+		case r.Resync:
+			return r, errorf("⟨resync⟩: no MariaDB resync figure: the tables a new replica copies are nearly empty before the trials, so a copy's rate says nothing (each run times the replica's build from its snapshot): drop it")
+		}
+	case "galera":
+		switch {
+		case r.RTT != 0:
+			return r, errorf("⟨rtt⟩: not on a Galera cluster's group links yet: use --lab postgres or mariadb for a delayed link")
+		case r.Resync:
+			return r, errorf("⟨resync⟩: no Galera state transfer (SST, IST) figure yet: drop it")
+		case r.ClientTLS && slices.Contains(r.TLS, "1.2"):
+			// The pin is the node's OpenSSL configuration, its mysqld's too.
+			return r, errorf("⟨client_tls⟩: a Galera node's TLS 1.2 holds for its clients too, so the writers' link would change with the variant: drop --client-tls or TLS 1.2")
 		}
 	}
 	if len(r.Concurrency) == 0 && !r.Given("concurrency") {
@@ -283,7 +314,11 @@ func (r Replication) Variants() []ReplicaVariant {
 	var out []ReplicaVariant
 	for _, s := range r.Sync {
 		mode := "async"
-		if s != "off" {
+		switch s {
+		case "off":
+		case GaleraSync:
+			mode = GaleraSync
+		default:
 			mode = "sync=" + s
 		}
 		tls := slices.Clone(r.TLS)

@@ -16,7 +16,16 @@ func TestNewReplication(t *testing.T) {
 		want string // "" when accepted
 	}{
 		{"defaults", Replication{}, ""},
-		{"other lab", Replication{Lab: "mariadb"}, `lab: no lab cluster of "mariadb" yet: use postgres, redis`},
+		{"other lab", Replication{Lab: "mysql"}, `lab: no lab cluster of "mysql": use postgres, redis, mariadb, galera`},
+		{"mariadb", Replication{Lab: "mariadb", TLS: []string{"off", "1.2", "1.3"}, RTT: 44 * time.Millisecond}, ""},
+		{"mariadb sync", Replication{Lab: "mariadb", Sync: []string{"off", "on"}}, "sync: the MariaDB lab replica is asynchronous only"},
+		{"mariadb resync", Replication{Lab: "mariadb", Resync: true}, "resync: no MariaDB resync figure"},
+		{"galera", Replication{Lab: "galera", TLS: []string{"off", "1.2", "1.3"}}, ""},
+		{"galera sync", Replication{Lab: "galera", Sync: []string{"on"}}, "sync: a Galera cluster commits one way"},
+		{"galera rtt", Replication{Lab: "galera", RTT: time.Millisecond}, "rtt: not on a Galera cluster's group links yet"},
+		{"galera resync", Replication{Lab: "galera", Resync: true}, "resync: no Galera state transfer"},
+		{"galera client tls 1.2", Replication{Lab: "galera", TLS: []string{"off", "1.2"}, ClientTLS: true}, "client_tls: a Galera node's TLS 1.2 holds for its clients too"},
+		{"galera client tls 1.3", Replication{Lab: "galera", TLS: []string{"off", "1.3"}, ClientTLS: true}, ""},
 		{"redis", Replication{Lab: "redis", TLS: []string{"off", "1.2", "1.3"}}, ""},
 		{"postgres 18", Replication{Lab: "postgres:18"}, ""},
 		{"redis version", Replication{Lab: "redis:7"}, "lab redis:7: only PostgreSQL comes in versions here, as postgres:15 or postgres:18"},
@@ -143,6 +152,18 @@ func TestReplicationVariants(t *testing.T) {
 	r, _ = NewReplication(Replication{})
 	if vs := r.Variants(); len(vs) != 2 || vs[1].ID != "tls1.3 async" || vs[1].Key != DefaultKey {
 		t.Errorf("default variants %+v, want plain async and tls1.3 async with %s", vs, DefaultKey)
+	}
+	// Galera's one commit mode names its variants; a plan read back
+	// from a result validates again.
+	r, err = NewReplication(Replication{Lab: "galera"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := r.Variants(); len(vs) != 2 || vs[0].ID != "plain galera" || vs[1].ID != "tls1.3 galera" || vs[1].Sync != GaleraSync {
+		t.Errorf("galera variants %+v, want plain galera and tls1.3 galera", vs)
+	}
+	if _, err := NewReplication(r); err != nil {
+		t.Errorf("a galera plan again: %v", err)
 	}
 }
 

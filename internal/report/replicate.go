@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -105,7 +106,7 @@ var (
 		if t.Replication.ServerLag.Count == 0 {
 			return math.NaN() // none sampled, or none the engine reports (Redis)
 		}
-		return t.Replication.ServerLag.P50
+		return lagShown(t.Replication.ServerLag.P50) // Seconds_Behind_Master's 0 is the histogram's least value
 	}
 	lagRes   replFigure = func(t result.Trial) float64 { return float64(t.Replication.LagResolution) / 1e6 }
 	linkMBps replFigure = func(t result.Trial) float64 {
@@ -114,6 +115,29 @@ var (
 	primaryUs replFigure = func(t result.Trial) float64 { return perWrite(t, t.Replication.PrimaryCPU.Seconds()) }
 	replicaUs replFigure = func(t result.Trial) float64 { return perWrite(t, t.Replication.ReplicaCPU.Seconds()) }
 )
+
+// nodeUs is the CPU per write of the node at index i of NodeCPU (past
+// the primary and the replica: Galera's third node).
+func nodeUs(i int) replFigure {
+	return func(t result.Trial) float64 {
+		if i >= len(t.Replication.NodeCPU) {
+			return math.NaN()
+		}
+		return perWrite(t, t.Replication.NodeCPU[i].Seconds())
+	}
+}
+
+// moreNodes is how many nodes past the primary and the replica r's
+// trials measured the CPU of.
+func moreNodes(r *result.Result) int {
+	n := 0
+	for _, t := range r.Trials {
+		if t.Replication != nil {
+			n = max(n, len(t.Replication.NodeCPU)-2)
+		}
+	}
+	return n
+}
 
 // lagShown is a heartbeat lag in ms, 0 below a microsecond: a lag of 0
 // (seen before the commit answered) is kept as the histogram's least
@@ -235,7 +259,24 @@ var replEngines = map[string]replEngine{
 		server: "Redis reports no replay lag of its own (INFO's lag is whole seconds since the replica's last ack)",
 		copier: "the replica's CPU (its load of the RDB); the primary's includes the child it forks to write the RDB",
 	},
+	"mariadb": {
+		write:  "one INSERT of a 100-byte row, autocommit",
+		stream: "bytes sent: Bytes_sent of the primary's binlog dump connection to the replica over the trial (binlog events, before TLS's framing)",
+		link:   "as the primary's performance_schema.status_by_thread showed the replica's connection (Ssl_version) after each trial",
+		server: "server's lag is the replica's Seconds_Behind_Master, sampled every 100 ms: whole seconds, a resolution of 1 s",
+		copier: "mariadb-dump's and the loading mariadb client's CPU",
+	},
+	"galera": {
+		write:  "one INSERT of a 100-byte row on node 1, autocommit, answered once every node has certified it",
+		stream: "bytes sent: node 1's wsrep_replicated_bytes over the trial (its writesets, before TLS's framing)",
+		link:   "as each node's log showed its group link (ssl:// or tcp://) and a TLS handshake with each node's group port answered, when the cluster started with the variant's link; primary: node 1 (written), replica: node 2 (read)",
+		server: "Galera reports no lag in time: its own view is node 2's receive queue and flow control (below)",
+	},
 }
+
+// pausedPct is the share of a Galera trial that flow control paused
+// replication, in percent.
+var pausedPct replFigure = func(t result.Trial) float64 { return 100 * t.Replication.FlowControlPaused }
 
 // replicateTables writes a replicate result's tables.
 func (ix *index) replicateTables(b *body) {
@@ -257,6 +298,10 @@ func (ix *index) replicateTables(b *body) {
 		for _, t := range []*Table{&w, &l, &n} {
 			t.Header, t.Left = append([]string{"writers"}, t.Header...), 2
 		}
+	}
+	more := moreNodes(ix.r)
+	for i := range more {
+		n.Header = append(n.Header, fmt.Sprintf("node %d µs/write", i+3))
 	}
 	var behind []string
 	for _, c := range x.writers {
@@ -281,8 +326,12 @@ func (ix *index) replicateTables(b *body) {
 			l.addCells(append(name, x.cell(k, lagP50, millis, "ms"), x.cell(k, lagP95, millis, "ms"), x.cell(k, lagP99, millis, "ms"),
 				x.cell(k, lagMax, millis, "ms"), x.diffCell(v, c, lagP99, "ms"), x.cell(k, serverLagP50, millis, "ms"),
 				x.cell(k, lagRes, millis, "ms"))...)
-			n.addCells(append(name, textCell(linkShown(ts)), x.cell(k, linkMBps, rate, "MB/s"),
-				x.cell(k, primaryUs, rate, "µs"), x.vsCell(v, c, primaryUs), x.cell(k, replicaUs, rate, "µs"), x.vsCell(v, c, replicaUs))...)
+			cells := append(name, textCell(linkShown(ts)), x.cell(k, linkMBps, rate, "MB/s"),
+				x.cell(k, primaryUs, rate, "µs"), x.vsCell(v, c, primaryUs), x.cell(k, replicaUs, rate, "µs"), x.vsCell(v, c, replicaUs))
+			for i := range more {
+				cells = append(cells, x.cell(k, nodeUs(i+2), rate, "µs"))
+			}
+			n.addCells(cells...)
 			for _, t := range ts {
 				if t.Replication.BehindTimeout || t.Replication.Unseen > 0 {
 					behind = append(behind, fmt.Sprintf("%s trial %d: %d of %d heartbeats not seen on the replica within --timeout after the writes stopped", replicaCell(v.ID, c, sweep), t.Round+1, t.Replication.Unseen, t.Replication.Heartbeats))
@@ -295,6 +344,21 @@ func (ix *index) replicateTables(b *body) {
 		"lag: per heartbeat (a row or key written on the primary every " + ix.r.Replicate.Plan.Heartbeat.String() + "), from its commit's answer to its first sight on the replica (read every " + ix.r.Replicate.Plan.LagPoll.String() + "), both on tlsbench's clock; 0 when the replica had it before the commit answered (remote_apply)",
 		"resolution: the poll interval plus a read's mean time; " + eng.server,
 	}, behind...)
+	if ix.r.Replicate.Plan.Lab == "galera" {
+		for _, c := range x.writers {
+			for _, v := range x.vs {
+				k := replKey{v.ID, c}
+				var most int64
+				for _, t := range x.trials[k] {
+					most = max(most, t.Replication.ServerQueueMax)
+				}
+				if len(x.trials[k]) > 0 {
+					l.Foot = append(l.Foot, fmt.Sprintf("%s: node 2's wsrep_local_recv_queue held at most %d writes; flow control paused replication %s%% of the time",
+						replicaCell(v.ID, c, len(x.writers) > 1), most, x.cell(k, pausedPct, millis, "%").Text))
+				}
+			}
+		}
+	}
 	n.Foot = []string{"link: " + eng.link + "; " + eng.stream + "; CPU: all of each node's processes (the replica's includes the heartbeat's reads)"}
 	if len(x.writers) > 0 {
 		b.table(w)
@@ -323,7 +387,7 @@ func (ix *index) replicateTables(b *body) {
 		if b := ix.r.Replicate.Built; b != nil {
 			methods = append([]string{"build: " + b.Method}, methods...)
 		}
-		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: " + eng.copier}
+		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: " + cmp.Or(eng.copier, "pg_basebackup's own CPU")}
 		b.table(t)
 	}
 }

@@ -65,6 +65,13 @@ type Replication struct {
 	// pg_stat_replication.replay_lag, sampled during the trial (its
 	// non-NULL samples); empty for Redis, which has none.
 	ServerLag Hist `json:"server_lag_ms"`
+	// ServerQueueMax is the most writes the read node had received but
+	// not applied in the trial's samples, FlowControlPaused the fraction
+	// of the trial flow control paused replication (Galera's
+	// wsrep_local_recv_queue and wsrep_flow_control_paused_ns); zero for
+	// the other engines.
+	ServerQueueMax    int64   `json:"server_queue_max,omitempty"`
+	FlowControlPaused float64 `json:"flow_control_paused,omitempty"`
 	// WritesPerSec is the committed writes per second (Trial.Throughput).
 	WritesPerSec float64 `json:"writes_per_s"`
 	// LinkBytes is what the primary sent the replica over the trial
@@ -75,6 +82,10 @@ type Replication struct {
 	// trial (the replica's includes the heartbeat's polls).
 	PrimaryCPU time.Duration `json:"primary_cpu_ns"`
 	ReplicaCPU time.Duration `json:"replica_cpu_ns"`
+	// NodeCPU is every node's CPU over the trial, PrimaryCPU and
+	// ReplicaCPU first, then the nodes neither written to nor read
+	// (Galera's third); none when not measured.
+	NodeCPU []time.Duration `json:"node_cpu_ns,omitempty"`
 	// LinkEncrypted is the link as the primary showed it after the trial
 	// (pg_stat_ssl of the walsender); LinkTLS its version ("TLSv1.3").
 	LinkEncrypted bool   `json:"link_encrypted"`
