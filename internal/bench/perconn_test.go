@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -296,6 +297,13 @@ func startBuiltinCounted(t *testing.T) (lab.Server, serverCount) {
 // server closed first) or remote address (the client did) is 127.0.0.1 at
 // one of ports.
 func timeWaits(t *testing.T, ports []int) (server, client int64) {
+	return sockets(t, ports, "06") // TCP_TIME_WAIT
+}
+
+// sockets counts the TCP sockets in one of states (/proc/net/tcp's hex,
+// all but LISTEN when none is given) whose local address (the server's
+// side) or remote address (the client's) is 127.0.0.1 at one of ports.
+func sockets(t *testing.T, ports []int, states ...string) (server, client int64) {
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +313,7 @@ func timeWaits(t *testing.T, ports []int) (server, client int64) {
 	sc.Scan() // header
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 4 || fields[3] != "06" { // TCP_TIME_WAIT
+		if len(fields) < 4 || fields[3] == "0A" || len(states) > 0 && !slices.Contains(states, fields[3]) { // 0A: LISTEN
 			continue
 		}
 		// The server's own address, 127.0.0.1 (0100007F in the file's
