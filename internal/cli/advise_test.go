@@ -27,8 +27,8 @@ import (
 // (by client port): the SYN's and SYN-ACK's times and the simple-protocol
 // queries ('Q' messages) the client sent.
 type captured struct {
-	syn, synAck time.Time
-	queries     int
+	syn, synAck, ack time.Time // ack: the client's first segment after the SYN-ACK
+	queries          int
 }
 
 // countCapture reads the pcap at path with gopacket alone, not with the
@@ -64,8 +64,15 @@ func countCapture(t *testing.T, path string, port int) []*captured {
 			if c := byPort[tcp.DstPort]; c != nil && c.synAck.IsZero() {
 				c.synAck = ts
 			}
-		case tcp.DstPort == layers.TCPPort(port) && len(tcp.Payload) > 0 && tcp.Payload[0] == 'Q':
-			if c := byPort[tcp.SrcPort]; c != nil {
+		case tcp.DstPort == layers.TCPPort(port):
+			c := byPort[tcp.SrcPort]
+			if c == nil {
+				continue
+			}
+			if !c.synAck.IsZero() && c.ack.IsZero() {
+				c.ack = ts
+			}
+			if len(tcp.Payload) > 0 && tcp.Payload[0] == 'Q' {
 				c.queries++
 			}
 		}
@@ -115,7 +122,8 @@ func checkProfile(t *testing.T, p result.Profile, conns []*captured) {
 	t.Helper()
 	var rtts []float64
 	for _, c := range conns {
-		rtts = append(rtts, float64(c.synAck.Sub(c.syn))/float64(time.Millisecond))
+		// Wireshark's iRTT: the SYN to the client's ACK of the SYN-ACK.
+		rtts = append(rtts, float64(c.ack.Sub(c.syn))/float64(time.Millisecond))
 	}
 	if p.Conns != int64(len(conns)) {
 		t.Errorf("profile: %d connections, the capture holds %d", p.Conns, len(conns))

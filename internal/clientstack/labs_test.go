@@ -459,8 +459,9 @@ func checkOps(t *testing.T, cfg Config, rep Report, n int64, c int) {
 		}
 	}
 	// A short run after the warm-up may take less than one of /proc's
-	// 10 ms ticks: the run as a whole was metered.
-	if rep.CPU < 0 || rep.CPU+rep.WarmupCPU <= 0 || rep.Elapsed <= 0 {
+	// 10 ms ticks: the run as a whole was metered, and a run shorter than
+	// a few ticks (15 reused-client finds: 6.5 ms) may show none at all.
+	if rep.CPU < 0 || rep.CPU+rep.WarmupCPU <= 0 && rep.Elapsed >= 50*time.Millisecond || rep.Elapsed <= 0 {
 		t.Errorf("tls %s: CPU %v (warm-up %v), elapsed %v", cfg.TLS, rep.CPU, rep.WarmupCPU, rep.Elapsed)
 	}
 }

@@ -35,8 +35,15 @@ type Conn struct {
 	// Trace holds the phases with tlsbench's names and round-trip rule
 	// (netx.Conn), from the SYN to the client's FIN.
 	Trace netx.Trace
-	// RTT is the TCP handshake's round trip at the capture point.
+	// RTT is the TCP handshake's round trip, from the client's SYN to its
+	// ACK of the SYN-ACK as the capture saw them (Wireshark's iRTT): the
+	// whole round trip wherever the capture was made, by the client (the
+	// SYN-ACK is the wait), by the server (the ACK is) or between.
 	RTT time.Duration
+	// ClientSide is where the capture point lies on that round trip: the
+	// share of it between the SYN and the SYN-ACK, 1 at the client, 0 at
+	// the server.
+	ClientSide float64
 	// TLS facts, nil Negotiated for a plain connection.
 	Negotiated    *result.Negotiated
 	Offered       *result.Offered
@@ -117,7 +124,11 @@ func (s *stream) decode() (*Conn, map[string]int64) {
 		return nil, problems // counted as lost
 	}
 	v.timeline()
-	conn := &Conn{Client: s.client, Server: s.server, RTT: s.synAck.Sub(s.start)}
+	conn := &Conn{Client: s.client, Server: s.server, RTT: s.synAck.Sub(s.start), ClientSide: 1}
+	if !s.ack.IsZero() && s.ack.After(s.synAck) {
+		conn.RTT = s.ack.Sub(s.start)
+		conn.ClientSide = float64(s.synAck.Sub(s.start)) / float64(conn.RTT)
+	}
 	marks, ok := v.phases(conn)
 	// A tail is tallied as part of the phase before the close: every
 	// other boundary must come before it.
@@ -129,7 +140,7 @@ func (s *stream) decode() (*Conn, map[string]int64) {
 		return nil, problems
 	}
 	conn.Trace = v.trace(marks)
-	conn.Split = v.split(conn.Trace, conn.RTT)
+	conn.Split = v.split(conn.Trace, conn.RTT, conn.ClientSide)
 	return conn, problems
 }
 
@@ -504,10 +515,14 @@ func (v *view) trace(m []mark) netx.Trace {
 	return tr
 }
 
-// split divides each phase's time among the client (its turn: from an
-// answer, or the start, to its next bytes), the network (the TCP
-// handshake's round trip per turn) and the server (the rest of the wait).
-func (v *view) split(tr netx.Trace, rtt time.Duration) []result.PhaseSplit {
+// split divides each phase's time among the client, the network and the
+// server. At the capture point a phase is the client's turns (from an
+// answer, or the start, to its next bytes) and its waits for the answers;
+// each round trip's network time lies in the waits as far as the capture
+// is from the server (clientSide of the TCP handshake's round trip) and in
+// the turns for the rest: a capture on the server sees the network in the
+// client's turns, one on the client in its waits.
+func (v *view) split(tr netx.Trace, rtt time.Duration, clientSide float64) []result.PhaseSplit {
 	var out []result.PhaseSplit
 	for i, p := range tr.Phases {
 		a, b := p.Start, p.Start.Add(p.Duration)
@@ -521,9 +536,11 @@ func (v *view) split(tr netx.Trace, rtt time.Duration) []result.PhaseSplit {
 				wait += hi.Sub(lo)
 			}
 		}
-		network := min(wait, time.Duration(p.RoundTrips)*rtt)
+		trips := time.Duration(p.RoundTrips) * rtt
+		inWait := min(wait, time.Duration(float64(trips)*clientSide))
+		inTurns := min(p.Duration-wait, trips-time.Duration(float64(trips)*clientSide))
 		out = append(out, result.PhaseSplit{Phase: p.Name,
-			Client: ms(p.Duration - wait), Server: ms(wait - network), Network: ms(network)})
+			Client: ms(p.Duration - wait - inTurns), Server: ms(wait - inWait), Network: ms(inWait + inTurns)})
 	}
 	return out
 }

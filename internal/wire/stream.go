@@ -35,7 +35,10 @@ type stream struct {
 	partial        bool // began before the capture: no SYN; nothing kept
 	synSeen        bool
 	synAck         time.Time // the first SYN-ACK
-	c, s           half      // client's and server's direction
+	// ack is the client's first segment after the SYN-ACK: the
+	// handshake's ACK, alone or with data.
+	ack  time.Time
+	c, s half // client's and server's direction
 	// last is the latest packet's time; done says the connection was
 	// decoded (what still comes of it, the last ACKs, is ignored).
 	last time.Time
@@ -78,6 +81,8 @@ func (s *stream) add(fromClient bool, seg segment, payload []byte) {
 			s.synAck = seg.t
 			h.isn, h.hasISN = seg.seq, true
 		}
+	case fromClient && !s.synAck.IsZero() && s.ack.IsZero():
+		s.ack = seg.t
 	}
 	end := s.end()
 	if seg.fin && h.fin.IsZero() {

@@ -338,16 +338,22 @@ func TestLongConnection(t *testing.T) {
 		}
 		data, _ := conn.Trace.Phase(PhaseData)
 		// data: from the SYN-ACK to the FIN, rounds × 80 µs and 40 µs
-		// (the ACK and the FIN); the server's 50 µs a round, less a round
-		// trip of 20 µs (the SYN-ACK's).
+		// (the ACK and the FIN).
 		want := time.Duration(rounds)*80*time.Microsecond + 40*time.Microsecond
 		if strings.Join(names, " ") != "tcp data close" || rts[1] != rounds || data.Duration != want ||
 			conn.Trace.Sent != int64(100*rounds) || conn.Trace.Received != int64(200*rounds) {
 			t.Errorf("%d rounds: phases %v round trips %v, data %v (want %v), bytes %d/%d", rounds, names, rts, data.Duration, want, conn.Trace.Sent, conn.Trace.Received)
 		}
+		// The capture sits a third of the way from the client: the
+		// SYN-ACK's 20 µs and the ACK's 10 make a round trip of 30 µs, 20
+		// of it in each wait for the server and 10 in each of the client's
+		// turns.
 		split := conn.Split[1]
-		if wantServer := float64(rounds) * 0.030; !near(split.Server, wantServer) || !near(split.Network, float64(rounds)*0.020) || !near(split.Client, float64(rounds)*0.030+0.040) {
-			t.Errorf("%d rounds: split %+v, want client %.3f server %.3f network %.3f", rounds, split, float64(rounds)*0.030+0.040, wantServer, float64(rounds)*0.020)
+		if conn.RTT != 30*time.Microsecond || !near(conn.ClientSide, 2.0/3) {
+			t.Errorf("%d rounds: RTT %v, client side %.3f; want 30µs, 0.667", rounds, conn.RTT, conn.ClientSide)
+		}
+		if wantServer := float64(rounds) * 0.030; !near(split.Server, wantServer) || !near(split.Network, float64(rounds)*0.030) || !near(split.Client, float64(rounds)*0.020+0.040) {
+			t.Errorf("%d rounds: split %+v, want client %.3f server %.3f network %.3f", rounds, split, float64(rounds)*0.020+0.040, wantServer, float64(rounds)*0.030)
 		}
 		t.Logf("%d rounds: peak live heap %d KiB", rounds, peak>>10)
 		if peak > 32<<20 {
@@ -357,3 +363,70 @@ func TestLongConnection(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
+
+// TestServerSideRTT: a capture made on the server sees the SYN-ACK leave
+// at once and the client's ACK a round trip later; the connection's RTT
+// is the SYN to that ACK (Wireshark's iRTT), and each round trip's
+// network time lies in the client's turns, not in the server's waits.
+func TestServerSideRTT(t *testing.T) {
+	client, server := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:7000")
+	var buf bytes.Buffer
+	w := pcapgo.NewWriterNanos(&buf)
+	w.WriteFileHeader(65536, layers.LinkTypeEthernet)
+	now := time.Unix(1700000000, 0)
+	cseq, sseq := uint32(1000), uint32(5000)
+	send := func(fromClient bool, flags string, n int, after time.Duration) {
+		now = now.Add(after)
+		src, dst, seq, ack := client, server, cseq, sseq
+		if !fromClient {
+			src, dst, seq, ack = server, client, sseq, cseq
+		}
+		data := packet(src, dst, seq, ack, flags, n)
+		adv := uint32(n)
+		if strings.ContainsAny(flags, "SF") {
+			adv++
+		}
+		if fromClient {
+			cseq += adv
+		} else {
+			sseq += adv
+		}
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: now, CaptureLength: len(data), Length: len(data)}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rtt = 44 * time.Millisecond
+	send(true, "S", 0, 0)
+	send(false, "SA", 0, 10*time.Microsecond) // the server answers at once
+	send(true, "A", 0, rtt)                   // its ACK is back a round trip later
+	for range 3 {
+		send(true, "PA", 100, 30*time.Microsecond)
+		send(false, "PA", 200, 50*time.Microsecond) // the server's 50 µs
+		send(true, "A", 0, rtt)                     // ...and what came back a round trip later
+	}
+	send(true, "FA", 0, 0)
+	send(false, "FA", 0, 10*time.Microsecond)
+	var conns []*Conn
+	if _, err := Decode(context.Background(), &buf, Options{Conn: func(c *Conn) { conns = append(conns, c) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(conns) != 1 {
+		t.Fatalf("%d connections", len(conns))
+	}
+	c := conns[0]
+	if want := rtt + 10*time.Microsecond; c.RTT != want || c.ClientSide > 0.001 {
+		t.Errorf("RTT %v, client side %.4f; want %v, about 0 (a capture on the server)", c.RTT, c.ClientSide, want)
+	}
+	for _, sp := range c.Split {
+		if sp.Phase != PhaseData {
+			continue
+		}
+		// Three exchanges: the network's 3 round trips, none of them in
+		// the server's waits (at most its 3 × 50 µs). The client's turns
+		// keep the handshake's last leg (the SYN-ACK out, the ACK back),
+		// which a capture on the server sees after the tcp phase.
+		if sp.Server > 0.150 || sp.Network < 3*44 || sp.Network > 3*44.1 || sp.Client > 44.2 {
+			t.Errorf("data split %+v: want server at most 0.150 ms, network 3 round trips (%d ms), client at most one", sp, 3*44)
+		}
+	}
+}
