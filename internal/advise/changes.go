@@ -152,7 +152,7 @@ var changes = []change{
 			return fmt.Sprintf("%d of %d connections sent an SSLRequest and waited for its answer before the handshake; PostgreSQL 17+ with a libpq 17+ client (sslnegotiation=direct) starts TLS at once", p.SSLRequests, p.Conns), true
 		},
 		conn:  func(s sample) (int, float64, bool) { return 1, s.startup, s.sslRequest },
-		model: "the SSLRequest's round trip and the client's and server's time in it go",
+		model: "the SSLRequest's round trip and the client's time in it go; the server's there, its backend's start, stays",
 		pair: func(_ *profile, like sel) (sel, sel) {
 			from, to := like, like
 			from.negotiation, to.negotiation = "postgres", "direct"
@@ -243,7 +243,7 @@ var changes = []change{
 			}
 			return rt, local, true
 		},
-		model: "the TLS handshake (and PostgreSQL's SSLRequest) go whole: their round trips and the client's and server's time in them; the encryption of what follows from the calibration's CPU only",
+		model: "the TLS handshake (and PostgreSQL's SSLRequest) go: their round trips and the client's and server's time in them (but for a PostgreSQL backend's start, in the SSLRequest's); the encryption of what follows from the calibration's CPU only",
 		pair: func(_ *profile, like sel) (sel, sel) {
 			from, to := like, like
 			to.tls, to.key = "off", ""
