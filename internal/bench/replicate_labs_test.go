@@ -29,20 +29,8 @@ func TestReplicatePostgres18(t *testing.T) {
 	if !strings.Contains(c.Built.Method, "pg_backup_start") || c.Built.Bytes <= 0 {
 		t.Errorf("the replica's build: %+v", c.Built)
 	}
-	res := result.New()
-	res.Replicate = &result.Replicate{Plan: replicatePlan(t, plan.Replication{Lab: "postgres:18", TLS: []string{"off", "1.3"}, Sync: []string{"off", "on"}})}
-	if err := bench.Replicate(context.Background(), res, c, nil); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Trials) != 4 {
-		t.Fatalf("%d trials, want 4", len(res.Trials))
-	}
-	for _, tr := range res.Trials {
+	for _, tr := range linksChecked(t, c, plan.Replication{Lab: "postgres:18", TLS: []string{"off", "1.3"}, Sync: []string{"off", "on"}}, 4) {
 		r := tr.Replication
-		tls := strings.HasPrefix(tr.Variant, "tls1.3")
-		if r.LinkEncrypted != tls || tls && r.LinkTLS != "TLSv1.3" {
-			t.Errorf("%s: link encrypted=%v %q", tr.Variant, r.LinkEncrypted, r.LinkTLS)
-		}
 		if tr.Ops == 0 || r.Heartbeats < 10 || r.Unseen != 0 || r.LinkBytes <= 0 {
 			t.Errorf("%s: %d writes, %d heartbeats (%d unseen), %d WAL bytes", tr.Variant, tr.Ops, r.Heartbeats, r.Unseen, r.LinkBytes)
 		}

@@ -15,18 +15,18 @@ import (
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
-// plainAndTLS13 runs one short trial of a plain and a TLS 1.3 link on
-// the lab cluster c of engine lab, and returns them, each checked to have
-// the link of its variant as the servers showed it.
-func plainAndTLS13(t *testing.T, c bench.Cluster, lab string) []result.Trial {
+// linksChecked runs p on the lab cluster c and returns its trials, want
+// of them, each checked to have the link of its variant (plain or TLS 1.3)
+// as the servers showed it.
+func linksChecked(t *testing.T, c bench.Cluster, p plan.Replication, want int) []result.Trial {
 	t.Helper()
 	res := result.New()
-	res.Replicate = &result.Replicate{Plan: replicatePlan(t, plan.Replication{Lab: lab, TLS: []string{"off", "1.3"}})}
+	res.Replicate = &result.Replicate{Plan: replicatePlan(t, p)}
 	if err := bench.Replicate(context.Background(), res, c, nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Trials) != 2 {
-		t.Fatalf("%d trials, want 2", len(res.Trials))
+	if len(res.Trials) != want {
+		t.Fatalf("%d trials, want %d", len(res.Trials), want)
 	}
 	for _, tr := range res.Trials {
 		r := tr.Replication
@@ -36,6 +36,13 @@ func plainAndTLS13(t *testing.T, c bench.Cluster, lab string) []result.Trial {
 		}
 	}
 	return res.Trials
+}
+
+// plainAndTLS13 runs one short trial of a plain and a TLS 1.3 link on
+// the lab cluster c of engine lab (linksChecked).
+func plainAndTLS13(t *testing.T, c bench.Cluster, lab string) []result.Trial {
+	t.Helper()
+	return linksChecked(t, c, plan.Replication{Lab: lab, TLS: []string{"off", "1.3"}}, 2)
 }
 
 // TestReplicateMariaDB: the engine on a MariaDB primary and replica: each

@@ -248,34 +248,54 @@ func TestDecodeDamaged(t *testing.T) {
 	}
 }
 
+// synthConn writes a TCP connection's segments into a pcap, each after
+// the time given from the one before, with sequence numbers that follow.
+type synthConn struct {
+	w              *pcapgo.Writer
+	now            time.Time
+	client, server netip.AddrPort
+	cseq, sseq     uint32
+}
+
+func newSynthConn(w io.Writer) (*synthConn, error) {
+	pw := pcapgo.NewWriterNanos(w)
+	if err := pw.WriteFileHeader(65536, layers.LinkTypeEthernet); err != nil {
+		return nil, err
+	}
+	return &synthConn{w: pw, now: time.Unix(1700000000, 0), client: netip.MustParseAddrPort("10.0.0.1:40000"),
+		server: netip.MustParseAddrPort("10.0.0.2:7000"), cseq: 1000, sseq: 5000}, nil
+}
+
+func (c *synthConn) send(fromClient bool, flags string, n int, after time.Duration) error {
+	c.now = c.now.Add(after)
+	src, dst, seq, ack := c.client, c.server, c.cseq, c.sseq
+	if !fromClient {
+		src, dst, seq, ack = c.server, c.client, c.sseq, c.cseq
+	}
+	data := packet(src, dst, seq, ack, flags, n)
+	adv := uint32(n)
+	if strings.ContainsAny(flags, "SF") {
+		adv++
+	}
+	if fromClient {
+		c.cseq += adv
+	} else {
+		c.sseq += adv
+	}
+	return c.w.WritePacket(gopacket.CaptureInfo{Timestamp: c.now, CaptureLength: len(data), Length: len(data)}, data)
+}
+
 // longConn writes one plain connection that makes rounds request and
 // answer exchanges, as a pipe.
 func longConn(rounds int) io.Reader {
-	client, server := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:7000")
 	pr, pw := io.Pipe()
 	go func() {
-		w := pcapgo.NewWriterNanos(pw)
-		w.WriteFileHeader(65536, layers.LinkTypeEthernet)
-		now := time.Unix(1700000000, 0)
-		cseq, sseq := uint32(1000), uint32(5000)
-		send := func(fromClient bool, flags string, n int, after time.Duration) error {
-			now = now.Add(after)
-			src, dst, seq, ack := client, server, cseq, sseq
-			if !fromClient {
-				src, dst, seq, ack = server, client, sseq, cseq
-			}
-			data := packet(src, dst, seq, ack, flags, n)
-			adv := uint32(n)
-			if strings.ContainsAny(flags, "SF") {
-				adv++
-			}
-			if fromClient {
-				cseq += adv
-			} else {
-				sseq += adv
-			}
-			return w.WritePacket(gopacket.CaptureInfo{Timestamp: now, CaptureLength: len(data), Length: len(data)}, data)
+		c, err := newSynthConn(pw)
+		if err != nil {
+			pw.CloseWithError(err)
+			return
 		}
+		send := c.send
 		steps := []func() error{
 			func() error { return send(true, "S", 0, 0) },
 			func() error { return send(false, "SA", 0, 20*time.Microsecond) },
@@ -369,29 +389,13 @@ func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
 // is the SYN to that ACK (Wireshark's iRTT), and each round trip's
 // network time lies in the client's turns, not in the server's waits.
 func TestServerSideRTT(t *testing.T) {
-	client, server := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:7000")
 	var buf bytes.Buffer
-	w := pcapgo.NewWriterNanos(&buf)
-	w.WriteFileHeader(65536, layers.LinkTypeEthernet)
-	now := time.Unix(1700000000, 0)
-	cseq, sseq := uint32(1000), uint32(5000)
+	c, err := newSynthConn(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	send := func(fromClient bool, flags string, n int, after time.Duration) {
-		now = now.Add(after)
-		src, dst, seq, ack := client, server, cseq, sseq
-		if !fromClient {
-			src, dst, seq, ack = server, client, sseq, cseq
-		}
-		data := packet(src, dst, seq, ack, flags, n)
-		adv := uint32(n)
-		if strings.ContainsAny(flags, "SF") {
-			adv++
-		}
-		if fromClient {
-			cseq += adv
-		} else {
-			sseq += adv
-		}
-		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: now, CaptureLength: len(data), Length: len(data)}, data); err != nil {
+		if err := c.send(fromClient, flags, n, after); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -413,11 +417,11 @@ func TestServerSideRTT(t *testing.T) {
 	if len(conns) != 1 {
 		t.Fatalf("%d connections", len(conns))
 	}
-	c := conns[0]
-	if want := rtt + 10*time.Microsecond; c.RTT != want || c.ClientSide > 0.001 {
-		t.Errorf("RTT %v, client side %.4f; want %v, about 0 (a capture on the server)", c.RTT, c.ClientSide, want)
+	conn := conns[0]
+	if want := rtt + 10*time.Microsecond; conn.RTT != want || conn.ClientSide > 0.001 {
+		t.Errorf("RTT %v, client side %.4f; want %v, about 0 (a capture on the server)", conn.RTT, conn.ClientSide, want)
 	}
-	for _, sp := range c.Split {
+	for _, sp := range conn.Split {
 		if sp.Phase != PhaseData {
 			continue
 		}
