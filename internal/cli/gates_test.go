@@ -95,7 +95,9 @@ func TestGatesPostgres(t *testing.T) {
 	if v := r.Gates[1]; v.Mean != 1 || v.Low != 1 || v.High != 1 {
 		t.Errorf("p256's handshake: %+v, want exactly 1 round trip", v)
 	}
-	if v := r.Gates[3]; v.Mean <= 0 || v.High <= v.Mean || v.Value != v.High {
+	// Not the mean's sign: two 1 s trials on a loaded machine measured
+	// TLS 9.7% faster than plain once (interval -364% to +344%).
+	if v := r.Gates[3]; v.High <= v.Mean || v.Low >= v.Mean || v.Value != v.High {
 		t.Errorf("@ci95 compares the interval's upper end: %+v", v)
 	}
 	for _, want := range []string{"gates (--gate)", "connect[*].roundtrips.tls-handshake <= 1", "FAIL", "2 round trips", "1 of 4 gates failed"} {
