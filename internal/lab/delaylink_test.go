@@ -39,7 +39,7 @@ func TestDelayLinkAccuracy(t *testing.T) {
 	for _, rtt := range []time.Duration{10 * time.Millisecond, 44 * time.Millisecond} {
 		t.Run(rtt.String(), func(t *testing.T) {
 			l := startLink(t, rtt)
-			addr := echoOn(t, l.ServerAddr())
+			addr := EchoOn(t, l.ServerAddr())
 
 			start := time.Now()
 			c := dialThrough(t, l, addr)
@@ -84,7 +84,7 @@ func TestDelayLinkSetRTT(t *testing.T) {
 	slow(t)
 	needLink(t)
 	l := startLink(t, 0)
-	addr := echoOn(t, l.ServerAddr())
+	addr := EchoOn(t, l.ServerAddr())
 	c := dialThrough(t, l, addr)
 	defer c.Close()
 	if took := pingPong(t, c, 10); took > 10*20*time.Millisecond {
@@ -225,8 +225,8 @@ func BenchmarkDelayLinkAccuracy(b *testing.B) {
 	}
 	b.Run("0", func(b *testing.B) {
 		l := startLink(b, 0)
-		direct := echoOn(b, "127.0.0.1")
-		linked := echoOn(b, l.ServerAddr())
+		direct := EchoOn(b, "127.0.0.1")
+		linked := EchoOn(b, l.ServerAddr())
 		for range b.N {
 			var dl, dd []time.Duration
 			c1 := dialThrough(b, l, linked)
@@ -253,7 +253,7 @@ func BenchmarkDelayLinkAccuracy(b *testing.B) {
 	for _, rtt := range []time.Duration{time.Millisecond, 10 * time.Millisecond, 44 * time.Millisecond} {
 		b.Run(rtt.String(), func(b *testing.B) {
 			l := startLink(b, rtt)
-			addr := echoOn(b, l.ServerAddr())
+			addr := EchoOn(b, l.ServerAddr())
 			_, port, _ := net.SplitHostPort(addr)
 			for range b.N {
 				c := dialThrough(b, l, addr)
@@ -304,9 +304,10 @@ func stopLink(tb testing.TB, l *DelayLink) {
 	}
 }
 
-// echoOn listens on host (any port), echoing every connection's bytes
-// back; it returns the address.
-func echoOn(tb testing.TB, host string) string {
+// EchoOn listens on host (any port), echoing every connection's bytes
+// back, until tb ends; it returns the address. Exported for lab_test's
+// tests (sshd, haproxy).
+func EchoOn(tb testing.TB, host string) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {

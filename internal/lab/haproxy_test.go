@@ -27,7 +27,7 @@ func TestHAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	roots := ca.Pool()
-	h, err := lab.StartHAProxy(context.Background(), lab.HAProxyOptions{Backend: echoServer(t), Keys: []string{"ecdsa-p256"}, CertDir: dir, Plain: true, ALPN: "http/1.1"})
+	h, err := lab.StartHAProxy(context.Background(), lab.HAProxyOptions{Backend: lab.EchoOn(t, "127.0.0.1"), Keys: []string{"ecdsa-p256"}, CertDir: dir, Plain: true, ALPN: "http/1.1"})
 	if errors.Is(err, lab.ErrNotInstalled) && os.Getenv("CI") == "" {
 		t.Skip(err)
 	}

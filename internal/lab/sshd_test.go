@@ -3,7 +3,6 @@ package lab_test
 import (
 	"context"
 	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ func TestSSHDTunnel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	echo := echoServer(t)
+	echo := lab.EchoOn(t, "127.0.0.1")
 	for _, cipher := range plan.SSHCiphers {
 		t.Run(cipher, func(t *testing.T) {
 			tun, err := netx.DialSSH(ctx, &netx.Dialer{}, s.Config(cipher))
@@ -95,22 +94,4 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func echoServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.Close() }()
-		}
-	}()
-	return ln.Addr().String()
 }

@@ -18,7 +18,7 @@ func TestStunnel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	keys := []string{"rsa1024", "ecdsa-p256"}
-	s, err := lab.StartStunnel(ctx, echoServer(t), keys)
+	s, err := lab.StartStunnel(ctx, lab.EchoOn(t, "127.0.0.1"), keys)
 	if err != nil {
 		t.Fatal(err)
 	}
