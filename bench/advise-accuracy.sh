@@ -36,9 +36,21 @@
 #   ACC_TRIALS=3     --lab and --confirm trials per variant
 #   ACC_D=2s         --lab and --confirm trial length
 #   ACC_ONLY=names   only these captures (comma-separated, as above)
-#   ACC_OUT=dir      keep each capture's advise result (NAME.json) and text there
+#   ACC_OUT=dir      keep each capture (NAME.pcap), its advise result (NAME.json) and text there
 #   TLSBENCH=path    use this binary instead of building ./cmd/tlsbench
-# Defaults take about 15-20 minutes on a quiet machine.
+#   ACC_RTT=44ms     take the captures over a real round trip instead of
+#                    loopback (root): each client stack runs in tlsbench's
+#                    delay link (connect --lab ENGINE --client STACK
+#                    --rtt-via link), closed loop with ACC_C workers for
+#                    ACC_CAPTURE, and tcpdump captures the link's server-side
+#                    device, as `tcpdump -w` on a database host would:
+#                      pg-tls12 libpq, pg-tls13 libpq (a HelloRetryRequest on
+#                      every connection), my-tls12 mysqlclient (libmariadb),
+#                      redis-tls12 ioredis, https-tls12 curl
+#   ACC_C=16         workers of those captures
+#   ACC_CAPTURE=25s  length of those captures
+# Defaults take about 15-20 minutes on a quiet machine (ACC_RTT: 25-30 with
+# ACC_D=10s, which the server CPU's intervals want).
 set -euo pipefail
 
 CONNS=${ACC_CONNS:-150}
@@ -76,6 +88,94 @@ if [ -n "${TLSBENCH:-}" ]; then
 else
   (cd "$root" && go build -o "$tmp/tlsbench" ./cmd/tlsbench) || die "go build ./cmd/tlsbench failed"
   bin=$tmp/tlsbench
+fi
+
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# confirm NAME PORT LAB [ARGS...]: advise --lab LAB --confirm on the
+# capture; its rows for the table.
+confirm() {
+  local name=$1 port=$2 lab=$3
+  shift 3
+  local ports=()
+  [ "$port" = 0 ] || ports=(--port "$port")
+  "$bin" advise "$tmp/$name.pcap" "${ports[@]}" --lab "$lab" --confirm --trials "$TRIALS" -d "$D" -q "$@" -o "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err" ||
+    die "$name: advise --lab --confirm failed: $(tail -c 600 "$tmp/$name.err" | tr '\n' ' ')"
+  if [ -n "${ACC_OUT:-}" ]; then mkdir -p "$ACC_OUT" && cp "$tmp/$name.json" "$tmp/$name.txt" "$tmp/$name.pcap" "$ACC_OUT/"; fi
+  jq -r --arg name "$name" '
+    def n: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
+    def saved($f): if $f.predicted == null then "-" else ($f.now - $f.predicted | n) end;
+    def meas($f): if $f.measured == null then "-" else "\($f.now - $f.measured | n) ±\($f.measured_ci | n)" end;
+    def err($f): if $f.error_pct == null then "" else " (\($f.error_pct)%)" end;
+    def fig($f): "\(saved($f)) / \(meas($f))\(err($f))";
+    .advise[] | .profile as $p | .replays as $r |
+    (.advice[] | select(.not_applicable | not) | . as $c |
+      "| \($name): \($p.engine) \($p.conns) at \($p.rate.mean * 10 | round / 10)/s | \($c.change) | \($c.round_trips_saved | n) / \($c.round_trips_measured | n)\(if $c.round_trips_measured == null then " (" + ($c.unmeasured // "no replay") + ")" elif $c.round_trips_measured == $c.round_trips_saved then "" else " MISSED" end) | \(fig($c.setup_ms)) | \(fig($c.server_cpu_ms)) | \(fig($c.bytes)) |")' "$tmp/$name.json" >>"$tmp/table.md"
+  jq -r '.advise[] | "  \(.profile.server): replays: \([.replays[] | "\(.lab) \(.server // "") at \(.rate // 0)/s, \(.trials) trials, client \(.client | split(":")[0])"] | join("; "))"' "$tmp/$name.json" >&2
+  echo "load after $name: $(load)" >&2
+}
+
+table() {
+  echo
+  echo "Per change: predicted / measured saving per connection (measured ±95% interval; error: the measured saving's difference from the predicted, % of the predicted)."
+  echo
+  echo "| capture | change | round trips | setup ms | server CPU ms | bytes |"
+  echo "|---|---|---|---|---|---|"
+  cat "$tmp/table.md"
+  echo
+  echo "load after: $(load)"
+}
+
+echo "load before: $(load)" >&2
+
+# --- captures over a real round trip: the delay link -----------------------
+if [ -n "${ACC_RTT:-}" ]; then
+  command -v tcpdump >/dev/null 2>&1 || die "tcpdump is missing: apt-get install tcpdump"
+  # link_capture NAME LAB STACK TLS: STACK's connections to the lab's
+  # LAB server through a delay link of ACC_RTT, captured on the link's
+  # server-side device during the one timed trial (the lab's fill and
+  # checks are left out, as a capture on a production host would start
+  # while the clients run). The link carries only the stack's connections,
+  # so the capture needs no port filter (and advise no --port).
+  link_capture() {
+    local name=$1 lab=$2 stack=$3 tls=$4 dev= tcpdump_pid= i target=(--lab "$2")
+    # mysqlclient interpolates parameters (no server-side prepare)
+    case $lab in
+    builtin) target=(builtin) ;;
+    *) target+=(--tables 1 --rows 1000 --query-mode simple) ;;
+    esac
+    "$bin" connect "${target[@]}" --client "$stack" --tls "$tls" --rtt "$ACC_RTT" --rtt-via link \
+      -c "${ACC_C:-16}" --trials 1 -d "${ACC_CAPTURE:-25s}" \
+      -o "$tmp/$name.connect.json" >"$tmp/$name.out" 2>&1 &
+    local run=$!
+    for i in $(seq 1200); do
+      grep -q 'trial 1/1 begins' "$tmp/$name.out" && break
+      kill -0 "$run" 2>/dev/null || die "$name: connect exited: $(tail -c 600 "$tmp/$name.out" | tr '\n' ' ')"
+      sleep 0.1
+    done
+    dev=$(grep -o 'tbdls[0-9]*' "$tmp/$name.out" | head -1 || true)
+    [ -n "$dev" ] || dev=$(ip -o link | grep -o 'tbdls[0-9]*' | head -1 || true)
+    [ -n "$dev" ] || die "$name: no delay link device: $(tail -c 600 "$tmp/$name.out" | tr '\n' ' ')"
+    tcpdump -i "$dev" -s 0 -w "$tmp/$name.pcap" tcp >/dev/null 2>"$tmp/$name.tcpdump" &
+    tcpdump_pid=$!
+    wait "$run" || die "$name: connect failed: $(tail -c 600 "$tmp/$name.out" | tr '\n' ' ')"
+    kill -INT "$tcpdump_pid" 2>/dev/null || true
+    wait "$tcpdump_pid" 2>/dev/null || true
+    grep -h 'trial 1/1 ended' "$tmp/$name.out" >&2 || true
+  }
+  run_rtt() {
+    local name=$1 lab=$2 stack=$3 tls=$4 engine=${5:-}
+    want "$name" || return 0
+    link_capture "$name" "$lab" "$stack" "$tls"
+    confirm "$name" 0 "$lab" ${engine:+--engine "$engine"}
+  }
+  run_rtt pg-tls12 postgres libpq 1.2
+  run_rtt pg-tls13 postgres libpq 1.3
+  run_rtt my-tls12 mariadb mysqlclient 1.2
+  run_rtt redis-tls12 redis ioredis 1.2 redis
+  run_rtt https-tls12 builtin curl 1.2
+  table
+  exit 0
 fi
 
 # --- the servers the captures are made against ---------------------------
@@ -137,30 +237,6 @@ capture() {
     die "$name: the capture failed: $(tail -c 600 "$tmp/$name.out" | tr '\n' ' ')"
 }
 
-# confirm NAME PORT LAB [ARGS...]: advise --lab LAB --confirm on the
-# capture; its rows for the table.
-confirm() {
-  local name=$1 port=$2 lab=$3
-  shift 3
-  "$bin" advise "$tmp/$name.pcap" --port "$port" --lab "$lab" --confirm --trials "$TRIALS" -d "$D" -q "$@" -o "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err" ||
-    die "$name: advise --lab --confirm failed: $(tail -c 600 "$tmp/$name.err" | tr '\n' ' ')"
-  if [ -n "${ACC_OUT:-}" ]; then mkdir -p "$ACC_OUT" && cp "$tmp/$name.json" "$tmp/$name.txt" "$ACC_OUT/"; fi
-  jq -r --arg name "$name" '
-    def n: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
-    def saved($f): if $f.predicted == null then "-" else ($f.now - $f.predicted | n) end;
-    def meas($f): if $f.measured == null then "-" else "\($f.now - $f.measured | n) ±\($f.measured_ci | n)" end;
-    def err($f): if $f.error_pct == null then "" else " (\($f.error_pct)%)" end;
-    def fig($f): "\(saved($f)) / \(meas($f))\(err($f))";
-    .advise[] | .profile as $p | .replays as $r |
-    (.advice[] | select(.not_applicable | not) | . as $c |
-      "| \($name): \($p.engine) \($p.conns) at \($p.rate.mean * 10 | round / 10)/s | \($c.change) | \($c.round_trips_saved | n) / \($c.round_trips_measured | n)\(if $c.round_trips_measured == null then " (" + ($c.unmeasured // "no replay") + ")" elif $c.round_trips_measured == $c.round_trips_saved then "" else " MISSED" end) | \(fig($c.setup_ms)) | \(fig($c.server_cpu_ms)) | \(fig($c.bytes)) |")' "$tmp/$name.json" >>"$tmp/table.md"
-  jq -r '.advise[] | "  \(.profile.server): replays: \([.replays[] | "\(.lab) \(.server // "") at \(.rate // 0)/s, \(.trials) trials, client \(.client | split(":")[0])"] | join("; "))"' "$tmp/$name.json" >&2
-  echo "load after $name: $(load)" >&2
-}
-
-load() { cut -d' ' -f1-3 /proc/loadavg; }
-echo "load before: $(load)" >&2
-
 q="sslmode=require"
 if want pg-tls12; then
   capture pg-tls12 "$pg_port" -- pgbench -C -n -t "$CONNS" -f "$tmp/select.sql" "$pg_url&$q&ssl_max_protocol_version=TLSv1.2"
@@ -189,11 +265,4 @@ if want https-tls12; then
   confirm https-tls12 "$https_port" builtin
 fi
 
-echo
-echo "Per change: predicted / measured saving per connection (measured ±95% interval; error: the measured saving's difference from the predicted, % of the predicted)."
-echo
-echo "| capture | change | round trips | setup ms | server CPU ms | bytes |"
-echo "|---|---|---|---|---|---|"
-cat "$tmp/table.md"
-echo
-echo "load after: $(load)"
+table

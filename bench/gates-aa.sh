@@ -27,8 +27,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${AA_RUNS:-10}"
-trials="${AA_TRIALS:-5}"
-dur="${AA_DURATION:-2s}"
+trials="${AA_TRIALS:-10}"
+dur="${AA_DURATION:-1s}"
 margin="${AA_MARGIN:-25}"
 cals="${AA_CALS:-3}"
 quantity="${AA_QUANTITY:-p50}"

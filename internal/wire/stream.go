@@ -250,7 +250,7 @@ type span struct{ a, b time.Time }
 // clock follows a connection's chunks in time order, as netx.Conn counts
 // them: a turn is an answer that follows client bytes (the client's ACK
 // of the SYN-ACK counts as its word); a wait runs from client bytes (or
-// the SYN-ACK when the server speaks first) to the next answer; the
+// the client's ACK of the SYN-ACK when the server speaks first) to the next answer; the
 // close begins with the client's first bytes after the last answer.
 type clock struct {
 	wrote, waiting bool
@@ -259,8 +259,20 @@ type clock struct {
 	closeAt        time.Time // zero until client bytes follow lastAnswer
 }
 
-func newClock(synAck time.Time, serverFirst bool) clock {
-	return clock{wrote: true, waiting: serverFirst, since: synAck, lastAnswer: synAck}
+func newClock(established time.Time, serverFirst bool) clock {
+	return clock{wrote: true, waiting: serverFirst, since: established, lastAnswer: established}
+}
+
+// established is when the capture point saw the TCP handshake end: the
+// client's ACK of the SYN-ACK. On the client that is the SYN-ACK's
+// arrival; on the server a round trip after it, so that a server which
+// speaks first (MySQL's greeting) is waited for from the ACK, not charged
+// the ACK's way through the network.
+func (s *stream) established() time.Time {
+	if !s.ack.IsZero() && s.ack.After(s.synAck) {
+		return s.ack
+	}
+	return s.synAck
 }
 
 // event moves the clock by one chunk: whether it was a turn, and the wait
@@ -323,7 +335,7 @@ func (s *stream) startTail(force bool) {
 	t := &tail{from: s.last, problems: map[string]int64{}}
 	t.c = tailHalf{next: c.seen, gap: c.gap}
 	t.s = tailHalf{next: srv.seen, gap: srv.gap}
-	t.clock = newClock(s.synAck, v.isServerFirst())
+	t.clock = newClock(s.established(), v.isServerFirst())
 	for _, e := range ev {
 		t.clock.event(e.t, e.client)
 	}

@@ -434,3 +434,44 @@ func TestServerSideRTT(t *testing.T) {
 		}
 	}
 }
+
+// TestServerSideServerFirst: on a capture made on the server, a server that
+// speaks first (MySQL's greeting) sends once the client's ACK arrives, a
+// round trip after its SYN-ACK; that round trip is the network's, not the
+// server's time before its greeting.
+func TestServerSideServerFirst(t *testing.T) {
+	var buf bytes.Buffer
+	c, err := newSynthConn(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(fromClient bool, flags string, n int, after time.Duration) {
+		if err := c.send(fromClient, flags, n, after); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rtt = 44 * time.Millisecond
+	send(true, "S", 0, 0)
+	send(false, "SA", 0, 10*time.Microsecond)
+	send(true, "A", 0, rtt)
+	send(false, "PA", 120, 50*time.Microsecond) // the greeting, 50 µs after the ACK
+	send(true, "PA", 100, rtt)                  // the client's answer, a round trip later
+	send(false, "PA", 200, 50*time.Microsecond)
+	send(true, "FA", 0, rtt)
+	send(false, "FA", 0, 10*time.Microsecond)
+	var conns []*Conn
+	if _, err := Decode(context.Background(), &buf, Options{Conn: func(c *Conn) { conns = append(conns, c) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(conns) != 1 {
+		t.Fatalf("%d connections", len(conns))
+	}
+	var server, network float64
+	for _, sp := range conns[0].Split {
+		server += sp.Server
+		network += sp.Network
+	}
+	if server > 0.150 || network < 2*44 {
+		t.Errorf("split %+v: want the server's time at most its 2 × 50 µs (0.150 ms), the network at least 2 round trips (88 ms)", conns[0].Split)
+	}
+}
