@@ -172,7 +172,7 @@ func TestCompareGate(t *testing.T) {
 		t.Errorf("30%% more server CPU: exit %d, %s\n%s", code, stderr, stdout)
 	}
 	code, stdout, _ = runMain(t, "compare", old, old, "--gate", "compare: pool[*].server_cpu_per_op.delta < +10% @ci95")
-	if code != exitGate || !strings.Contains(stdout, "0% (95% interval -15.23 to 15.23%)") {
+	if code != exitGate || !strings.Contains(stdout, "0%; upper end 15.23% of the 95% Welch interval over two results of at least 3 trials (-15.23 to 15.23%)") {
 		t.Errorf("the issue's example on 3 trials against themselves: exit %d\n%s", code, stdout)
 	}
 	data, _ := os.ReadFile(junit)
