@@ -36,7 +36,7 @@ type adviseFlags struct {
 	trials   int
 	duration time.Duration
 	quiet    bool
-	gate     gateFlags // --gate, --gates, --junit, --summary-md (gates.go)
+	gate     gateFlags // --gate, --gates, --gate-abort, --junit, --summary-md (gates.go)
 	// client is the client stack --confirm replays through.
 	client string
 }
@@ -101,7 +101,8 @@ advise RESULT.json renders an advise result again.
 	fs.DurationVarP(&f.duration, "duration", "d", advise.DefaultReplayDuration, "--confirm, --lab: length of each trial")
 	fs.StringVar(&f.client, "client", "", "--confirm: the client `STACK` the replay's connections are made by, as connect's --client (default go: tlsbench's own; a stack replays closed loops, without direct TLS, a chosen key share or round trips)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "--confirm, --lab: no progress lines on stderr")
-	f.gate.register(cmd, "a gate the advice must pass, else exit 3, repeatable: advise[CHANGE|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'advise[tls1.3].saved.round_trips >= 1', 'advise[ecdsa-p256].error_pct.server_cpu < 10' with --confirm (docs/gates.md)")
+	f.gate.register(cmd, "a gate the advice must pass, else exit 3, repeatable: advise[CHANGE|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'advise[tls1.3].saved.round_trips >= 1', 'advise[ecdsa-p256].error_pct.server_cpu < 10' with --confirm (docs/gates.md)",
+		"with --confirm: stop the lab replay after the first trial after which a gate can no longer pass, before it if a prediction's cannot (the trials run are kept); error_pct. gates need the whole replay and never stop it")
 	return cmd
 }
 
@@ -140,6 +141,9 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	gates, err := f.gate.forAdvise(f.confirm || stored, f.trials)
 	if err != nil {
 		return err
+	}
+	if f.gate.abort && !f.confirm {
+		return usageError{errors.New("--gate-abort stops the lab replay, which only --confirm runs: give --confirm with the capture, or drop --gate-abort")}
 	}
 	if stored {
 		if f.confirm || f.lab != "" {
@@ -192,8 +196,9 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 		}
 	}
 	res := newResult(argv)
+	var stop *gateStop
 	if f.confirm {
-		if err := confirm(ctx, advised, f, stderr); err != nil {
+		if stop, err = confirm(ctx, advised, f, gates, stderr); err != nil {
 			return err
 		}
 	}
@@ -201,6 +206,7 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	r.Notes = append(r.Notes, labNotes...)
 	r.Tool, r.Env, r.Command, r.Started = res.Tool, res.Env, res.Command, res.Started
 	r.End(ctx, nil)
+	_ = stop.ended(ctx, r, nil) // its note, if it stopped the replays
 	recordVerdicts(gates, r)
 	_, pageErr, err := out.saveAs(r, render, stdout, stderr)
 	if err != nil {
@@ -209,7 +215,7 @@ func adviseRun(ctx context.Context, f adviseFlags, file string, argv []string, s
 	if pageErr != nil {
 		return pageErr
 	}
-	return f.gate.finish(r.Gates, "tlsbench advise", r.Started.Format(time.RFC3339))
+	return f.gate.finish(r.Gates, "tlsbench advise", r.Started.Format(time.RFC3339), stop)
 }
 
 // adviseLabs are the lab servers --lab takes (and postgres:VERSION).
@@ -228,7 +234,7 @@ func adviseResult(file string, render func(*report.Model, io.Writer) error, gf g
 		if err := render(report.Build(r), stdout); err != nil {
 			return err
 		}
-		return gf.finish(r.Gates, "tlsbench advise", r.Started.Format(time.RFC3339))
+		return gf.finish(r.Gates, "tlsbench advise", r.Started.Format(time.RFC3339), nil)
 	case r.Capture != nil:
 		return usageError{fmt.Errorf("%s: %w", file, advise.ErrNotAdvisable)}
 	}

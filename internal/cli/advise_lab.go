@@ -49,7 +49,7 @@ func calibrate(ctx context.Context, advised []result.Advised, f adviseFlags, std
 		}
 		res, err := labRun(ctx, c.Spec, c.Pick, f.quiet, stderr, func(spec plan.Spec) string {
 			return fmt.Sprintf("--lab: calibrating CPU per connection for %s on %s: %s", server, startsWhat(spec), calibrationTime(spec, c.Pick))
-		})
+		}, nil)
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, errInterrupted

@@ -59,9 +59,9 @@ judges those changes (exit 3 when one fails; docs/gates.md).`,
 			if err := report.GatesText(stdout, vs); err != nil {
 				return err
 			}
-			return gf.finish(vs, "tlsbench compare", "")
+			return gf.finish(vs, "tlsbench compare", "", nil)
 		},
 	}
-	gf.register(cmd, "a compare: gate on the change from OLD to NEW, repeatable, e.g. 'compare: pool[*].server_cpu_per_op.delta < +10% @ci95' (docs/gates.md)")
+	gf.register(cmd, "a compare: gate on the change from OLD to NEW, repeatable, e.g. 'compare: pool[*].server_cpu_per_op.delta < +10% @ci95' (docs/gates.md)", "")
 	return cmd
 }

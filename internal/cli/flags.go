@@ -395,7 +395,7 @@ var options = []runOption{
 	{flag: "gates", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.file },
 		usage: "a YAML file of gates: a list of expressions or {name: NAME, gate: EXPR}"},
 	{flag: "gate-abort", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.abort },
-		usage: "stop after the first trial at which a gate fails on the trials so far (the trials run are kept and saved)"},
+		usage: "stop after the first trial after which a gate can no longer pass: its figure fails the bound, with @ci95 its whole interval (the trials run are kept and saved)"},
 	{flag: "junit", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.junit },
 		usage: "write the gates' verdicts as JUnit XML to FILE, one test case per gate"},
 	{flag: "summary-md", field: "-", section: secOutput, on: onRuns, refuse: []refusal{inKube(noKubeGates)}, ptr: func(f *runFlags) any { return &f.gate.summary },

@@ -29,6 +29,9 @@ type gateFlags struct {
 type gateFailed struct {
 	failed, total int
 	first         result.Gate
+	// stopped is where --gate-abort stopped the run ("after trial 2 of
+	// 9"), "" if it did not.
+	stopped string
 }
 
 func (e gateFailed) Error() string {
@@ -36,18 +39,26 @@ func (e gateFailed) Error() string {
 	if e.total == 1 {
 		gates = "gate"
 	}
-	return fmt.Sprintf("%d of %d %s failed: %s (see the gates table)", e.failed, e.total, gates, e.first.Name)
+	msg := fmt.Sprintf("%d of %d %s failed: %s (see the gates table)", e.failed, e.total, gates, e.first.Name)
+	if e.stopped != "" {
+		msg += "; --gate-abort stopped the run " + e.stopped
+	}
+	return msg
 }
 
 // errGateAbort is the cause of a run stopped by --gate-abort.
-var errGateAbort = errors.New("a gate failed (--gate-abort)")
+var errGateAbort = errors.New("a gate can no longer pass (--gate-abort)")
 
 // register adds the gate flags of compare, replicate and advise (the run
-// commands take them from the options table); gate is --gate's usage.
-func (f *gateFlags) register(cmd *cobra.Command, gate string) {
+// commands take them from the options table); gate is --gate's usage,
+// abort --gate-abort's ("" for a command with no trials to stop).
+func (f *gateFlags) register(cmd *cobra.Command, gate, abort string) {
 	fs := cmd.Flags()
 	fs.StringArrayVar(&f.exprs, "gate", nil, gate)
 	fs.StringVar(&f.file, "gates", "", "a YAML file of gates: a list of expressions or {name: NAME, gate: EXPR}")
+	if abort != "" {
+		fs.BoolVar(&f.abort, "gate-abort", false, abort)
+	}
 	fs.StringVar(&f.junit, "junit", "", "write the gates' verdicts as JUnit XML to FILE")
 	fs.StringVar(&f.summary, "summary-md", "", "write the gates' verdicts as a Markdown table to FILE (e.g. $GITHUB_STEP_SUMMARY)")
 }
@@ -126,26 +137,88 @@ func recordVerdicts(gs []gate.Gate, res *result.Result) {
 	}
 }
 
-// abortWhen wraps a run's progress so that, with --gate-abort, the run
-// is cancelled (cause errGateAbort) after the first trial at which a gate
-// fails on the trials so far; gates without a figure yet (a cell not
-// measured, no interval) wait.
-func (f gateFlags) abortWhen(gs []gate.Gate, res *result.Result, cancel context.CancelCauseFunc) func() {
+// gateStop is --gate-abort at work in a run: after each trial it judges
+// the gates on the report model of the trials so far and, at the first
+// that can no longer pass (gate.CannotPass), cancels the trials (cause
+// errGateAbort) and keeps what it said. Nil without --gate-abort.
+type gateStop struct {
+	gates  []gate.Gate
+	cancel context.CancelCauseFunc
+	// at is where it stopped ("after trial 2 of 9 (...)"), why the line
+	// that says which gate and how; "" while the run goes on.
+	at, why string
+}
+
+// stopper is the run's gateStop, nil without --gate-abort; cancel ends
+// the run's trials, not the run.
+func (f gateFlags) stopper(gs []gate.Gate, cancel context.CancelCauseFunc) *gateStop {
 	if !f.abort || len(gs) == 0 {
-		return func() {}
+		return nil
 	}
-	return func() {
-		for _, v := range gate.Evaluate(gs, report.Quantities(res)) {
-			if !v.Pass && v.Why == "" {
-				cancel(errGateAbort)
-				return
-			}
-		}
+	return &gateStop{gates: gs, cancel: cancel}
+}
+
+// on reports whether s still judges: --gate-abort given, not yet stopped.
+func (s *gateStop) on() bool { return s != nil && s.why == "" }
+
+// afterTrial judges the gates on res after its trial t, but its last:
+// then nothing is left to stop.
+func (s *gateStop) afterTrial(res *result.Result, t result.Trial) {
+	if s.on() && len(res.Trials) < res.PlannedTrials {
+		s.judge(fmt.Sprintf("after trial %d of %d (%s)", len(res.Trials), res.PlannedTrials, trialName(t)), report.Quantities(res))
 	}
 }
 
-// finish writes the verdicts' files and says whether a gate failed.
-func (f gateFlags) finish(vs []result.Gate, suite, started string) error {
+// judge judges the gates on qs, the quantities of the trials so far; at
+// says where the run is ("after trial 2 of 9 (...)").
+func (s *gateStop) judge(at string, qs []report.Quantity) {
+	v, ok := gate.CannotPass(s.gates, qs)
+	if !ok {
+		return
+	}
+	how := gate.Reading(v)
+	if v.Interval != "" {
+		how += "; the whole interval is past the bound"
+	}
+	s.at = at
+	s.why = fmt.Sprintf("stopped by --gate-abort %s: %s can no longer pass (%s)", at, v.Name, how)
+	s.cancel(errGateAbort)
+}
+
+// ended makes a run that s stopped one that ended early, not an
+// interrupted or failed one: its trials are judged and saved, with the
+// note that says where it stopped; ctx is the run's, which a signal
+// ends. Otherwise it returns runErr.
+func (s *gateStop) ended(ctx context.Context, res *result.Result, runErr error) error {
+	if s == nil || s.why == "" || ctx.Err() != nil {
+		return runErr
+	}
+	res.Interrupted = false
+	res.Notes = append(res.Notes, s.why)
+	return nil
+}
+
+// where is where s stopped the run, "" if it did not.
+func (s *gateStop) where() string {
+	if s == nil {
+		return ""
+	}
+	return s.at
+}
+
+// trialName names a trial in a gate's stop line: "connect tls1.3
+// rsa2048 c=1, round 2", "replicate tls1.3 async c=4 at 200/s, round 1".
+func trialName(t result.Trial) string {
+	name := fmt.Sprintf("%s %s c=%d", t.Experiment, t.Variant, t.Concurrency)
+	if t.Open != nil {
+		name += " at " + plan.RateLabel(t.Open.Offered)
+	}
+	return fmt.Sprintf("%s, round %d", name, t.Round+1)
+}
+
+// finish writes the verdicts' files and says whether a gate failed, and
+// where --gate-abort stopped the run (stop, nil if it did not).
+func (f gateFlags) finish(vs []result.Gate, suite, started string, stop *gateStop) error {
 	if len(vs) == 0 {
 		return nil
 	}
@@ -164,7 +237,7 @@ func (f gateFlags) finish(vs []result.Gate, suite, started string) error {
 		}
 	}
 	if n := gate.Failed(vs); n > 0 {
-		e := gateFailed{failed: n, total: len(vs)}
+		e := gateFailed{failed: n, total: len(vs), stopped: stop.where()}
 		for _, v := range vs {
 			if !v.Pass {
 				e.first = v

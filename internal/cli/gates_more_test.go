@@ -35,6 +35,8 @@ func TestGateUsageReplicateAdvise(t *testing.T) {
 		{[]string{"advise", capture, "--gate", "advise[tls1.3].measured.setup > 1ms"}, "give --confirm"},
 		{[]string{"advise", capture, "--gate", "advise[tls1.3].overhead.saved.setup < 10%"}, "drop overhead."},
 		{[]string{"advise", capture, "--gate", "advise[tls1.3].error_pct.setup < 10 @ci95", "--confirm"}, "has no interval"},
+		{[]string{"advise", capture, "--gate", "advise[tls1.3].saved.setup > 1ms", "--gate-abort"}, "--gate-abort stops the lab replay, which only --confirm runs"},
+		{[]string{"replicate", "--gate-abort"}, "--gate-abort: there are no gates to stop at"},
 	} {
 		code, stdout, stderr := runMain(t, append(tc.args, "-o", filepath.Join(dir, "r.json"))...)
 		lines := errorLines(stderr)
@@ -118,6 +120,44 @@ func TestReplicateGates(t *testing.T) {
 	}
 }
 
+// TestReplicateGateAbort: with --gate-abort a replicate run stops after
+// the first trial on which a gate can no longer pass (no link writes
+// under one write a second), keeps that trial in its result, says which
+// gate stopped it after which trial, and exits 3.
+func TestReplicateGateAbort(t *testing.T) {
+	needServer(t, labBinaries["postgres"])
+	dir := t.TempDir()
+	out, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "j.xml")
+	code, stdout, stderr := runMain(t, "replicate", "--tls", "off,1.3", "-c", "1", "-d", "1s", "--warmup", "100ms", "--trials", "3", "-q", "-o", out, "--junit", junit,
+		"--gate", "replicate[*].writes_per_s < 1", "--gate-abort")
+	if code != exitGate {
+		t.Fatalf("exit %d, want %d: %s", code, exitGate, stderr)
+	}
+	const after = "after trial 1 of 6 (replicate plain async c=1, round 1)"
+	if lines := errorLines(stderr); len(lines) != 1 || lines[0] != "tlsbench: 1 of 1 gate failed: replicate[*].writes_per_s < 1 (see the gates table); --gate-abort stopped the run "+after {
+		t.Errorf("stderr %q", lines)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trials) != 1 || r.Trials[0].Variant != "plain async" || r.PlannedTrials != 6 || r.Interrupted || r.Error != "" {
+		t.Fatalf("%d of %d trials (%+v), interrupted %v, error %q: want the first of 6 kept, a run that ended early", len(r.Trials), r.PlannedTrials, r.Trials, r.Interrupted, r.Error)
+	}
+	if len(r.Gates) != 1 || r.Gates[0].Pass || r.Gates[0].Cell != "replicate plain async c=1" || r.Gates[0].Mean < 1 {
+		t.Errorf("verdicts %+v, want the gate failed on plain async's writes", r.Gates)
+	}
+	if notes := strings.Join(r.Notes, "\n"); !strings.Contains(notes, "stopped by --gate-abort "+after+": replicate[*].writes_per_s < 1 can no longer pass (replicate plain async c=1: measured ") {
+		t.Errorf("no note says which gate stopped the run after which trial: %q", r.Notes)
+	}
+	if !strings.Contains(stdout, "stopped by --gate-abort "+after) || !strings.Contains(stdout, "1 of 1 gate failed") {
+		t.Errorf("the text report does not say where the run stopped:\n%s", stdout)
+	}
+	if _, failed := junitCases(t, junit); len(failed) != 1 {
+		t.Errorf("JUnit: failed %q, want the gate", failed)
+	}
+}
+
 // TestAdviseGates gates the advice on a capture of curl's TLS 1.2
 // connections to the built-in server: TLS 1.3 saves exactly 1 round trip
 // per connection and pooling 3, so a gate asking resumption for more than
@@ -177,5 +217,45 @@ func TestAdviseGates(t *testing.T) {
 	code, again, stderr := runMain(t, "advise", out, "--gate", "advise[tls1.3].saved.round_trips >= 1")
 	if code != 0 || !strings.Contains(again, "0 of 1 gate failed") {
 		t.Errorf("advise %s --gate: exit %d: %s\n%s", out, code, stderr, again)
+	}
+
+	// --confirm --gate-abort: a prediction that fails stops the replay
+	// before it starts; the advice is saved as predictions.
+	out = filepath.Join(dir, "stopped-before.json")
+	code, _, stderr = runMain(t, "advise", file, "-o", out, "--confirm", "--trials", "3", "-d", "500ms", "-q", "--gate-abort",
+		"--gate", "advise[resumption].saved.round_trips > 1")
+	if r, err = result.Read(out); err != nil {
+		t.Fatal(err)
+	}
+	before := "stopped by --gate-abort before the lab replay of " + server + ": advise[resumption].saved.round_trips > 1 can no longer pass"
+	if code != exitGate || len(r.Advise[0].Replays) != 1 || !strings.HasPrefix(r.Advise[0].Replays[0].Error, "not replayed: --gate-abort") ||
+		!strings.Contains(strings.Join(r.Notes, "\n"), before) {
+		t.Errorf("a failed prediction with --gate-abort: exit %d (%s), replays %+v, notes %q; want 3, no replay, %q", code, stderr, r.Advise[0].Replays, r.Notes, before)
+	}
+	// A measured figure that fails stops the replay at the first trial
+	// of the change: TLS 1.3 saves exactly 1 round trip, never more. The
+	// trials run are kept, as the measured figures over them.
+	out = filepath.Join(dir, "stopped.json")
+	code, stdout, stderr = runMain(t, "advise", file, "-o", out, "--confirm", "--trials", "3", "-d", "500ms", "-q", "--gate-abort",
+		"--gate", "advise[tls1.3].measured.round_trips > 1")
+	if code != exitGate {
+		t.Fatalf("--confirm --gate-abort: exit %d, want %d: %s", code, exitGate, stderr)
+	}
+	if r, err = result.Read(out); err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	rp := r.Advise[0].Replays
+	if len(rp) != 1 || rp[0].Error != "" || rp[0].Trials != 1 || !strings.Contains(notes, "stopped by --gate-abort after trial ") ||
+		!strings.Contains(notes, " of the lab replay of "+server+" (connect ") || !strings.Contains(notes, "advise[tls1.3].measured.round_trips > 1 can no longer pass (advise tls1.3 on "+server+": measured 1 round trip") {
+		t.Errorf("the replay stopped by the gate: replays %+v, notes %q", rp, r.Notes)
+	}
+	for _, c := range r.Advise[0].Advice {
+		if c.Change == "TLS 1.2 → 1.3" && (c.RoundTripsMeasured == nil || *c.RoundTripsMeasured != 1) {
+			t.Errorf("TLS 1.3's round trips measured over the trials kept: %v", c.RoundTripsMeasured)
+		}
+	}
+	if len(r.Gates) != 1 || r.Gates[0].Pass || !strings.Contains(stdout, "stopped by --gate-abort after trial") {
+		t.Errorf("verdicts %+v; report:\n%s", r.Gates, stdout)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,8 +136,14 @@ func TestGatesPostgres(t *testing.T) {
 	if len(r.Trials) >= r.PlannedTrials || r.PlannedTrials != 9 || r.Interrupted || len(r.Gates) != 1 || r.Gates[0].Pass {
 		t.Errorf("--gate-abort: %d of %d trials, interrupted %v, gates %+v; want fewer than planned, not interrupted, the gate failed", len(r.Trials), r.PlannedTrials, r.Interrupted, r.Gates)
 	}
-	if !strings.Contains(strings.Join(r.Notes, "\n"), "stopped by --gate-abort after") {
-		t.Errorf("no note says the run stopped at a gate: %q", r.Notes)
+	// One line says which gate stopped it and after which trial: the
+	// last kept, the first of tls1.3 with Go's default offer.
+	stopped := fmt.Sprintf("stopped by --gate-abort after trial %d of 9 (connect tls1.3", len(r.Trials))
+	if notes := strings.Join(r.Notes, "\n"); !strings.Contains(notes, stopped) || !strings.Contains(notes, "connect[*].roundtrips.tls-handshake <= 1 can no longer pass (connect tls1.3") {
+		t.Errorf("no note says which gate stopped the run after which trial (%q): %q", stopped, r.Notes)
+	}
+	if lines := errorLines(stderr); len(lines) != 1 || !strings.Contains(lines[0], fmt.Sprintf("--gate-abort stopped the run after trial %d of 9", len(r.Trials))) {
+		t.Errorf("stderr %q", lines)
 	}
 	t.Logf("--gate-abort: %d of %d trials in %s", len(r.Trials), r.PlannedTrials, time.Since(start).Round(time.Millisecond))
 }
@@ -172,7 +179,7 @@ func TestCompareGate(t *testing.T) {
 		t.Errorf("30%% more server CPU: exit %d, %s\n%s", code, stderr, stdout)
 	}
 	code, stdout, _ = runMain(t, "compare", old, old, "--gate", "compare: pool[*].server_cpu_per_op.delta < +10% @ci95")
-	if code != exitGate || !strings.Contains(stdout, "0% (95% interval -15.23 to 15.23%)") {
+	if code != exitGate || !strings.Contains(stdout, "0%; upper end 15.23% of the 95% Welch interval over two results of at least 3 trials (-15.23 to 15.23%)") {
 		t.Errorf("the issue's example on 3 trials against themselves: exit %d\n%s", code, stdout)
 	}
 	data, _ := os.ReadFile(junit)

@@ -86,7 +86,8 @@ MariaDB's and Galera's resync and Galera's --rtt are not measured yet.`,
 		}
 		return plan.NewReplication(raw)
 	}))
-	f.gate.register(cmd, "a gate the run must pass, else exit 3, repeatable: replicate[VARIANT|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'replicate[tls1.3].overhead.commit.p99 < 20% @ci95', 'replicate[tls1.3].lag.p99 < 1s' (docs/gates.md)")
+	f.gate.register(cmd, "a gate the run must pass, else exit 3, repeatable: replicate[VARIANT|*].QUANTITY OP BOUND [UNIT] [@ci95], e.g. 'replicate[tls1.3].overhead.commit.p99 < 20% @ci95', 'replicate[tls1.3].lag.p99 < 1s' (docs/gates.md)",
+		"stop after the first trial after which a gate can no longer pass: its figure fails the bound, with @ci95 its whole interval (the trials run are kept and saved)")
 	refuseShard(cmd, "replicate measures a cluster tlsbench builds on this machine")
 	return cmd
 }
@@ -98,7 +99,7 @@ type replicateFlags struct {
 	rate   string
 	output string
 	quiet  bool
-	gate   gateFlags // --gate, --gates, --junit, --summary-md (gates.go)
+	gate   gateFlags // --gate, --gates, --gate-abort, --junit, --summary-md (gates.go)
 }
 
 type replicateOption = option[replicateFlags, plan.Replication]
@@ -175,8 +176,21 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 	res.Target = result.Target{URL: cmp.Or(p.Primary, "lab:"+p.Lab+" cluster"), Kind: kind, Servers: c.Info()}
 	res.Notes = append(res.Notes, c.Notes()...)
 	res.Trials = []result.Trial{}
+	// --gate-abort cancels the trials, not the run (as run's).
+	trialsCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := gf.stopper(gates, cancel)
 	var bar *progress
-	runErr := bench.Replicate(ctx, res, c, func(done, total int, label string) {
+	judged := 0
+	runErr := bench.Replicate(trialsCtx, res, c, func(done, total int, label string) {
+		// Told before each trial, and at the end: a trial finished since.
+		if n := len(res.Trials); n > judged {
+			judged = n
+			stop.afterTrial(res, res.Trials[n-1])
+		}
+		if stop.where() != "" {
+			return // the next trial does not run
+		}
 		if bar == nil && !quiet {
 			bar = newBar(stderr, int64(total), "replicate")
 		}
@@ -190,6 +204,7 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 	if bar != nil {
 		bar.finish()
 	}
+	runErr = stop.ended(ctx, res, runErr)
 	// The nodes are stopped before the tables print: a node killed
 	// mid-run leaves nothing behind, whatever the save does.
 	if serr := c.Stop(); serr != nil && runErr == nil && ctx.Err() == nil {
@@ -202,7 +217,7 @@ func replicateRun(ctx context.Context, p plan.Replication, output string, quiet 
 	if err := out.finish(res, len(res.Trials) > 0, "the trials that finished", runErr, stdout, stderr); err != nil {
 		return err
 	}
-	return gf.finish(res.Gates, "tlsbench replicate", res.Started.Format(time.RFC3339))
+	return gf.finish(res.Gates, "tlsbench replicate", res.Started.Format(time.RFC3339), stop)
 }
 
 // labCluster is a lab cluster as replicate runs and records it.

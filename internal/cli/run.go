@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -116,20 +115,17 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	// judged and saved as a run that ended early.
 	trialsCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	judge := o.gate.abortWhen(gates, res, cancel)
+	stop := o.gate.stopper(gates, cancel)
 	progress := func(p bench.Progress) {
 		bars.update(p)
 		if p.Trial != nil {
 			feed.Trial(*p.Trial) // handed over: the export is not the trial's time
-			judge()
+			stop.afterTrial(res, *p.Trial)
 		}
 	}
 	runErr := bench.Execute(trialsCtx, res, st, bench.Options{Ceilings: ceilings, Progress: progress, Warn: warn})
 	bars.finish()
-	if ctx.Err() == nil && errors.Is(context.Cause(trialsCtx), errGateAbort) {
-		res.Interrupted, runErr = false, nil
-		res.Notes = append(res.Notes, fmt.Sprintf("stopped by --gate-abort after %d of %d trials: a gate failed on the trials so far", len(res.Trials), res.PlannedTrials))
-	}
+	runErr = stop.ended(ctx, res, runErr)
 	if len(res.Trials) > 0 {
 		recordVerdicts(gates, res)
 	}
@@ -162,7 +158,7 @@ func run(ctx context.Context, raw plan.Spec, o runOutput, argv []string, stdout,
 	case pageErr != nil:
 		return pageErr
 	}
-	return o.gate.finish(res.Gates, suiteName(spec), res.Started.Format(time.RFC3339))
+	return o.gate.finish(res.Gates, suiteName(spec), res.Started.Format(time.RFC3339), stop)
 }
 
 // newResult starts the result of a run: tool, machine, command line

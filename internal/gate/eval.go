@@ -4,16 +4,21 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/tlsbench/tlsbench/internal/plan"
 	"github.com/tlsbench/tlsbench/internal/report"
 	"github.com/tlsbench/tlsbench/internal/result"
 )
 
 // figure is what one cell says of a gate's quantity: its point estimate
-// and the half-width of its 95% interval (NaN: none).
+// and the half-width of its 95% interval (NaN: none), which interval that
+// is (result.Gate's Interval) and over how many rounds or trials.
 type figure struct {
 	cell       string
 	mean, ci95 float64
+	interval   string
+	n          int
 }
 
 // Evaluate judges gates (checked by Check) on a run's quantities
@@ -22,23 +27,68 @@ type figure struct {
 func Evaluate(gates []Gate, qs []report.Quantity) []result.Gate {
 	out := make([]result.Gate, len(gates))
 	for i, g := range gates {
-		var figs []figure
-		for _, q := range qs {
-			if q.Experiment != g.Experiment || q.Name != g.Quantity || !g.selects(q.Variant) {
-				continue
-			}
-			f := figure{cell: cellName(q), mean: q.Mean, ci95: q.CI95}
-			if g.Overhead {
-				if q.Overhead.N == 0 { // the baseline, or no round paired
-					continue
-				}
-				f.mean, f.ci95 = q.Overhead.Pct, q.Overhead.CI95
-			}
-			figs = append(figs, f)
-		}
-		out[i] = judge(g, figs)
+		out[i] = judge(g, g.figures(qs))
 	}
 	return out
+}
+
+// figures are the figures of g's quantity in the cells g selects.
+func (g Gate) figures(qs []report.Quantity) []figure {
+	var figs []figure
+	for _, q := range qs {
+		if q.Experiment != g.Experiment || q.Name != g.Quantity || !g.selects(q.Variant) {
+			continue
+		}
+		f := figure{cell: cellName(q), mean: q.Mean, ci95: q.CI95, interval: "trials", n: q.Trials}
+		switch {
+		case g.Overhead:
+			if q.Overhead.N == 0 { // the baseline, or no round paired
+				continue
+			}
+			f.mean, f.ci95, f.interval, f.n = q.Overhead.Pct, q.Overhead.CI95, "paired", q.Overhead.N
+		case q.Experiment == plan.Advise && strings.HasPrefix(q.Name, "saved."):
+			f.interval, f.n = "prediction", 0
+		}
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+// CannotPass is the first of gates that can no longer pass on qs, the
+// quantities of the trials so far, with its verdict in the cell that
+// shows it; ok is false while every gate still can. A gate on the point
+// estimate can no longer pass once the estimate fails it (as k6's
+// abortOnFail: more trials could still move a mean, never a round trip
+// count); a @ci95 gate once its whole interval does: its far end alone
+// is no evidence, as a few rounds give a wide interval that more rounds
+// narrow. Gates without a figure yet, and those not Early, wait.
+func CannotPass(gates []Gate, qs []report.Quantity) (v result.Gate, ok bool) {
+	for _, g := range gates {
+		if !g.Early() {
+			continue
+		}
+		for _, f := range g.figures(qs) {
+			lo, hi := f.mean, f.mean
+			if g.CI95 {
+				if math.IsNaN(f.ci95) {
+					continue
+				}
+				lo, hi = f.mean-f.ci95, f.mean+f.ci95
+			}
+			if !near(g.Op, lo, hi, g.Bound) {
+				return judge(g, []figure{f}), true
+			}
+		}
+	}
+	return result.Gate{}, false
+}
+
+// Early reports whether g can be decided before its run ends, on the
+// trials so far: not an advice's error, which compares the prediction
+// with the saving over every trial of the replay, nor a rate search's
+// capacity, which the search settles at its end.
+func (g Gate) Early() bool {
+	return !strings.HasPrefix(g.Quantity, "error_pct.") && g.Quantity != "capacity"
 }
 
 // selects reports whether g judges the variant named id: [*] every one
@@ -76,7 +126,8 @@ func EvaluateCompare(gates []Gate, c *report.Comparison) []result.Gate {
 				if r.Only != "" || !g.selects(r.Variant) || math.IsNaN(r.Delta.Pct) {
 					continue
 				}
-				figs = append(figs, figure{cell: fmt.Sprintf("%s %s c=%d", t.Experiment, r.Variant, r.Concurrency), mean: r.Delta.Pct, ci95: r.Delta.CI95})
+				figs = append(figs, figure{cell: fmt.Sprintf("%s %s c=%d", t.Experiment, r.Variant, r.Concurrency), mean: r.Delta.Pct, ci95: r.Delta.CI95,
+					interval: "welch", n: r.Delta.N})
 			}
 		}
 		out[i] = judge(g, figs)
@@ -114,6 +165,9 @@ func judge(g Gate, figs []figure) result.Gate {
 		if !ok || m < margin {
 			margin = m
 			v.Cell, v.Value, v.Mean, v.Low, v.High = f.cell, value, f.mean, lo, hi
+			if g.CI95 {
+				v.Interval, v.Rounds = f.interval, f.n
+			}
 		}
 		if !ok {
 			v.Pass = false
@@ -141,6 +195,23 @@ func far(op string, lo, hi, bound float64) (float64, bool) {
 		return lo, false
 	}
 	return hi, hi == bound
+}
+
+// near reports whether the end of [lo, hi] nearest to passing meets op
+// against bound: the lower end for < and <=, the upper for > and >=; for
+// == whether the bound is within [lo, hi].
+func near(op string, lo, hi, bound float64) bool {
+	switch op {
+	case "<":
+		return lo < bound
+	case "<=":
+		return lo <= bound
+	case ">":
+		return hi > bound
+	case ">=":
+		return hi >= bound
+	}
+	return lo <= bound && bound <= hi
 }
 
 // Failed counts the verdicts that failed.

@@ -44,10 +44,15 @@ type (
 
 // JUnit writes the verdicts as JUnit XML; suite names the run ("tlsbench
 // connect", "tlsbench compare") and started is its RFC 3339 start or "".
+// A test case judged on fewer than result.SteadyRounds rounds has the
+// note (result.RoundsNote) in its output: CI pages show a case alone.
 func JUnit(vs []result.Gate, suite, started string) ([]byte, error) {
 	s := junitSuite{Name: suite, Tests: len(vs), Failures: Failed(vs), Timestamp: started}
 	for _, v := range vs {
 		c := junitCase{Name: v.Name, Classname: "tlsbench.gates", SystemOut: verdictLine(v)}
+		if note := result.RoundsNote([]result.Gate{v}); note != "" {
+			c.SystemOut += "\n" + note
+		}
 		if !v.Pass {
 			c.Failure = &junitFailure{Message: verdictLine(v), Type: "gate", Text: v.Expr}
 		}
@@ -62,7 +67,8 @@ func JUnit(vs []result.Gate, suite, started string) ([]byte, error) {
 }
 
 // verdictLine is a verdict in one line: "FAIL connect tls1.3 c=1: measured
-// 52% (95% interval 41 to 63%), bound < 40%".
+// 52%; upper end 63% of the 95% t-interval over 5 paired rounds (41 to
+// 63%), bound < 40%".
 func verdictLine(v result.Gate) string {
 	word := "pass"
 	if !v.Pass {
@@ -71,7 +77,16 @@ func verdictLine(v result.Gate) string {
 	if v.Why != "" {
 		return word + ": " + v.Why
 	}
-	return fmt.Sprintf("%s %s: measured %s, bound %s", word, v.Cell, v.Measured(), bound(v))
+	return word + " " + Reading(v)
+}
+
+// Reading is what decided a verdict, in a line: "connect tls1.3 c=1:
+// measured 2 round trips, bound <= 1", or why it has no figure.
+func Reading(v result.Gate) string {
+	if v.Why != "" {
+		return v.Why
+	}
+	return fmt.Sprintf("%s: measured %s, bound %s", v.Cell, v.Measured(), bound(v))
 }
 
 // bound is the gate's comparison as its expression wrote it.
@@ -102,6 +117,9 @@ func Markdown(vs []result.Gate, title string) []byte {
 			name = esc.Replace(v.Name) + ": `" + esc.Replace(v.Expr) + "`"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, word, esc.Replace(v.Cell), esc.Replace(v.Measured()))
+	}
+	if note := result.RoundsNote(vs); note != "" {
+		b.WriteString("\n" + note + "\n")
 	}
 	return []byte(b.String())
 }

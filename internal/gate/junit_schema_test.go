@@ -32,7 +32,7 @@ func TestJUnitSchema(t *testing.T) {
 		t.Skipf("the schema or its validator is missing: %v (scripts/install.sh installs both)", err)
 	}
 	vs := []result.Gate{
-		{Name: "tls13-p99", Expr: "connect[tls1.3].overhead.p99 < 40% @ci95", Cell: "connect tls1.3 c=1", Value: 52, Mean: 45, Low: 38, High: 52, Bound: 40, Unit: "%", Cells: 1},
+		{Name: "tls13-p99", Expr: "connect[tls1.3].overhead.p99 < 40% @ci95", Cell: "connect tls1.3 c=1", Value: 52, Mean: 45, Low: 38, High: 52, Bound: 40, Unit: "%", Cells: 1, Interval: "paired", Rounds: 5}, // with the few-rounds note
 		{Name: "connect[*].roundtrips.tls-handshake <= 1", Expr: "connect[*].roundtrips.tls-handshake <= 1", Pass: true, Cell: "connect tls1.3 c=1", Value: 1, Mean: 1, Low: 1, High: 1, Bound: 1, Unit: "count", Cells: 1},
 		{Name: `a <"quoted"> & odd name`, Expr: "advise[*].saved.round_trips >= 1", Why: "no cell of advise [tls1.3] measured saved.round_trips"},
 	}

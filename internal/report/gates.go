@@ -27,6 +27,9 @@ func gateTable(gs []result.Gate) Table {
 		t.Rows = append(t.Rows, []Cell{{Text: g.Name}, {Text: verdict}, {Text: g.Cell}, {Text: g.Measured()}})
 	}
 	t.Foot = append(t.Foot, itoa(failed)+" of "+plural(len(gs), "gate")+" failed; with @ci95 the far end of the 95% interval is compared with the bound, else the mean")
+	if note := result.RoundsNote(gs); note != "" {
+		t.Foot = append(t.Foot, note)
+	}
 	return t
 }
 
