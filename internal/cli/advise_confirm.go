@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tlsbench/tlsbench/internal/advise"
 	"github.com/tlsbench/tlsbench/internal/bench"
@@ -76,7 +77,7 @@ func labRun(ctx context.Context, raw plan.Spec, pick func(plan.Variant) bool, qu
 	}
 	defer st.Stop()
 	res := result.New()
-	res.Spec = spec
+	res.Spec, res.Started = spec, time.Now().UTC() // the calibration says when it ran
 	warn := func(w string) { fmt.Fprintln(stderr, "warning: advise: "+w) }
 	err = bench.Execute(ctx, res, st, bench.Options{Pick: pick, Progress: bars.update, Warn: warn})
 	bars.finish()
