@@ -362,15 +362,7 @@ func TestLoginFromCapture(t *testing.T) {
 		pool float64
 	}{{"pg-tls.pcap", []float64{0, 2}, 1 + 1 + 2 + 3}, {"pg18-mixed.pcap", []float64{5, 5, 2, 2, 2, 2}, 1 + 0.5 + 1 + 3}} {
 		t.Run(tt.file, func(t *testing.T) {
-			var col Collector
-			info, err := wire.ReadFile(t.Context(), filepath.Join("..", "wire", "testdata", tt.file), wire.Options{Conn: col.Add})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := col.Advise(info.Info, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := adviseCapture(t, tt.file)
 			p := out[0].Profile
 			if !slices.Equal(p.Login, []result.Share{{Name: "SCRAM: 3 round trips", Conns: p.TLSConns}}) || p.TLSConns != int64(len(tt.ops)) {
 				t.Errorf("login %+v of %d TLS connections", p.Login, p.TLSConns)
@@ -383,6 +375,22 @@ func TestLoginFromCapture(t *testing.T) {
 			}
 		})
 	}
+}
+
+// adviseCapture is the advice, without a calibration, on a capture of
+// the wire's testdata.
+func adviseCapture(t *testing.T, file string) []result.Advised {
+	t.Helper()
+	var col Collector
+	info, err := wire.ReadFile(t.Context(), filepath.Join("..", "wire", "testdata", file), wire.Options{Conn: col.Add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := col.Advise(info.Info, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func mean(xs []float64) float64 {
@@ -428,5 +436,80 @@ func TestCalibrationBytesNeverNegative(t *testing.T) {
 	off := find(t, out[0], "TLS off (the bound)")
 	if off.Bytes.Predicted == nil || !near(*off.Bytes.Predicted, 900) || len(off.Substituted) != 1 || !strings.HasPrefix(off.Substituted[0], "bytes: the calibration's client moves 4600 bytes per connection") {
 		t.Errorf("TLS off: bytes %v, substituted %q", deref(off.Bytes.Predicted), off.Substituted)
+	}
+}
+
+// TestResumptionBytes: the bytes session resumption saves over TLS 1.2
+// are each connection's own, from its capture: what an abbreviated
+// handshake leaves out (the wire's TestAbbreviated counts them) less the
+// ticket its ClientHello carries; where the capture shows no ticket (curl
+// --no-sessionid asked for none), none is subtracted, and the advice says
+// so.
+func TestResumptionBytes(t *testing.T) {
+	for _, tt := range []struct {
+		file     string
+		saved    float64
+		noTicket bool
+	}{
+		{"my-tls12-conn.pcap", 1566 - 176, false},
+		{"curl-12.pcap", 1052, true},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			c := find(t, adviseCapture(t, tt.file)[0], "session resumption on")
+			saved, ok := c.Bytes.Saved()
+			if c.NotApplicable || !ok || !near(saved, tt.saved) {
+				t.Errorf("resumption saves %v bytes per connection (%v), want %v", saved, ok, tt.saved)
+			}
+			if said := strings.Contains(c.Applies, "no session ticket"); said != tt.noTicket {
+				t.Errorf("applies %q: says no ticket %v, want %v", c.Applies, said, tt.noTicket)
+			}
+		})
+	}
+}
+
+// TestCalibrationPaired: a CPU saving is the calibration's cells paired
+// round by round, as it interleaved them, and its interval is the
+// saving's over rounds: a drift that moves both cells of a round alike
+// (7, 9, 11 ms per connection now; 0.2, 0.3, 0.1 ms less with ECDSA)
+// leaves the saving's interval narrow. Cells without rounds in common
+// are differenced unpaired, the interval both cells' together, never
+// the changed cell's alone.
+func TestCalibrationPaired(t *testing.T) {
+	calibrated := func(rounds [][2]float64, ecdsaRound func(int) int) result.Change {
+		cal := result.New()
+		cal.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Lab: "postgres", Target: "lab:postgres"}
+		cal.Variants = []plan.Variant{{ID: "tls1.2 rsa2048", TLS: "1.2", Key: "rsa2048"}, {ID: "tls1.2 ecdsa-p256", TLS: "1.2", Key: "ecdsa-p256"}}
+		n := &result.Negotiated{Version: "TLS 1.2"}
+		for r, ms := range rounds {
+			cal.Trials = append(cal.Trials,
+				result.Trial{Experiment: plan.Connect, Variant: "tls1.2 rsa2048", Concurrency: 1, Round: r, Ops: 100, ServerCPU: msd(100 * ms[0]), Negotiated: n},
+				result.Trial{Experiment: plan.Connect, Variant: "tls1.2 ecdsa-p256", Concurrency: 1, Round: ecdsaRound(r), Ops: 100, ServerCPU: msd(100 * ms[1]), Negotiated: n})
+		}
+		out, err := collect(pgTLS12(0, 2), pgTLS12(1, 2)).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "cal.json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return find(t, out[0], "RSA → ECDSA P-256 server key")
+	}
+	rounds := [][2]float64{{7, 6.8}, {9, 8.7}, {11, 10.9}}
+	t975 := 4.302652729911275 // Student's t, 2 degrees of freedom
+	c := calibrated(rounds, func(r int) int { return r })
+	saved, _ := c.Server.Saved()
+	if !near(saved, 0.2) || c.Server.PredictedCI == nil || math.Abs(*c.Server.PredictedCI-t975*0.1/math.Sqrt(3)) > 1e-6 {
+		t.Errorf("paired: saves %v ms ±%v, want 0.2 ±%v", saved, deref(c.Server.PredictedCI), t975*0.1/math.Sqrt(3))
+	}
+	// ECDSA's trials in rounds of their own: nothing to pair.
+	c = calibrated(rounds, func(r int) int { return r + 10 })
+	sd := func(xs ...float64) float64 {
+		m := mean(xs)
+		var ss float64
+		for _, x := range xs {
+			ss += (x - m) * (x - m)
+		}
+		return math.Sqrt(ss / float64(len(xs)-1))
+	}
+	want := t975 / math.Sqrt(3) * math.Hypot(sd(7, 9, 11), sd(6.8, 8.7, 10.9))
+	if saved, _ := c.Server.Saved(); !near(saved, 0.2) || c.Server.PredictedCI == nil || math.Abs(*c.Server.PredictedCI-want) > 1e-6 {
+		t.Errorf("unpaired: saves %v ms ±%v, want 0.2 ±%v", saved, deref(c.Server.PredictedCI), want)
 	}
 }

@@ -3,6 +3,7 @@ package advise
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -220,14 +221,14 @@ func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 	cpu := func(f func(result.Trial) time.Duration) func(result.Trial) float64 {
 		return func(t result.Trial) float64 { return float64(f(t)) / float64(time.Millisecond) }
 	}
-	if x, y, ok := both(a, b, cpu(func(t result.Trial) time.Duration { return t.ServerCPU })); ok {
-		out.Server = moved(x, y, share)
+	if fig, level, ok := moved(a, b, cpu(func(t result.Trial) time.Duration { return t.ServerCPU }), share); ok {
+		out.Server = fig
 		rate := p.Rate.Mean / 1000
 		out.Cores = scaled(out.Server, rate)
-		out.Capacity = capacity(out.Server)
+		out.Capacity = capacity(level)
 	}
-	if x, y, ok := both(a, b, cpu(func(t result.Trial) time.Duration { return t.ClientCPU })); ok {
-		out.Client = moved(x, y, share)
+	if fig, _, ok := moved(a, b, cpu(func(t result.Trial) time.Duration { return t.ClientCPU }), share); ok {
+		out.Client = fig
 	}
 	if out.Bytes.Predicted == nil {
 		if x, y, ok := both(a, b, func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) }); ok {
@@ -278,15 +279,63 @@ func both(a, b []result.Trial, f func(result.Trial) float64) (x, y stats.Summary
 	return x, y, okA && okB
 }
 
-// moved is the figure now (the calibration's variant like the observed)
-// and predicted (share of the connections moved to the other variant),
-// with 95% intervals over trials.
-func moved(x, y stats.Summary, share float64) result.Figure {
-	f := result.Figure{Now: f64(x.Mean), NowCI: ci(x.CI95), Predicted: f64(x.Mean + share*(y.Mean-x.Mean))}
-	if !math.IsNaN(x.CI95) && !math.IsNaN(y.CI95) {
-		f.PredictedCI = f64(math.Hypot((1-share)*x.CI95, share*y.CI95))
+// moved is the figure now (from's cells: the calibration's variant like
+// the observed) and predicted (share of the connections moved to to's),
+// f per operation. The predicted saving is paired round by round, as the
+// calibration interleaved its cells: a round's state of a shared machine
+// (its load, which of two scheduler states its processes landed in) moves
+// both cells of the round alike, and its difference, not each cell's
+// spread, is what the saving's interval is of. PredictedCI is that
+// saving's interval (share of it); level is the same figure with the
+// predicted level's own interval instead, which capacity inverts. Cells
+// without a round in common are differenced unpaired.
+func moved(a, b []result.Trial, f func(result.Trial) float64, share float64) (fig, level result.Figure, ok bool) {
+	x, okA := perOp(a, f)
+	y, okB := perOp(b, f)
+	if !okA || !okB {
+		return fig, level, false
 	}
-	return f
+	d, paired := pairedSaving(a, b, f)
+	if !paired {
+		d = stats.Summary{Mean: x.Mean - y.Mean, CI95: math.Hypot(x.CI95, y.CI95)}
+	}
+	fig = result.Figure{Now: f64(x.Mean), NowCI: ci(x.CI95), Predicted: f64(x.Mean - share*d.Mean)}
+	level = fig
+	if !math.IsNaN(d.CI95) {
+		fig.PredictedCI = f64(share * d.CI95)
+	}
+	if !math.IsNaN(x.CI95) && !math.IsNaN(y.CI95) {
+		level.PredictedCI = f64(math.Hypot((1-share)*x.CI95, share*y.CI95))
+	}
+	return fig, level, true
+}
+
+// pairedSaving is a's figure per operation less b's, round by round over
+// the rounds both ran (a round's trials of one cell summed): its mean and
+// 95% interval over those rounds; false with fewer than two such rounds.
+func pairedSaving(a, b []result.Trial, f func(result.Trial) float64) (stats.Summary, bool) {
+	type sum struct{ v, ops float64 }
+	byRound := func(ts []result.Trial) map[int]sum {
+		out := map[int]sum{}
+		for _, t := range ts {
+			if v := f(t); v > 0 {
+				s := out[t.Round]
+				out[t.Round] = sum{s.v + v, s.ops + float64(t.Ops)}
+			}
+		}
+		return out
+	}
+	x, y := byRound(a), byRound(b)
+	var diffs []float64
+	for _, round := range slices.Sorted(maps.Keys(x)) {
+		if sy, ok := y[round]; ok {
+			diffs = append(diffs, x[round].v/x[round].ops-sy.v/sy.ops)
+		}
+	}
+	if len(diffs) < 2 {
+		return stats.Summary{}, false
+	}
+	return stats.Summarize(diffs), true
 }
 
 // scaled is f times k, intervals too.

@@ -53,11 +53,16 @@ type sample struct {
 	loginRT  int
 	login    float64
 	loginHow string
+	// abbrevDrops and abbrevTicket are a full TLS 1.2 handshake's bytes
+	// that a resumed one would leave out and add (wire.Conn's
+	// AbbreviatedDrops and AbbreviatedTicket).
+	abbrevDrops, abbrevTicket int
 }
 
 func sampleOf(c *wire.Conn) sample {
 	s := sample{start: c.Trace.Start, rtt: ms(c.RTT), bytes: c.Trace.Sent + c.Trace.Received,
-		tls: c.Negotiated != nil, resumed: c.Resumed, helloRetry: c.HelloRetry}
+		tls: c.Negotiated != nil, resumed: c.Resumed, helloRetry: c.HelloRetry,
+		abbrevDrops: c.AbbreviatedDrops, abbrevTicket: c.AbbreviatedTicket}
 	if s.tls {
 		s.version = c.Negotiated.Version
 		s.ops = c.Flights

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/tlsbench/tlsbench/internal/advise"
 	"github.com/tlsbench/tlsbench/internal/bench"
@@ -130,7 +131,7 @@ func labRun(ctx context.Context, raw plan.Spec, pick func(plan.Variant) bool, qu
 	}
 	defer st.Stop()
 	res := result.New()
-	res.Spec = spec
+	res.Spec, res.Started = spec, time.Now().UTC() // the calibration says when it ran
 	warn := func(w string) { fmt.Fprintln(stderr, "warning: advise: "+w) }
 	progress := func(p bench.Progress) {
 		bars.update(p)

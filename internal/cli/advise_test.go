@@ -272,7 +272,7 @@ func TestAdvisePgbench(t *testing.T) {
 		file := pgbench("require", url.Values{"ssl_max_protocol_version": {"TLSv1.2"}})
 		r, stdout := advised(t, file, "--port", u.Port(), "--lab", "postgres", "--trials", "1", "-d", "1s", "-q")
 		a := r.Advise[0]
-		if a.Calibration == nil || !a.Calibration.Lab || a.Calibration.Engine != "postgres" {
+		if a.Calibration == nil || !a.Calibration.Lab || a.Calibration.Engine != "postgres" || a.Calibration.Started == "" || strings.HasPrefix(a.Calibration.Started, "0001-") {
 			t.Fatalf("calibration %+v", a.Calibration)
 		}
 		tls13 := findChange(t, a, "TLS 1.2 → 1.3")

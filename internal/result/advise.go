@@ -171,7 +171,9 @@ type Change struct {
 
 // Figure is one predicted quantity: now (observed, or for CPU the
 // calibration's variant like the observed, or without one the lab
-// replay's), predicted, the 95% interval's half-width of each; measured
+// replay's), predicted, the 95% interval's half-width of each (for CPU
+// figures and the cores that follow, PredictedCI is the predicted
+// saving's: the calibration's cells paired round by round); measured
 // (from a lab replay of the profile, advise --confirm) is now less the
 // saving the replay measured, paired round by round and scaled to the
 // share of connections the change changes, MeasuredCI that saving's

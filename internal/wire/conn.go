@@ -54,6 +54,11 @@ type Conn struct {
 	// TLS 1.3 encrypts it).
 	ClientCert     string
 	CertChainBytes int
+	// AbbreviatedDrops and AbbreviatedTicket are, for a full TLS 1.2
+	// handshake, the bytes a resumed (abbreviated) one would leave out,
+	// and those its ClientHello would add, -1 where the capture does not
+	// show them (abbreviated); 0 and 0 for any other handshake.
+	AbbreviatedDrops, AbbreviatedTicket int
 	// Negotiation is how a PostgreSQL connection began TLS: "direct"
 	// (PostgreSQL 17+: a ClientHello at once, ALPN postgresql), "" with an
 	// SSLRequest first, as plan.Variant spells it.
@@ -365,6 +370,9 @@ func (v *view) readHandshake(conn *Conn, tlsC, tlsS int) bool {
 		conn.Resumed = !hasCert && len(sh.sessionID) > 0
 		if hasCert {
 			conn.CertChainBytes, n.PeerKey, _ = certChain(cert.body)
+		}
+		if !conn.Resumed {
+			conn.AbbreviatedDrops, conn.AbbreviatedTicket = abbreviated(ct, st, ch, sh)
 		}
 		if ske, ok := st.msg(msgServerKeyExchange, 0); ok {
 			n.Group = plan.GroupLabel(ecdheGroup(ske.body))

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"slices"
 
 	"golang.org/x/crypto/cryptobyte"
 
@@ -25,10 +26,15 @@ const (
 
 // Handshake message types.
 const (
-	msgClientHello       = 1
-	msgServerHello       = 2
-	msgCertificate       = 11
-	msgServerKeyExchange = 12
+	msgClientHello        = 1
+	msgServerHello        = 2
+	msgNewSessionTicket   = 4
+	msgCertificate        = 11
+	msgServerKeyExchange  = 12
+	msgCertificateRequest = 13
+	msgServerHelloDone    = 14
+	msgCertificateVerify  = 15
+	msgClientKeyExchange  = 16
 )
 
 // record is one TLS record of a direction: where it starts in the
@@ -342,3 +348,55 @@ func ecdheGroup(body []byte) uint16 {
 func isGrease(v uint16) bool { return v&0x0f0f == 0x0a0a && v>>8 == v&0xff }
 
 func suiteName(id uint16) string { return tls.CipherSuiteName(id) }
+
+// abbreviated is what a TLS 1.2 abbreviated handshake (RFC 5246, 7.3: a
+// resumed session) would leave out of this full one, in bytes as the
+// capture holds them: the messages it does without (the server's
+// Certificate, ServerKeyExchange, CertificateRequest and ServerHelloDone;
+// the client's Certificate, ClientKeyExchange and CertificateVerify), each
+// with its header, and the header of every record that began none but
+// them. ticket is what its ClientHello would carry instead: the ticket of
+// the server's NewSessionTicket, or where the server issued none, the
+// session ID it gave that the client's hello did not have (-1 where it
+// gave neither: the size of a ticket it would issue is not in the
+// capture). A server that issued a ticket is taken to issue one again as
+// it resumes, as Go's does; one that does not saves its NewSessionTicket
+// too.
+func abbreviated(ct, st tlsHalf, ch clientHello, sh serverHello) (dropped, ticket int) {
+	dropped = droppedBytes(st, msgCertificate, msgServerKeyExchange, msgCertificateRequest, msgServerHelloDone) +
+		droppedBytes(ct, msgCertificate, msgClientKeyExchange, msgCertificateVerify)
+	if nst, ok := st.msg(msgNewSessionTicket, 0); ok {
+		s := cryptobyte.String(nst.body)
+		var t cryptobyte.String
+		if s.Skip(4) && s.ReadUint16LengthPrefixed(&t) { // the lifetime hint, then the ticket
+			return dropped, len(t)
+		}
+	}
+	if len(sh.sessionID) > 0 {
+		return dropped, max(0, len(sh.sessionID)-len(ch.sessionID))
+	}
+	return dropped, -1
+}
+
+// droppedBytes is what h's messages of the types given take: each one's
+// 4-byte header and body, and the 5-byte header of each record that began
+// none but them.
+func droppedBytes(h tlsHalf, types ...byte) int {
+	n := 0
+	began := map[int]bool{} // by record: only messages of the types given
+	for _, m := range h.msgs {
+		drop := slices.Contains(types, m.typ)
+		if drop {
+			n += 4 + len(m.body)
+		}
+		if only, seen := began[m.off]; !seen || only {
+			began[m.off] = drop
+		}
+	}
+	for _, only := range began {
+		if only {
+			n += 5
+		}
+	}
+	return n
+}
