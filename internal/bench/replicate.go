@@ -25,7 +25,8 @@ type Cluster interface {
 	// primary shows it, verified.
 	SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error)
 	LinkState(ctx context.Context) (cluster.LinkState, error)
-	// Resync copies the whole primary over link l, timed.
+	// Resync copies the whole primary over link l, timed (Galera: the
+	// writesets a stopped node missed, an IST; see fullResyncer).
 	Resync(ctx context.Context, l cluster.Link) (result.Resync, error)
 	OpenPrimary(ctx context.Context, tls bool) (cluster.Conn, error)
 	OpenReplica(ctx context.Context) (cluster.Conn, error)
@@ -37,6 +38,12 @@ type Cluster interface {
 	CPU() ([]time.Duration, error)
 	// Alive says which node is gone, and why, if one is.
 	Alive() error
+}
+
+// fullResyncer is a Cluster whose Resync is incremental (Galera's IST)
+// and which times a whole copy too (Galera's SST), after it.
+type fullResyncer interface {
+	FullResync(ctx context.Context, l cluster.Link) (result.Resync, error)
 }
 
 // linkAddrer is a Cluster whose primary takes a TLS replication link on
@@ -117,12 +124,26 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 				links = append(links, v)
 			}
 		}
-		total += len(links)
+		full, _ := c.(fullResyncer)
+		copies := 1
+		if full != nil {
+			copies = 2
+		}
+		total += copies * len(links)
 		for i, v := range links {
-			progress(i, total, "resync "+v.LinkID)
+			progress(copies*i, total, "resync "+v.LinkID)
 			rs, err := c.Resync(ctx, link(v))
 			if err != nil {
 				return fmt.Errorf("resync over %s: %w", v.LinkID, err)
+			}
+			rs.Link = v.LinkID
+			res.Replicate.Resyncs = append(res.Replicate.Resyncs, rs)
+			if full == nil {
+				continue
+			}
+			progress(copies*i+1, total, "full resync "+v.LinkID)
+			if rs, err = full.FullResync(ctx, link(v)); err != nil {
+				return fmt.Errorf("full resync over %s: %w", v.LinkID, err)
 			}
 			rs.Link = v.LinkID
 			res.Replicate.Resyncs = append(res.Replicate.Resyncs, rs)

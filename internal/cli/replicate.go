@@ -42,8 +42,10 @@ link changes (socket.ssl is read at start only).
 
 Only the replication link changes: the writers' link to the primary is plain
 (--client-tls: TLS) in every variant. --rtt delays the replication link alone
-(through a relay). --resync times a whole copy of the primary over each
-variant's link first: pg_basebackup, or Redis's full sync of 200,000 keys.
+(through a relay).
+--resync times a whole copy of the primary over each variant's link first:
+pg_basebackup, or Redis's full sync of 200,000 keys; Galera: an IST to node 3
+(64 MiB of writes it missed, over the group link's TLS) and an SST (rsync, plain).
 
 PRIMARY_URL --replica URL measures a PostgreSQL cluster of your own as it is: one
 variant, the link as configured (checked from the primary's pg_stat_ssl, which
@@ -56,7 +58,7 @@ start); --rate auto (or FROM..TO) searches per variant the highest write rate
 at which the replica's heartbeat lag p99 stays under --lag-slo (1s) and, with
 --sync on or remote_apply, the commit p99 under --slo.
 
-MariaDB's and Galera's resync and Galera's --rtt are not measured yet.`,
+MariaDB's resync and Galera's --rtt are not measured yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{errors.New("replicate takes one URL, the primary's: give the replica's as --replica URL")}
@@ -140,7 +142,7 @@ var replicateOptions = []replicateOption{
 	{flag: "rtt", section: secPaths, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.RTT },
 		usage: "emulated round trip of the replication link alone (a delaying relay between the nodes)"},
 	{flag: "resync", section: secOther, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Resync },
-		usage: "time a whole copy of the primary (pg_basebackup; Redis: a full sync) over each variant's link before the trials"},
+		usage: "time a whole copy of the primary (pg_basebackup; Redis: a full sync; Galera: an IST and an SST to node 3) over each variant's link before the trials"},
 	{flag: "output", short: "o", field: "-", section: secOutput, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.output },
 		usage: "result file (default tlsbench-YYYYMMDD-HHMMSS.json)"},
 	{flag: "quiet", short: "q", field: "-", section: secOutput, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.quiet },

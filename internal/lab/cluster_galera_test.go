@@ -18,7 +18,7 @@ func TestGaleraCluster(t *testing.T) {
 	c, err := StartGaleraCluster(context.Background(), Options{Keys: []string{"ecdsa-p256"}})
 	needInstalled(t, err)
 	t.Cleanup(func() { c.Stop() })
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
 	// A heartbeat written on node 1 shows on node 2 and node 3 over the
@@ -68,14 +68,57 @@ func TestGaleraCluster(t *testing.T) {
 		}
 	})
 
-	// A node that cannot join (its group link plain, the others' TLS)
-	// fails with its log quoted, naming it; Stop then leaves no process.
+	// An IST after writes is an IST, over the link's TLS (node 1 serving
+	// it over ssl://) or plain (tcp://), and node 3 reads the rows written
+	// while it was down; an SST after its data dir is gone is a whole
+	// copy with the same rows.
+	t.Run("state transfers", func(t *testing.T) {
+		rows := func() int64 {
+			var n int64
+			if err := c.Nodes[2].admin.QueryRowContext(ctx, "SELECT count(*) FROM "+mariaDBDatabase+"."+galeraFillTable).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for _, l := range []cluster.Link{{TLS: "1.2", Key: "ecdsa-p256"}, {TLS: "off"}} {
+			rs, err := c.Resync(ctx, l)
+			if err != nil {
+				t.Fatalf("%+v: %v", l, err)
+			}
+			t.Logf("%+v: %s %d bytes in %v (%.1f MB/s), donor %v, joiner %v; %s", l, rs.Transfer, rs.Bytes, rs.Elapsed, rs.MBPerSec(), rs.SourceCPU, rs.DestCPU, rs.Shown)
+			if rs.Transfer != "IST" || rs.Encrypted != (l.TLS != "off") || rs.Bytes < galeraFillBytes || rs.SourceCPU <= 0 || rs.DestCPU <= 0 {
+				t.Errorf("%+v: the IST shows %+v", l, rs)
+			}
+			if n := rows(); n != galeraFillRows {
+				t.Errorf("%+v: node 3 reads %d rows after its IST, node 1 wrote %d", l, n, galeraFillRows)
+			}
+			if l.TLS == "off" {
+				continue // one SST is enough: it is plain whatever the link
+			}
+			rs, err = c.FullResync(ctx, l)
+			if err != nil {
+				t.Fatalf("%+v: %v", l, err)
+			}
+			t.Logf("%+v: %s %d bytes in %v (%.1f MB/s), donor %v, joiner %v; %s", l, rs.Transfer, rs.Bytes, rs.Elapsed, rs.MBPerSec(), rs.SourceCPU, rs.DestCPU, rs.Shown)
+			if rs.Transfer != "SST" || rs.Encrypted || rs.Bytes < galeraFillBytes || rs.DestCPU <= 0 {
+				t.Errorf("%+v: the SST shows %+v", l, rs)
+			}
+		}
+	})
+
+	// A node that cannot join (its group link plain, the others' TLS,
+	// or the other way round) fails with its log quoted, naming it; Stop
+	// then leaves no process.
 	t.Run("cannot join", func(t *testing.T) {
 		n := c.Nodes[2]
 		if err := n.proc.stopWithin(0, galeraStopGrace); err != nil {
 			t.Fatal(err)
 		}
-		n.extra = c.args(2, cluster.Link{TLS: "off"})
+		unlike := cluster.Link{TLS: "off"}
+		if c.link.TLS == "off" {
+			unlike = cluster.Link{TLS: "1.3"}
+		}
+		n.extra = c.args(2, unlike)
 		start := time.Now()
 		err := n.launch(ctx)
 		if err == nil {

@@ -74,7 +74,8 @@ type Replication struct {
 	// (a trial past it is marked behind).
 	Timeout time.Duration `json:"timeout_ns"`
 	// Resync copies the whole primary over each variant's link once
-	// before the trials (pg_basebackup), timed.
+	// before the trials (pg_basebackup), timed; on Galera an IST and an
+	// SST to node 3.
 	Resync bool `json:"resync"`
 	// Primary and Replica are the URLs of a cluster of the user's own
 	// (postgres://), measured as it is: one variant, its link as
@@ -154,8 +155,6 @@ func NewReplication(raw Replication) (Replication, error) {
 		switch {
 		case r.RTT != 0:
 			return r, errorf("⟨rtt⟩: not on a Galera cluster's group links yet: use --lab postgres or mariadb for a delayed link")
-		case r.Resync:
-			return r, errorf("⟨resync⟩: no Galera state transfer (SST, IST) figure yet: drop it")
 		case r.ClientTLS && slices.Contains(r.TLS, "1.2"):
 			// The pin is the node's OpenSSL configuration, its mysqld's too.
 			return r, errorf("⟨client_tls⟩: a Galera node's TLS 1.2 holds for its clients too, so the writers' link would change with the variant: drop --client-tls or TLS 1.2")
