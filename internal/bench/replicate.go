@@ -46,6 +46,13 @@ type fullResyncer interface {
 	FullResync(ctx context.Context, l cluster.Link) (result.Resync, error)
 }
 
+// linkDelayer is a Cluster that delays its replication links by
+// cluster.Link.RTT itself (Galera: node 3 behind a delay link), where a
+// relay on one address cannot.
+type linkDelayer interface {
+	DelaysLinks() bool
+}
+
 // linkAddrer is a Cluster whose primary takes a TLS replication link on
 // a port of its own (Redis's tls-port): a relay on a TLS link dials
 // LinkAddr(true), one on a plain link PrimaryAddr.
@@ -77,7 +84,11 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 	}
 	var addr, tlsAddr string
 	var relays []*netx.Relay
-	if p.RTT > 0 {
+	delays := false
+	if d, ok := c.(linkDelayer); ok {
+		delays = d.DelaysLinks()
+	}
+	if p.RTT > 0 && !delays {
 		// The link alone has the RTT: the replica dials the primary
 		// through a delaying relay; the writers do not.
 		relay := func(to string) (string, error) {
@@ -104,7 +115,7 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 		res.Notes = append(res.Notes, fmt.Sprintf("rtt %s on the replication link only: the replica reaches the primary through tlsbench's relay on loopback, which delays each direction by half of it and passes the bytes untouched (TLS stays end to end between the nodes); the writers' link to the primary has none", plan.RTTLabel(p.RTT)))
 	}
 	link := func(v plan.ReplicaVariant) cluster.Link {
-		l := cluster.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr}
+		l := cluster.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr, RTT: p.RTT}
 		if v.TLS != "off" && tlsAddr != "" {
 			l.Addr = tlsAddr
 		}

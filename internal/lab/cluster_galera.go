@@ -59,6 +59,9 @@ type GaleraCluster struct {
 	shown cluster.LinkState
 	// logAt is where each node's log stood when it last started.
 	logAt []int64
+	// wan, when set, is the delay link node 3 is behind (see
+	// StartGaleraClusterWAN).
+	wan *DelayLink
 }
 
 func (c *GaleraCluster) name() string { return "Galera lab cluster" }
@@ -67,11 +70,27 @@ func (c *GaleraCluster) name() string { return "Galera lab cluster" }
 // link plain; SetLink chooses it. On error nothing is left running, and
 // the error quotes the log of the node that failed.
 func StartGaleraCluster(ctx context.Context, o Options) (*GaleraCluster, error) {
-	return startGalera(ctx, o)
+	return startGalera(ctx, o, nil)
 }
 
-// startGalera starts a cluster on loopback.
-func startGalera(ctx context.Context, o Options) (_ *GaleraCluster, err error) {
+// galeraWANNode is the node of a WAN cluster in the other data centre.
+const galeraWANNode = 2
+
+// StartGaleraClusterWAN starts three Galera nodes as two data centres,
+// the classic Galera WAN layout: nodes 1 and 2 on the server side of a
+// delay link (its address, their own ports), node 3 in the link's
+// namespace, so that every packet to or from node 3 pays the link's RTT
+// and none between nodes 1 and 2 does. The RTT is 0 until SetLink sets
+// it (cluster.Link.RTT). wan's Exe is the tlsbench whose forward command
+// forwards the link's packets.
+func StartGaleraClusterWAN(ctx context.Context, o Options, wan DelayLinkOptions) (*GaleraCluster, error) {
+	wan.RTT = 0 // node 3's SST at the build is not what a run measures
+	return startGalera(ctx, o, &wan)
+}
+
+// startGalera starts a cluster on loopback, or as two data centres across
+// a delay link with wan's options.
+func startGalera(ctx context.Context, o Options, wan *DelayLinkOptions) (_ *GaleraCluster, err error) {
 	if _, err := os.Stat(galeraProvider); err != nil {
 		return nil, fmt.Errorf("Galera lab cluster: %s is missing (install galera-4): %w", galeraProvider, ErrNotInstalled)
 	}
@@ -87,13 +106,27 @@ func startGalera(ctx context.Context, o Options) (_ *GaleraCluster, err error) {
 			c.Stop()
 		}
 	}()
+	if wan != nil {
+		if c.wan, err = StartDelayLink(ctx, NewWireGuardNumber(), *wan); err != nil {
+			return nil, fmt.Errorf("%s: node 3's link to the others (--rtt): %w", c.name(), err)
+		}
+	}
 	var cas []byte
 	for i := range galeraNames {
-		m, err := newMariaDB(o)
+		no := o
+		if c.wan != nil && i != galeraWANNode {
+			// Its certificates name its address on the link, where it
+			// listens too.
+			no.Tunnel = c.wan.Prefix()
+		}
+		m, err := newMariaDB(no)
 		if err != nil {
 			return nil, err
 		}
 		c.Nodes = append(c.Nodes, m)
+		if c.wan != nil && i == galeraWANNode {
+			m.netns = c.wan.Netns()
+		}
 		m.role = "Galera " + galeraNames[i]
 		// As root, a node runs as mysql: its SST's rsync daemon, as
 		// root, would write as nobody, which cannot enter the lab dir.
@@ -138,9 +171,22 @@ func galeraCAs(dir string) string { return filepath.Join(dir, "cluster-ca.crt") 
 // galeraNodeName is node i's wsrep_node_name: node1, node2, node3.
 func galeraNodeName(i int) string { return "node" + strconv.Itoa(i+1) }
 
-// at is node i's group, IST or SST address with port.
-func (c *GaleraCluster) at(_, port int) string {
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+// host is node i's address for the others' group, IST and SST
+// connections: loopback, or across a WAN cluster's delay link (nodes 1
+// and 2 on its server side, node 3 in its namespace).
+func (c *GaleraCluster) host(i int) string {
+	switch {
+	case c.wan == nil:
+		return "127.0.0.1"
+	case i == galeraWANNode:
+		return c.wan.ClientAddr()
+	}
+	return c.wan.ServerAddr()
+}
+
+// at is node i's host with port.
+func (c *GaleraCluster) at(i, port int) string {
+	return net.JoinHostPort(c.host(i), strconv.Itoa(port))
 }
 
 // args are node i's wsrep options for link l; node 1 bootstraps.
@@ -449,11 +495,19 @@ func (c *GaleraCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.Li
 	case l.Sync != "" && l.Sync != "galera":
 		return cluster.LinkState{}, errors.New("Galera lab cluster: a Galera cluster commits one way (certified by every node): drop --sync")
 	case l.Addr != "":
-		return cluster.LinkState{}, errors.New("Galera lab cluster: no --rtt on the group links yet")
+		return cluster.LinkState{}, errors.New("Galera lab cluster: a relay cannot delay the group links (every node dials every other): node 3 goes behind a delay link instead (StartGaleraClusterWAN)")
+	case l.RTT > 0 && c.wan == nil:
+		return cluster.LinkState{}, fmt.Errorf("%s: %v of RTT asked of a cluster on loopback: start it with node 3 behind a delay link (StartGaleraClusterWAN)", c.name(), l.RTT)
 	}
 	if l.TLS != c.link.TLS || l.TLS != "off" && l.Key != "" && l.Key != c.link.Key {
 		if err := c.restart(ctx, l); err != nil {
 			return cluster.LinkState{}, err
+		}
+	}
+	// Packets sent from now on pay the new RTT: no restart.
+	if c.wan != nil && c.wan.RTT() != l.RTT {
+		if err := c.wan.SetRTT(ctx, l.RTT); err != nil {
+			return cluster.LinkState{}, fmt.Errorf("%s: node 3's link: %w", c.name(), err)
 		}
 	}
 	st, err := c.LinkState(ctx)
@@ -569,6 +623,9 @@ func (c *GaleraCluster) Info() []result.Server {
 	for i, m := range c.Nodes {
 		s := m.Info()
 		s.Lab = galeraNames[i] + []string{" (written)", " (read)", ""}[i]
+		if c.wan != nil && i == galeraWANNode {
+			s.Lab += " (the other data centre, behind the delay link)"
+		}
 		s.Settings["wsrep"] = "galera-4 (" + galeraProvider + "), wsrep_sst_method rsync (node 1 the donor), gcache.size " + galeraGcache + "; per variant wsrep_provider_options socket.ssl=NO, or socket.ssl=YES with the node's certificate and the three nodes' CAs, the TLS version pinned by the node's OPENSSL_CONF (MinProtocol = MaxProtocol)"
 		out = append(out, s)
 	}
@@ -577,18 +634,34 @@ func (c *GaleraCluster) Info() []result.Server {
 
 // Notes are what a reader of a Galera cluster's figures needs.
 func (c *GaleraCluster) Notes() []string {
-	return append(slices.Clone(c.Nodes[0].Notes()),
-		"Galera: 3 nodes on loopback, writes on node 1, the heartbeat read on node 2; nodes 2 and 3 got their state from node 1 by SST (wsrep_sst_method = rsync, not encrypted: socket.ssl covers the group link and IST only) when the cluster was built; gcache.size "+galeraGcache+", which holds --resync's IST",
+	where := "3 nodes on loopback"
+	if c.wan != nil {
+		where = "3 nodes in two data centres"
+	}
+	out := append(slices.Clone(c.Nodes[0].Notes()),
+		"Galera: "+where+", writes on node 1, the heartbeat read on node 2; nodes 2 and 3 got their state from node 1 by SST (wsrep_sst_method = rsync, not encrypted: socket.ssl covers the group link and IST only) when the cluster was built; gcache.size "+galeraGcache+", which holds --resync's IST",
 		"Galera: socket.ssl is read at start only, so each change of the group link restarts the cluster (nodes 3, 2, 1 stopped cleanly, node 1 bootstrapped again, the others rejoining without a transfer); each variant's first trial follows a restart",
 		"Galera: galera-4 26.4 neither sets nor reports a TLS version (socket.ssl_cipher is TLS 1.2's cipher list): each node's OPENSSL_CONF pins it (MinProtocol = MaxProtocol), which pins its mysqld's client TLS too, and a TLS handshake of tlsbench's with each node's group port checks it; each node's log shows its group link listening at ssl:// (TLS) or tcp:// (plain), with every peer alike",
 		"Galera: the servers' own view is node 2's wsrep_local_recv_queue (writes received, not applied) and node 1's wsrep_flow_control_paused_ns; a commit answers once every node has certified it, not applied it: the heartbeat's lag is node 2's applying")
+	if c.wan != nil {
+		out = append(out, "Galera --rtt: two nodes in one data centre, the third in another, the classic Galera WAN layout: nodes 1 and 2 on the server side of a delay link (its address "+c.wan.ServerAddr()+", their own ports), node 3 in the link's namespace ("+c.wan.ClientAddr()+"), so that every group, IST and SST packet to or from node 3 pays the RTT and none between nodes 1 and 2 does; each write's commit waits for its total order across all three nodes, node 3 included, and so for the RTT; the heartbeat's lag is node 2's, in node 1's data centre; the certificates of nodes 1 and 2 name their address on the link, node 3's loopback only: galera-4 verifies a peer's chain (socket.ssl_ca), not its name; "+c.wan.Note())
+	}
+	return out
 }
+
+// DelaysLinks reports whether the cluster delays its own group links
+// (node 3 behind a delay link), by cluster.Link.RTT: a relay cannot,
+// every node dialing every other.
+func (c *GaleraCluster) DelaysLinks() bool { return c.wan != nil }
 
 // Stop stops the nodes, 3 first, and removes their dirs.
 func (c *GaleraCluster) Stop() error {
 	var errs []error
 	for _, m := range slices.Backward(c.Nodes) {
 		errs = append(errs, m.Stop())
+	}
+	if c.wan != nil {
+		errs = append(errs, c.wan.Stop())
 	}
 	return errors.Join(errs...)
 }
