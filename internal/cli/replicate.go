@@ -46,7 +46,8 @@ Only the replication link changes: the writers' link to the primary is plain
 of its own, as a second data centre, which root and /dev/net/tun allow).
 --resync times a whole copy of the primary over each variant's link first:
 pg_basebackup, or Redis's full sync of 200,000 keys; Galera: an IST to node 3
-(64 MiB of writes it missed, over the group link's TLS) and an SST (rsync, plain).
+(64 MiB of writes it missed, over the group link's TLS) and an SST (rsync,
+through stunnel on a TLS link, plain across --rtt's delay link).
 
 PRIMARY_URL --replica URL measures a PostgreSQL cluster of your own as it is: one
 variant, the link as configured (checked from the primary's pg_stat_ssl, which

@@ -245,6 +245,25 @@ func (c *GaleraCluster) start(ctx context.Context, l cluster.Link, build bool) e
 	return nil
 }
 
+// sstConf is node i's option file for link l: its rsync SST through
+// stunnel with the node's certificate and the three CAs (ssl-mode
+// VERIFY_CA: galera's peers are checked by their chain, not their name)
+// for a TLS link, plain for a plain one. wsrep_sst_rsync reads it.
+// Across the delay link the script's stunnel failed node 3's rejoin
+// (the donor's "State transfer to 2.0 (node3) failed: Unknown error
+// 255"): there the SST stays plain.
+func (c *GaleraCluster) sstConf(i int, l cluster.Link) string {
+	if !c.sstTunnel(l) {
+		return "[sst]\nssl-mode = DISABLED\n"
+	}
+	m := c.Nodes[i]
+	return "[sst]\ntca = " + galeraCAs(m.dir) + "\ntcert = " + filepath.Join(m.dir, "server.crt") +
+		"\ntkey = " + filepath.Join(m.dir, "server.key") + "\nssl-mode = VERIFY_CA\n"
+}
+
+// sstTunnel reports whether an SST over link l goes through stunnel.
+func (c *GaleraCluster) sstTunnel(l cluster.Link) bool { return l.TLS != "off" && c.wan == nil }
+
 // startNode starts node i with link l and waits until it is synced in a
 // primary component of size nodes; on a build, node 1 makes its data dir
 // and tlsbench's tables, and a joiner waits for its state from an empty
@@ -259,6 +278,10 @@ func (c *GaleraCluster) startNode(ctx context.Context, i int, l cluster.Link, bu
 		pin = l.TLS
 	}
 	if err := os.WriteFile(conf, []byte(openSSLConf(pin)), 0o600); err != nil {
+		return err
+	}
+	m.defaults = filepath.Join(m.dir, "sst.cnf")
+	if err := os.WriteFile(m.defaults, []byte(c.sstConf(i, l)), 0o600); err != nil {
 		return err
 	}
 	c.logAt[i] = c.logSize(i)
@@ -626,7 +649,7 @@ func (c *GaleraCluster) Info() []result.Server {
 		if c.wan != nil && i == galeraWANNode {
 			s.Lab += " (the other data centre, behind the delay link)"
 		}
-		s.Settings["wsrep"] = "galera-4 (" + galeraProvider + "), wsrep_sst_method rsync (node 1 the donor), gcache.size " + galeraGcache + "; per variant wsrep_provider_options socket.ssl=NO, or socket.ssl=YES with the node's certificate and the three nodes' CAs, the TLS version pinned by the node's OPENSSL_CONF (MinProtocol = MaxProtocol)"
+		s.Settings["wsrep"] = "galera-4 (" + galeraProvider + "), wsrep_sst_method rsync (node 1 the donor; through stunnel with the node's certificate on a TLS link), gcache.size " + galeraGcache + "; per variant wsrep_provider_options socket.ssl=NO, or socket.ssl=YES with the node's certificate and the three nodes' CAs, the TLS version pinned by the node's OPENSSL_CONF (MinProtocol = MaxProtocol)"
 		out = append(out, s)
 	}
 	return out
@@ -639,7 +662,7 @@ func (c *GaleraCluster) Notes() []string {
 		where = "3 nodes in two data centres"
 	}
 	out := append(slices.Clone(c.Nodes[0].Notes()),
-		"Galera: "+where+", writes on node 1, the heartbeat read on node 2; nodes 2 and 3 got their state from node 1 by SST (wsrep_sst_method = rsync, not encrypted: socket.ssl covers the group link and IST only) when the cluster was built; gcache.size "+galeraGcache+", which holds --resync's IST",
+		"Galera: "+where+", writes on node 1, the heartbeat read on node 2; nodes 2 and 3 got their state from node 1 by SST (wsrep_sst_method = rsync, plain: the cluster starts with a plain link) when the cluster was built; socket.ssl covers the group link and IST only, so on a TLS link an SST goes through stunnel (the node's option file's [sst] tca, tcert and tkey, ssl-mode VERIFY_CA), except across --rtt's delay link, where that failed node 3's rejoin and the SST stays plain; gcache.size "+galeraGcache+", which holds --resync's IST",
 		"Galera: socket.ssl is read at start only, so each change of the group link restarts the cluster (nodes 3, 2, 1 stopped cleanly, node 1 bootstrapped again, the others rejoining without a transfer); each variant's first trial follows a restart",
 		"Galera: galera-4 26.4 neither sets nor reports a TLS version (socket.ssl_cipher is TLS 1.2's cipher list): each node's OPENSSL_CONF pins it (MinProtocol = MaxProtocol), which pins its mysqld's client TLS too, and a TLS handshake of tlsbench's with each node's group port checks it; each node's log shows its group link listening at ssl:// (TLS) or tcp:// (plain), with every peer alike",
 		"Galera: the servers' own view is node 2's wsrep_local_recv_queue (writes received, not applied) and node 1's wsrep_flow_control_paused_ns; a commit answers once every node has certified it, not applied it: the heartbeat's lag is node 2's applying")

@@ -20,7 +20,9 @@ import (
 // the donor and node 3 the joiner: an IST, the writesets node 3 missed
 // while it was stopped, sent from node 1's gcache over a connection made
 // with the group link's socket.ssl; and an SST, node 3's whole state
-// copied by rsync (wsrep_sst_method), which socket.ssl does not cover.
+// copied by rsync (wsrep_sst_method), which socket.ssl does not cover:
+// wsrep_sst_rsync wraps it in stunnel where the node's option file's
+// [sst] section names its certificates (sstConf), on a TLS link.
 
 const (
 	// galeraGcache is each node's gcache.size: it holds the IST's
@@ -51,6 +53,10 @@ var galeraISTServeRE = regexp.MustCompile(`async IST sender starting to serve (s
 // galeraSSTLines are what a joiner's log says of an SST it received, the
 // most telling first.
 var galeraSSTLines = []string{"SST received", "SST succeeded", "Prepared SST request"}
+
+// galeraSSTStunnel is what wsrep_sst_rsync logs when it wraps rsync in
+// stunnel (the [sst] section's certificates).
+const galeraSSTStunnel = "Using stunnel for SSL encryption"
 
 // Resync times an IST over link l (the cluster restarted with it first,
 // if it was another): the fill table emptied, node 3 stopped cleanly,
@@ -117,10 +123,12 @@ func (c *GaleraCluster) Resync(ctx context.Context, l cluster.Link) (result.Resy
 
 // FullResync times an SST over link l, after Resync: node 3 stopped, its
 // data dir removed, started again, which galera can bring up to date by
-// nothing but a whole copy from node 1 (rsync, plain whatever l is);
-// timed from its start until it is synced, it must then hold the rows
-// the IST's fill wrote. Bytes are node 3's data dir after the copy,
-// without galera's own files.
+// nothing but a whole copy from node 1 (rsync: through stunnel on a TLS
+// link, as node 3's log must say, plain on a plain one or across a delay
+// link, see sstConf); timed from its
+// start until it is synced, it must then hold the rows the IST's fill
+// wrote. Bytes are node 3's data dir after the copy, without galera's
+// own files.
 func (c *GaleraCluster) FullResync(ctx context.Context, l cluster.Link) (result.Resync, error) {
 	joiner := c.Nodes[2]
 	if err := joiner.proc.stopWithin(0, galeraStopGrace); err != nil {
@@ -157,8 +165,16 @@ func (c *GaleraCluster) FullResync(ctx context.Context, l cluster.Link) (result.
 	if rs.Shown == "" {
 		return result.Resync{}, fmt.Errorf("%s: node 3, its data dir removed, rejoined, but its log shows no SST (none of %q); its log:\n%s", c.name(), galeraSSTLines, galeraTrouble(joiner.logFile()))
 	}
-	rs.Transfer = "SST"
-	rs.Method = "Galera SST by rsync (wsrep_sst_method rsync: plain, socket.ssl does not cover it) of node 1's whole data dir to node 3's, removed; timed from node 3's start to Synced; bytes: node 3's data dir after it, without galera.cache"
+	// The SST script says so when it wraps rsync in stunnel.
+	tunnel := strings.Contains(joined, galeraSSTStunnel)
+	if tunnel != c.sstTunnel(l) {
+		return result.Resync{}, fmt.Errorf("%s: asked for an SST over %s, node 3's SST script %s %q", c.name(), linkName(l), map[bool]string{false: "did not log", true: "logged"}[tunnel], galeraSSTStunnel)
+	}
+	if tunnel {
+		rs.Shown += "; " + logLine(joined, galeraSSTStunnel)
+	}
+	rs.Transfer, rs.Encrypted = "SST", tunnel
+	rs.Method = "Galera SST by rsync (wsrep_sst_method rsync), through stunnel over a TLS link ([sst] tca, tcert, tkey, ssl-mode VERIFY_CA: the nodes' certificates), plain over a plain one, of node 1's whole data dir to node 3's, removed; timed from node 3's start to Synced; bytes: node 3's data dir after it, without galera.cache"
 	return rs, nil
 }
 

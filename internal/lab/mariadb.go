@@ -72,6 +72,9 @@ type MariaDB struct {
 	// tlsbench's): a Galera node across a delay link. Its admin
 	// connection, over the unix socket, reaches it there too.
 	netns string
+	// defaults is the only option file the server reads ("": none): a
+	// Galera node's [sst] section, which its SST script reads.
+	defaults string
 
 	keyMu sync.Mutex // serializes UseKey
 }
@@ -299,8 +302,12 @@ func (m *MariaDB) socket() string { return filepath.Join(m.dir, mariaDBSocket) }
 
 // serverArgs are all of mariadbd's options: none comes from /etc/mysql.
 func (m *MariaDB) serverArgs() []string {
+	defaults := "--no-defaults"
+	if m.defaults != "" {
+		defaults = "--defaults-file=" + m.defaults
+	}
 	args := []string{
-		"--no-defaults",
+		defaults,
 		"--datadir=" + filepath.Join(m.dir, "data"),
 		"--tmpdir=" + m.dir,
 		"--socket=" + m.socket(),
