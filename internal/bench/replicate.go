@@ -25,7 +25,8 @@ type Cluster interface {
 	// primary shows it, verified.
 	SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error)
 	LinkState(ctx context.Context) (cluster.LinkState, error)
-	// Resync copies the whole primary over link l, timed.
+	// Resync copies the whole primary over link l, timed (Galera: the
+	// writesets a stopped node missed, an IST; see fullResyncer).
 	Resync(ctx context.Context, l cluster.Link) (result.Resync, error)
 	OpenPrimary(ctx context.Context, tls bool) (cluster.Conn, error)
 	OpenReplica(ctx context.Context) (cluster.Conn, error)
@@ -37,6 +38,19 @@ type Cluster interface {
 	CPU() ([]time.Duration, error)
 	// Alive says which node is gone, and why, if one is.
 	Alive() error
+}
+
+// fullResyncer is a Cluster whose Resync is incremental (Galera's IST)
+// and which times a whole copy too (Galera's SST), after it.
+type fullResyncer interface {
+	FullResync(ctx context.Context, l cluster.Link) (result.Resync, error)
+}
+
+// linkDelayer is a Cluster that delays its replication links by
+// cluster.Link.RTT itself (Galera: node 3 behind a delay link), where a
+// relay on one address cannot.
+type linkDelayer interface {
+	DelaysLinks() bool
 }
 
 // linkAddrer is a Cluster whose primary takes a TLS replication link on
@@ -70,7 +84,11 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 	}
 	var addr, tlsAddr string
 	var relays []*netx.Relay
-	if p.RTT > 0 {
+	delays := false
+	if d, ok := c.(linkDelayer); ok {
+		delays = d.DelaysLinks()
+	}
+	if p.RTT > 0 && !delays {
 		// The link alone has the RTT: the replica dials the primary
 		// through a delaying relay; the writers do not.
 		relay := func(to string) (string, error) {
@@ -97,7 +115,7 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 		res.Notes = append(res.Notes, fmt.Sprintf("rtt %s on the replication link only: the replica reaches the primary through tlsbench's relay on loopback, which delays each direction by half of it and passes the bytes untouched (TLS stays end to end between the nodes); the writers' link to the primary has none", plan.RTTLabel(p.RTT)))
 	}
 	link := func(v plan.ReplicaVariant) cluster.Link {
-		l := cluster.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr}
+		l := cluster.Link{TLS: v.TLS, Key: v.Key, Sync: v.Sync, Addr: addr, RTT: p.RTT}
 		if v.TLS != "off" && tlsAddr != "" {
 			l.Addr = tlsAddr
 		}
@@ -117,12 +135,26 @@ func Replicate(ctx context.Context, res *result.Result, c Cluster, progress Repl
 				links = append(links, v)
 			}
 		}
-		total += len(links)
+		full, _ := c.(fullResyncer)
+		copies := 1
+		if full != nil {
+			copies = 2
+		}
+		total += copies * len(links)
 		for i, v := range links {
-			progress(i, total, "resync "+v.LinkID)
+			progress(copies*i, total, "resync "+v.LinkID)
 			rs, err := c.Resync(ctx, link(v))
 			if err != nil {
 				return fmt.Errorf("resync over %s: %w", v.LinkID, err)
+			}
+			rs.Link = v.LinkID
+			res.Replicate.Resyncs = append(res.Replicate.Resyncs, rs)
+			if full == nil {
+				continue
+			}
+			progress(copies*i+1, total, "full resync "+v.LinkID)
+			if rs, err = full.FullResync(ctx, link(v)); err != nil {
+				return fmt.Errorf("full resync over %s: %w", v.LinkID, err)
 			}
 			rs.Link = v.LinkID
 			res.Replicate.Resyncs = append(res.Replicate.Resyncs, rs)

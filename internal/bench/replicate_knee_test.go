@@ -239,3 +239,68 @@ func TestReplicateSweep(t *testing.T) {
 		t.Errorf("progress labels %q: want 8, the third %q", labels, "plain async c=3 #1")
 	}
 }
+
+// transferCluster is a fakeCluster that resyncs as Galera does, an
+// incremental copy (Resync) and then a whole one (FullResync), and
+// delays its own links by cluster.Link.RTT; it records the links it
+// was given.
+type transferCluster struct {
+	*fakeCluster
+	links []cluster.Link
+}
+
+func (f *transferCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.LinkState, error) {
+	f.links = append(f.links, l)
+	return f.fakeCluster.SetLink(ctx, l)
+}
+
+func (f *transferCluster) Resync(_ context.Context, l cluster.Link) (result.Resync, error) {
+	f.links = append(f.links, l)
+	return result.Resync{Transfer: "IST", Encrypted: l.TLS != "off", Bytes: 1e6, Elapsed: time.Second}, nil
+}
+
+func (f *transferCluster) FullResync(_ context.Context, l cluster.Link) (result.Resync, error) {
+	f.links = append(f.links, l)
+	return result.Resync{Transfer: "SST", Bytes: 2e6, Elapsed: time.Second}, nil
+}
+
+func (f *transferCluster) DelaysLinks() bool { return true }
+
+// TestReplicateTransfers: a cluster whose resync is incremental gets its
+// whole copy timed too, each link's IST then SST, each named by the link;
+// one that delays its own links gets the run's RTT in every link it is
+// given, and no relay (no address to dial instead of the primary's).
+func TestReplicateTransfers(t *testing.T) {
+	raw := plan.Replication{Lab: "galera", TLS: []string{"off", "1.3"}, Keys: []string{"ecdsa-p256"}, Concurrency: []int{1}, Trials: 1,
+		Duration: 200 * time.Millisecond, Warmup: 50 * time.Millisecond, Heartbeat: 10 * time.Millisecond, Resync: true, RTT: 44 * time.Millisecond}
+	p, err := plan.NewReplication(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &transferCluster{fakeCluster: &fakeCluster{caps: map[string]float64{"off": 1e6, "1.3": 1e6}}}
+	res := result.New()
+	res.Replicate = &result.Replicate{Plan: p}
+	if err := bench.Replicate(context.Background(), res, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Replicate.Resyncs {
+		got = append(got, r.Link+" "+r.Transfer)
+	}
+	if want := []string{"plain IST", "plain SST", "tls1.3 IST", "tls1.3 SST"}; !slices.Equal(got, want) {
+		t.Errorf("resyncs %q, want %q", got, want)
+	}
+	for _, l := range f.links {
+		if l.RTT != p.RTT || l.Addr != "" {
+			t.Errorf("a link %+v: want the RTT %v and no relay's address", l, p.RTT)
+		}
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "relay") {
+			t.Errorf("a note says a relay delays the link: %s", n)
+		}
+	}
+	if len(res.Trials) != 2 {
+		t.Errorf("%d trials, want 2", len(res.Trials))
+	}
+}

@@ -42,8 +42,12 @@ link changes (socket.ssl is read at start only).
 
 Only the replication link changes: the writers' link to the primary is plain
 (--client-tls: TLS) in every variant. --rtt delays the replication link alone
-(through a relay). --resync times a whole copy of the primary over each
-variant's link first: pg_basebackup, or Redis's full sync of 200,000 keys.
+(through a relay; Galera: node 3 runs behind a delay link, a network namespace
+of its own, as a second data centre, which root and /dev/net/tun allow).
+--resync times a whole copy of the primary over each variant's link first:
+pg_basebackup, or Redis's full sync of 200,000 keys; Galera: an IST to node 3
+(64 MiB of writes it missed, over the group link's TLS) and an SST (rsync,
+through stunnel on a TLS link, plain across --rtt's delay link).
 
 PRIMARY_URL --replica URL measures a PostgreSQL cluster of your own as it is: one
 variant, the link as configured (checked from the primary's pg_stat_ssl, which
@@ -56,7 +60,7 @@ start); --rate auto (or FROM..TO) searches per variant the highest write rate
 at which the replica's heartbeat lag p99 stays under --lag-slo (1s) and, with
 --sync on or remote_apply, the commit p99 under --slo.
 
-MariaDB's and Galera's resync and Galera's --rtt are not measured yet.`,
+MariaDB's resync is not measured.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{errors.New("replicate takes one URL, the primary's: give the replica's as --replica URL")}
@@ -139,9 +143,9 @@ var replicateOptions = []replicateOption{
 	{flag: "slo", section: secRate, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.SLO },
 		usage: "with --rate auto or FROM..TO and --sync on or remote_apply: the commit p99 (from the intended start) a rate must keep under too (default " + plan.DefaultSLO.String() + ")"},
 	{flag: "rtt", section: secPaths, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.RTT },
-		usage: "emulated round trip of the replication link alone (a delaying relay between the nodes)"},
+		usage: "emulated round trip of the replication link alone (a delaying relay between the nodes; Galera: node 3 behind a delay link)"},
 	{flag: "resync", section: secOther, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.Resync },
-		usage: "time a whole copy of the primary (pg_basebackup; Redis: a full sync) over each variant's link before the trials"},
+		usage: "time a whole copy of the primary (pg_basebackup; Redis: a full sync; Galera: an IST and an SST to node 3) over each variant's link before the trials"},
 	{flag: "output", short: "o", field: "-", section: secOutput, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.output },
 		usage: "result file (default tlsbench-YYYYMMDD-HHMMSS.json)"},
 	{flag: "quiet", short: "q", field: "-", section: secOutput, on: onReplicate, ptr: func(f *replicateFlags) any { return &f.quiet },
@@ -249,6 +253,11 @@ func openCluster(ctx context.Context, p plan.Replication, lines *runProgress) (l
 		c, err := lab.StartMariaDBCluster(ctx, o)
 		return c, "MariaDB primary + asynchronous replica", nil, err
 	case "galera":
+		if p.RTT > 0 {
+			lines.printf("starting the lab cluster: 3 Galera nodes, node 3 behind a delay link (node 1 bootstraps, nodes 2 and 3 join by rsync SST)")
+			c, err := lab.StartGaleraClusterWAN(ctx, o, lab.DelayLinkOptions{})
+			return c, "Galera cluster of 3 nodes, node 3 in another data centre", nil, err
+		}
 		lines.printf("starting the lab cluster: 3 Galera nodes (node 1 bootstraps, nodes 2 and 3 join by rsync SST)")
 		c, err := lab.StartGaleraCluster(ctx, o)
 		return c, "Galera cluster of 3 nodes", nil, err

@@ -28,6 +28,10 @@ type Link struct {
 	// Addr is the host:port the replica dials to reach the primary: a
 	// relay's that delays the link; "" is the primary's own.
 	Addr string
+	// RTT is the round trip the link is delayed by where the cluster
+	// delays its own links (a Galera node behind a delay link) rather
+	// than through a relay at Addr.
+	RTT time.Duration
 }
 
 // LinkState is the replication link as the primary sees it:

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,9 @@ type GaleraCluster struct {
 	shown cluster.LinkState
 	// logAt is where each node's log stood when it last started.
 	logAt []int64
+	// wan, when set, is the delay link node 3 is behind (see
+	// StartGaleraClusterWAN).
+	wan *DelayLink
 }
 
 func (c *GaleraCluster) name() string { return "Galera lab cluster" }
@@ -65,7 +69,28 @@ func (c *GaleraCluster) name() string { return "Galera lab cluster" }
 // StartGaleraCluster starts three Galera nodes on loopback, the group
 // link plain; SetLink chooses it. On error nothing is left running, and
 // the error quotes the log of the node that failed.
-func StartGaleraCluster(ctx context.Context, o Options) (_ *GaleraCluster, err error) {
+func StartGaleraCluster(ctx context.Context, o Options) (*GaleraCluster, error) {
+	return startGalera(ctx, o, nil)
+}
+
+// galeraWANNode is the node of a WAN cluster in the other data centre.
+const galeraWANNode = 2
+
+// StartGaleraClusterWAN starts three Galera nodes as two data centres,
+// the classic Galera WAN layout: nodes 1 and 2 on the server side of a
+// delay link (its address, their own ports), node 3 in the link's
+// namespace, so that every packet to or from node 3 pays the link's RTT
+// and none between nodes 1 and 2 does. The RTT is 0 until SetLink sets
+// it (cluster.Link.RTT). wan's Exe is the tlsbench whose forward command
+// forwards the link's packets.
+func StartGaleraClusterWAN(ctx context.Context, o Options, wan DelayLinkOptions) (*GaleraCluster, error) {
+	wan.RTT = 0 // node 3's SST at the build is not what a run measures
+	return startGalera(ctx, o, &wan)
+}
+
+// startGalera starts a cluster on loopback, or as two data centres across
+// a delay link with wan's options.
+func startGalera(ctx context.Context, o Options, wan *DelayLinkOptions) (_ *GaleraCluster, err error) {
 	if _, err := os.Stat(galeraProvider); err != nil {
 		return nil, fmt.Errorf("Galera lab cluster: %s is missing (install galera-4): %w", galeraProvider, ErrNotInstalled)
 	}
@@ -81,13 +106,27 @@ func StartGaleraCluster(ctx context.Context, o Options) (_ *GaleraCluster, err e
 			c.Stop()
 		}
 	}()
+	if wan != nil {
+		if c.wan, err = StartDelayLink(ctx, NewWireGuardNumber(), *wan); err != nil {
+			return nil, fmt.Errorf("%s: node 3's link to the others (--rtt): %w", c.name(), err)
+		}
+	}
 	var cas []byte
 	for i := range galeraNames {
-		m, err := newMariaDB(o)
+		no := o
+		if c.wan != nil && i != galeraWANNode {
+			// Its certificates name its address on the link, where it
+			// listens too.
+			no.Tunnel = c.wan.Prefix()
+		}
+		m, err := newMariaDB(no)
 		if err != nil {
 			return nil, err
 		}
 		c.Nodes = append(c.Nodes, m)
+		if c.wan != nil && i == galeraWANNode {
+			m.netns = c.wan.Netns()
+		}
 		m.role = "Galera " + galeraNames[i]
 		// As root, a node runs as mysql: its SST's rsync daemon, as
 		// root, would write as nobody, which cannot enter the lab dir.
@@ -129,16 +168,37 @@ func StartGaleraCluster(ctx context.Context, o Options) (_ *GaleraCluster, err e
 
 func galeraCAs(dir string) string { return filepath.Join(dir, "cluster-ca.crt") }
 
+// galeraNodeName is node i's wsrep_node_name: node1, node2, node3.
+func galeraNodeName(i int) string { return "node" + strconv.Itoa(i+1) }
+
+// host is node i's address for the others' group, IST and SST
+// connections: loopback, or across a WAN cluster's delay link (nodes 1
+// and 2 on its server side, node 3 in its namespace).
+func (c *GaleraCluster) host(i int) string {
+	switch {
+	case c.wan == nil:
+		return "127.0.0.1"
+	case i == galeraWANNode:
+		return c.wan.ClientAddr()
+	}
+	return c.wan.ServerAddr()
+}
+
+// at is node i's host with port.
+func (c *GaleraCluster) at(i, port int) string {
+	return net.JoinHostPort(c.host(i), strconv.Itoa(port))
+}
+
 // args are node i's wsrep options for link l; node 1 bootstraps.
 func (c *GaleraCluster) args(i int, l cluster.Link) []string {
 	m := c.Nodes[i]
 	var peers []string
-	for _, p := range c.gcomm {
-		peers = append(peers, "127.0.0.1:"+strconv.Itoa(p))
+	for j, p := range c.gcomm {
+		peers = append(peers, c.at(j, p))
 	}
 	gcomm := strconv.Itoa(c.gcomm[i])
-	opts := []string{"base_port=" + gcomm, "gmcast.listen_addr=tcp://127.0.0.1:" + gcomm,
-		"ist.recv_addr=127.0.0.1:" + strconv.Itoa(c.ist[i]), "gcache.size=64M",
+	opts := []string{"base_port=" + gcomm, "gmcast.listen_addr=tcp://" + c.at(i, c.gcomm[i]),
+		"ist.recv_addr=" + c.at(i, c.ist[i]), "gcache.size=" + galeraGcache,
 		// A node that cannot reach the others gives up in seconds.
 		"pc.wait_prim_timeout=PT15S"}
 	if l.TLS == "off" {
@@ -150,15 +210,19 @@ func (c *GaleraCluster) args(i int, l cluster.Link) []string {
 	args := []string{
 		"--wsrep-on=ON", "--wsrep-provider=" + galeraProvider, "--wsrep-cluster-name=tlsbench",
 		"--wsrep-cluster-address=gcomm://" + strings.Join(peers, ","),
-		"--wsrep-node-name=node" + strconv.Itoa(i+1), "--wsrep-node-address=127.0.0.1:" + gcomm,
+		"--wsrep-node-name=" + galeraNodeName(i), "--wsrep-node-address=" + c.at(i, c.gcomm[i]),
 		"--wsrep-node-incoming-address=" + m.addr(),
-		"--wsrep-sst-method=rsync", "--wsrep-sst-receive-address=127.0.0.1:" + strconv.Itoa(c.sst[i]),
+		"--wsrep-sst-method=rsync", "--wsrep-sst-receive-address=" + c.at(i, c.sst[i]),
 		"--wsrep-provider-options=" + strings.Join(opts, ";"),
 		"--binlog-format=ROW", "--innodb-autoinc-lock-mode=2",
 		"--innodb-buffer-pool-size=128M", // three on one machine
 	}
 	if i == 0 {
 		args = append(args, "--wsrep-new-cluster")
+	} else {
+		// Node 1 gives the others their state, so that a timed
+		// transfer's donor is the node whose CPU is its source's.
+		args = append(args, "--wsrep-sst-donor="+galeraNodeName(0))
 	}
 	return args
 }
@@ -168,40 +232,8 @@ func (c *GaleraCluster) args(i int, l cluster.Link) []string {
 // the first start (build) node 1 gets its data dir, accounts and
 // tlsbench's tables, and the others their state by SST.
 func (c *GaleraCluster) start(ctx context.Context, l cluster.Link, build bool) error {
-	for i, m := range c.Nodes {
-		m.extra = c.args(i, l)
-		conf := filepath.Join(m.dir, "openssl.cnf")
-		m.env = []string{"OPENSSL_CONF=" + conf}
-		pin := ""
-		if l.TLS != "off" {
-			pin = l.TLS
-		}
-		if err := os.WriteFile(conf, []byte(openSSLConf(pin)), 0o600); err != nil {
-			return err
-		}
-		if fi, err := os.Stat(m.logFile()); err == nil {
-			c.logAt[i] = fi.Size()
-		}
-		var err error
-		if build {
-			err = m.boot(ctx)
-		} else {
-			err = m.launch(ctx)
-		}
-		if err != nil {
-			if build && i > 0 {
-				// A joiner that got no state knows little of why; its
-				// donor's log says more.
-				err = fmt.Errorf("%w\n(node 1, the donor of its state, logged:\n%s)", err, galeraTrouble(c.Nodes[0].logFile()))
-			}
-			return err
-		}
-		if build && i == 0 {
-			if err := mariaDBExec(ctx, m.admin, c.name()+": tlsbench's tables", "", mariaDBClusterTables...); err != nil {
-				return err
-			}
-		}
-		if err := c.synced(ctx, i, i+1); err != nil {
+	for i := range c.Nodes {
+		if err := c.startNode(ctx, i, l, build, i+1); err != nil {
 			return err
 		}
 	}
@@ -211,6 +243,68 @@ func (c *GaleraCluster) start(ctx context.Context, l cluster.Link, build bool) e
 	}
 	c.link, c.shown = l, st
 	return nil
+}
+
+// sstConf is node i's option file for link l: its rsync SST through
+// stunnel with the node's certificate and the three CAs (ssl-mode
+// VERIFY_CA: galera's peers are checked by their chain, not their name)
+// for a TLS link, plain for a plain one. wsrep_sst_rsync reads it.
+// Across the delay link the script's stunnel failed node 3's rejoin
+// (the donor's "State transfer to 2.0 (node3) failed: Unknown error
+// 255"): there the SST stays plain.
+func (c *GaleraCluster) sstConf(i int, l cluster.Link) string {
+	if !c.sstTunnel(l) {
+		return "[sst]\nssl-mode = DISABLED\n"
+	}
+	m := c.Nodes[i]
+	return "[sst]\ntca = " + galeraCAs(m.dir) + "\ntcert = " + filepath.Join(m.dir, "server.crt") +
+		"\ntkey = " + filepath.Join(m.dir, "server.key") + "\nssl-mode = VERIFY_CA\n"
+}
+
+// sstTunnel reports whether an SST over link l goes through stunnel.
+func (c *GaleraCluster) sstTunnel(l cluster.Link) bool { return l.TLS != "off" && c.wan == nil }
+
+// startNode starts node i with link l and waits until it is synced in a
+// primary component of size nodes; on a build, node 1 makes its data dir
+// and tlsbench's tables, and a joiner waits for its state from an empty
+// data dir.
+func (c *GaleraCluster) startNode(ctx context.Context, i int, l cluster.Link, build bool, size int) error {
+	m := c.Nodes[i]
+	m.extra = c.args(i, l)
+	conf := filepath.Join(m.dir, "openssl.cnf")
+	m.env = []string{"OPENSSL_CONF=" + conf}
+	pin := ""
+	if l.TLS != "off" {
+		pin = l.TLS
+	}
+	if err := os.WriteFile(conf, []byte(openSSLConf(pin)), 0o600); err != nil {
+		return err
+	}
+	m.defaults = filepath.Join(m.dir, "sst.cnf")
+	if err := os.WriteFile(m.defaults, []byte(c.sstConf(i, l)), 0o600); err != nil {
+		return err
+	}
+	c.logAt[i] = c.logSize(i)
+	var err error
+	if build {
+		err = m.boot(ctx)
+	} else {
+		err = m.launch(ctx)
+	}
+	if err != nil {
+		if build && i > 0 {
+			// A joiner that got no state knows little of why; its
+			// donor's log says more.
+			err = fmt.Errorf("%w\n(node 1, the donor of its state, logged:\n%s)", err, galeraTrouble(c.Nodes[0].logFile()))
+		}
+		return err
+	}
+	if build && i == 0 {
+		if err := mariaDBExec(ctx, m.admin, c.name()+": tlsbench's tables", "", mariaDBClusterTables...); err != nil {
+			return err
+		}
+	}
+	return c.synced(ctx, i, size)
 }
 
 // galeraTrouble is the last lines of a node's log about errors and state
@@ -338,19 +432,10 @@ func tlsVersionName(v uint16) string {
 // listener's line and its scheme (ssl or tcp), which every peer
 // connection it logged must share.
 func (c *GaleraCluster) logScheme(i int) (line, scheme string, err error) {
-	f, err := os.Open(c.Nodes[i].logFile())
+	log, err := c.logSince(i, c.logAt[i])
 	if err != nil {
 		return "", "", err
 	}
-	defer f.Close()
-	if _, err := f.Seek(c.logAt[i], io.SeekStart); err != nil {
-		return "", "", err
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
-	if err != nil {
-		return "", "", err
-	}
-	log := string(data)
 	m := galeraListenRE.FindStringSubmatch(log)
 	if m == nil {
 		return "", "", fmt.Errorf("%s: %s's log does not say where its group link listens (no %q line)", c.name(), galeraNames[i], "listening at")
@@ -360,12 +445,42 @@ func (c *GaleraCluster) logScheme(i int) (line, scheme string, err error) {
 			return "", "", fmt.Errorf("%s: %s listens at %s:// but logged %q", c.name(), galeraNames[i], m[1], p[0])
 		}
 	}
+	return logLine(log, m[0]), m[1], nil
+}
+
+// logSince is node i's log from byte at on (at most 16 MiB of it).
+func (c *GaleraCluster) logSince(i int, at int64) (string, error) {
+	f, err := os.Open(c.Nodes[i].logFile())
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Seek(at, io.SeekStart); err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	return string(data), err
+}
+
+// logSize is how long node i's log is now: where what it logs next
+// begins.
+func (c *GaleraCluster) logSize(i int) int64 {
+	fi, err := os.Stat(c.Nodes[i].logFile())
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// logLine is the whole line of log that holds match, trimmed; match
+// itself if none does.
+func logLine(log, match string) string {
 	for l := range strings.SplitSeq(log, "\n") {
-		if strings.Contains(l, m[0]) {
-			return strings.TrimSpace(l), m[1], nil
+		if strings.Contains(l, match) {
+			return strings.TrimSpace(l)
 		}
 	}
-	return m[0], m[1], nil
+	return match
 }
 
 // probe makes a TLS handshake with node i's group port as a peer that
@@ -388,7 +503,7 @@ func (c *GaleraCluster) probe(ctx context.Context, i int) (tls.ConnectionState, 
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }}}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := d.DialContext(cctx, "tcp", "127.0.0.1:"+strconv.Itoa(c.gcomm[i]))
+	conn, err := d.DialContext(cctx, "tcp", c.at(i, c.gcomm[i]))
 	if err != nil {
 		return tls.ConnectionState{}, err
 	}
@@ -403,11 +518,19 @@ func (c *GaleraCluster) SetLink(ctx context.Context, l cluster.Link) (cluster.Li
 	case l.Sync != "" && l.Sync != "galera":
 		return cluster.LinkState{}, errors.New("Galera lab cluster: a Galera cluster commits one way (certified by every node): drop --sync")
 	case l.Addr != "":
-		return cluster.LinkState{}, errors.New("Galera lab cluster: no --rtt on the group links yet")
+		return cluster.LinkState{}, errors.New("Galera lab cluster: a relay cannot delay the group links (every node dials every other): node 3 goes behind a delay link instead (StartGaleraClusterWAN)")
+	case l.RTT > 0 && c.wan == nil:
+		return cluster.LinkState{}, fmt.Errorf("%s: %v of RTT asked of a cluster on loopback: start it with node 3 behind a delay link (StartGaleraClusterWAN)", c.name(), l.RTT)
 	}
 	if l.TLS != c.link.TLS || l.TLS != "off" && l.Key != "" && l.Key != c.link.Key {
 		if err := c.restart(ctx, l); err != nil {
 			return cluster.LinkState{}, err
+		}
+	}
+	// Packets sent from now on pay the new RTT: no restart.
+	if c.wan != nil && c.wan.RTT() != l.RTT {
+		if err := c.wan.SetRTT(ctx, l.RTT); err != nil {
+			return cluster.LinkState{}, fmt.Errorf("%s: node 3's link: %w", c.name(), err)
 		}
 	}
 	st, err := c.LinkState(ctx)
@@ -473,11 +596,6 @@ func (c *GaleraCluster) LinkState(ctx context.Context) (cluster.LinkState, error
 	return st, nil
 }
 
-// Resync is not measured on a Galera cluster yet (plan refuses it).
-func (c *GaleraCluster) Resync(context.Context, cluster.Link) (result.Resync, error) {
-	return result.Resync{}, errors.New("Galera lab cluster: no state transfer figure yet")
-}
-
 // PrimaryAddr is node 1's mysqld address.
 func (c *GaleraCluster) PrimaryAddr() string { return c.Nodes[0].addr() }
 
@@ -528,7 +646,10 @@ func (c *GaleraCluster) Info() []result.Server {
 	for i, m := range c.Nodes {
 		s := m.Info()
 		s.Lab = galeraNames[i] + []string{" (written)", " (read)", ""}[i]
-		s.Settings["wsrep"] = "galera-4 (" + galeraProvider + "), wsrep_sst_method rsync, gcache.size 64M; per variant wsrep_provider_options socket.ssl=NO, or socket.ssl=YES with the node's certificate and the three nodes' CAs, the TLS version pinned by the node's OPENSSL_CONF (MinProtocol = MaxProtocol)"
+		if c.wan != nil && i == galeraWANNode {
+			s.Lab += " (the other data centre, behind the delay link)"
+		}
+		s.Settings["wsrep"] = "galera-4 (" + galeraProvider + "), wsrep_sst_method rsync (node 1 the donor; through stunnel with the node's certificate on a TLS link), gcache.size " + galeraGcache + "; per variant wsrep_provider_options socket.ssl=NO, or socket.ssl=YES with the node's certificate and the three nodes' CAs, the TLS version pinned by the node's OPENSSL_CONF (MinProtocol = MaxProtocol)"
 		out = append(out, s)
 	}
 	return out
@@ -536,18 +657,34 @@ func (c *GaleraCluster) Info() []result.Server {
 
 // Notes are what a reader of a Galera cluster's figures needs.
 func (c *GaleraCluster) Notes() []string {
-	return append(slices.Clone(c.Nodes[0].Notes()),
-		"Galera: 3 nodes on loopback, writes on node 1, the heartbeat read on node 2; nodes 2 and 3 got their state by SST (wsrep_sst_method = rsync, not encrypted: socket.ssl covers the group link and IST only) when the cluster was built",
+	where := "3 nodes on loopback"
+	if c.wan != nil {
+		where = "3 nodes in two data centres"
+	}
+	out := append(slices.Clone(c.Nodes[0].Notes()),
+		"Galera: "+where+", writes on node 1, the heartbeat read on node 2; nodes 2 and 3 got their state from node 1 by SST (wsrep_sst_method = rsync, plain: the cluster starts with a plain link) when the cluster was built; socket.ssl covers the group link and IST only, so on a TLS link an SST goes through stunnel (the node's option file's [sst] tca, tcert and tkey, ssl-mode VERIFY_CA), except across --rtt's delay link, where that failed node 3's rejoin and the SST stays plain; gcache.size "+galeraGcache+", which holds --resync's IST",
 		"Galera: socket.ssl is read at start only, so each change of the group link restarts the cluster (nodes 3, 2, 1 stopped cleanly, node 1 bootstrapped again, the others rejoining without a transfer); each variant's first trial follows a restart",
 		"Galera: galera-4 26.4 neither sets nor reports a TLS version (socket.ssl_cipher is TLS 1.2's cipher list): each node's OPENSSL_CONF pins it (MinProtocol = MaxProtocol), which pins its mysqld's client TLS too, and a TLS handshake of tlsbench's with each node's group port checks it; each node's log shows its group link listening at ssl:// (TLS) or tcp:// (plain), with every peer alike",
 		"Galera: the servers' own view is node 2's wsrep_local_recv_queue (writes received, not applied) and node 1's wsrep_flow_control_paused_ns; a commit answers once every node has certified it, not applied it: the heartbeat's lag is node 2's applying")
+	if c.wan != nil {
+		out = append(out, "Galera --rtt: two nodes in one data centre, the third in another, the classic Galera WAN layout: nodes 1 and 2 on the server side of a delay link (its address "+c.wan.ServerAddr()+", their own ports), node 3 in the link's namespace ("+c.wan.ClientAddr()+"), so that every group, IST and SST packet to or from node 3 pays the RTT and none between nodes 1 and 2 does; each write's commit waits for its total order across all three nodes, node 3 included, and so for the RTT; the heartbeat's lag is node 2's, in node 1's data centre; the certificates of nodes 1 and 2 name their address on the link, node 3's loopback only: galera-4 verifies a peer's chain (socket.ssl_ca), not its name; "+c.wan.Note())
+	}
+	return out
 }
+
+// DelaysLinks reports whether the cluster delays its own group links
+// (node 3 behind a delay link), by cluster.Link.RTT: a relay cannot,
+// every node dialing every other.
+func (c *GaleraCluster) DelaysLinks() bool { return c.wan != nil }
 
 // Stop stops the nodes, 3 first, and removes their dirs.
 func (c *GaleraCluster) Stop() error {
 	var errs []error
 	for _, m := range slices.Backward(c.Nodes) {
 		errs = append(errs, m.Stop())
+	}
+	if c.wan != nil {
+		errs = append(errs, c.wan.Stop())
 	}
 	return errors.Join(errs...)
 }

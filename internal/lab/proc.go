@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/internal/host"
+	"github.com/tlsbench/tlsbench/internal/netx"
 )
 
 // process is a server child process: in its own process group (a Ctrl-C
@@ -38,6 +39,13 @@ type process struct {
 // logPath, marked as such in its environment (see labEnv and serverOf).
 // Unless cmd already has them, its stdout and stderr go to logPath.
 func startProcess(name string, cmd *exec.Cmd, logPath string) (*process, error) {
+	return startProcessIn("", name, cmd, logPath)
+}
+
+// startProcessIn is startProcess with cmd's network the namespace's at
+// netns (/run/netns/NAME; "" is tlsbench's own): a server on the far side
+// of a delay link (a Galera node in another data centre).
+func startProcessIn(netns, name string, cmd *exec.Cmd, logPath string) (*process, error) {
 	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -61,7 +69,12 @@ func startProcess(name string, cmd *exec.Cmd, logPath string) (*process, error) 
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	cmd.SysProcAttr.Setpgid = true
-	if err := host.StartPinned(cmd.Start); err != nil {
+	start := func() error { return host.StartPinned(cmd.Start) }
+	if netns != "" {
+		// Pinned inside: the thread that forks is the one in netns.
+		start = func() error { return netx.InNetns(netns, func() error { return host.StartPinned(cmd.Start) }) }
+	}
+	if err := start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go func() {

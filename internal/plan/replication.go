@@ -45,7 +45,8 @@ type Replication struct {
 	// Sync is the commit modes (ReplicaSyncs; GaleraSync alone for
 	// galera); nil is off.
 	Sync []string `json:"sync"`
-	// RTT is the emulated round trip of the replication link alone.
+	// RTT is the emulated round trip of the replication link alone
+	// (Galera: of every group link to node 3, behind a delay link).
 	RTT time.Duration `json:"rtt_ns,omitempty"`
 	// ClientTLS makes the writers' link to the primary TLS (Go's
 	// default, 1.3) in every variant; plain by default.
@@ -74,7 +75,8 @@ type Replication struct {
 	// (a trial past it is marked behind).
 	Timeout time.Duration `json:"timeout_ns"`
 	// Resync copies the whole primary over each variant's link once
-	// before the trials (pg_basebackup), timed.
+	// before the trials (pg_basebackup), timed; on Galera an IST and an
+	// SST to node 3.
 	Resync bool `json:"resync"`
 	// Primary and Replica are the URLs of a cluster of the user's own
 	// (postgres://), measured as it is: one variant, its link as
@@ -152,10 +154,6 @@ func NewReplication(raw Replication) (Replication, error) {
 		}
 	case "galera":
 		switch {
-		case r.RTT != 0:
-			return r, errorf("⟨rtt⟩: not on a Galera cluster's group links yet: use --lab postgres or mariadb for a delayed link")
-		case r.Resync:
-			return r, errorf("⟨resync⟩: no Galera state transfer (SST, IST) figure yet: drop it")
 		case r.ClientTLS && slices.Contains(r.TLS, "1.2"):
 			// The pin is the node's OpenSSL configuration, its mysqld's too.
 			return r, errorf("⟨client_tls⟩: a Galera node's TLS 1.2 holds for its clients too, so the writers' link would change with the variant: drop --client-tls or TLS 1.2")

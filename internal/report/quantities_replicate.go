@@ -40,7 +40,7 @@ var replQuantities = []struct {
 	}},
 }
 
-// resyncQuantity is a full resync's rate over a link (--resync): one copy,
+// resyncQuantity is a resync's rate over a link (--resync; Galera: its IST): one copy,
 // no trials, so no interval.
 const resyncQuantity = "resync.mb_per_s"
 
@@ -95,7 +95,9 @@ func (ix *index) replicateQuantities() []Quantity {
 func (ix *index) resyncQuantities(x *replIndex) []Quantity {
 	mbps := map[string]float64{}
 	for _, r := range ix.r.Replicate.Resyncs {
-		if r.Elapsed > 0 {
+		// A link's first copy: Galera's IST, over the group link's
+		// TLS, not its plain SST.
+		if _, ok := mbps[r.Link]; !ok && r.Elapsed > 0 {
 			mbps[r.Link] = r.MBPerSec()
 		}
 	}

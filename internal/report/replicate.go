@@ -271,6 +271,7 @@ var replEngines = map[string]replEngine{
 		stream: "bytes sent: node 1's wsrep_replicated_bytes over the trial (its writesets, before TLS's framing)",
 		link:   "as each node's log showed its group link (ssl:// or tcp://) and a TLS handshake with each node's group port answered, when the cluster started with the variant's link; primary: node 1 (written), replica: node 2 (read)",
 		server: "Galera reports no lag in time: its own view is node 2's receive queue and flow control (below)",
+		copier: "node 3's, the joiner's, from its start (its mariadbd, with the SST script and rsync it runs); the donor's is node 1's",
 	},
 }
 
@@ -369,6 +370,10 @@ func (ix *index) replicateTables(b *body) {
 	if rs := ix.r.Replicate.Resyncs; len(rs) > 0 || ix.r.Replicate.Built != nil {
 		t := Table{Title: "replicate: a full resync (a whole copy of the primary), once per link", Left: 1,
 			Header: []string{"link", "MB", "seconds", "MB/s", "primary CPU ms/MB", "copier CPU ms/MB"}}
+		if ix.r.Replicate.Plan.Lab == "galera" {
+			t.Title = "replicate: state transfers from node 1 to node 3, an IST (the writesets it missed) and an SST (a whole copy), once per link"
+			t.Header[4], t.Header[5] = "donor CPU ms/MB", "joiner CPU ms/MB"
+		}
 		row := func(name string, r result.Resync) {
 			mb := float64(r.Bytes) / 1e6
 			t.addCells(textCell(name), numCell(mb, rate, "MB"), numCell(r.Elapsed.Seconds(), millis, "s"), numCell(r.MBPerSec(), rate, "MB/s"),
@@ -378,8 +383,16 @@ func (ix *index) replicateTables(b *body) {
 			row("the replica's build (plain, to disk)", *r)
 		}
 		methods := []string{}
+		var shown []string
 		for _, r := range rs {
-			row(r.Link, r)
+			name := r.Link
+			if r.Transfer != "" {
+				// Galera: an IST and an SST per link, each as encrypted
+				// as the nodes' logs showed it.
+				name += " " + r.Transfer + map[bool]string{false: " (plain)", true: " (encrypted)"}[r.Encrypted]
+				shown = append(shown, name+": "+r.Shown)
+			}
+			row(name, r)
 			if !slices.Contains(methods, r.Method) {
 				methods = append(methods, r.Method)
 			}
@@ -387,7 +400,7 @@ func (ix *index) replicateTables(b *body) {
 		if b := ix.r.Replicate.Built; b != nil {
 			methods = append([]string{"build: " + b.Method}, methods...)
 		}
-		t.Foot = []string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: " + cmp.Or(eng.copier, "pg_basebackup's own CPU")}
+		t.Foot = append([]string{"one copy each, no trials: " + strings.Join(methods, "; ") + "; copier: " + cmp.Or(eng.copier, "pg_basebackup's own CPU")}, shown...)
 		b.table(t)
 	}
 }

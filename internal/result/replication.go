@@ -34,6 +34,13 @@ type Resync struct {
 	// the copying program's own (pg_basebackup, on the replica's side).
 	SourceCPU time.Duration `json:"source_cpu_ns"`
 	DestCPU   time.Duration `json:"dest_cpu_ns"`
+	// Transfer is a Galera state transfer's kind, "IST" or "SST"
+	// (donor: the source, joiner: the destination); "" elsewhere.
+	// Encrypted is whether it was, as the nodes' logs showed, which
+	// Shown quotes.
+	Transfer  string `json:"transfer,omitempty"`
+	Encrypted bool   `json:"encrypted,omitempty"`
+	Shown     string `json:"shown,omitempty"`
 }
 
 // MBPerSec is the copy's rate in MB (10^6 bytes) per second.
