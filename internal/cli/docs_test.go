@@ -549,6 +549,7 @@ func flagsOf(args []string) (*pflag.FlagSet, string) {
 // trials, not CPU, and none of them is timed by this test.
 func TestDocCommands(t *testing.T) {
 	labtest.Slow(t)
+	besideOthers(t)
 	cmds, files := readDocs(t)
 	exe, err := os.Executable()
 	if err != nil {

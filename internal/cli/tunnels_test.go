@@ -40,8 +40,9 @@ func TestTunnels(t *testing.T) {
 	needServer(t, labBinaries["mariadb"])
 	needServer(t, "/usr/sbin/sshd")
 	needServer(t, "stunnel4")
+	besideOthers(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runMain(t, "connect", "--lab", "mariadb", "--tls", "off,1.3", "--key", "ecdsa-p256",
+	code, stdout, stderr := runProcess(t, "connect", "--lab", "mariadb", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"--via", "direct,ssh:aes128-ctr,stunnel", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -133,6 +134,7 @@ func TestTunnelRTT(t *testing.T) {
 func TestTunnelDiesMidRun(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	needServer(t, "/usr/sbin/sshd")
+	besideOthers(t)
 	tmp := sharedTempDir(t)
 	// The listener is the sshd whose parent is no sshd of this run (a
 	// connection's process starts as a fork of it, same command line).
