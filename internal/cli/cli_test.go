@@ -63,12 +63,48 @@ func onExit(f func()) {
 	atExit.fns = append(atExit.fns, f)
 }
 
+// besideOthers runs t beside the package's other tests that call it, after
+// the rest: t runs tlsbench only as processes of its own (never Main in
+// this process, whose runs set its GOMAXPROCS and collector per trial),
+// with TMPDIRs and files of its own, and times nothing another run beside
+// it could push past a bound a loaded machine meets. Most of such a
+// test's time is waiting (a lab's start, a timeout, a run to notice a
+// kill), which the one beside it fills.
+func besideOthers(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+}
+
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = Main(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
+
+// runProcess is runMain in a process of its own (this test binary as
+// tlsbench, see TestMain), for the tests that run besideOthers. args are
+// on its command line, which every process may read: no password (a
+// --lab run has none; a URL's goes in a passfile). A run still going
+// after processTimeout gets Ctrl-C, so that it stops its servers.
+func runProcess(tb testing.TB, args ...string) (code int, stdout, stderr string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), processTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		tb.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// processTimeout bounds a runProcess run: far above what any of them
+// takes on a loaded machine, below the package's timeout.
+const processTimeout = 10 * time.Minute
 
 // startServer starts a real built-in server for a test; under -short it
 // skips the test (labtest.Slow).

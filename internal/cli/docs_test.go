@@ -549,6 +549,7 @@ func flagsOf(args []string) (*pflag.FlagSet, string) {
 // trials, not CPU, and none of them is timed by this test.
 func TestDocCommands(t *testing.T) {
 	labtest.Slow(t)
+	besideOthers(t)
 	cmds, files := readDocs(t)
 	exe, err := os.Executable()
 	if err != nil {
@@ -592,6 +593,7 @@ func TestDocCommands(t *testing.T) {
 	sem := make(chan struct{}, max(2, runtime.NumCPU()))
 	var wg sync.WaitGroup
 	defer wg.Wait() // every t.Run returns before the test does
+	var inOrder []func()
 	for _, c := range cmds {
 		// docs/flags.md:78 is docs-flags.md:78: -run splits patterns at '/'.
 		name := fmt.Sprintf("%s:%d", strings.ReplaceAll(c.file, "/", "-"), c.line)
@@ -641,14 +643,19 @@ func TestDocCommands(t *testing.T) {
 			runDocCmd(t, exe, dir, c, sub, args)
 		}
 		if engine != "" || !ownServers(sub, args) {
-			t.Run(name, run)
+			inOrder = append(inOrder, func() { t.Run(name, run) })
 			continue
 		}
-		sem <- struct{}{}
 		wg.Go(func() {
+			sem <- struct{}{}
 			defer func() { <-sem }()
 			t.Run(name, run)
 		})
+	}
+	// After the loop, not in it: there, waiting for a turn of sem would
+	// hold up the commands in order behind the runs that start servers.
+	for _, run := range inOrder {
+		run()
 	}
 }
 
@@ -702,12 +709,13 @@ func startDocServers(engines []string) (map[string]lab.Server, map[string]error)
 
 // ownServers says whether a doc command (with no URL target) runs on
 // servers of its own and leaves nothing a later command reads: a run on
-// --lab, builtin or the default target, or crypto, that writes no -o
+// --lab, builtin or the default target, a replicate run on its lab
+// cluster, lab (its servers, until Ctrl-C), or crypto, that writes no -o
 // file, captures nothing and needs no root. Such commands can run beside
 // the others.
 func ownServers(sub string, args []string) bool {
 	switch sub {
-	case "connect", "pool", "stream", "storm", "crypto", "tlsbench":
+	case "connect", "pool", "stream", "storm", "replicate", "lab", "crypto", "tlsbench":
 	default:
 		return false
 	}

@@ -77,9 +77,10 @@ func junitCases(t *testing.T, path string) (names []string, failed []string) {
 // the result, the text report and the JUnit XML.
 func TestReplicateGates(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
+	besideOthers(t)
 	dir := t.TempDir()
 	out, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "j.xml")
-	code, stdout, stderr := runMain(t, "replicate", "--tls", "off,1.3", "-c", "2", "-d", "1s", "--warmup", "100ms", "--trials", "2", "-q", "-o", out, "--junit", junit,
+	code, stdout, stderr := runProcess(t, "replicate", "--tls", "off,1.3", "-c", "2", "-d", "1s", "--warmup", "100ms", "--trials", "2", "-q", "-o", out, "--junit", junit,
 		"--gate", "replicate[tls1.3].lag.p99 < 10s",
 		"--gate", "replicate[*].writes_per_s > 0",
 		"--gate", "replicate[tls1.3].overhead.commit.p99 < 100000% @ci95",

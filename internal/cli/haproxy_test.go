@@ -14,6 +14,7 @@ import (
 // of the direct connection, and the server itself sees plaintext.
 func TestHAProxy(t *testing.T) {
 	needServer(t, "/usr/sbin/haproxy")
+	besideOthers(t)
 	tests := []struct {
 		name   string
 		target []string
@@ -41,7 +42,7 @@ func TestHAProxy(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
 			args := append([]string{"connect"}, tt.target...)
 			args = append(args, "--tls", "off,1.3", "--key", "ecdsa-p256", "--via", "haproxy", "-n", "20", "--trials", "1", "-o", out)
-			code, _, stderr := runMain(t, args...)
+			code, _, stderr := runProcess(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -79,6 +80,7 @@ func TestHAProxy(t *testing.T) {
 // the finished trials kept.
 func TestHAProxyDiesMidRun(t *testing.T) {
 	needServer(t, "/usr/sbin/haproxy")
+	besideOthers(t)
 	tmp := sharedTempDir(t)
 	find := func() []int {
 		var pids []int

@@ -174,6 +174,7 @@ func hostileServers(t *testing.T) []hostileServer {
 // it is).
 func TestHostileAfterCheck(t *testing.T) {
 	labtest.Slow(t)
+	besideOthers(t)
 	const (
 		// Long enough for the check's connection to a lab PostgreSQL
 		// (a fork and a login) on a loaded machine: at 1 s it once

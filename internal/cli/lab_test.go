@@ -44,6 +44,7 @@ var labBinaries = map[string]string{
 // TestLabRuns runs each engine's lab end to end through the command line:
 // start, prepare, check (client and server agree), trials, result.
 func TestLabRuns(t *testing.T) {
+	besideOthers(t)
 	tests := []struct {
 		engine, workload string
 		ops              int  // enough for the server's CPU to show in 10 ms ticks
@@ -57,7 +58,7 @@ func TestLabRuns(t *testing.T) {
 		t.Run(tt.engine, func(t *testing.T) {
 			needServer(t, labBinaries[tt.engine])
 			out := filepath.Join(t.TempDir(), "r.json")
-			code, stdout, stderr := runMain(t, "pool", "--lab", tt.engine, "--tls", "off,1.3", "--key", "ecdsa-p256",
+			code, stdout, stderr := runProcess(t, "pool", "--lab", tt.engine, "--tls", "off,1.3", "--key", "ecdsa-p256",
 				"--workload", tt.workload, "-c", "1,2", "-n", strconv.Itoa(tt.ops), "--warmup", "0s", "--trials", "1", "--tables", "2", "--rows", "300", "-o", out)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -107,6 +108,7 @@ func TestLabRuns(t *testing.T) {
 // run must end with a clear error, keep the trials that finished, and exit 1.
 func TestServerKilledMidRun(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
+	besideOthers(t)
 	tmp := sharedTempDir(t)
 	// A backend starts as a fork of the postmaster, same command line:
 	// the postmaster is the one whose parent is none of them.
@@ -318,6 +320,7 @@ func TestLabCommand(t *testing.T) {
 // hook and lose all of it.)
 func TestSignalMidHandshake(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
+	besideOthers(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		tmp := sharedTempDir(t)
 		out := filepath.Join(t.TempDir(), "r.json")

@@ -29,15 +29,16 @@ var predictCases = []struct {
 		map[string]float64{"plain": 6, "tls1.2 ecdsa-p256": 9, "tls1.3 ecdsa-p256": 9}},
 }
 
-// predictRTT runs one case and returns its predictions at 20 ms and the
-// report's text.
+// predictRTT runs one case (a process of its own: most of its time is
+// the emulated RTT's waits, which a test beside it fills) and returns its
+// predictions at 20 ms and the report's text.
 func predictRTT(tb testing.TB, args []string) ([]report.Prediction, string) {
 	out := filepath.Join(tb.TempDir(), "r.json")
 	args = append(append([]string{"connect"}, args...), "--tls", "off,1.2,1.3", "--key", "ecdsa-p256", "--rtt", "0,20ms", "--predict-rtt", "20ms",
 		"--trials", "1", "-o", out)
-	var stdout, stderr strings.Builder
-	if code := Main(args, &stdout, &stderr); code != 0 {
-		tb.Fatalf("exit %d: %s", code, stderr.String())
+	code, stdout, stderr := runProcess(tb, args...)
+	if code != 0 {
+		tb.Fatalf("exit %d: %s", code, stderr)
 	}
 	r, err := result.Read(out)
 	if err != nil {
@@ -46,7 +47,7 @@ func predictRTT(tb testing.TB, args []string) ([]report.Prediction, string) {
 	if len(r.Spec.PredictRTT) != 1 || r.Spec.PredictRTT[0] != 20*time.Millisecond {
 		tb.Errorf("spec predict_rtt %v", r.Spec.PredictRTT)
 	}
-	return report.Predict(r), stdout.String()
+	return report.Predict(r), stdout
 }
 
 // TestPredictRTT checks the round-trip model's invariants: each variant's
@@ -59,6 +60,7 @@ func predictRTT(tb testing.TB, args []string) ([]report.Prediction, string) {
 // BenchmarkPredictRTT (make bench).
 func TestPredictRTT(t *testing.T) {
 	labtest.Slow(t)
+	besideOthers(t)
 	for _, tt := range predictCases {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.bin != "" {

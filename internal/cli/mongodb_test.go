@@ -24,6 +24,7 @@ import (
 // connect phases with their exact round trips.
 func TestMongoDBRuns(t *testing.T) {
 	needServer(t, "ferretdb")
+	besideOthers(t)
 	tests := []struct {
 		exp, workload string
 		ops           int
@@ -40,7 +41,7 @@ func TestMongoDBRuns(t *testing.T) {
 			if tt.workload != "" {
 				args = append(args, "--workload", tt.workload)
 			}
-			code, stdout, stderr := runMain(t, args...)
+			code, stdout, stderr := runProcess(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -109,8 +110,9 @@ func phaseTrips(tr result.Trial) []string {
 // seed's table on stdout, and a result with its three experiments.
 func TestMongoDBSeedPreset(t *testing.T) {
 	needServer(t, "ferretdb")
+	besideOthers(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runMain(t, "connect", "--preset", "mongodb-seed", "--lab", "mongodb", "--key", "ecdsa-p256",
+	code, stdout, stderr := runProcess(t, "connect", "--preset", "mongodb-seed", "--lab", "mongodb", "--key", "ecdsa-p256",
 		"-n", "10", "--trials", "2", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -153,7 +155,7 @@ func TestMongoDBSeedPreset(t *testing.T) {
 		}
 	}
 	// `report` renders the seed's table from the file.
-	code, again, stderr := runMain(t, "report", out)
+	code, again, stderr := runProcess(t, "report", out)
 	if code != 0 || !strings.Contains(again, "new-client") {
 		t.Errorf("report: exit %d, %s\n%s", code, stderr, again)
 	}
@@ -257,6 +259,7 @@ func TestMongoDBBadInput(t *testing.T) {
 // exits 1.
 func TestMongoDBServerKilledMidRun(t *testing.T) {
 	needServer(t, "ferretdb")
+	besideOthers(t)
 	tmp := t.TempDir()
 	ferretdb := func() []int {
 		for _, p := range processesMentioning(tmp) {

