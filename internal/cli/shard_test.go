@@ -28,8 +28,14 @@ import (
 // of one round overlapped in time.
 func TestShards(t *testing.T) {
 	labtest.Slow(t)
-	_, target := sharedLab(t, "postgres")
-	target += "?sslmode=disable"
+	_, raw := sharedLab(t, "postgres")
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shards are processes: the password goes in a passfile, never
+	// on their command lines.
+	target := passfileURL(t, raw, "*:*:*:*:%s")(u.Host) + "&sslmode=disable"
 	sessions := pgSessions(t, target)
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
