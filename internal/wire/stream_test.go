@@ -389,35 +389,19 @@ func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
 // is the SYN to that ACK (Wireshark's iRTT), and each round trip's
 // network time lies in the client's turns, not in the server's waits.
 func TestServerSideRTT(t *testing.T) {
-	var buf bytes.Buffer
-	c, err := newSynthConn(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	send := func(fromClient bool, flags string, n int, after time.Duration) {
-		if err := c.send(fromClient, flags, n, after); err != nil {
-			t.Fatal(err)
-		}
-	}
 	const rtt = 44 * time.Millisecond
-	send(true, "S", 0, 0)
-	send(false, "SA", 0, 10*time.Microsecond) // the server answers at once
-	send(true, "A", 0, rtt)                   // its ACK is back a round trip later
-	for range 3 {
-		send(true, "PA", 100, 30*time.Microsecond)
-		send(false, "PA", 200, 50*time.Microsecond) // the server's 50 µs
-		send(true, "A", 0, rtt)                     // ...and what came back a round trip later
-	}
-	send(true, "FA", 0, 0)
-	send(false, "FA", 0, 10*time.Microsecond)
-	var conns []*Conn
-	if _, err := Decode(context.Background(), &buf, Options{Conn: func(c *Conn) { conns = append(conns, c) }}); err != nil {
-		t.Fatal(err)
-	}
-	if len(conns) != 1 {
-		t.Fatalf("%d connections", len(conns))
-	}
-	conn := conns[0]
+	conn := synthDecode(t, func(send func(bool, string, int, time.Duration)) {
+		send(true, "S", 0, 0)
+		send(false, "SA", 0, 10*time.Microsecond) // the server answers at once
+		send(true, "A", 0, rtt)                   // its ACK is back a round trip later
+		for range 3 {
+			send(true, "PA", 100, 30*time.Microsecond)
+			send(false, "PA", 200, 50*time.Microsecond) // the server's 50 µs
+			send(true, "A", 0, rtt)                     // ...and what came back a round trip later
+		}
+		send(true, "FA", 0, 0)
+		send(false, "FA", 0, 10*time.Microsecond)
+	})
 	if want := rtt + 10*time.Microsecond; conn.RTT != want || conn.ClientSide > 0.001 {
 		t.Errorf("RTT %v, client side %.4f; want %v, about 0 (a capture on the server)", conn.RTT, conn.ClientSide, want)
 	}
@@ -440,25 +424,40 @@ func TestServerSideRTT(t *testing.T) {
 // round trip after its SYN-ACK; that round trip is the network's, not the
 // server's time before its greeting.
 func TestServerSideServerFirst(t *testing.T) {
+	const rtt = 44 * time.Millisecond
+	conn := synthDecode(t, func(send func(bool, string, int, time.Duration)) {
+		send(true, "S", 0, 0)
+		send(false, "SA", 0, 10*time.Microsecond)
+		send(true, "A", 0, rtt)
+		send(false, "PA", 120, 50*time.Microsecond) // the greeting, 50 µs after the ACK
+		send(true, "PA", 100, rtt)                  // the client's answer, a round trip later
+		send(false, "PA", 200, 50*time.Microsecond)
+		send(true, "FA", 0, rtt)
+		send(false, "FA", 0, 10*time.Microsecond)
+	})
+	var server, network float64
+	for _, sp := range conn.Split {
+		server += sp.Server
+		network += sp.Network
+	}
+	if server > 0.150 || network < 2*44 {
+		t.Errorf("split %+v: want the server's time at most its 2 × 50 µs (0.150 ms), the network at least 2 round trips (88 ms)", conn.Split)
+	}
+}
+
+// synthDecode decodes one synthetic connection that script sends.
+func synthDecode(t *testing.T, script func(send func(fromClient bool, flags string, n int, after time.Duration))) *Conn {
+	t.Helper()
 	var buf bytes.Buffer
 	c, err := newSynthConn(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := func(fromClient bool, flags string, n int, after time.Duration) {
+	script(func(fromClient bool, flags string, n int, after time.Duration) {
 		if err := c.send(fromClient, flags, n, after); err != nil {
 			t.Fatal(err)
 		}
-	}
-	const rtt = 44 * time.Millisecond
-	send(true, "S", 0, 0)
-	send(false, "SA", 0, 10*time.Microsecond)
-	send(true, "A", 0, rtt)
-	send(false, "PA", 120, 50*time.Microsecond) // the greeting, 50 µs after the ACK
-	send(true, "PA", 100, rtt)                  // the client's answer, a round trip later
-	send(false, "PA", 200, 50*time.Microsecond)
-	send(true, "FA", 0, rtt)
-	send(false, "FA", 0, 10*time.Microsecond)
+	})
 	var conns []*Conn
 	if _, err := Decode(context.Background(), &buf, Options{Conn: func(c *Conn) { conns = append(conns, c) }}); err != nil {
 		t.Fatal(err)
@@ -466,12 +465,5 @@ func TestServerSideServerFirst(t *testing.T) {
 	if len(conns) != 1 {
 		t.Fatalf("%d connections", len(conns))
 	}
-	var server, network float64
-	for _, sp := range conns[0].Split {
-		server += sp.Server
-		network += sp.Network
-	}
-	if server > 0.150 || network < 2*44 {
-		t.Errorf("split %+v: want the server's time at most its 2 × 50 µs (0.150 ms), the network at least 2 round trips (88 ms)", conns[0].Split)
-	}
+	return conns[0]
 }
