@@ -165,7 +165,10 @@ func TestGaleraWAN(t *testing.T) {
 	t.Cleanup(func() { c.Stop() })
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	const rtt = 44 * time.Millisecond
+	// Far above what a loaded machine's scheduling adds to loopback's
+	// round trips (up to 20 ms seen at a load of 15), so that the upper
+	// bounds below hold beside stress-ng.
+	const rtt = 120 * time.Millisecond
 	write := func() time.Duration {
 		w, err := c.OpenPrimary(ctx, false)
 		if err != nil {
@@ -211,9 +214,9 @@ func TestGaleraWAN(t *testing.T) {
 			}
 		}
 		for _, d := range near {
-			// Loopback's, with a loaded machine's scheduling (up to
-			// 15 ms at a load of 15), well below the link's.
-			if d >= rtt*3/4 {
+			// Loopback's, with a loaded machine's scheduling: well
+			// below the link's.
+			if d >= rtt/2 {
 				t.Errorf("%+v: a connection between nodes 1 and 2 has a kernel RTT of %v: they are not beside each other", l, d)
 			}
 		}
