@@ -73,13 +73,13 @@ func (t Target) Engine() string {
 	return t.Scheme
 }
 
-// labEngines maps lab engine names to the schemes their URLs have.
 // LocalFileParams are the URL parameters (libpq's, MySQL's, MongoDB's,
 // tlsbench's) that name a file on the machine that reads the URL: they
 // say where a secret or a CA is, not what is measured.
 var LocalFileParams = []string{"passfile", "sslkey", "sslcert", "sslrootcert", "sslcrl", "sslcrldir",
 	"ssl-ca", "ssl-cert", "ssl-key", "tlsCAFile", "tlsCertificateKeyFile"}
 
+// labEngines maps lab engine names to the schemes their URLs have.
 var labEngines = map[string]string{"postgres": "postgres", "mariadb": "mysql", "redis": "redis", "mongodb": "mongodb"}
 
 // ParseTarget parses "builtin", "lab:ENGINE" or a URL: http(s)://,
@@ -446,12 +446,14 @@ func (s *Spec) sqlWorkload() error {
 	return nil
 }
 
-// secretParams are query parameters that carry credentials in the URLs of
-// the engines tlsbench speaks to.
-
 // parseLab parses the lab servers of "lab:LIST": an engine, or versions of
 // PostgreSQL to compare ("postgres:15,postgres:18").
 func parseLab(lab, raw string, compare []string) (Target, error) {
+	if strings.Contains(lab, "@") {
+		// "lab:pw@/db" is a MySQL DSN for a user named lab, not a list of
+		// lab servers: what follows "lab:" may be a password.
+		return Target{}, errorf("⟨lab⟩: an '@' is no part of a lab server's name: give lab:postgres, lab:mariadb, lab:redis or lab:mongodb, or a URL such as %s", exampleURL("mysql"))
+	}
 	var scheme string
 	seen := map[string]bool{}
 	list := strings.Split(lab, ",")
