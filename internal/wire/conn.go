@@ -186,7 +186,7 @@ func (v *view) isServerFirst() bool {
 // then takes a tail's tallies.
 func (v *view) timeline() {
 	v.serverFirst = v.isServerFirst()
-	k := newClock(v.s.established(), v.serverFirst)
+	k := newClock(v.s, v.serverFirst)
 	v.waits = []span{{v.s.start, v.s.synAck}}
 	for _, e := range v.events() {
 		if e.t.After(v.end) {

@@ -252,15 +252,26 @@ type span struct{ a, b time.Time }
 // of the SYN-ACK counts as its word); a wait runs from client bytes (or
 // the client's ACK of the SYN-ACK when the server speaks first) to the next answer; the
 // close begins with the client's first bytes after the last answer.
+//
+// Client bytes that reach the capture point sooner after an answer than
+// half its round trip to the client (the SYN-ACK to the ACK) left the
+// client before that answer reached it: they were pipelined with the
+// bytes it answered (a Redis client's HELLO and CLIENT SETINFO, sent as
+// three TLS records, which a capture on the server sees answered one by
+// one), and their answer is no turn of its own, as the client counts it.
+// On the client, or on loopback, that round trip is next to nothing.
 type clock struct {
 	wrote, waiting bool
 	since          time.Time
 	lastAnswer     time.Time
 	closeAt        time.Time // zero until client bytes follow lastAnswer
+	pipelined      time.Duration
 }
 
-func newClock(established time.Time, serverFirst bool) clock {
-	return clock{wrote: true, waiting: serverFirst, since: established, lastAnswer: established}
+func newClock(s *stream, serverFirst bool) clock {
+	established := s.established()
+	return clock{wrote: true, waiting: serverFirst, since: established, lastAnswer: established,
+		pipelined: established.Sub(s.synAck) / 2}
 }
 
 // established is when the capture point saw the TCP handshake end: the
@@ -279,7 +290,7 @@ func (s *stream) established() time.Time {
 // it ended, if any.
 func (k *clock) event(t time.Time, client bool) (turn bool, wait span, waited bool) {
 	if client {
-		k.wrote = true
+		k.wrote = k.wrote || t.Sub(k.lastAnswer) >= k.pipelined
 		if !k.waiting {
 			k.waiting, k.since = true, t
 		}
@@ -335,7 +346,7 @@ func (s *stream) startTail(force bool) {
 	t := &tail{from: s.last, problems: map[string]int64{}}
 	t.c = tailHalf{next: c.seen, gap: c.gap}
 	t.s = tailHalf{next: srv.seen, gap: srv.gap}
-	t.clock = newClock(s.established(), v.isServerFirst())
+	t.clock = newClock(s, v.isServerFirst())
 	for _, e := range ev {
 		t.clock.event(e.t, e.client)
 	}

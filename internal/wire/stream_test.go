@@ -467,3 +467,31 @@ func synthDecode(t *testing.T, script func(send func(fromClient bool, flags stri
 	}
 	return conns[0]
 }
+
+// A client's pipelined bytes, which a capture on the server sees arrive
+// just after the answer to the bytes before them, make no turn of their
+// own: the client sent them before that answer reached it, a round trip
+// away, and waits for both answers in one round trip, as it counts.
+func TestServerSidePipelined(t *testing.T) {
+	const rtt = 44 * time.Millisecond
+	conn := synthDecode(t, func(send func(bool, string, int, time.Duration)) {
+		send(true, "S", 0, 0)
+		send(false, "SA", 0, 10*time.Microsecond)
+		send(true, "A", 0, rtt)
+		send(true, "PA", 80, 20*time.Microsecond) // a request
+		send(false, "PA", 150, 50*time.Microsecond)
+		send(true, "PA", 50, 20*time.Microsecond) // pipelined, sent with the first
+		send(false, "PA", 100, 30*time.Microsecond)
+		send(true, "PA", 14, rtt) // the next request, after both answers
+		send(false, "PA", 5000, 80*time.Microsecond)
+		send(true, "FA", 0, rtt)
+		send(false, "FA", 0, 10*time.Microsecond)
+	})
+	trips := 0
+	for _, p := range conn.Trace.Phases {
+		trips += p.RoundTrips
+	}
+	if trips != 3 {
+		t.Errorf("phases %+v: %d round trips, want 3 (TCP, the pipelined requests, the next)", conn.Trace.Phases, trips)
+	}
+}
