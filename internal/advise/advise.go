@@ -99,7 +99,7 @@ func (c *Collector) Advise(info result.Capture, o Options) ([]result.Advised, er
 	}
 	var out []result.Advised
 	for _, server := range c.order {
-		p := newProfile(server, c.byServer[server], o.ServerKey)
+		p := newProfile(server, c.byServer[server], o.ServerKey, o.Engine)
 		if p.Engine == "" && o.Engine != "" {
 			p.Engine, p.EngineFrom = o.Engine, "--engine"
 		}
@@ -117,6 +117,7 @@ func (c *Collector) Advise(info result.Capture, o Options) ([]result.Advised, er
 		a := result.Advised{Profile: p.Profile, Advice: p.advise(cal)}
 		if cal != nil {
 			info := cal.info
+			info.RTT = cal.rttNear(p.RTT.P50)
 			a.Calibration = &info
 		}
 		a.Calibrate = p.calibrate(a.Advice, cal)

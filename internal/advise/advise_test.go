@@ -513,3 +513,67 @@ func TestCalibrationPaired(t *testing.T) {
 		t.Errorf("unpaired: saves %v ms ±%v, want 0.2 ±%v", saved, deref(c.Server.PredictedCI), want)
 	}
 }
+
+// TestRedisLogin: an encrypted Redis login is the first flight (AUTH or
+// HELLO, assumed), and a ready check after it when the second answer is
+// as long as an INFO's (ioredis: HELLO with CLIENT SETINFO pipelined,
+// then INFO, then the operation and QUIT: answers as a capture on the
+// server showed them over TLS 1.2).
+func TestRedisLogin(t *testing.T) {
+	for _, tt := range []struct {
+		answers []int
+		rt      int
+		how     string
+	}{
+		{[]int{310, 5049, 137, 65}, 2, "assumed AUTH or HELLO, then a ready check (INFO, as ioredis sends): 2 round trips"},
+		{[]int{34, 36, 34}, 1, "assumed AUTH or HELLO: 1 round trip"},
+		{[]int{34, 1500}, 1, "assumed AUTH or HELLO: 1 round trip"},
+	} {
+		c := mk("127.0.0.1:6379", wire.ProtoTLS, 0, 1, &result.Negotiated{Version: "TLS 1.2"},
+			ph{"tcp", 1, 1, 0, 0}, ph{"tls-handshake", 2, 2, 0, 0}, ph{"encrypted", float64(len(tt.answers)), len(tt.answers), 0, 0})
+		c.Flights = len(tt.answers)
+		enc := c.Trace.Phases[2].Start
+		for i, n := range tt.answers {
+			c.Answers = append(c.Answers, wire.Answer{At: enc.Add(msd(float64(i + 1))), Bytes: n})
+		}
+		if rt, _, how := loginOf(c, ""); rt != tt.rt || how != tt.how {
+			t.Errorf("answers %v: login %d round trips, %q; want %d, %q", tt.answers, rt, how, tt.rt, tt.how)
+		}
+	}
+}
+
+// TestRedisReadyCheckReplay: on a capture of ioredis (a ready check in
+// its login), the operations are the flights less the login's 2, pooling
+// saves the login's 2 round trips too, and the replay says its Go client
+// logs in with one.
+func TestRedisReadyCheckReplay(t *testing.T) {
+	var conns []*wire.Conn
+	for i := range 40 {
+		c := mk("127.0.0.1:6379", wire.ProtoTLS, float64(i)/10, 1, &result.Negotiated{Version: "TLS 1.2", Group: "X25519", PeerKey: "RSA-2048"},
+			ph{"tcp", 1, 1, 0, 0}, ph{"tls-handshake", 2, 2, 0, 0}, ph{"encrypted", 4, 4, 0, 0}, ph{"close", 0.1, 0, 0, 0})
+		c.Flights = 4
+		enc := c.Trace.Phases[2].Start
+		for j, n := range []int{310, 5049, 137, 65} {
+			c.Answers = append(c.Answers, wire.Answer{At: enc.Add(msd(float64(j + 1))), Bytes: n})
+		}
+		conns = append(conns, c)
+	}
+	out, err := collect(conns...).Advise(result.Capture{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out[0]
+	if a.Profile.Ops.P50 != 2 || !strings.Contains(a.Profile.OpsKind, "ready check") {
+		t.Errorf("operations %+v (%q), want 2 a connection", a.Profile.Ops, a.Profile.OpsKind)
+	}
+	if pool := find(t, a, "pooling"); pool.RoundTripsSaved != 1+2+2 {
+		t.Errorf("pooling saves %v round trips, want 5 (tcp, the handshake's 2, the login's 2)", pool.RoundTripsSaved)
+	}
+	rs, err := NewReplays(a, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := rs[0].Info(); info.PerConn != 2 || !slices.ContainsFunc(info.Notes, func(n string) bool { return strings.Contains(n, "the replay's (Go's) with 1 (AUTH)") }) {
+		t.Errorf("replay: %d operations a connection, notes %q", info.PerConn, info.Notes)
+	}
+}

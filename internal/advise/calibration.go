@@ -107,44 +107,67 @@ func newCalibration(r *result.Result, source string) (*calibration, error) {
 	}
 	c := &calibration{r: r, engine: engineOfSpec(r.Spec)}
 	c.info = result.Calibration{Source: name, Engine: c.engine, Started: r.Started.UTC().Format(time.RFC3339)}
+	if len(r.Spec.Rates) > 0 {
+		c.info.Rate = r.Spec.Rates[0]
+	}
 	if s := r.Target.Server; s != nil {
 		c.info.Server = strings.TrimSpace(s.Software + " " + s.Version)
 	}
 	return c, nil
 }
 
-// trials are the calibration's connect trials s selects, of Go's client on
-// the bare link, at the lowest concurrency they ran.
-func (c *calibration) trials(s sel) []result.Trial {
+// trials are the calibration's trials s selects, of Go's client without
+// a tunnel: connect trials of one operation per connection or, for a
+// pool (s.perConn -1), its pool's trials, else (an older calibration)
+// the connect trials of the most operations per connection it ran. Of
+// those, the ones at the emulated RTT nearest rtt (ms): a connection's
+// CPU depends on it (load); and of those, the lowest concurrency.
+func (c *calibration) trials(s sel, rtt float64) []result.Trial {
 	vars := map[string]plan.Variant{}
 	for _, v := range c.r.Variants {
 		vars[v.ID] = v
 	}
-	most := 1
-	for _, t := range c.r.Trials {
-		most = max(most, t.PerConn)
-	}
-	want := 1
-	if s.perConn == -1 {
-		if most == 1 {
-			return nil
+	pick := func(keep func(result.Trial) bool) []result.Trial {
+		var out []result.Trial
+		for _, t := range c.r.Trials {
+			v, ok := vars[t.Variant]
+			if ok && t.Ops > 0 && v.Client == "" && v.Tunnel == "" && (v.ClientCert == "" || v.ClientCert == "off") && s.matches(v, t) && keep(t) {
+				out = append(out, t)
+			}
 		}
-		want = most
+		return out
 	}
 	var out []result.Trial
-	for _, t := range c.r.Trials {
-		v, ok := vars[t.Variant]
-		if !ok || t.Experiment != plan.Connect || t.Ops <= 0 || max(t.PerConn, 1) != want ||
-			v.Client != "" || v.RTT != 0 || v.Tunnel != "" || v.ClientCert != "" && v.ClientCert != "off" || !s.matches(v, t) {
-			continue
+	if s.perConn == -1 {
+		out = pick(func(t result.Trial) bool { return t.Experiment == plan.Pool })
+		if len(out) == 0 {
+			most := 1
+			for _, t := range c.r.Trials {
+				most = max(most, t.PerConn)
+			}
+			out = pick(func(t result.Trial) bool { return t.Experiment == plan.Connect && most > 1 && t.PerConn == most })
 		}
-		out = append(out, t)
+	} else {
+		out = pick(func(t result.Trial) bool { return t.Experiment == plan.Connect && t.PerConn <= 1 })
 	}
 	if len(out) == 0 {
 		return nil
 	}
+	near := c.rttNear(rtt)
+	out = slices.DeleteFunc(out, func(t result.Trial) bool { return ms(vars[t.Variant].RTT) != near })
 	low := slices.MinFunc(out, func(a, b result.Trial) int { return a.Concurrency - b.Concurrency }).Concurrency
 	return slices.DeleteFunc(out, func(t result.Trial) bool { return t.Concurrency != low })
+}
+
+// rttNear is the emulated RTT (ms, 0: the bare link) of the
+// calibration's variants nearest rtt.
+func (c *calibration) rttNear(rtt float64) float64 {
+	if len(c.r.Variants) == 0 {
+		return 0
+	}
+	return ms(slices.MinFunc(c.r.Variants, func(a, b plan.Variant) int {
+		return cmp.Compare(math.Abs(ms(a.RTT)-rtt), math.Abs(ms(b.RTT)-rtt))
+	}).RTT)
 }
 
 func (s sel) matches(v plan.Variant, t result.Trial) bool {
@@ -181,7 +204,7 @@ func perOp(ts []result.Trial, f func(result.Trial) float64) (stats.Summary, bool
 // fix them, from the calibration's from and to variants: only the share
 // of the profile's connections the change changes moves.
 func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
-	a, b := c.trials(from), c.trials(to)
+	a, b := c.trials(from, p.RTT.P50), c.trials(to, p.RTT.P50)
 	// A cell lacking, the nearest the calibration has: the observed group
 	// and HelloRetryRequest let go where the change keeps them (never
 	// where it changes them: both cells would then be one), and said.
@@ -201,7 +224,7 @@ func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 		if len(*m.ts) > 0 || loose(m.s) == m.s {
 			continue
 		}
-		if ts := c.trials(loose(m.s)); len(ts) > 0 {
+		if ts := c.trials(loose(m.s), p.RTT.P50); len(ts) > 0 {
 			*m.ts = ts
 			out.Substituted = append(out.Substituted, substitute(m.s, ts))
 		}
@@ -235,10 +258,11 @@ func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 			d := y.Mean - x.Mean
 			switch {
 			case to.perConn == -1:
-				// A pooled operation moves its own bytes only, the
-				// calibration's: not a difference from a connection's,
-				// which another client's handshake would make negative.
-				d = y.Mean - *out.Bytes.Now
+				// A pooled connection's operations move their own bytes
+				// only, the calibration's each: not a difference from a
+				// connection's, which another client's handshake would
+				// make negative.
+				d = y.Mean*max(1, p.Ops.Mean) - *out.Bytes.Now
 			case *out.Bytes.Now+d < 0:
 				// The calibration's client moves more bytes in now's cell
 				// than the capture's did (Go's post-quantum key share
@@ -395,8 +419,10 @@ func calibrateCommand(p *profile, advice []result.Change, pairs [][2]sel) string
 	return strings.Join(append(cmd, "--trials 5 -o calibration.json"), " ")
 }
 
-// calibratePerConn is the operations per connection a calibration's
-// pooled cells run (--per-conn 1,N): a pool's reuse.
+// calibratePerConn is the operations per connection of the pooled cells
+// of the calibration command advise prints (--per-conn 1,N): a pool's
+// reuse. advise --lab runs a pool instead (tlsbench pool), at the
+// capture's load.
 const calibratePerConn = 100
 
 // dims are the variant dimensions a lab run of sels needs (each as
@@ -431,9 +457,6 @@ func dimsOf(engine string, sels []sel) dims {
 // apply sets the dimensions in a spec.
 func (d dims) apply(spec *plan.Spec) {
 	spec.TLS, spec.Keys, spec.Resume, spec.Groups, spec.Negotiation = d.tls, d.keys, d.resume, d.groups, d.negotiation
-	if d.perConn {
-		spec.PerConn = []int{1, calibratePerConn}
-	}
 }
 
 // flags are the dimensions as connect's flags, defaults left out.

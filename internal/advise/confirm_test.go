@@ -49,11 +49,19 @@ func TestNewReplays(t *testing.T) {
 		t.Errorf("direct replay %+v", direct.Spec)
 	}
 	// The plans are valid runs, and pick now and one variant per change.
-	if want, picked := []string{"tls1.2 rsa2048 p256 rtt2ms", "tls1.2 ecdsa-p256 p256 rtt2ms", "plain rtt2ms", "tls1.3 rsa2048 p256 rtt2ms"}, picked(t, main.Spec, main.Pick); !sameSet(picked, want) {
+	if want, picked := []string{"tls1.2 rsa2048 p256 rtt2ms", "tls1.2 ecdsa-p256 p256 rtt2ms", "plain rtt2ms", "tls1.3 rsa2048 p256 rtt2ms"}, picked(t, main.Spec, plan.Connect, main.Pick); !sameSet(picked, want) {
 		t.Errorf("picked %q, want %q", picked, want)
 	}
 	if _, err := plan.New(direct.Spec); err != nil {
 		t.Fatal(err)
+	}
+	// Pooling runs now's variant as a pool too, at the replay's rate, on
+	// connections enough for its operations in flight; no other variant.
+	if !main.pooled() || !slices.Equal(s.Experiments, []plan.Experiment{plan.Connect, plan.Pool}) || !slices.Equal(s.Concurrency, []int{2}) {
+		t.Errorf("pooling's replay: experiments %v, concurrency %v", s.Experiments, s.Concurrency)
+	}
+	if want, pooled := []string{"tls1.2 rsa2048 p256 rtt2ms"}, picked(t, s, plan.Pool, main.Pick); !slices.Equal(pooled, want) {
+		t.Errorf("the pool runs %q, want %q", pooled, want)
 	}
 
 	short := a
@@ -72,7 +80,7 @@ func TestNewReplays(t *testing.T) {
 
 // picked is the IDs of the variants of raw's matrix (a valid run) that
 // pick keeps.
-func picked(t *testing.T, raw plan.Spec, pick func(plan.Variant) bool) []string {
+func picked(t *testing.T, raw plan.Spec, e plan.Experiment, pick func(plan.Experiment, plan.Variant) bool) []string {
 	t.Helper()
 	spec, err := plan.New(raw)
 	if err != nil {
@@ -80,7 +88,7 @@ func picked(t *testing.T, raw plan.Spec, pick func(plan.Variant) bool) []string 
 	}
 	var out []string
 	for _, v := range spec.Variants() {
-		if pick(v) {
+		if pick(e, v) {
 			out = append(out, v.ID)
 		}
 	}
@@ -121,7 +129,10 @@ func TestConfirm(t *testing.T) {
 		res.Trials = append(res.Trials,
 			trial("now", round, []float64{1, 1, 2, 3}, []float64{2, 2, 4 + jitter, 6}, 3*time.Millisecond),
 			trial("tls13", round, []float64{1, 1, 1, 3}, []float64{2, 2, 2 + jitter, 6}, 3*time.Millisecond),
-			trial("ecdsa", round, []float64{1, 1, 2, 3}, []float64{2, 2, 4 + jitter, 6}, 2*time.Millisecond))
+			trial("ecdsa", round, []float64{1, 1, 2, 3}, []float64{2, 2, 4 + jitter, 6}, 2*time.Millisecond),
+			// now's pool: 0.5 ms of server CPU, 0.25 of client CPU an
+			// operation on a kept connection.
+			result.Trial{Experiment: plan.Pool, Variant: "now", Round: round, Conns: 2, Ops: 1000, ServerCPU: 500 * time.Millisecond, ClientCPU: 250 * time.Millisecond})
 	}
 	if err := main.Confirm(&a, res); err != nil {
 		t.Fatal(err)
@@ -146,6 +157,11 @@ func TestConfirm(t *testing.T) {
 	if pool := find("pooling"); *pool.RoundTripsMeasured != 7 || *pool.Setup.Measured != *pool.Setup.Now-14 {
 		t.Errorf("pooling: round trips %v, setup %v → %v", *pool.RoundTripsMeasured, *pool.Setup.Now, *pool.Setup.Measured)
 	}
+	// Its CPU: a new connection's (3 ms) against the replay's operations
+	// per connection pooled (1 × 0.5 ms; the client's 0.25).
+	if pool := find("pooling"); main.Info().PerConn != 1 || !near(*pool.Server.Now, 3) || !near(*pool.Server.Measured, 0.5) || !near(*pool.Client.Measured, 0.25) || pool.Bytes.Measured != nil {
+		t.Errorf("pooling's CPU: per conn %d, server %+v, client %+v, bytes %+v", main.Info().PerConn, pool.Server, pool.Client, pool.Bytes)
+	}
 	if len(a.Replays) != 1 || !slices.Equal(a.Replays[0].Variants, []string{"now", "tls13", "ecdsa"}) {
 		t.Errorf("replays %+v", a.Replays)
 	}
@@ -165,17 +181,7 @@ func TestNewReplaysStack(t *testing.T) {
 	if !slices.Equal(s.ClientStacks, []string{"libpq"}) || s.Rates != nil || s.Groups != nil || s.PerConn != nil {
 		t.Errorf("the stack's replay %+v", s)
 	}
-	spec, err := plan.New(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var picked []string
-	for _, v := range spec.Variants() {
-		if main.Pick(v) {
-			picked = append(picked, v.ID)
-		}
-	}
-	if want := []string{"libpq tls1.2 rsa2048 rtt2ms", "libpq tls1.2 ecdsa-p256 rtt2ms", "libpq plain rtt2ms", "libpq tls1.3 rsa2048 rtt2ms"}; !sameSet(picked, want) {
+	if want, picked := []string{"libpq tls1.2 rsa2048 rtt2ms", "libpq tls1.2 ecdsa-p256 rtt2ms", "libpq plain rtt2ms", "libpq tls1.3 rsa2048 rtt2ms"}, picked(t, s, plan.Connect, main.Pick); !sameSet(picked, want) {
 		t.Errorf("picked %q, want %q", picked, want)
 	}
 	info := main.Info()

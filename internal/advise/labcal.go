@@ -13,14 +13,18 @@ import (
 // A calibration advise runs itself (advise --lab): a lab connect run on
 // the profile's engine with the variants its changes' CPU figures need
 // (each change's from and to, as a calibration given with --calibration
-// would hold them), closed loop, one connection at a time, whose CPU per
-// connection the advice's CPU figures then come from.
+// would hold them), at the capture's load (load: its rate and RTT, on
+// which a connection's CPU depends), whose CPU per connection the
+// advice's CPU figures then come from; for pooling, a pool of the
+// variant like the observed beside it.
 
 // LabCalibration is the plan of one endpoint's calibration run.
 type LabCalibration struct {
 	// Spec is the run, before plan.New.
 	Spec plan.Spec
 	need []sel
+	// pool is the variant pooling's figures need pooled, if any.
+	pool *sel
 	// Left says which changes it cannot calibrate on this lab, and why.
 	Left []string
 }
@@ -58,6 +62,10 @@ func NewLabCalibration(a result.Advised, lab string, o ReplayOptions) (*LabCalib
 			continue
 		}
 		for _, s := range []sel{p.replayed(from), p.replayed(to)} {
+			if s.perConn == -1 {
+				c.pool = &s
+				continue
+			}
 			if !slices.Contains(c.need, s) {
 				c.need = append(c.need, s)
 			}
@@ -67,11 +75,19 @@ func NewLabCalibration(a result.Advised, lab string, o ReplayOptions) (*LabCalib
 	if len(c.need) > 0 {
 		dimsOf(p.Engine, c.need).apply(&c.Spec)
 	}
+	if c.pool != nil {
+		c.Spec.Experiments = append(c.Spec.Experiments, plan.Pool)
+	}
+	p.load(&c.Spec, "the calibration", "") // its notes are the replay's too; the result says its load
 	return c, nil
 }
 
-// Pick keeps the variants of the calibration's matrix the advice needs.
-func (c *LabCalibration) Pick(v plan.Variant) bool {
+// Pick keeps the cells of the calibration's matrix the advice needs: the
+// changes' variants' connections, and the pool pooling needs.
+func (c *LabCalibration) Pick(e plan.Experiment, v plan.Variant) bool {
+	if e == plan.Pool {
+		return c.pool != nil && c.pool.is(v)
+	}
 	return slices.ContainsFunc(c.need, func(s sel) bool { return s.is(v) })
 }
 

@@ -12,8 +12,9 @@ import (
 
 // TestNewLabCalibration: advise --lab plans a connect run on the
 // capture's engine with each change's from and to variants as observed
-// (the capture's group offered, not Go's default), pooled cells at
-// --per-conn 1,100; what the lab cannot calibrate is said; another
+// (the capture's group offered, not Go's default), at the capture's load
+// (its rate, capped, and RTT), with a pool of the variant like the
+// observed for pooling; what the lab cannot calibrate is said; another
 // engine's lab is refused.
 func TestNewLabCalibration(t *testing.T) {
 	a := pgbenchTLS12(t)
@@ -22,16 +23,20 @@ func TestNewLabCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := c.Spec
-	if s.Lab != "postgres" || s.Trials != 2 || s.Duration != time.Second || s.Rates != nil || s.RTT != nil ||
+	if s.Lab != "postgres" || s.Trials != 2 || s.Duration != time.Second || !slices.Equal(s.Rates, []float64{MaxReplayRate}) ||
+		!slices.Equal(s.RTT, []time.Duration{2 * time.Millisecond}) || !slices.Equal(s.Experiments, []plan.Experiment{plan.Connect, plan.Pool}) ||
 		!sameSet(s.TLS, []string{"1.2", "1.3", "off"}) || !slices.Equal(s.Keys, []string{"rsa2048", "ecdsa-p256"}) ||
-		!slices.Equal(s.Groups, []string{plan.GroupP256}) || !slices.Equal(s.PerConn, []int{1, calibratePerConn}) || !slices.Equal(s.Negotiation, []string{plan.NegotiationPostgres}) {
+		!slices.Equal(s.Groups, []string{plan.GroupP256}) || s.PerConn != nil || !slices.Equal(s.Negotiation, []string{plan.NegotiationPostgres}) {
 		t.Errorf("calibration %+v", s)
 	}
 	if len(c.Left) != 1 || !strings.Contains(c.Left[0], "direct TLS needs PostgreSQL 17+") {
 		t.Errorf("left %q", c.Left)
 	}
-	if want, picked := []string{"tls1.2 rsa2048 p256", "tls1.2 ecdsa-p256 p256", "tls1.3 rsa2048 p256", "plain"}, picked(t, s, c.Pick); !sameSet(picked, want) {
+	if want, picked := []string{"tls1.2 rsa2048 p256 rtt2ms", "tls1.2 ecdsa-p256 p256 rtt2ms", "tls1.3 rsa2048 p256 rtt2ms", "plain rtt2ms"}, picked(t, s, plan.Connect, c.Pick); !sameSet(picked, want) {
 		t.Errorf("picked %q, want %q", picked, want)
+	}
+	if want, pooled := []string{"tls1.2 rsa2048 p256 rtt2ms"}, picked(t, s, plan.Pool, c.Pick); !slices.Equal(pooled, want) {
+		t.Errorf("pooled %q, want %q", pooled, want)
 	}
 
 	// On PostgreSQL 18 direct TLS is calibrated too.

@@ -59,7 +59,7 @@ type sample struct {
 	abbrevDrops, abbrevTicket int
 }
 
-func sampleOf(c *wire.Conn) sample {
+func sampleOf(c *wire.Conn, engine string) sample {
 	s := sample{start: c.Trace.Start, rtt: ms(c.RTT), bytes: c.Trace.Sent + c.Trace.Received,
 		tls: c.Negotiated != nil, resumed: c.Resumed, helloRetry: c.HelloRetry,
 		abbrevDrops: c.AbbreviatedDrops, abbrevTicket: c.AbbreviatedTicket}
@@ -67,7 +67,7 @@ func sampleOf(c *wire.Conn) sample {
 		s.version = c.Negotiated.Version
 		s.ops = c.Flights
 		s.sslRequest = c.Protocol == wire.ProtoPostgres && c.Negotiation != plan.NegotiationDirect
-		s.loginRT, s.login, s.loginHow = loginOf(c)
+		s.loginRT, s.login, s.loginHow = loginOf(c, engine)
 		s.ops -= s.loginRT
 	}
 	local, client := map[string]float64{}, map[string]float64{}
@@ -112,6 +112,15 @@ const (
 	pgLoginAssumed = 3
 )
 
+// The encrypted login of Redis: a client of a server with a password
+// sends AUTH or HELLO first (pipelining CLIENT SETINFO with it), so the
+// first flight is taken to be the login, as its answer's size does not
+// tell a +OK from a GET's miss. ioredis then waits for INFO, its ready
+// check, whose answer (about 5 KB from Redis 7) is the first flight's
+// long answer: at least redisInfoAnswer bytes in the second flight is
+// taken to be a ready check, which a pool's connection makes once too.
+const redisInfoAnswer = 2000
+
 // loginOf is a TLS connection's login after its handshake: its round
 // trips, its time (ms) from the handshake's end to the login's last
 // answer, and in words how it was told; "" for a protocol whose login
@@ -119,7 +128,7 @@ const (
 // MySQL's login is assumed one round trip (the HandshakeResponse answered
 // by OK: mysql_native_password, caching_sha2_password's fast path), as
 // its answers' sizes do not tell an OK from a short result.
-func loginOf(c *wire.Conn) (rt int, login float64, how string) {
+func loginOf(c *wire.Conn, engine string) (rt int, login float64, how string) {
 	var i int // the login's last answer
 	switch c.Protocol {
 	case wire.ProtoPostgres:
@@ -130,7 +139,13 @@ func loginOf(c *wire.Conn) (rt int, login float64, how string) {
 	case wire.ProtoMySQL:
 		i, how = 0, "assumed "
 	default:
-		return 0, 0, ""
+		if cmp.Or(engineOf(c), engine) != "redis" {
+			return 0, 0, ""
+		}
+		how = "assumed "
+		if len(c.Answers) > 1 && c.Answers[1].Bytes >= redisInfoAnswer {
+			i = 1
+		}
 	}
 	i = min(i, c.Flights-1, len(c.Answers)-1)
 	if i < 0 {
@@ -145,6 +160,10 @@ func loginOf(c *wire.Conn) (rt int, login float64, how string) {
 	switch {
 	case c.Protocol == wire.ProtoMySQL:
 		how += plural(rt, "round trip") + " (mysql_native_password, or caching_sha2_password's fast path)"
+	case c.Protocol != wire.ProtoPostgres && rt == 2:
+		how += "AUTH or HELLO, then a ready check (INFO, as ioredis sends): 2 round trips"
+	case c.Protocol != wire.ProtoPostgres:
+		how += "AUTH or HELLO: 1 round trip"
 	case rt == 1:
 		how += "trust or a client certificate: 1 round trip"
 	case rt == 2:
@@ -201,8 +220,9 @@ func engineOf(c *wire.Conn) string {
 }
 
 // newProfile profiles one endpoint's connections; serverKey is
-// --server-key ("" if not given).
-func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *profile {
+// --server-key ("" if not given), engine --engine: what the connections
+// spoke where the capture does not tell it, which their login follows.
+func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey, engine string) *profile {
 	p := &profile{Profile: result.Profile{Server: server.String(), Conns: int64(len(conns))}}
 	var versions, suites, groups, logins []string
 	engines := map[string]int{}
@@ -210,7 +230,7 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *pr
 	var phases []string
 	first, last := conns[0].Trace.Start, conns[0].Trace.End
 	for _, c := range conns {
-		s := sampleOf(c)
+		s := sampleOf(c, engine)
 		p.samples = append(p.samples, s)
 		engines[engineOf(c)]++
 		if p.Protocol == "" || c.Negotiated != nil && p.Protocol == wire.ProtoTLS {
@@ -284,6 +304,9 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey string) *pr
 	switch {
 	case p.TLSConns > 0 && len(p.Login) > 0:
 		p.OpsKind = "queries: encrypted flights after the handshake less the login's (PostgreSQL's end told by the size of the server's last login answer)"
+		if p.Engine == "redis" {
+			p.OpsKind = "commands: encrypted flights after the handshake less the login's (a ready check told by the size of its INFO's answer)"
+		}
 	case p.TLSConns > 0:
 		p.OpsKind = "encrypted flights after the handshake, the login's included"
 	}

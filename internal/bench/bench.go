@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -68,6 +69,9 @@ type Runner struct {
 	// Notes are facts about how the trials were done that a reader of
 	// the figures needs, each once.
 	Notes []string
+	// Pick, when set, keeps the cells the run measures: a variant in an
+	// experiment (Options.Pick); nil runs every variant in every one.
+	Pick func(plan.Experiment, plan.Variant) bool
 	// Untuned leaves the Go runtime as it is (tune.go): no GOMAXPROCS
 	// fitted to a trial, no collector held off in its measured span, no
 	// probe of a pool's wait modes. Those settings are process-wide and
@@ -98,12 +102,20 @@ type driverKey struct {
 func (r *Runner) Total() int {
 	cells := 0
 	for _, e := range r.Spec.Experiments {
-		cells += len(r.Spec.PerConnections(e)) * len(r.Spec.RatesFor(e)) * len(r.Spec.ConcurrencyFor(e))
+		cells += len(r.Spec.PerConnections(e)) * len(r.Spec.RatesFor(e)) * len(r.Spec.ConcurrencyFor(e)) * len(r.variants(e))
 	}
 	if r.Spec.Knee != nil { // at most: the search stops where the SLO breaks
-		return 2 * cells * len(r.Spec.Knee.Steps()) * len(r.Variants) // a step over the SLO runs twice
+		return 2 * cells * len(r.Spec.Knee.Steps()) // a step over the SLO runs twice
 	}
-	return r.Spec.Trials * cells * len(r.Variants)
+	return r.Spec.Trials * cells
+}
+
+// variants are those the run measures in experiment e (Pick).
+func (r *Runner) variants(e plan.Experiment) []plan.Variant {
+	if r.Pick == nil {
+		return r.Variants
+	}
+	return slices.DeleteFunc(slices.Clone(r.Variants), func(v plan.Variant) bool { return !r.Pick(e, v) })
 }
 
 // Run runs all trials, variants interleaved within each round (A B C A B C
@@ -119,7 +131,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			for _, n := range r.Spec.PerConnections(e) {
 				for _, rate := range r.Spec.RatesFor(e) {
 					for _, c := range r.Spec.ConcurrencyFor(e) {
-						for _, v := range r.Variants {
+						for _, v := range r.variants(e) {
 							if err := r.slots.wait(ctx, e); err != nil {
 								return err
 							}
@@ -144,6 +156,21 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// prime runs one unrecorded operation on a new connection of a resuming
+// variant before its trial, so that the trial starts with a session
+// cached, as a running client's would: a lab server that switched its
+// certificate for another variant (Before) issues new ticket keys, and at
+// a rate every arrival within the first handshake would make a full one.
+// Its failure is the trial's to meet.
+func prime(ctx context.Context, d driver.Driver) {
+	s, err := d.Open(ctx)
+	if err != nil {
+		return
+	}
+	_ = s.Do(ctx) // a TLS 1.3 ticket arrives after the handshake
+	_ = s.Close()
 }
 
 // begin tells Begin, if set, that a trial begins.
@@ -231,6 +258,9 @@ func (r *Runner) TrialAt(ctx context.Context, e plan.Experiment, v plan.Variant,
 		if err := r.Before(ctx, v); err != nil {
 			return result.Trial{}, fmt.Errorf("%s: %w", v.ID, err)
 		}
+	}
+	if v.Resume && tr.d != nil {
+		prime(ctx, tr.d)
 	}
 	var t result.Trial
 	var err error

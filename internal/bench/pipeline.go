@@ -127,10 +127,12 @@ type Options struct {
 	// Warn, when set, is told each warning as the run finds it (a variant
 	// the server refused, left out); res.Warnings keeps them too.
 	Warn func(string)
-	// Pick, when set, keeps the variants of the spec's matrix the run
-	// measures, in its order (a lab replay measures one variant per
-	// change, not the matrix's every combination); nil keeps them all.
-	Pick func(plan.Variant) bool
+	// Pick, when set, keeps the cells of the spec's matrix the run
+	// measures: a variant in an experiment (a lab replay measures one
+	// variant per change, not the matrix's every combination, and a pool
+	// of now's variant only); nil keeps them all. A variant no experiment
+	// keeps is left out of the result.
+	Pick func(plan.Experiment, plan.Variant) bool
 }
 
 // Execute runs the spec of res (made by plan.New) against s: the notes on
@@ -147,7 +149,9 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	res.Target = s.Target()
 	defer func() { res.End(ctx, err) }()
 	if o.Pick != nil {
-		res.Variants = slices.DeleteFunc(res.Variants, func(v plan.Variant) bool { return !o.Pick(v) })
+		res.Variants = slices.DeleteFunc(res.Variants, func(v plan.Variant) bool {
+			return !slices.ContainsFunc(spec.Experiments, func(e plan.Experiment) bool { return o.Pick(e, v) })
+		})
 		if len(res.Variants) == 0 {
 			return errors.New("the run picks none of its variants")
 		}
@@ -163,7 +167,7 @@ func Execute(ctx context.Context, res *result.Result, s Site, o Options) (err er
 	}
 	// A shard runs its share of the plan, in the plan's slots (schedule.go).
 	r := &Runner{Spec: spec.Share(), Variants: res.Variants, Scheme: s.Engine(), Before: s.Before, NewDriver: o.NewDriver,
-		StartClient: o.StartClient, Locate: s.Locate, slots: newSlots(spec)}
+		StartClient: o.StartClient, Locate: s.Locate, Pick: o.Pick, slots: newSlots(spec)}
 	r.Warn = func(w string) {
 		res.Warnings = append(res.Warnings, w)
 		if o.Warn != nil {

@@ -179,12 +179,12 @@ func TestExecuteInterrupted(t *testing.T) {
 // measures anything.
 func TestExecutePick(t *testing.T) {
 	d := &standIn{addr: acceptor(t)}
-	keep := func(plan.Variant) bool { return true }
+	keep := func(plan.Experiment, plan.Variant) bool { return true }
 	res, _, err := execute(t, context.Background(), plan.Spec{Trials: 1}, &standInSite{addr: d.addr}, d, bench.Options{Pick: keep})
 	if err != nil || len(res.Variants) != 1 || !res.Variants[0].Baseline || len(res.Trials) != 1 {
 		t.Fatalf("kept: %v, variants %+v, %d trials", err, res.Variants, len(res.Trials))
 	}
-	none := func(plan.Variant) bool { return false }
+	none := func(plan.Experiment, plan.Variant) bool { return false }
 	res, _, err = execute(t, context.Background(), plan.Spec{Trials: 1}, &standInSite{addr: d.addr}, d, bench.Options{Pick: none})
 	if err == nil || len(res.Trials) != 0 || res.Error == "" || !strings.Contains(err.Error(), "picks none of its variants") {
 		t.Errorf("none picked: %v, %d trials, error %q", err, len(res.Trials), res.Error)

@@ -380,7 +380,7 @@ func (r *Runner) knee(ctx context.Context) error {
 	for _, e := range r.Spec.Experiments {
 		for _, n := range r.Spec.PerConnections(e) {
 			for _, c := range r.Spec.ConcurrencyFor(e) {
-				err := searchKnee(r.Spec.Knee.Steps(), r.Variants, func(step int, rate float64, v plan.Variant) (string, error) {
+				err := searchKnee(r.Spec.Knee.Steps(), r.variants(e), func(step int, rate float64, v plan.Variant) (string, error) {
 					r.begin(e, v, c, n, rate, done, total)
 					t, err := r.TrialAt(ctx, e, v, c, n, rate)
 					if err != nil && (!Kept(err) || t.Open == nil) {

@@ -204,6 +204,25 @@ func TestRunnerCount(t *testing.T) {
 	}
 }
 
+// TestRunnerPrimesResumption: a resuming variant's trial opens one
+// connection, and runs one operation on it, before its own, unrecorded,
+// so that it starts with a session cached; a full-handshake variant's
+// does not.
+func TestRunnerPrimesResumption(t *testing.T) {
+	for _, resume := range []bool{true, false} {
+		d := &standIn{addr: acceptor(t)}
+		r := standInRunner(t, plan.Spec{TLS: []string{"1.3"}, Resume: []bool{resume}, Count: 10}, d)
+		tr, err := r.Trial(context.Background(), plan.Connect, r.Variants[0], 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		primed := map[bool]int64{true: 1, false: 0}[resume]
+		if tr.Ops != 10 || tr.Conns != 10 || d.opens.Load() != 10+primed || d.dos.Load() != 10+primed || d.alive.Load() != 0 {
+			t.Errorf("resume %v: trial of %d ops on %d connections; the driver saw %d opens, %d operations, %d left open; want 10, 10, %d, %d, 0", resume, tr.Ops, tr.Conns, d.opens.Load(), d.dos.Load(), d.alive.Load(), 10+primed, 10+primed)
+		}
+	}
+}
+
 // TestRunnerFailurePolicy covers what a failing server meets: a worker
 // stops after 50 failures in a row (a dead server is not hammered), a
 // success in between resets that count, the share of failures decides

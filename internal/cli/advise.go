@@ -65,7 +65,9 @@ CPU figures (server and client CPU per connection, cores at the observed
 rate, new connections per second per server core) come only from a lab run
 on the same engine: --lab ENGINE runs it first, on this machine, with the
 variants the advice needs (the observed version, key, group and
-resumption; it says how long it takes), or --calibration gives an earlier
+resumption) at the capture's load (its connection rate and RTT, on which
+a connection's CPU depends; it says how long it takes), or --calibration
+gives an earlier
 tlsbench connect result; without either the output names the command that
 makes one.
 

@@ -117,7 +117,7 @@ func stoppedAt(a *result.Advised, res *result.Result) {
 // bench's trial engine; say is its first progress line, after (if not
 // nil) is told each trial as it finishes. The result holds the trials
 // that ran, also when it returns an error.
-func labRun(ctx context.Context, raw plan.Spec, pick func(plan.Variant) bool, quiet bool, stderr io.Writer, say func(plan.Spec) string, after func(*result.Result, result.Trial)) (*result.Result, error) {
+func labRun(ctx context.Context, raw plan.Spec, pick func(plan.Experiment, plan.Variant) bool, quiet bool, stderr io.Writer, say func(plan.Spec) string, after func(*result.Result, result.Trial)) (*result.Result, error) {
 	spec, err := plan.NewContext(ctx, raw)
 	if err != nil {
 		return nil, fmt.Errorf("the lab run's plan: %w", err)

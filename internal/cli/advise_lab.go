@@ -62,16 +62,33 @@ func calibrate(ctx context.Context, advised []result.Advised, f adviseFlags, std
 	return out, notes, nil
 }
 
-// calibrationTime says how long a calibration's trials take: its
-// variants, per-conn settings and trials, each of the trial's length.
-func calibrationTime(spec plan.Spec, pick func(plan.Variant) bool) string {
-	n := 0
-	for _, v := range spec.Variants() {
-		if pick(v) {
-			n++
+// calibrationTime says how long a calibration's trials take: its cells
+// (variants, per-conn settings, a pool) and trials, each of the trial's
+// length, and the load they run at.
+func calibrationTime(spec plan.Spec, pick func(plan.Experiment, plan.Variant) bool) string {
+	cells, pools := 0, 0
+	for _, e := range spec.Experiments {
+		for _, v := range spec.Variants() {
+			switch {
+			case !pick(e, v):
+			case e == plan.Pool:
+				pools++
+			default:
+				cells += len(spec.PerConnections(e))
+			}
 		}
 	}
-	cells := n * max(1, len(spec.PerConn))
-	total := time.Duration(cells*spec.Trials) * spec.Duration
-	return fmt.Sprintf("%d variants × %d per-conn × %d trials of %s: about %s of trials, besides starting the server", n, max(1, len(spec.PerConn)), spec.Trials, spec.Duration, total.Round(time.Second))
+	what := fmt.Sprintf("%d cells", cells)
+	if pools > 0 {
+		what += fmt.Sprintf(" and %d pooled", pools)
+	}
+	load := "closed loop, one connection at a time"
+	if len(spec.Rates) > 0 {
+		load = fmt.Sprintf("%s new connections", plan.RateLabel(spec.Rates[0]))
+	}
+	if len(spec.RTT) > 0 {
+		load += fmt.Sprintf(" over an emulated %s RTT", spec.RTT[0])
+	}
+	total := time.Duration((cells+pools)*spec.Trials) * spec.Duration
+	return fmt.Sprintf("%s × %d trials of %s at the capture's load (%s): about %s of trials, besides starting the server", what, spec.Trials, spec.Duration, load, total.Round(time.Second))
 }

@@ -206,4 +206,10 @@ type Calibration struct {
 	Started string `json:"started"` // when it ran, RFC 3339
 	// Lab: advise --lab ran it on this machine, just before the advice.
 	Lab bool `json:"lab,omitempty"`
+	// Rate is the new connections per second its connect trials offered
+	// (0: a closed loop); RTT the emulated round trip of the trials the
+	// advice took, ms (0: the bare link). A connection's CPU depends on
+	// both.
+	Rate float64 `json:"rate,omitempty"`
+	RTT  float64 `json:"rtt_ms,omitempty"`
 }
