@@ -100,9 +100,6 @@ func (c *Collector) Advise(info result.Capture, o Options) ([]result.Advised, er
 	var out []result.Advised
 	for _, server := range c.order {
 		p := newProfile(server, c.byServer[server], o.ServerKey, o.Engine)
-		if p.Engine == "" && o.Engine != "" {
-			p.Engine, p.EngineFrom = o.Engine, "--engine"
-		}
 		cal := cal
 		if r, ok := o.Lab[server.String()]; ok {
 			var err error

@@ -547,9 +547,16 @@ func TestRedisLogin(t *testing.T) {
 // saves the login's 2 round trips too, and the replay says its Go client
 // logs in with one.
 func TestRedisReadyCheckReplay(t *testing.T) {
+	// On Redis's port, or on another one with --engine redis.
+	for server, o := range map[string]Options{"127.0.0.1:6379": {}, "127.0.0.1:44711": {Engine: "redis"}} {
+		t.Run(server, func(t *testing.T) { redisReadyCheckReplay(t, server, o) })
+	}
+}
+
+func redisReadyCheckReplay(t *testing.T, server string, o Options) {
 	var conns []*wire.Conn
 	for i := range 40 {
-		c := mk("127.0.0.1:6379", wire.ProtoTLS, float64(i)/10, 1, &result.Negotiated{Version: "TLS 1.2", Group: "X25519", PeerKey: "RSA-2048"},
+		c := mk(server, wire.ProtoTLS, float64(i)/10, 1, &result.Negotiated{Version: "TLS 1.2", Group: "X25519", PeerKey: "RSA-2048"},
 			ph{"tcp", 1, 1, 0, 0}, ph{"tls-handshake", 2, 2, 0, 0}, ph{"encrypted", 4, 4, 0, 0}, ph{"close", 0.1, 0, 0, 0})
 		c.Flights = 4
 		enc := c.Trace.Phases[2].Start
@@ -558,7 +565,7 @@ func TestRedisReadyCheckReplay(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	out, err := collect(conns...).Advise(result.Capture{}, Options{})
+	out, err := collect(conns...).Advise(result.Capture{}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

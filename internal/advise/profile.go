@@ -277,6 +277,9 @@ func newProfile(server netip.AddrPort, conns []*wire.Conn, serverKey, engine str
 		}
 	}
 	p.Engine = mostOf(engines)
+	if p.Engine == "" && engine != "" {
+		p.Engine, p.EngineFrom = engine, "--engine"
+	}
 	p.ClientTLS = clientTLS(p.offered)
 	p.Versions, p.Suites, p.Groups, p.Login = shares(versions), shares(suites), shares(groups), shares(logins)
 	if len(p.Versions) > 0 {
