@@ -584,3 +584,36 @@ func redisReadyCheckReplay(t *testing.T, server string, o Options) {
 		t.Errorf("replay: %d operations a connection, notes %q", info.PerConn, info.Notes)
 	}
 }
+
+// TestCalibrationSetupNoRoundTrip: a change of no round trip (the server's
+// key) saves the setup time the calibration's two cells differ by, paired
+// by round, at the capture's load: the signature's time on the
+// handshake's path, which no round trip count predicts.
+func TestCalibrationSetupNoRoundTrip(t *testing.T) {
+	cal := result.New()
+	cal.Spec = plan.Spec{Experiments: []plan.Experiment{plan.Connect}, Lab: "postgres", Target: "lab:postgres"}
+	cal.Variants = []plan.Variant{{ID: "tls1.2 rsa2048", TLS: "1.2", Key: "rsa2048"}, {ID: "tls1.2 ecdsa-p256", TLS: "1.2", Key: "ecdsa-p256"}}
+	n := &result.Negotiated{Version: "TLS 1.2"}
+	setup := func(ms float64) []result.Phase {
+		return []result.Phase{{Name: "tcp", Latency: result.Hist{Mean: 1, Count: 100}}, {Name: "tls-handshake", Latency: result.Hist{Mean: ms, Count: 100}},
+			{Name: "close", Latency: result.Hist{Mean: 9, Count: 100}}}
+	}
+	for r, hs := range [][2]float64{{5, 3}, {6, 4.2}, {5.5, 3.3}} {
+		cal.Trials = append(cal.Trials,
+			result.Trial{Experiment: plan.Connect, Variant: "tls1.2 rsa2048", Concurrency: 1, Round: r, Ops: 100, Conns: 100, ServerCPU: msd(300), Negotiated: n, Phases: setup(hs[0])},
+			result.Trial{Experiment: plan.Connect, Variant: "tls1.2 ecdsa-p256", Concurrency: 1, Round: r, Ops: 100, Conns: 100, ServerCPU: msd(200), Negotiated: n, Phases: setup(hs[1])})
+	}
+	out, err := collect(pgTLS12(0, 2), pgTLS12(1, 2)).Advise(result.Capture{}, Options{Calibration: cal, CalibrationSource: "cal.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := find(t, out[0], "RSA → ECDSA P-256 server key")
+	saved, _ := c.Setup.Saved()
+	if c.RoundTripsSaved != 0 || !near(saved, 2) || !near(*c.P95.Now-*c.P95.Predicted, 2) || !strings.Contains(c.Model, "cells' difference") {
+		t.Errorf("setup %+v, p95 %+v, model %q: want 2 ms saved (the cells' handshakes, paired)", c.Setup, c.P95, c.Model)
+	}
+	// TLS 1.3's round trip is the round trip model's, not the cells'.
+	if c := find(t, out[0], "TLS 1.2 → 1.3"); strings.Contains(c.Model, "cells' difference") {
+		t.Errorf("TLS 1.3's model %q", c.Model)
+	}
+}

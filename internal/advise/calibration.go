@@ -244,6 +244,18 @@ func (c *calibration) predict(out *result.Change, p *profile, from, to sel) {
 	cpu := func(f func(result.Trial) time.Duration) func(result.Trial) float64 {
 		return func(t result.Trial) float64 { return float64(f(t)) / float64(time.Millisecond) }
 	}
+	if out.RoundTripsSaved == 0 && *out.Setup.Predicted == *out.Setup.Now {
+		// A change of no round trip (the server's key, the hybrid) moves
+		// the time signing and verifying take on the handshake's path,
+		// and what waiting for a busier CPU adds: the two cells' setup
+		// time, at the capture's load, paired by round.
+		if d, ok := pairedBy(a, b, replaySetup); ok {
+			out.Setup.Predicted = f64(*out.Setup.Now - share*d.Mean)
+			out.Setup.PredictedCI = ci(math.Hypot(orZero(out.Setup.PredictedCI), share*d.CI95))
+			out.P95.Predicted = f64(*out.P95.Now - share*d.Mean)
+			out.Model += "; the setup time it saves is the calibration's cells' difference in theirs (at the capture's load)"
+		}
+	}
 	if fig, level, ok := moved(a, b, cpu(func(t result.Trial) time.Duration { return t.ServerCPU }), share); ok {
 		out.Server = fig
 		rate := p.Rate.Mean / 1000
@@ -360,6 +372,42 @@ func pairedSaving(a, b []result.Trial, f func(result.Trial) float64) (stats.Summ
 		return stats.Summary{}, false
 	}
 	return stats.Summarize(diffs), true
+}
+
+// pairedBy is a's figure m less b's, round by round over the rounds both
+// ran (a round's first trial of each): its mean and 95% interval; false
+// with fewer than two such rounds.
+func pairedBy(a, b []result.Trial, m metric) (stats.Summary, bool) {
+	first := func(ts []result.Trial) map[int]float64 {
+		out := map[int]float64{}
+		for _, t := range ts {
+			if _, seen := out[t.Round]; !seen {
+				if v, ok := m(t); ok {
+					out[t.Round] = v
+				}
+			}
+		}
+		return out
+	}
+	x, y := first(a), first(b)
+	var diffs []float64
+	for _, round := range slices.Sorted(maps.Keys(x)) {
+		if v, ok := y[round]; ok {
+			diffs = append(diffs, x[round]-v)
+		}
+	}
+	if len(diffs) < 2 {
+		return stats.Summary{}, false
+	}
+	return stats.Summarize(diffs), true
+}
+
+// orZero is *p, 0 where p is nil.
+func orZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // scaled is f times k, intervals too.
