@@ -645,6 +645,35 @@ func TestFindings(t *testing.T) {
 			recs: 2, // pooling, and AEAD over CBC
 		},
 		{
+			name: "a path whose every trial stalled keeps its place in the list",
+			r: func(*testing.T) *result.Result {
+				via := like(plain, phase{"tcp", 0.09, 1}, phase{"tunnel", 0.3, 1}, phase{"request", 0.15, 1}, phase{"response", 0.004, 0})
+				r := connectOf(plan.Spec{Lab: "postgres", TLS: []string{"off", "1.3"}, Keys: []string{"ecdsa-p256"}, Via: []string{"direct", "openssh:aes128-gcm@openssh.com"}}, map[string]figure{
+					"plain":                          plain,
+					"tls1.3 ecdsa-p256":              like(plain, phase{"tcp", 0.09, 1}, phase{"tls-handshake", 0.301, 1}, phase{"request", 0.15, 1}, phase{"response", 0.004, 0}),
+					"openssh aes128-gcm@openssh.com": via,
+				})
+				for i, t := range r.Trials {
+					if t.Variant == "openssh aes128-gcm@openssh.com" {
+						// one connection of 20 stalled, in every trial
+						h := &r.Trials[i].Latency
+						h.Count, h.P50, h.Max = 20, t.Latency.Mean, 40*t.Latency.Mean
+					}
+				}
+				return r
+			},
+			check: func(t *testing.T, fs []Finding) {
+				if o := only[Outliers](t, fs, KindCaveat); len(o.List) == 0 {
+					t.Errorf("no outlier named")
+				}
+				pr := only[PathRanking](t, fs, KindFinding)
+				if pr.Ranked() || len(pr.Tiers[0]) != 2 {
+					t.Errorf("paths %+v: want both, unranked", pr)
+				}
+			},
+			recs: 1, // pooling
+		},
+		{
 			name: "an outlier: a fork stall in one trial is named, not blamed on the client certificate",
 			r: func(*testing.T) *result.Result {
 				off := connectFigures["tls1.3 rsa2048"]

@@ -81,7 +81,14 @@ func (r *rules) paths() {
 		var paths []PathCost
 		for _, n := range ix.measured(e) {
 			info := ix.info[n]
-			ts := dropRounds(ix.trials[cellKey{e, n, c}], ix.outlierRounds(e, c, n))
+			all := ix.trials[cellKey{e, n, c}]
+			ts := dropRounds(all, ix.outlierRounds(e, c, n))
+			if len(ts) == 0 {
+				// Every round an outlier (one trial, one stalled
+				// connection): the path as measured, which the outliers'
+				// caveat names, rather than no place in the list.
+				ts = all
+			}
 			if info.RTT != 0 || len(ts) == 0 {
 				continue
 			}
