@@ -207,10 +207,10 @@ type load struct {
 // load sets spec's load to the capture's: its median RTT emulated, and
 // its mean connection rate as Poisson arrivals (at most MaxReplayRate; a
 // pool beside at that rate, on connections enough for it). What a
-// connection costs the server depends on both: a server idle between
-// flights pays for waking (measured here on MariaDB, 0.21 ms of CPU a
-// plain connection one at a time on loopback, 0.46 at 44/s, 0.88 at 44/s
-// over 44 ms). stack, a client stack other than Go's, runs closed loops
+// connection costs the server depends on both (measured here on MariaDB:
+// 0.21 ms of CPU a plain connection one at a time on loopback, 0.46 at
+// 44/s, 0.88 at 44/s over 44 ms), most likely a server idle between
+// flights paying for waking (not profiled). stack, a client stack other than Go's, runs closed loops
 // only; who says whose run the notes are of.
 func (p *profile) load(spec *plan.Spec, who, stack string) load {
 	var l load

@@ -166,7 +166,7 @@ func adviceLines(a result.Advised) []string {
 		cal := a.Calibration
 		out = append(out, fmt.Sprintf("CPU figures: from the lab calibration %s (%s, %s, %s), %s; \"now\" is its variant like what the capture shows. client CPU and bytes are tlsbench's Go client's there, not your client's. CPU costs transfer between machines only as ratios: read them as ratios on your server", cal.Source, cal.Engine, orElse(cal.Server, "a server it did not start"), cal.Started, calibrationLoad(*cal)))
 		if far(cal.Rate, a.Profile.Rate.Mean) || far(cal.RTT, a.Profile.RTT.P50) {
-			out = append(out, fmt.Sprintf("the calibration's load is not the capture's (%s/s new connections, median RTT %s ms): a connection's CPU depends on both, since a server idle between flights pays for waking (MariaDB here: 0.21 ms a plain connection one at a time on loopback, 0.88 at 44/s over 44 ms); advise --lab calibrates at the capture's", num(a.Profile.Rate.Mean, sig3), num(a.Profile.RTT.P50, sig3)))
+			out = append(out, fmt.Sprintf("the calibration's load is not the capture's (%s/s new connections, median RTT %s ms): a connection's CPU depends on both (MariaDB here: 0.21 ms a plain connection one at a time on loopback, 0.88 at 44/s over 44 ms); advise --lab calibrates at the capture's", num(a.Profile.Rate.Mean, sig3), num(a.Profile.RTT.P50, sig3)))
 		}
 	case a.Calibrate != "":
 		out = append(out, "CPU figures: none without a lab calibration (never a constant); measure one on this machine and give it as --calibration: "+a.Calibrate)
