@@ -481,9 +481,16 @@ var (
 		}
 		return t.Latency.P95, t.PerConn <= 1 && t.Latency.Count > 0
 	}
-	serverOf = perConn(func(t result.Trial) float64 { return ms(t.ServerCPU) })
-	clientOf = perConn(func(t result.Trial) float64 { return ms(t.ClientCPU) })
-	bytesOf  = perConn(func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) })
+	serverOf = perConn(serverMS)
+	clientOf = perConn(clientMS)
+	bytesOf  = perConn(bytesMoved)
+)
+
+// A trial's totals: server and client CPU, ms, and bytes both ways.
+var (
+	serverMS   = func(t result.Trial) float64 { return ms(t.ServerCPU) }
+	clientMS   = func(t result.Trial) float64 { return ms(t.ClientCPU) }
+	bytesMoved = func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) }
 )
 
 // orConn is m, or for a trial without phases (a client stack's, which
@@ -575,8 +582,7 @@ func confirmPool(c *result.Change, now, pool map[int]result.Trial, perConn int, 
 	for _, f := range []struct {
 		fig *result.Figure
 		m   func(result.Trial) float64
-	}{{&c.Server, func(t result.Trial) float64 { return ms(t.ServerCPU) }}, {&c.Client, func(t result.Trial) float64 { return ms(t.ClientCPU) }},
-		{&c.Bytes, func(t result.Trial) float64 { return float64(t.BytesSent + t.BytesReceived) }}} {
+	}{{&c.Server, serverMS}, {&c.Client, clientMS}, {&c.Bytes, bytesMoved}} {
 		var diffs, base []float64
 		for round, t := range now {
 			p, ok := pool[round]
